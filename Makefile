@@ -1,0 +1,162 @@
+# syncbench: build, test, install, run.
+#   make            build build/syncbench (fat binary: every CUDA 13 architecture + PTX)
+#   make run        build, then run the main job (the GEMM scenarios) and print a table
+#   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
+#   make test-asan  unit tests built with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make deps       check the Debian packages the build needs; install them when root
+#   make format     clang-format every C, CUDA and header file in place
+
+CUDA_HOME  ?= /usr/local/cuda
+CUDA_ARCHS ?= 75 80 86 87 88 89 90 100 103 110 120 121
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+# Extra prefix (include/, lib/) holding inih, jansson and cmocka where pkg-config knows none of
+# them, e.g. a machine with no package manager: make test DEPS_PREFIX=$PWD/.deps
+DEPS_PREFIX ?=
+BUILD      ?= build
+V          ?= 0
+# The first Python that has pytest (Debian's python3-pytest lands in /usr/bin/python3).
+PYTHON     ?= $(or $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && { echo $$p; break; }; done),python3)
+
+VERSION := 0.1.0
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+# Quiet by default ("  CC  src/cli.c"); V=1 prints the full commands.
+Q := $(if $(filter 1,$(V)),,@)
+say = $(if $(filter 1,$(V)),,@printf '  %-5s %s\n' $(1) $(2))
+
+NVCC    := $(CUDA_HOME)/bin/nvcc
+CUDA_LIB := $(CUDA_HOME)/lib64
+WARN    := -Wall -Wextra -Werror
+DEPS_INC := $(if $(DEPS_PREFIX),-I$(DEPS_PREFIX)/include)
+comma := ,
+DEPS_LIB := $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_PREFIX))/lib)
+
+CPPFLAGS := -Isrc -Ikernels -I$(CUDA_HOME)/include $(DEPS_INC) \
+            -DSB_VERSION=\"$(VERSION)\" -DSB_GIT_REV=\"$(GIT_REV)\"
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN)
+GENCODE  := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+            -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
+NVFLAGS  := -O3 -std=c++17 $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
+
+# inih and jansson are linked statically so the binary needs no -dev package at run time; cudart
+# is static (it dlopens libcuda, so the binary starts without a driver and exits 3); cuBLAS has
+# no static library in the toolkit and is found through the rpath.
+LDLIBS := $(DEPS_LIB) -l:libinih.a -l:libjansson.a -L$(CUDA_LIB) -lcublas -lcudart_static \
+          -Wl,-rpath,$(CUDA_LIB) -lstdc++ -ldl -lpthread -lrt -lm
+
+LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c src/scenarios/*.c))
+CU_SRC   := $(wildcard kernels/*.cu)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+ASAN_OBJ := $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
+CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests-asan/%)
+NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
+BIN      := $(BUILD)/syncbench
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: all run test test-asan unit install uninstall clean deps format
+.DEFAULT_GOAL := all
+
+all: $(BIN)
+
+run: $(BIN)
+	$(BIN) --scenario small-gemm,big-gemm
+
+test: deps $(BIN) $(UNIT_BIN) $(NVTX_LIB)
+	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
+	SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
+	  $(PYTHON) -m pytest -q -rs tests/cli tests/gpu
+
+test-asan: $(ASAN_BIN)
+	@for t in $(ASAN_BIN); do echo "== $$t"; $$t || exit 1; done
+
+unit: $(UNIT_BIN)
+	@for t in $(UNIT_BIN); do $$t || exit 1; done
+
+$(BIN): $(BUILD)/obj/src/main.o $(BUILD)/libsyncbench.a
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libsyncbench.a: $(LIB_OBJ) $(CU_OBJ)
+	@rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
+
+$(BUILD)/libsyncbench-asan.a: $(ASAN_OBJ) $(CU_OBJ)
+	@rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/asan/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC-SAN,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h | deps
+	@mkdir -p $(dir $@)
+	$(call say,NVCC,$<)
+	$(Q)$(NVCC) $(NVFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsyncbench.a -lcmocka $(LDLIBS)
+
+$(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -o $@ $< $(BUILD)/libsyncbench-asan.a -lcmocka $(LDLIBS)
+
+# NVTX injection library for the NVTX tests: records every range pushed in every domain.
+$(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC-SO,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $<
+
+install: $(BIN)
+	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/syncbench
+	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
+	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/syncbench
+	rm -rf $(DESTDIR)$(PREFIX)/share/syncbench
+
+clean:
+	rm -rf $(BUILD)
+
+format:
+	clang-format -i src/*.c src/*.h src/scenarios/*.c kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c
+
+# Debian packages the build and the tests need: pkg-config module or Python module -> package.
+DEPS_PC := inih:libinih-dev jansson:libjansson-dev cmocka:libcmocka-dev
+deps:
+	@test -x $(NVCC) || { echo "make: CUDA toolkit not found at $(CUDA_HOME) (no $(NVCC)); set CUDA_HOME" >&2; exit 1; }
+	@missing=""; \
+	have_pc=0; command -v pkg-config >/dev/null 2>&1 && have_pc=1; \
+	for pair in $(DEPS_PC); do mod=$${pair%%:*}; pkg=$${pair#*:}; \
+	  if [ -n "$(DEPS_PREFIX)" ] && ls $(DEPS_PREFIX)/lib/lib$$mod.* >/dev/null 2>&1; then continue; fi; \
+	  if [ $$have_pc = 1 ] && pkg-config --exists $$mod; then continue; fi; \
+	  missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ] && [ $$have_pc = 0 ]; then missing="pkg-config$$missing"; fi; \
+	$(PYTHON) -c 'import pytest' 2>/dev/null || missing="$$missing python3-pytest"; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$$missing >/dev/null || exit 1; \
+	else \
+	  echo "make deps: missing Debian packages:$$missing" >&2; \
+	  echo "  install them with: sudo apt-get install -y$$missing" >&2; exit 1; \
+	fi
+
+-include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(BUILD)/obj/src/main.d

@@ -1,0 +1,25 @@
+/* One error message and one exit code for the whole program: the first failure wins, so the
+ * line printed names the root cause, not what failed because of it. */
+#ifndef SB_ERROR_H
+#define SB_ERROR_H
+
+enum sb_exit {
+    SB_EXIT_OK = 0,
+    SB_EXIT_FAIL = 1,  /* a measurement or validation failed; compare found a regression */
+    SB_EXIT_USAGE = 2, /* bad usage or bad input */
+    SB_EXIT_NODEV = 3, /* no usable CUDA device or driver */
+    SB_EXIT_INTERRUPT = 130
+};
+
+/* Record an error (only the first one is kept) and return its code, so callers can write
+ * `return sb_fail(SB_EXIT_USAGE, "...")`. */
+int sb_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sb_error_code(void);
+const char *sb_error_message(void);
+void sb_error_clear(void);
+
+/* Context appended to CUDA errors ("small-gemm/async m=512"), set by the engine. */
+void sb_error_set_context(const char *ctx);
+const char *sb_error_context(void);
+
+#endif

@@ -1,0 +1,51 @@
+#include "registry.h"
+
+#include <string.h>
+
+extern const sb_scenario sb_small_gemm, sb_big_gemm;
+
+const sb_scenario *const sb_scenarios[] = {
+    &sb_small_gemm,
+    &sb_big_gemm,
+    NULL,
+};
+
+const sb_scenario *sb_scenario_find(const char *name)
+{
+    for (int i = 0; sb_scenarios[i]; i++)
+        if (strcmp(sb_scenarios[i]->name, name) == 0)
+            return sb_scenarios[i];
+    return NULL;
+}
+
+int sb_variant_index(const sb_scenario *sc, const char *name)
+{
+    for (int i = 0; sc->variants[i].name; i++)
+        if (strcmp(sc->variants[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int sb_variant_count(const sb_scenario *sc)
+{
+    int n = 0;
+    while (sc->variants[n].name)
+        n++;
+    return n;
+}
+
+const sb_metric_def *sb_metric_find(const sb_scenario *sc, const char *name)
+{
+    for (int i = 0; sc->metrics[i].name; i++)
+        if (strcmp(sc->metrics[i].name, name) == 0)
+            return &sc->metrics[i];
+    return NULL;
+}
+
+int sb_metric_count(const sb_scenario *sc)
+{
+    int n = 0;
+    while (sc->metrics[n].name)
+        n++;
+    return n;
+}

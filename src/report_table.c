@@ -1,0 +1,127 @@
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry.h"
+
+#define MAX_COLS (SB_MAX_METRICS + 4)
+#define CELL 256
+
+/* Display width of UTF-8 text ("µs" is two columns wide, three bytes long). */
+static int width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void pad(FILE *f, const char *s, int w, int right)
+{
+    int n = w - width(s);
+    if (right)
+        fprintf(f, "%*s%s", n > 0 ? n : 0, "", s);
+    else
+        fprintf(f, "%s%*s", s, n > 0 ? n : 0, "");
+}
+
+static void fmt(double v, char *buf, size_t n)
+{
+    double a = fabs(v);
+    snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
+}
+
+static int same_line(const sb_row *a, const sb_row *b)
+{
+    return !strcmp(a->scenario, b->scenario) && !strcmp(a->variant, b->variant) &&
+           !strcmp(a->params, b->params);
+}
+
+static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc)
+{
+    const char *heads[MAX_COLS];
+    const char *metric[MAX_COLS];
+    int nc = 0;
+    heads[nc] = "scenario", metric[nc++] = NULL;
+    heads[nc] = "variant", metric[nc++] = NULL;
+    heads[nc] = "params", metric[nc++] = NULL;
+    for (int i = 0; sc->metrics[i].name; i++)
+        if (sc->metrics[i].label)
+            heads[nc] = sc->metrics[i].label, metric[nc++] = sc->metrics[i].name;
+    heads[nc] = "cv %", metric[nc++] = sc->metrics[0].name;
+
+    /* distinct lines (scenario, variant, params) in order of appearance */
+    const sb_row **lines = malloc(sizeof *lines * (size_t)res->n);
+    char(*cell)[MAX_COLS][CELL] = malloc(sizeof *cell * (size_t)res->n);
+    int nl = 0;
+    for (int i = 0; lines && cell && i < res->n; i++) {
+        const sb_row *r = &res->rows[i];
+        if (strcmp(r->scenario, sc->name))
+            continue;
+        int seen = 0;
+        for (int j = 0; j < nl && !seen; j++)
+            seen = same_line(lines[j], r);
+        if (!seen)
+            lines[nl++] = r;
+    }
+    int w[MAX_COLS];
+    if (!nl) {
+        free(lines);
+        free(cell);
+        return;
+    }
+    for (int c = 0; c < nc; c++)
+        w[c] = width(heads[c]);
+    for (int l = 0; l < nl; l++) {
+        const sb_row *r = lines[l];
+        for (int c = 0; c < nc; c++) {
+            char *out = cell[l][c];
+            if (c == 0)
+                snprintf(out, CELL, "%s", r->scenario);
+            else if (c == 1)
+                snprintf(out, CELL, "%s", r->variant);
+            else if (c == 2)
+                snprintf(out, CELL, "%s", r->params);
+            else {
+                const sb_row *m =
+                    sb_results_find(res, r->scenario, r->variant, r->params, metric[c]);
+                if (!m)
+                    snprintf(out, CELL, "-");
+                else if (c == nc - 1)
+                    snprintf(out, CELL, "%.2f", m->st.cv);
+                else
+                    fmt(m->st.median, out, CELL);
+            }
+            if (width(out) > w[c])
+                w[c] = width(out);
+        }
+    }
+    for (int c = 0; c < nc; c++) {
+        pad(f, heads[c], w[c], c >= 3);
+        fputs(c + 1 < nc ? "  " : "\n", f);
+    }
+    for (int l = 0; l < nl; l++)
+        for (int c = 0; c < nc; c++) {
+            pad(f, cell[l][c], w[c], c >= 3);
+            fputs(c + 1 < nc ? "  " : "\n", f);
+        }
+    free(lines);
+    free(cell);
+}
+
+void sb_report_table(FILE *f, const sb_results *res)
+{
+    int blocks = 0;
+    for (int s = 0; sb_scenarios[s]; s++) {
+        int has = 0;
+        for (int i = 0; i < res->n && !has; i++)
+            has = !strcmp(res->rows[i].scenario, sb_scenarios[s]->name);
+        if (!has)
+            continue;
+        if (blocks++)
+            fputc('\n', f);
+        scenario_block(f, res, sb_scenarios[s]);
+    }
+}

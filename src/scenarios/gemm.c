@@ -1,0 +1,331 @@
+/* small-gemm and big-gemm: one cuBLAS GEMM per iteration, async or with a forced sync after
+ * every iteration. The two presets share this code and differ in parameter defaults: a small
+ * GEMM is launch-bound, so a sync per iteration costs a large share of it; a big one is
+ * GPU-bound, so the same sync is noise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../clock.h"
+#include "../cuda_check.h"
+#include "../kernel_timer.h"
+#include "../scenario.h"
+#include "../sync.h"
+#include "kernels.h"
+
+#define WORKSPACE_BYTES (32u << 20)
+#define SAMPLES 16
+#define TIMED_BATCH 32 /* GEMMs queued behind the waiting kernel for kernel_us */
+
+static const char *const dtypes[] = {"fp16", "bf16", "fp32", NULL};
+
+/* clang-format off */
+#define GEMM_PARAMS(dim) {                                                                  \
+    {"m", SB_PARAM_INT, dim, "rows of A and C", 1, 262144, NULL},                           \
+    {"n", SB_PARAM_INT, dim, "columns of B and C", 1, 262144, NULL},                        \
+    {"k", SB_PARAM_INT, dim, "columns of A, rows of B", 1, 262144, NULL},                   \
+    {"dtype", SB_PARAM_ENUM, "fp16", "element type (fp32 accumulation)", 0, 0, dtypes},     \
+    {"tf32", SB_PARAM_BOOL, "0", "fp32 only: allow TF32 tensor cores", 0, 1, NULL},         \
+    {NULL, 0, NULL, NULL, 0, 0, NULL},                                                      \
+}
+/* clang-format on */
+
+static const sb_param_def small_params[] = GEMM_PARAMS("512");
+static const sb_param_def big_params[] = GEMM_PARAMS("8192");
+
+static const sb_variant variants[] = {
+    {"async", "enqueue every iteration, one sync at the end", 0, NULL},
+    {"sync-device", "cudaDeviceSynchronize after every iteration", 1, "async"},
+    {"sync-stream", "cudaStreamSynchronize after every iteration", 1, "async"},
+    {"sync-event", "cudaEventRecord + cudaEventSynchronize after every iteration", 1, "async"},
+    {"sync-readback", "blocking 4-byte copy to the host after every iteration (.item())", 1,
+     "async"},
+    {NULL, NULL, 0, NULL},
+};
+
+static const sb_metric_def metrics[] = {
+    {"wall_us_per_iter", "us", SB_LOWER, "wall µs/iter"},
+    {"gpu_us_per_iter", "us", SB_LOWER, "GPU µs/iter"},
+    {"overhead_us", "us", SB_LOWER, "overhead µs"},
+    {"overhead_pct", "%", SB_LOWER, "overhead %"},
+    {"kernel_us", "us", SB_LOWER, "kernel µs"},
+    {"TFLOPs", "TFLOP/s", SB_HIGHER, "TFLOP/s"},
+    {NULL, NULL, 0, NULL},
+};
+
+static const sb_delta_def delta = {"wall_us_per_iter", "overhead_us", "overhead_pct"};
+
+enum { P_M, P_N, P_K, P_DTYPE, P_TF32 };
+
+typedef struct gemm_state {
+    int m, n, k;
+    sb_dtype dt;
+    int tf32;
+    cudaDataType_t ctype;
+    cublasComputeType_t compute;
+    double flops;
+    cublasHandle_t blas;
+    cudaStream_t stream;
+    void *A, *B, *C, *workspace;
+    cudaEvent_t ev_start, ev_stop;
+    sb_kernel_timer timer;
+    sb_sync sync[SB_MAX_VARIANTS]; /* per variant, created on first use */
+    int sync_ready[SB_MAX_VARIANTS];
+    float *gather_dev, *gather_host;
+    float readback; /* pageable destination of sync-readback */
+    unsigned validations;
+} gemm_state;
+
+static int check(const long long *v, char *err, size_t n)
+{
+    if (v[P_TF32] && v[P_DTYPE] != SB_DTYPE_F32) {
+        snprintf(err, n, "tf32=1 applies to dtype=fp32 only");
+        return -1;
+    }
+    return 0;
+}
+
+static size_t gather_floats(long long k)
+{
+    return (size_t)SAMPLES * (2 * (size_t)k + 1);
+}
+
+static size_t device_bytes(const long long *v)
+{
+    size_t es = v[P_DTYPE] == SB_DTYPE_F32 ? 4 : 2;
+    size_t m = (size_t)v[P_M], n = (size_t)v[P_N], k = (size_t)v[P_K];
+    return (m * k + k * n + m * n) * es + WORKSPACE_BYTES + gather_floats(v[P_K]) * sizeof(float);
+}
+
+static size_t host_bytes(const long long *v)
+{
+    return gather_floats(v[P_K]) * sizeof(float);
+}
+
+static cublasStatus_t gemm(const gemm_state *s)
+{
+    const float alpha = 1.0f, beta = 0.0f;
+    return cublasGemmEx(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n, s->k, &alpha, s->A, s->ctype,
+                        s->m, s->B, s->ctype, s->k, &beta, s->C, s->ctype, s->m, s->compute,
+                        CUBLAS_GEMM_DEFAULT);
+}
+
+/* NaN in every dtype (0xFFFF is a NaN half and bfloat16, 0xFFFFFFFF a NaN float). */
+static int poison_output(gemm_state *s)
+{
+    SB_CUDA(cudaMemsetAsync(s->C, 0xFF, (size_t)s->m * s->n * sb_dtype_size(s->dt), s->stream));
+    return 0;
+}
+
+static int setup(sb_run *r)
+{
+    gemm_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    r->state = s;
+    s->m = (int)r->values[P_M];
+    s->n = (int)r->values[P_N];
+    s->k = (int)r->values[P_K];
+    s->dt = (sb_dtype)r->values[P_DTYPE];
+    s->tf32 = (int)r->values[P_TF32];
+    s->ctype = s->dt == SB_DTYPE_F16    ? CUDA_R_16F
+               : s->dt == SB_DTYPE_BF16 ? CUDA_R_16BF
+                                        : CUDA_R_32F;
+    s->compute =
+        (s->dt == SB_DTYPE_F32 && s->tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    s->flops = 2.0 * s->m * s->n * s->k;
+
+    size_t es = sb_dtype_size(s->dt);
+    /* a blocking stream (not cudaStreamNonBlocking): the legacy default stream, which a plain
+     * cudaMemcpy uses, then waits for it, as in a framework's default setup */
+    SB_CUDA(cudaStreamCreate(&s->stream));
+    SB_CUBLAS(cublasCreate(&s->blas));
+    SB_CUBLAS(cublasSetStream(s->blas, s->stream));
+    SB_CUBLAS(cublasSetMathMode(s->blas, CUBLAS_DEFAULT_MATH));
+    SB_CUDA(cudaMalloc(&s->workspace, WORKSPACE_BYTES));
+    SB_CUBLAS(cublasSetWorkspace(s->blas, s->workspace, WORKSPACE_BYTES));
+    SB_CUDA(cudaMalloc(&s->A, (size_t)s->m * s->k * es));
+    SB_CUDA(cudaMalloc(&s->B, (size_t)s->k * s->n * es));
+    SB_CUDA(cudaMalloc(&s->C, (size_t)s->m * s->n * es));
+    SB_CUDA(cudaMalloc((void **)&s->gather_dev, gather_floats(s->k) * sizeof(float)));
+    s->gather_host = malloc(gather_floats(s->k) * sizeof(float));
+    if (!s->gather_host)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    SB_CUDA(cudaEventCreate(&s->ev_start));
+    SB_CUDA(cudaEventCreate(&s->ev_stop));
+    int rc = sb_kernel_timer_init(&s->timer, s->stream);
+    if (rc)
+        return rc;
+    /* random inputs in [-1, 1): never time on zeros */
+    SB_LAUNCH(
+        sb_fill_uniform(s->A, s->dt, (size_t)s->m * s->k, 0xA11CEull, -1.0f, 1.0f, s->stream));
+    SB_LAUNCH(sb_fill_uniform(s->B, s->dt, (size_t)s->k * s->n, 0xB0Bull, -1.0f, 1.0f, s->stream));
+    rc = poison_output(s);
+    if (rc)
+        return rc;
+    SB_CUDA(cudaStreamSynchronize(s->stream));
+    return 0;
+}
+
+static int select_sync(sb_run *r, gemm_state *s, const sb_sync **out)
+{
+    int v = r->variant;
+    if (!s->sync_ready[v]) {
+        int kind = sb_sync_kind_from_variant(sb_run_variant(r));
+        if (kind < 0)
+            return sb_fail(SB_EXIT_FAIL, "internal: no sync policy for variant %s",
+                           sb_run_variant(r));
+        int rc = sb_sync_init(&s->sync[v], (sb_sync_kind)kind, s->stream, s->C, &s->readback, 4);
+        if (rc)
+            return rc;
+        s->sync_ready[v] = 1;
+    }
+    *out = &s->sync[v];
+    return 0;
+}
+
+static int measure(sb_run *r, sb_recorder *rec)
+{
+    gemm_state *s = r->state;
+    const sb_sync *sync = NULL;
+    int rc = select_sync(r, s, &sync);
+    if (rc)
+        return rc;
+    const long long iters = r->iters;
+
+    double t0 = sb_now_us();
+    SB_CUDA(cudaEventRecord(s->ev_start, s->stream));
+    for (long long i = 0; i < iters; i++) {
+        SB_CUBLAS(gemm(s));
+        SB_CUDA(sb_sync_point(sync));
+    }
+    SB_CUDA(cudaEventRecord(s->ev_stop, s->stream));
+    SB_CUDA(cudaEventSynchronize(s->ev_stop));
+    double t1 = sb_now_us();
+    float gpu_ms;
+    SB_CUDA(cudaEventElapsedTime(&gpu_ms, s->ev_start, s->ev_stop));
+    sb_record(rec, "wall_us_per_iter", (t1 - t0) / (double)iters);
+    sb_record(rec, "gpu_us_per_iter", gpu_ms * 1e3 / (double)iters);
+
+    /* the GEMM's own time: queued behind a waiting kernel, so no launch gaps */
+    int batch = iters < TIMED_BATCH ? (int)iters : TIMED_BATCH;
+    float kernel_ms;
+    if ((rc = sb_kernel_timer_begin(&s->timer)) != 0)
+        return rc;
+    for (int i = 0; i < batch; i++)
+        SB_CUBLAS(gemm(s));
+    if ((rc = sb_kernel_timer_end(&s->timer, &kernel_ms)) != 0)
+        return rc;
+    double kernel_us = kernel_ms * 1e3 / batch;
+    sb_record(rec, "kernel_us", kernel_us);
+    sb_record(rec, "TFLOPs", s->flops / (kernel_us * 1e-6) / 1e12);
+    return 0;
+}
+
+/* Unit roundoff of the output type, and of the inputs as the tensor cores see them. */
+static double unit_roundoff(sb_dtype dt)
+{
+    return dt == SB_DTYPE_F16 ? ldexp(1, -11) : dt == SB_DTYPE_BF16 ? ldexp(1, -8) : ldexp(1, -24);
+}
+
+static int validate(sb_run *r)
+{
+    gemm_state *s = r->state;
+    const char *fault = getenv("SYNCBENCH_FAULT");
+    if (fault && !strcmp(fault, "gemm-output")) /* test hook: a wrong result must be caught */
+        SB_LAUNCH(sb_fill_uniform(s->C, s->dt, (size_t)s->m * s->n, 0xBAD, -1.0f, 1.0f, s->stream));
+
+    /* sampled elements: the corners plus pseudo-random ones, different at every validation */
+    sb_gemm_samples smp = {.count = SAMPLES};
+    unsigned x = 2463534242u ^ (++s->validations * 2654435761u);
+    for (int i = 0; i < SAMPLES; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        smp.row[i] = i == 0 ? 0 : i == 1 ? s->m - 1 : (int)(x % (unsigned)s->m);
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        smp.col[i] = i == 0 ? 0 : i == 1 ? s->n - 1 : (int)(x % (unsigned)s->n);
+    }
+    SB_LAUNCH(sb_gather_gemm_samples(s->A, s->B, s->C, s->dt, s->m, s->n, s->k, smp, s->gather_dev,
+                                     s->stream));
+    SB_CUDA(cudaMemcpyAsync(s->gather_host, s->gather_dev, gather_floats(s->k) * sizeof(float),
+                            cudaMemcpyDeviceToHost, s->stream));
+    SB_CUDA(cudaStreamSynchronize(s->stream));
+
+    double u_out = unit_roundoff(s->dt);
+    double u_in = (s->dt == SB_DTYPE_F32 && s->tf32) ? ldexp(1, -11) : 0.0;
+    double u_acc = ldexp(1, -23) * sqrt((double)s->k);
+    for (int i = 0; i < SAMPLES; i++) {
+        const float *a = s->gather_host + (size_t)i * (2 * (size_t)s->k + 1);
+        const float *b = a + s->k;
+        double ref = 0, mag = 0;
+        for (int p = 0; p < s->k; p++) {
+            ref += (double)a[p] * b[p];
+            mag += fabs((double)a[p] * b[p]);
+        }
+        double got = a[2 * (size_t)s->k];
+        double tol = 2 * u_out * fabs(ref) + (2 * u_in + u_acc) * mag + 1e-6;
+        if (!(fabs(got - ref) <= tol)) /* NaN (poison left unwritten) fails too */
+            return sb_fail(SB_EXIT_FAIL,
+                           "validation failed in %s: C[%d,%d] = %g, CPU reference %g "
+                           "(tolerance %.3g)",
+                           sb_error_context(), smp.row[i], smp.col[i], got, ref, tol);
+    }
+    /* re-poison: the next measurement cannot pass on this one's output */
+    int rc = poison_output(s);
+    if (!rc)
+        SB_CUDA(cudaStreamSynchronize(s->stream));
+    return rc;
+}
+
+static void teardown(sb_run *r)
+{
+    gemm_state *s = r->state;
+    if (!s)
+        return;
+    for (int v = 0; v < SB_MAX_VARIANTS; v++)
+        if (s->sync_ready[v])
+            sb_sync_destroy(&s->sync[v]);
+    sb_kernel_timer_destroy(&s->timer);
+    if (s->ev_start)
+        cudaEventDestroy(s->ev_start);
+    if (s->ev_stop)
+        cudaEventDestroy(s->ev_stop);
+    cudaFree(s->A);
+    cudaFree(s->B);
+    cudaFree(s->C);
+    cudaFree(s->gather_dev);
+    cudaFree(s->workspace);
+    if (s->blas)
+        cublasDestroy(s->blas);
+    if (s->stream)
+        cudaStreamDestroy(s->stream);
+    free(s->gather_host);
+    free(s);
+    r->state = NULL;
+}
+
+#define GEMM_SCENARIO(var, scen_name, text, param_defs, iters, warmup)                             \
+    const sb_scenario var = {                                                                      \
+        .name = scen_name,                                                                         \
+        .summary = text,                                                                           \
+        .params = param_defs,                                                                      \
+        .variants = variants,                                                                      \
+        .metrics = metrics,                                                                        \
+        .delta = &delta,                                                                           \
+        .default_iters = iters,                                                                    \
+        .warmup_s = warmup,                                                                        \
+        .check = check,                                                                            \
+        .device_bytes = device_bytes,                                                              \
+        .host_bytes = host_bytes,                                                                  \
+        .setup = setup,                                                                            \
+        .measure = measure,                                                                        \
+        .validate = validate,                                                                      \
+        .teardown = teardown,                                                                      \
+    }
+
+GEMM_SCENARIO(sb_small_gemm, "small-gemm",
+              "512^3 fp16 cuBLAS GEMM: launch-bound, a sync per iteration is a large share",
+              small_params, 1000, 0);
+GEMM_SCENARIO(sb_big_gemm, "big-gemm",
+              "8192^3 fp16 cuBLAS GEMM: GPU-bound, a sync per iteration is noise", big_params, 20,
+              3.0);

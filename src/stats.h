@@ -1,0 +1,21 @@
+/* Summary statistics of one metric's samples (one sample per repetition). Pure C. */
+#ifndef SB_STATS_H
+#define SB_STATS_H
+
+typedef struct sb_stats {
+    int n;
+    double median, mean, stddev, min, max, p05, p95;
+    double cv; /* stddev / |mean| in percent; 0 when n < 2 or mean == 0 */
+} sb_stats;
+
+/* Fills *out from x[0..n-1] (n >= 1; x is not modified). stddev is the sample (n-1) standard
+ * deviation. Percentiles interpolate linearly between order statistics (numpy's default). */
+int sb_stats_compute(const double *x, int n, sb_stats *out);
+
+/* q in [0, 1] over an ascending array. */
+double sb_percentile_sorted(const double *sorted, int n, double q);
+
+/* Coefficient of variation in percent of x[0..n-1], without sorting (for the stopping rule). */
+double sb_cv_percent(const double *x, int n);
+
+#endif

@@ -1,0 +1,54 @@
+/* The sync policies a loop can apply after each iteration: none (async), device, stream,
+ * event, or a blocking 4-byte readback (what `loss.item()` does). */
+#ifndef SB_SYNC_H
+#define SB_SYNC_H
+
+#include <cuda_runtime.h>
+
+typedef enum {
+    SB_SYNC_NONE,
+    SB_SYNC_DEVICE,
+    SB_SYNC_STREAM,
+    SB_SYNC_EVENT,
+    SB_SYNC_READBACK,
+} sb_sync_kind;
+
+typedef struct sb_sync {
+    sb_sync_kind kind;
+    cudaStream_t stream;
+    cudaEvent_t event; /* SB_SYNC_EVENT: recorded and waited on after each iteration */
+    const void *src;   /* SB_SYNC_READBACK: device value read back */
+    void *dst;         /* pageable host memory, as a framework's scalar readback uses */
+    size_t bytes;
+} sb_sync;
+
+/* The policy a variant name asks for: "async" -> NONE, "sync-device" -> DEVICE, ... -1 if none. */
+int sb_sync_kind_from_variant(const char *variant);
+
+/* Creates what the policy needs (an event for SB_SYNC_EVENT). */
+int sb_sync_init(sb_sync *s, sb_sync_kind kind, cudaStream_t stream, const void *src, void *dst,
+                 size_t bytes);
+void sb_sync_destroy(sb_sync *s);
+
+/* Applies the policy once; inline because it sits inside timed loops. */
+static inline cudaError_t sb_sync_point(const sb_sync *s)
+{
+    switch (s->kind) {
+    case SB_SYNC_DEVICE:
+        return cudaDeviceSynchronize();
+    case SB_SYNC_STREAM:
+        return cudaStreamSynchronize(s->stream);
+    case SB_SYNC_EVENT: {
+        cudaError_t e = cudaEventRecord(s->event, s->stream);
+        return e != cudaSuccess ? e : cudaEventSynchronize(s->event);
+    }
+    case SB_SYNC_READBACK:
+        /* a plain cudaMemcpy runs on the legacy default stream, which waits for the work
+         * queued on the (blocking) scenario stream: the implicit sync of `.item()` */
+        return cudaMemcpy(s->dst, s->src, s->bytes, cudaMemcpyDeviceToHost);
+    default:
+        return cudaSuccess;
+    }
+}
+
+#endif

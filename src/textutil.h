@@ -1,0 +1,30 @@
+/* Strict number parsing and "did you mean" suggestions, shared by the CLI, the scenario
+ * parameters and (later) the config loader and compare. */
+#ifndef SB_TEXTUTIL_H
+#define SB_TEXTUTIL_H
+
+#include <stddef.h>
+
+enum { SB_PARSE_OK = 0, SB_PARSE_INVALID = -1, SB_PARSE_RANGE = -2 };
+
+/* Whole-string decimal integer; leading/trailing blanks are not allowed. */
+int sb_parse_ll(const char *s, long long *out);
+/* Whole-string finite floating-point number. */
+int sb_parse_double(const char *s, double *out);
+/* Byte count with an optional unit: K/KiB, M/MiB, G/GiB (x1024) or KB, MB, GB (x1000). */
+int sb_parse_size(const char *s, long long *out);
+/* Shortest exact form: 64MiB, 400MB, 4096 -> 4KiB, 1000 -> 1000. */
+void sb_format_size(long long v, char *buf, size_t n);
+
+/* Levenshtein distance, case-insensitive. */
+int sb_edit_distance(const char *a, const char *b);
+/* The candidate closest to `name` when it is close enough to be a likely typo, else NULL.
+ * `candidates` is NULL-terminated; `stride` is the byte distance between consecutive name
+ * pointers, so arrays of structs whose first member is the name can be searched directly. */
+const char *sb_suggest(const char *name, const void *candidates, size_t stride);
+
+/* Splits a comma list in place: returns the number of items (empty items are kept as ""),
+ * or -1 if there are more than max. */
+int sb_split_commas(char *s, char **items, int max);
+
+#endif

@@ -1,0 +1,129 @@
+/* Command-line parsing: values land in sb_options, bad input is exit 2 with a message that
+ * names the problem. */
+#include "cmocka_all.h"
+
+#include <string.h>
+
+#include "cli.h"
+#include "error.h"
+
+static int parse(sb_options *o, const char *const *args)
+{
+    char *argv[32];
+    int argc = 0;
+    static char buf[32][256];
+    argv[argc++] = "syncbench";
+    for (int i = 0; args[i]; i++) {
+        strcpy(buf[i], args[i]);
+        argv[argc++] = buf[i];
+    }
+    argv[argc] = NULL;
+    sb_error_clear();
+    sb_options_defaults(o);
+    return sb_cli_parse(argc, argv, o);
+}
+
+#define PARSE(o, ...) parse(o, (const char *const[]){__VA_ARGS__, NULL})
+
+static void defaults(void **state)
+{
+    (void)state;
+    sb_options o;
+    assert_int_equal(parse(&o, (const char *const[]){NULL}), 0);
+    assert_null(o.scenarios);
+    assert_int_equal(o.iters, 0);
+    assert_int_equal(o.warmup, 3);
+    assert_true(o.warmup_s < 0); /* automatic */
+    assert_int_equal(o.min_reps, 10);
+    assert_float_equal(o.max_time_s, 2.0, 0);
+    assert_float_equal(o.target_cv, 1.0, 0);
+    assert_int_equal(o.device, 0);
+    assert_null(o.csv);
+}
+
+static void full_command_line(void **state)
+{
+    (void)state;
+    sb_options o;
+    assert_int_equal(PARSE(&o, "--scenario", "small-gemm,big-gemm", "--iters", "1000",
+                           "--variant=async", "--warmup", "0", "--min-reps", "3", "--max-time",
+                           "0.5", "--target-cv", "2.5", "--set", "m=256,512", "--set", "dtype=bf16",
+                           "--device", "1", "--csv", "-", "-q"),
+                     0);
+    assert_string_equal(o.scenarios, "small-gemm,big-gemm");
+    assert_string_equal(o.variants, "async");
+    assert_int_equal(o.iters, 1000);
+    assert_int_equal(o.warmup, 0);
+    assert_int_equal(o.min_reps, 3);
+    assert_float_equal(o.max_time_s, 0.5, 0);
+    assert_float_equal(o.target_cv, 2.5, 0);
+    assert_int_equal(o.n_sets, 2);
+    assert_string_equal(o.sets[0].key, "m");
+    assert_string_equal(o.sets[0].value, "256,512");
+    assert_string_equal(o.sets[1].key, "dtype");
+    assert_string_equal(o.sets[1].value, "bf16");
+    assert_int_equal(o.device, 1);
+    assert_string_equal(o.csv, "-");
+    assert_int_equal(o.quiet, 1);
+}
+
+static void expect_usage_error(const char *const *args, const char *fragment)
+{
+    sb_options o;
+    assert_int_equal(parse(&o, args), SB_EXIT_USAGE);
+    assert_int_equal(sb_error_code(), SB_EXIT_USAGE);
+    if (!strstr(sb_error_message(), fragment))
+        fail_msg("message '%s' lacks '%s'", sb_error_message(), fragment);
+}
+
+#define BAD(fragment, ...) expect_usage_error((const char *const[]){__VA_ARGS__, NULL}, fragment)
+
+static void bad_iters(void **state)
+{
+    (void)state;
+    BAD("--iters 0: out of range", "--iters", "0");
+    BAD("--iters -5: out of range", "--iters", "-5");
+    BAD("--iters abc: not a number", "--iters", "abc");
+    BAD("--iters 99999999999999999999: out of range", "--iters", "99999999999999999999");
+    BAD("--iters 12x: not a number", "--iters", "12x");
+    BAD("option '--iters' needs a value", "--iters");
+}
+
+static void bad_options(void **state)
+{
+    (void)state;
+    BAD("unknown option '--frobnicate'", "--frobnicate");
+    BAD("did you mean '--scenario'?", "--scenaro", "x");
+    BAD("--max-time 0: out of range", "--max-time", "0");
+    BAD("--target-cv nan: not a number", "--target-cv", "nan");
+    BAD("--device -1: out of range", "--device", "-1");
+    BAD("unexpected argument 'stray'", "stray");
+    BAD("--min-reps 50 is above --max-reps 10", "--min-reps", "50", "--max-reps", "10");
+    BAD("empty name", "--scenario", "small-gemm,");
+}
+
+static void bad_set(void **state)
+{
+    (void)state;
+    BAD("expected KEY=VALUE", "--set", "m");
+    BAD("no value after '='", "--set", "m=");
+    BAD("given twice", "--set", "m=1", "--set", "m=2");
+}
+
+static void bad_csv_path(void **state)
+{
+    (void)state;
+    BAD("folder '/nonexistent-syncbench-dir' does not exist", "--csv",
+        "/nonexistent-syncbench-dir/out.csv");
+    BAD("is a folder", "--csv", "/tmp");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults),  cmocka_unit_test(full_command_line),
+        cmocka_unit_test(bad_iters), cmocka_unit_test(bad_options),
+        cmocka_unit_test(bad_set),   cmocka_unit_test(bad_csv_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

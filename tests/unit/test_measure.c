@@ -1,0 +1,237 @@
+/* The measurement engine with a fake, CPU-only scenario: stopping rule, warm-up, paired
+ * references, delta rows, validation failures and Ctrl-C. Also driven by the NVTX test
+ * (tests/cli/test_nvtx.py), which records the ranges this binary opens. */
+#include "cmocka_all.h"
+
+#include <string.h>
+
+#include "error.h"
+#include "measure.h"
+#include "recorder.h"
+#include "registry.h"
+
+static const sb_param_def params[] = {
+    {"p", SB_PARAM_INT, "1", "", 1, 100, NULL},
+    {NULL, 0, NULL, NULL, 0, 0, NULL},
+};
+static const sb_variant variants[] = {
+    {"async", "", 0, NULL},
+    {"sync", "", 1, "async"},
+    {NULL, NULL, 0, NULL},
+};
+static const sb_metric_def metrics[] = {
+    {"wall", "us", SB_LOWER, "wall"},
+    {"over", "us", SB_LOWER, "over"},
+    {"over_pct", "%", SB_LOWER, "over %"},
+    {NULL, NULL, 0, NULL},
+};
+static const sb_delta_def delta = {"wall", "over", "over_pct"};
+
+/* What the fake did, in order: 'a'/'s' = a repetition of async/sync, 'v' = validate. */
+static char trace[4096];
+static int ntrace;
+static int fail_validation_of = -1;
+static int setups, teardowns;
+static double noise; /* relative alternating noise on wall */
+
+static int fake_setup(sb_run *r)
+{
+    (void)r;
+    setups++;
+    return 0;
+}
+
+static int fake_measure(sb_run *r, sb_recorder *rec)
+{
+    /* async: 10 * p; sync: 10 * p + 4; drifting upward by 0.5 each call so that only a
+     * paired difference recovers the 4 exactly */
+    static int calls;
+    double drift = 0.5 * calls++;
+    double base = 10.0 * (double)sb_run_param(r, "p") + drift;
+    double v = r->variant == 1 ? base + 4 : base;
+    v *= 1 + ((calls % 2) ? noise : -noise);
+    sb_record(rec, "wall", v);
+    if (ntrace < (int)sizeof trace - 1)
+        trace[ntrace++] = r->variant == 1 ? 's' : 'a';
+    return 0;
+}
+
+static int fake_validate(sb_run *r)
+{
+    trace[ntrace++] = 'v';
+    if (r->variant == fail_validation_of)
+        return sb_fail(SB_EXIT_FAIL, "validation failed in %s", sb_error_context());
+    return 0;
+}
+
+static void fake_teardown(sb_run *r)
+{
+    (void)r;
+    teardowns++;
+}
+
+static const sb_scenario fake = {
+    .name = "fake",
+    .summary = "",
+    .params = params,
+    .variants = variants,
+    .metrics = metrics,
+    .delta = &delta,
+    .default_iters = 1,
+    .setup = fake_setup,
+    .measure = fake_measure,
+    .validate = fake_validate,
+    .teardown = fake_teardown,
+};
+
+static sb_plan_entry entry(long long p)
+{
+    sb_plan_entry e;
+    memset(&e, 0, sizeof e);
+    e.sc = &fake;
+    e.values[0] = p;
+    e.variants[0] = 0;
+    e.variants[1] = 1;
+    e.n_variants = 2;
+    e.iters = 1;
+    return e;
+}
+
+static void reset(void)
+{
+    memset(trace, 0, sizeof trace);
+    ntrace = 0;
+    fail_validation_of = -1;
+    setups = teardowns = 0;
+    noise = 0;
+    sb_stop_requested = 0;
+    sb_error_clear();
+}
+
+static const sb_row *row(const sb_results *res, const char *variant, const char *metric)
+{
+    return sb_results_find(res, "fake", variant, "p=2", metric);
+}
+
+static void paired_deltas_cancel_drift(void **state)
+{
+    (void)state;
+    reset();
+    sb_measure_cfg cfg = {
+        .warmup = 2, .min_reps = 6, .max_reps = 6, .max_time_s = 10, .target_cv = 1e-9};
+    sb_plan_entry e = entry(2);
+    sb_results res = {0};
+    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_int_equal(setups, 1);
+    assert_int_equal(teardowns, 1);
+    /* warm-up 2, 6 reps, validate; then warm-up 2 and 6 pairs in alternating order */
+    assert_string_equal(trace, "aaaaaaaav"
+                               "ss"
+                               "assaassaassa"
+                               "v");
+    const sb_row *w = row(&res, "async", "wall");
+    assert_non_null(w);
+    assert_int_equal(w->reps, 6);
+    assert_null(row(&res, "async", "over")); /* the reference has no delta rows */
+    const sb_row *o = row(&res, "sync", "over");
+    assert_non_null(o);
+    /* neighbours differ by 4 +/- one drift step; alternating the order cancels the drift */
+    assert_float_equal(o->st.min, 3.5, 1e-9);
+    assert_float_equal(o->st.max, 4.5, 1e-9);
+    assert_float_equal(o->st.mean, 4.0, 1e-9);
+    assert_float_equal(o->st.median, 4.0, 1e-9);
+    assert_non_null(row(&res, "sync", "over_pct"));
+    assert_int_equal(res.n, 1 + 3);
+    sb_results_free(&res);
+}
+
+static void stops_at_target_cv(void **state)
+{
+    (void)state;
+    reset();
+    sb_measure_cfg cfg = {
+        .warmup = 0, .min_reps = 3, .max_reps = 1000, .max_time_s = 100, .target_cv = 50};
+    sb_plan_entry e = entry(1);
+    e.n_variants = 1; /* async only */
+    sb_results res = {0};
+    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    /* the drift keeps the cv far under 50 %: stop as soon as min-reps is met */
+    assert_int_equal(res.rows[0].reps, 3);
+    sb_results_free(&res);
+}
+
+static void stops_at_max_reps_when_noisy(void **state)
+{
+    (void)state;
+    reset();
+    noise = 0.5;
+    sb_measure_cfg cfg = {
+        .warmup = 0, .min_reps = 2, .max_reps = 25, .max_time_s = 100, .target_cv = 0.001};
+    sb_plan_entry e = entry(1);
+    e.n_variants = 1;
+    sb_results res = {0};
+    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_int_equal(res.rows[0].reps, 25);
+    assert_true(res.rows[0].st.cv > 10);
+    sb_results_free(&res);
+}
+
+static void stops_at_time_budget(void **state)
+{
+    (void)state;
+    reset();
+    noise = 0.5;
+    sb_measure_cfg cfg = {
+        .warmup = 0, .min_reps = 4, .max_reps = 1000000, .max_time_s = 1e-9, .target_cv = 0.001};
+    sb_plan_entry e = entry(1);
+    e.n_variants = 1;
+    sb_results res = {0};
+    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_int_equal(res.rows[0].reps, 4); /* budget spent at once: min-reps still holds */
+    sb_results_free(&res);
+}
+
+static void failed_validation_keeps_earlier_rows(void **state)
+{
+    (void)state;
+    reset();
+    fail_validation_of = 1;
+    sb_measure_cfg cfg = {
+        .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
+    sb_plan_entry e = entry(2);
+    sb_results res = {0};
+    assert_int_equal(sb_measure_entry(&cfg, &e, &res), SB_EXIT_FAIL);
+    assert_string_equal(sb_error_message(), "validation failed in fake/sync p=2");
+    assert_non_null(row(&res, "async", "wall"));
+    assert_null(row(&res, "sync", "wall"));
+    assert_int_equal(teardowns, 1);
+    sb_results_free(&res);
+}
+
+static void interrupt_stops_between_measurements(void **state)
+{
+    (void)state;
+    reset();
+    sb_stop_requested = 1;
+    sb_measure_cfg cfg = {
+        .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
+    sb_plan_entry e = entry(2);
+    sb_results res = {0};
+    assert_int_equal(sb_measure_entry(&cfg, &e, &res), SB_EXIT_INTERRUPT);
+    assert_int_equal(res.n, 0);
+    assert_int_equal(teardowns, 1);
+    sb_results_free(&res);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(paired_deltas_cancel_drift),
+        cmocka_unit_test(stops_at_target_cv),
+        cmocka_unit_test(stops_at_max_reps_when_noisy),
+        cmocka_unit_test(stops_at_time_budget),
+        cmocka_unit_test(failed_validation_keeps_earlier_rows),
+        cmocka_unit_test(interrupt_stops_between_measurements),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
