@@ -43,8 +43,37 @@ cudaError_t sb_gather_gemm_samples(const void *A, const void *B, const void *C, 
 cudaError_t sb_launch_wait_flag(const volatile int *flag, int *timed_out,
                                 unsigned long long timeout_ns, cudaStream_t s);
 
+/* One thread spins for `ns` nanoseconds of the GPU's own clock (%globaltimer), then writes
+ * marker[i] = value + i for i < n: the pending work of the readback scenario, whose result a
+ * readback must wait for. ns = 0 only writes the marker. */
+cudaError_t sb_launch_spin_then_mark(unsigned long long ns, float *marker, int n, float value,
+                                     cudaStream_t s);
+
+/* words[i] = sb_pattern_word(seed, i) for i < n: data a copy must deliver intact. */
+cudaError_t sb_fill_pattern(uint32_t *words, size_t n, uint32_t seed, cudaStream_t s);
+
+/* The "compute" step of the double-buffer pipeline: sums x[0..n-1] into *sum (double, atomic)
+ * and keeps every block busy until `ns` nanoseconds have passed since it started, so the step
+ * takes a set time whatever the chunk size. `blocks` should be one wave (e.g. 2 x SMs) so that
+ * all blocks start together. */
+cudaError_t sb_launch_sum_for(const float *x, size_t n, unsigned long long ns, double *sum,
+                              int blocks, cudaStream_t s);
+
 #ifdef __cplusplus
 }
 #endif
+
+#ifdef __CUDACC__
+#define SB_HOST_DEVICE __host__ __device__
+#else
+#define SB_HOST_DEVICE
+#endif
+
+/* The pattern sb_fill_pattern writes, for the CPU side of the check. */
+static inline SB_HOST_DEVICE uint32_t sb_pattern_word(uint32_t seed, size_t i)
+{
+    uint32_t x = (uint32_t)i * 2654435761u + seed;
+    return x ^ (x >> 15);
+}
 
 #endif

@@ -160,7 +160,6 @@ static int expand_scenario(const sb_options *o, const sb_scenario *sc, const int
     sb_plan_entry e;
     memset(&e, 0, sizeof e);
     e.sc = sc;
-    e.iters = o->iters ? o->iters : sc->default_iters;
     /* requested variants plus the references they are compared with, in declaration order */
     int take[SB_MAX_VARIANTS] = {0};
     for (int v = 0; sc->variants[v].name; v++) {
@@ -181,6 +180,7 @@ static int expand_scenario(const sb_options *o, const sb_scenario *sc, const int
     for (;;) {
         for (int p = 0; p < np; p++)
             e.values[p] = vals[p][idx[p]];
+        e.iters = o->iters ? o->iters : sc->iters_for ? sc->iters_for(e.values) : sc->default_iters;
         if (sc->check && sc->check(e.values, err, sizeof err) != 0) {
             char params[256];
             sb_params_format_all(defs, e.values, params, sizeof params);

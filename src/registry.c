@@ -2,12 +2,10 @@
 
 #include <string.h>
 
-extern const sb_scenario sb_small_gemm, sb_big_gemm;
+extern const sb_scenario sb_small_gemm, sb_big_gemm, sb_readback, sb_copy, sb_double_buffer;
 
 const sb_scenario *const sb_scenarios[] = {
-    &sb_small_gemm,
-    &sb_big_gemm,
-    NULL,
+    &sb_small_gemm, &sb_big_gemm, &sb_readback, &sb_copy, &sb_double_buffer, NULL,
 };
 
 const sb_scenario *sb_scenario_find(const char *name)

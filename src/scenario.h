@@ -67,6 +67,9 @@ typedef struct sb_scenario {
     const sb_metric_def *metrics; /* terminated by a NULL name; [0] drives the stopping rule */
     const sb_delta_def *delta;    /* NULL: variants are not compared */
     long long default_iters;
+    /* Iterations per repetition for one parameter combination when --iters is not given
+     * (NULL: default_iters), e.g. more iterations for small copies. */
+    long long (*iters_for)(const long long *values);
     /* Warm-up before the first variant of a plan entry, in seconds, unless --warmup-time is
      * given: GPU-bound work needs a few seconds for its clocks to settle under the power
      * limit, and measuring before that mixes boost and throttled clocks. 0: the default. */

@@ -9,12 +9,12 @@
 
 #include "../clock.h"
 #include "../cuda_check.h"
+#include "../gemm_op.h"
 #include "../kernel_timer.h"
 #include "../scenario.h"
 #include "../sync.h"
 #include "kernels.h"
 
-#define WORKSPACE_BYTES (32u << 20)
 #define SAMPLES 16
 #define TIMED_BATCH 32 /* GEMMs queued behind the waiting kernel for kernel_us */
 
@@ -59,15 +59,9 @@ static const sb_delta_def delta = {"wall_us_per_iter", "overhead_us", "overhead_
 enum { P_M, P_N, P_K, P_DTYPE, P_TF32 };
 
 typedef struct gemm_state {
-    int m, n, k;
-    sb_dtype dt;
+    sb_gemm_op op;
     int tf32;
-    cudaDataType_t ctype;
-    cublasComputeType_t compute;
-    double flops;
-    cublasHandle_t blas;
     cudaStream_t stream;
-    void *A, *B, *C, *workspace;
     cudaEvent_t ev_start, ev_stop;
     sb_kernel_timer timer;
     sb_sync sync[SB_MAX_VARIANTS]; /* per variant, created on first use */
@@ -93,29 +87,13 @@ static size_t gather_floats(long long k)
 
 static size_t device_bytes(const long long *v)
 {
-    size_t es = v[P_DTYPE] == SB_DTYPE_F32 ? 4 : 2;
-    size_t m = (size_t)v[P_M], n = (size_t)v[P_N], k = (size_t)v[P_K];
-    return (m * k + k * n + m * n) * es + WORKSPACE_BYTES + gather_floats(v[P_K]) * sizeof(float);
+    return sb_gemm_op_bytes(v[P_M], v[P_N], v[P_K], (sb_dtype)v[P_DTYPE]) +
+           gather_floats(v[P_K]) * sizeof(float);
 }
 
 static size_t host_bytes(const long long *v)
 {
     return gather_floats(v[P_K]) * sizeof(float);
-}
-
-static cublasStatus_t gemm(const gemm_state *s)
-{
-    const float alpha = 1.0f, beta = 0.0f;
-    return cublasGemmEx(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n, s->k, &alpha, s->A, s->ctype,
-                        s->m, s->B, s->ctype, s->k, &beta, s->C, s->ctype, s->m, s->compute,
-                        CUBLAS_GEMM_DEFAULT);
-}
-
-/* NaN in every dtype (0xFFFF is a NaN half and bfloat16, 0xFFFFFFFF a NaN float). */
-static int poison_output(gemm_state *s)
-{
-    SB_CUDA(cudaMemsetAsync(s->C, 0xFF, (size_t)s->m * s->n * sb_dtype_size(s->dt), s->stream));
-    return 0;
 }
 
 static int setup(sb_run *r)
@@ -124,45 +102,21 @@ static int setup(sb_run *r)
     if (!s)
         return sb_fail(SB_EXIT_FAIL, "out of memory");
     r->state = s;
-    s->m = (int)r->values[P_M];
-    s->n = (int)r->values[P_N];
-    s->k = (int)r->values[P_K];
-    s->dt = (sb_dtype)r->values[P_DTYPE];
-    s->tf32 = (int)r->values[P_TF32];
-    s->ctype = s->dt == SB_DTYPE_F16    ? CUDA_R_16F
-               : s->dt == SB_DTYPE_BF16 ? CUDA_R_16BF
-                                        : CUDA_R_32F;
-    s->compute =
-        (s->dt == SB_DTYPE_F32 && s->tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    s->flops = 2.0 * s->m * s->n * s->k;
-
-    size_t es = sb_dtype_size(s->dt);
     /* a blocking stream (not cudaStreamNonBlocking): the legacy default stream, which a plain
      * cudaMemcpy uses, then waits for it, as in a framework's default setup */
     SB_CUDA(cudaStreamCreate(&s->stream));
-    SB_CUBLAS(cublasCreate(&s->blas));
-    SB_CUBLAS(cublasSetStream(s->blas, s->stream));
-    SB_CUBLAS(cublasSetMathMode(s->blas, CUBLAS_DEFAULT_MATH));
-    SB_CUDA(cudaMalloc(&s->workspace, WORKSPACE_BYTES));
-    SB_CUBLAS(cublasSetWorkspace(s->blas, s->workspace, WORKSPACE_BYTES));
-    SB_CUDA(cudaMalloc(&s->A, (size_t)s->m * s->k * es));
-    SB_CUDA(cudaMalloc(&s->B, (size_t)s->k * s->n * es));
-    SB_CUDA(cudaMalloc(&s->C, (size_t)s->m * s->n * es));
-    SB_CUDA(cudaMalloc((void **)&s->gather_dev, gather_floats(s->k) * sizeof(float)));
-    s->gather_host = malloc(gather_floats(s->k) * sizeof(float));
+    s->tf32 = (int)r->values[P_TF32];
+    int rc = sb_gemm_op_init(&s->op, (int)r->values[P_M], (int)r->values[P_N],
+                             (int)r->values[P_K], (sb_dtype)r->values[P_DTYPE], s->tf32, s->stream);
+    if (rc)
+        return rc;
+    SB_CUDA(cudaMalloc((void **)&s->gather_dev, gather_floats(s->op.k) * sizeof(float)));
+    s->gather_host = malloc(gather_floats(s->op.k) * sizeof(float));
     if (!s->gather_host)
         return sb_fail(SB_EXIT_FAIL, "out of memory");
     SB_CUDA(cudaEventCreate(&s->ev_start));
     SB_CUDA(cudaEventCreate(&s->ev_stop));
-    int rc = sb_kernel_timer_init(&s->timer, s->stream);
-    if (rc)
-        return rc;
-    /* random inputs in [-1, 1): never time on zeros */
-    SB_LAUNCH(
-        sb_fill_uniform(s->A, s->dt, (size_t)s->m * s->k, 0xA11CEull, -1.0f, 1.0f, s->stream));
-    SB_LAUNCH(sb_fill_uniform(s->B, s->dt, (size_t)s->k * s->n, 0xB0Bull, -1.0f, 1.0f, s->stream));
-    rc = poison_output(s);
-    if (rc)
+    if ((rc = sb_kernel_timer_init(&s->timer, s->stream)) != 0)
         return rc;
     SB_CUDA(cudaStreamSynchronize(s->stream));
     return 0;
@@ -176,7 +130,8 @@ static int select_sync(sb_run *r, gemm_state *s, const sb_sync **out)
         if (kind < 0)
             return sb_fail(SB_EXIT_FAIL, "internal: no sync policy for variant %s",
                            sb_run_variant(r));
-        int rc = sb_sync_init(&s->sync[v], (sb_sync_kind)kind, s->stream, s->C, &s->readback, 4);
+        int rc = sb_sync_init(&s->sync[v], (sb_sync_kind)kind, s->stream, s->op.C, &s->readback,
+                              4);
         if (rc)
             return rc;
         s->sync_ready[v] = 1;
@@ -197,7 +152,7 @@ static int measure(sb_run *r, sb_recorder *rec)
     double t0 = sb_now_us();
     SB_CUDA(cudaEventRecord(s->ev_start, s->stream));
     for (long long i = 0; i < iters; i++) {
-        SB_CUBLAS(gemm(s));
+        SB_CUBLAS(sb_gemm_op_run(&s->op));
         SB_CUDA(sb_sync_point(sync));
     }
     SB_CUDA(cudaEventRecord(s->ev_stop, s->stream));
@@ -214,16 +169,16 @@ static int measure(sb_run *r, sb_recorder *rec)
     if ((rc = sb_kernel_timer_begin(&s->timer)) != 0)
         return rc;
     for (int i = 0; i < batch; i++)
-        SB_CUBLAS(gemm(s));
+        SB_CUBLAS(sb_gemm_op_run(&s->op));
     if ((rc = sb_kernel_timer_end(&s->timer, &kernel_ms)) != 0)
         return rc;
     double kernel_us = kernel_ms * 1e3 / batch;
     sb_record(rec, "kernel_us", kernel_us);
-    sb_record(rec, "TFLOPs", s->flops / (kernel_us * 1e-6) / 1e12);
+    sb_record(rec, "TFLOPs", sb_gemm_op_flops(&s->op) / (kernel_us * 1e-6) / 1e12);
     return 0;
 }
 
-/* Unit roundoff of the output type, and of the inputs as the tensor cores see them. */
+/* Unit roundoff of the output type. */
 static double unit_roundoff(sb_dtype dt)
 {
     return dt == SB_DTYPE_F16 ? ldexp(1, -11) : dt == SB_DTYPE_BF16 ? ldexp(1, -8) : ldexp(1, -24);
@@ -232,37 +187,40 @@ static double unit_roundoff(sb_dtype dt)
 static int validate(sb_run *r)
 {
     gemm_state *s = r->state;
+    const sb_gemm_op *op = &s->op;
     const char *fault = getenv("SYNCBENCH_FAULT");
     if (fault && !strcmp(fault, "gemm-output")) /* test hook: a wrong result must be caught */
-        SB_LAUNCH(sb_fill_uniform(s->C, s->dt, (size_t)s->m * s->n, 0xBAD, -1.0f, 1.0f, s->stream));
+        SB_LAUNCH(sb_fill_uniform(op->C, op->dt, (size_t)op->m * op->n, 0xBAD, -1.0f, 1.0f,
+                                  s->stream));
 
     /* sampled elements: the corners plus pseudo-random ones, different at every validation */
     sb_gemm_samples smp = {.count = SAMPLES};
     unsigned x = 2463534242u ^ (++s->validations * 2654435761u);
     for (int i = 0; i < SAMPLES; i++) {
         x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-        smp.row[i] = i == 0 ? 0 : i == 1 ? s->m - 1 : (int)(x % (unsigned)s->m);
+        smp.row[i] = i == 0 ? 0 : i == 1 ? op->m - 1 : (int)(x % (unsigned)op->m);
         x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-        smp.col[i] = i == 0 ? 0 : i == 1 ? s->n - 1 : (int)(x % (unsigned)s->n);
+        smp.col[i] = i == 0 ? 0 : i == 1 ? op->n - 1 : (int)(x % (unsigned)op->n);
     }
-    SB_LAUNCH(sb_gather_gemm_samples(s->A, s->B, s->C, s->dt, s->m, s->n, s->k, smp, s->gather_dev,
-                                     s->stream));
-    SB_CUDA(cudaMemcpyAsync(s->gather_host, s->gather_dev, gather_floats(s->k) * sizeof(float),
+    SB_LAUNCH(sb_gather_gemm_samples(op->A, op->B, op->C, op->dt, op->m, op->n, op->k, smp,
+                                     s->gather_dev, s->stream));
+    SB_CUDA(cudaMemcpyAsync(s->gather_host, s->gather_dev, gather_floats(op->k) * sizeof(float),
                             cudaMemcpyDeviceToHost, s->stream));
     SB_CUDA(cudaStreamSynchronize(s->stream));
 
-    double u_out = unit_roundoff(s->dt);
-    double u_in = (s->dt == SB_DTYPE_F32 && s->tf32) ? ldexp(1, -11) : 0.0;
-    double u_acc = ldexp(1, -23) * sqrt((double)s->k);
+    /* products of fp16/bf16 inputs are exact in fp32; TF32 rounds the inputs */
+    double u_out = unit_roundoff(op->dt);
+    double u_in = (op->dt == SB_DTYPE_F32 && s->tf32) ? ldexp(1, -11) : 0.0;
+    double u_acc = ldexp(1, -23) * sqrt((double)op->k);
     for (int i = 0; i < SAMPLES; i++) {
-        const float *a = s->gather_host + (size_t)i * (2 * (size_t)s->k + 1);
-        const float *b = a + s->k;
+        const float *a = s->gather_host + (size_t)i * (2 * (size_t)op->k + 1);
+        const float *b = a + op->k;
         double ref = 0, mag = 0;
-        for (int p = 0; p < s->k; p++) {
+        for (int p = 0; p < op->k; p++) {
             ref += (double)a[p] * b[p];
             mag += fabs((double)a[p] * b[p]);
         }
-        double got = a[2 * (size_t)s->k];
+        double got = a[2 * (size_t)op->k];
         double tol = 2 * u_out * fabs(ref) + (2 * u_in + u_acc) * mag + 1e-6;
         if (!(fabs(got - ref) <= tol)) /* NaN (poison left unwritten) fails too */
             return sb_fail(SB_EXIT_FAIL,
@@ -271,7 +229,7 @@ static int validate(sb_run *r)
                            sb_error_context(), smp.row[i], smp.col[i], got, ref, tol);
     }
     /* re-poison: the next measurement cannot pass on this one's output */
-    int rc = poison_output(s);
+    int rc = sb_gemm_op_poison(&s->op);
     if (!rc)
         SB_CUDA(cudaStreamSynchronize(s->stream));
     return rc;
@@ -290,13 +248,8 @@ static void teardown(sb_run *r)
         cudaEventDestroy(s->ev_start);
     if (s->ev_stop)
         cudaEventDestroy(s->ev_stop);
-    cudaFree(s->A);
-    cudaFree(s->B);
-    cudaFree(s->C);
+    sb_gemm_op_destroy(&s->op);
     cudaFree(s->gather_dev);
-    cudaFree(s->workspace);
-    if (s->blas)
-        cublasDestroy(s->blas);
     if (s->stream)
         cudaStreamDestroy(s->stream);
     free(s->gather_host);

@@ -29,7 +29,8 @@ def test_version():
 def test_list_shows_scenarios_variants_params():
     r = run("--list", env=NO_GPU)
     assert r.returncode == 0
-    for word in ["small-gemm", "big-gemm", "async", "sync-device", "sync-stream", "sync-event",
+    for word in ["small-gemm", "big-gemm", "readback", "copy", "double-buffer",
+                 "pending-pageable", "print-pending", "h2d-pinned", "double-buffered", "async", "sync-device", "sync-stream", "sync-event",
                  "sync-readback", "dtype", "fp16|bf16|fp32", "tf32", "wall_us_per_iter",
                  "TFLOPs"]:
         assert word in r.stdout, word
@@ -61,6 +62,16 @@ BAD = [
     (["--max-time", "-1"], "--max-time -1: out of range"),
     (["--target-cv", "0"], "--target-cv 0: out of range"),
     (["stray"], "unexpected argument 'stray'"),
+    (["--scenario", "readback", "--set", "pending_us=0"], "--set pending_us=0: out of range"),
+    (["--scenario", "readback", "--set", "pending_us=10000001"], "pending_us=10000001: out of range"),
+    (["--scenario", "readback", "--set", "pending=sleep"], "--set pending=sleep: unknown value"),
+    (["--scenario", "copy", "--set", "bytes=4097"], "bytes=4097 is not a multiple of 4"),
+    (["--scenario", "copy", "--set", "bytes=12XB"], "--set bytes=12XB: not a size"),
+    (["--scenario", "copy", "--set", "bytes=65GiB"], "--set bytes=65GiB: out of range"),
+    (["--scenario", "copy", "--variant", "h2d-pinnd"], "did you mean 'h2d-pinned'?"),
+    (["--scenario", "copy", "--variant", "sync-device"], "unknown variant 'sync-device'"),
+    (["--scenario", "double-buffer", "--set", "chunks=7"], "does not divide into chunks=7"),
+    (["--scenario", "double-buffer", "--set", "chunks=0"], "--set chunks=0: out of range"),
 ]
 
 

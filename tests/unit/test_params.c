@@ -137,10 +137,18 @@ static void plan_sweeps_and_references(void **state)
     assert_int_equal(sb_plan_measurements(&p), 8);
     sb_plan_free(&p);
 
-    assert_int_equal(PLAN(&p, "--iters", "7"), 0);
-    assert_int_equal(p.n, 2); /* every scenario, defaults */
+    assert_int_equal(PLAN(&p, "--iters", "7", "--scenario", "small-gemm,big-gemm"), 0);
+    assert_int_equal(p.n, 2); /* defaults: no sweep */
     assert_int_equal(p.entries[1].iters, 7);
     assert_int_equal(p.entries[0].n_variants, 5);
+    sb_plan_free(&p);
+
+    /* no --scenario: every scenario; copy sweeps 9 sizes with iterations per size */
+    assert_int_equal(PLAN(&p, "--variant", "h2d-pinned"), 0);
+    assert_int_equal(p.n, 9);
+    assert_string_equal(p.entries[0].sc->name, "copy");
+    assert_int_equal(p.entries[0].iters, 1000); /* 4 KiB: many copies per repetition */
+    assert_int_equal(p.entries[8].iters, 2);    /* 256 MiB */
     sb_plan_free(&p);
 }
 

@@ -1,0 +1,41 @@
+/* One cuBLAS GEMM, C = A x B (column-major), with its handle, random inputs and workspace:
+ * what the GEMM scenarios time and what the readback scenario uses as pending work. */
+#ifndef SB_GEMM_OP_H
+#define SB_GEMM_OP_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "kernels.h"
+
+typedef struct sb_gemm_op {
+    int m, n, k;
+    sb_dtype dt;
+    cudaDataType_t ctype;
+    cublasComputeType_t compute;
+    cublasHandle_t blas;
+    cudaStream_t stream;
+    void *A, *B, *C, *workspace;
+} sb_gemm_op;
+
+/* Device memory sb_gemm_op_init allocates. */
+size_t sb_gemm_op_bytes(long long m, long long n, long long k, sb_dtype dt);
+/* Allocates, fills A and B with random values in [-1, 1) and C with NaN, on `stream`. */
+int sb_gemm_op_init(sb_gemm_op *op, int m, int n, int k, sb_dtype dt, int tf32,
+                    cudaStream_t stream);
+void sb_gemm_op_destroy(sb_gemm_op *op);
+double sb_gemm_op_flops(const sb_gemm_op *op);
+
+/* Enqueues one GEMM on the op's stream (inline: it sits in timed loops). */
+static inline cublasStatus_t sb_gemm_op_run(const sb_gemm_op *op)
+{
+    const float alpha = 1.0f, beta = 0.0f;
+    return cublasGemmEx(op->blas, CUBLAS_OP_N, CUBLAS_OP_N, op->m, op->n, op->k, &alpha, op->A,
+                        op->ctype, op->m, op->B, op->ctype, op->k, &beta, op->C, op->ctype, op->m,
+                        op->compute, CUBLAS_GEMM_DEFAULT);
+}
+
+/* Fills C with NaN (0xFF bytes are NaN in fp16, bf16 and fp32). */
+int sb_gemm_op_poison(sb_gemm_op *op);
+
+#endif

@@ -1,0 +1,214 @@
+/* copy: host<->device copies from pageable and from pinned memory. A copy from pinned memory
+ * is a DMA the GPU runs on its own: cudaMemcpyAsync returns at once and the CPU is free. A copy
+ * from pageable memory is staged through a driver buffer by the CPU: the "async" call blocks
+ * for about the whole transfer (the implicit sync) and the bandwidth is lower. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../clock.h"
+#include "../cuda_check.h"
+#include "../scenario.h"
+#include "kernels.h"
+
+#define PATTERN_SEED 0x5EED5EEDu
+
+static const sb_param_def params[] = {
+    {"bytes", SB_PARAM_SIZE, "4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB,64MiB,256MiB",
+     "bytes per copy (a multiple of 4)", 4, 64LL << 30, NULL},
+    {NULL, 0, NULL, NULL, 0, 0, NULL},
+};
+
+enum { H2D, D2H };
+enum { PAGEABLE, PINNED };
+
+static const sb_variant variants[] = {
+    {"h2d-pageable", "host to device from malloc'd memory", 1, NULL},
+    {"h2d-pinned", "host to device from cudaHostAlloc'd memory", 0, NULL},
+    {"d2h-pageable", "device to host into malloc'd memory", 1, NULL},
+    {"d2h-pinned", "device to host into cudaHostAlloc'd memory", 0, NULL},
+    {NULL, NULL, 0, NULL},
+};
+static const struct {
+    int dir, mem;
+} how[] = {{H2D, PAGEABLE}, {H2D, PINNED}, {D2H, PAGEABLE}, {D2H, PINNED}};
+
+static const sb_metric_def metrics[] = {
+    {"GBps", "GB/s", SB_HIGHER, "GB/s"},
+    {"host_call_us", "us", SB_LOWER, "call µs"},
+    {"wall_us", "us", SB_LOWER, "wall µs"},
+    {NULL, NULL, 0, NULL},
+};
+
+typedef struct copy_state {
+    size_t bytes;
+    cudaStream_t stream;
+    cudaEvent_t ev_start, ev_stop;
+    void *dev;
+    void *host[2]; /* PAGEABLE, PINNED */
+    uint32_t *check;
+    int prepared; /* variant whose buffers are set up for it, -1: none */
+} copy_state;
+
+static int check(const long long *v, char *err, size_t n)
+{
+    if (v[0] % 4) {
+        snprintf(err, n, "bytes=%lld is not a multiple of 4", v[0]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Enough copies per repetition to time small ones well: 256 MiB moved, 2 to 1000 copies. */
+static long long iters_for(const long long *v)
+{
+    long long n = (256LL << 20) / v[0];
+    return n < 2 ? 2 : n > 1000 ? 1000 : n;
+}
+
+static size_t device_bytes(const long long *v)
+{
+    return (size_t)v[0];
+}
+
+static size_t host_bytes(const long long *v)
+{
+    return 3 * (size_t)v[0]; /* pageable, pinned, check buffer */
+}
+
+static void fill_host_pattern(uint32_t *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        w[i] = sb_pattern_word(PATTERN_SEED, i);
+}
+
+static int setup(sb_run *r)
+{
+    copy_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    r->state = s;
+    s->bytes = (size_t)r->values[0];
+    s->prepared = -1;
+    SB_CUDA(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+    SB_CUDA(cudaEventCreate(&s->ev_start));
+    SB_CUDA(cudaEventCreate(&s->ev_stop));
+    SB_CUDA(cudaMalloc(&s->dev, s->bytes));
+    SB_CUDA(cudaHostAlloc(&s->host[PINNED], s->bytes, cudaHostAllocDefault));
+    s->host[PAGEABLE] = malloc(s->bytes);
+    s->check = malloc(s->bytes);
+    if (!s->host[PAGEABLE] || !s->check)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    /* touch every page now, so that page faults are not measured */
+    memset(s->host[PAGEABLE], 0, s->bytes);
+    memset(s->check, 0, s->bytes);
+    return 0;
+}
+
+/* Source holds the pattern, destination is poisoned: a copy that moved nothing (or the wrong
+ * bytes) fails validation. */
+static int prepare(copy_state *s, int variant)
+{
+    size_t words = s->bytes / 4;
+    void *host = s->host[how[variant].mem];
+    if (how[variant].dir == H2D) {
+        fill_host_pattern(host, words);
+        SB_CUDA(cudaMemsetAsync(s->dev, 0xFF, s->bytes, s->stream));
+    } else {
+        SB_LAUNCH(sb_fill_pattern(s->dev, words, PATTERN_SEED, s->stream));
+        memset(host, 0xFF, s->bytes);
+    }
+    SB_CUDA(cudaStreamSynchronize(s->stream));
+    s->prepared = variant;
+    return 0;
+}
+
+static int measure(sb_run *r, sb_recorder *rec)
+{
+    copy_state *s = r->state;
+    if (s->prepared != r->variant) {
+        int rc = prepare(s, r->variant);
+        if (rc)
+            return rc;
+    }
+    const int h2d = how[r->variant].dir == H2D;
+    void *host = s->host[how[r->variant].mem];
+    void *dst = h2d ? s->dev : host;
+    const void *src = h2d ? host : s->dev;
+    const enum cudaMemcpyKind kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+
+    double in_call = 0;
+    double t0 = sb_now_us();
+    SB_CUDA(cudaEventRecord(s->ev_start, s->stream));
+    for (long long i = 0; i < r->iters; i++) {
+        double c0 = sb_now_us();
+        SB_CUDA(cudaMemcpyAsync(dst, src, s->bytes, kind, s->stream));
+        in_call += sb_now_us() - c0;
+    }
+    SB_CUDA(cudaEventRecord(s->ev_stop, s->stream));
+    SB_CUDA(cudaEventSynchronize(s->ev_stop));
+    double t1 = sb_now_us();
+    float ms;
+    SB_CUDA(cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
+    sb_record(rec, "GBps", (double)s->bytes * (double)r->iters / (ms * 1e-3) / 1e9);
+    sb_record(rec, "host_call_us", in_call / (double)r->iters);
+    sb_record(rec, "wall_us", (t1 - t0) / (double)r->iters);
+    return 0;
+}
+
+static int validate(sb_run *r)
+{
+    copy_state *s = r->state;
+    const int h2d = how[r->variant].dir == H2D;
+    const uint32_t *got = h2d ? s->check : s->host[how[r->variant].mem];
+    if (h2d)
+        SB_CUDA(cudaMemcpy(s->check, s->dev, s->bytes, cudaMemcpyDeviceToHost));
+    const char *fault = getenv("SYNCBENCH_FAULT");
+    if (fault && !strcmp(fault, "copy-data")) /* test hook: damaged data must be caught */
+        ((uint32_t *)got)[s->bytes / 8] ^= 1u;
+    for (size_t i = 0; i < s->bytes / 4; i++) {
+        if (got[i] != sb_pattern_word(PATTERN_SEED, i))
+            return sb_fail(SB_EXIT_FAIL,
+                           "validation failed in %s: word %zu is 0x%08x, expected 0x%08x",
+                           sb_error_context(), i, got[i], sb_pattern_word(PATTERN_SEED, i));
+    }
+    s->prepared = -1; /* the next measurement starts from a poisoned destination */
+    return 0;
+}
+
+static void teardown(sb_run *r)
+{
+    copy_state *s = r->state;
+    if (!s)
+        return;
+    if (s->ev_start)
+        cudaEventDestroy(s->ev_start);
+    if (s->ev_stop)
+        cudaEventDestroy(s->ev_stop);
+    cudaFree(s->dev);
+    if (s->host[PINNED])
+        cudaFreeHost(s->host[PINNED]);
+    if (s->stream)
+        cudaStreamDestroy(s->stream);
+    free(s->host[PAGEABLE]);
+    free(s->check);
+    free(s);
+    r->state = NULL;
+}
+
+const sb_scenario sb_copy = {
+    .name = "copy",
+    .summary = "host<->device copies, pageable vs pinned: bandwidth and time the CPU is blocked",
+    .params = params,
+    .variants = variants,
+    .metrics = metrics,
+    .default_iters = 0,
+    .iters_for = iters_for,
+    .check = check,
+    .device_bytes = device_bytes,
+    .host_bytes = host_bytes,
+    .setup = setup,
+    .measure = measure,
+    .validate = validate,
+    .teardown = teardown,
+};

@@ -1,0 +1,249 @@
+/* readback: what reading one value back to the host costs — `loss.item()`, `print(tensor)` —
+ * with GPU work still pending, and with nothing pending. A blocking readback waits for every
+ * kernel queued before it: with 1 ms of pending work it costs 1 ms, whatever the copy itself
+ * costs. The pending work is a kernel that spins for exactly pending_us on the GPU's own clock
+ * (or a big GEMM), then writes a marker value that the readback must return. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../clock.h"
+#include "../cuda_check.h"
+#include "../gemm_op.h"
+#include "../scenario.h"
+#include "kernels.h"
+
+#define GEMM_DIM 8192 /* pending=gemm: one 8192^3 fp16 GEMM */
+
+static const char *const pending_kinds[] = {"spin", "gemm", NULL};
+enum { PENDING_SPIN, PENDING_GEMM };
+
+static const sb_param_def params[] = {
+    {"pending_us", SB_PARAM_INT, "1000", "pending=spin: GPU work queued before the readback",
+     1, 10000000, NULL},
+    {"pending", SB_PARAM_ENUM, "spin", "spin kernel, or an 8192^3 fp16 GEMM", 0, 0,
+     pending_kinds},
+    {"print_elems", SB_PARAM_INT, "16", "print variants: values read back and formatted", 1,
+     65536, NULL},
+    {NULL, 0, NULL, NULL, 0, 0, NULL},
+};
+enum { P_PENDING_US, P_PENDING, P_PRINT_ELEMS };
+
+/* how the value comes back */
+enum { RB_PAGEABLE, RB_PINNED, RB_PRINT };
+
+static const sb_variant variants[] = {
+    {"idle-pageable", "blocking 4-byte copy to pageable memory after a sync (nothing pending)", 0,
+     NULL},
+    {"pending-pageable", "blocking 4-byte copy to pageable memory with work pending (.item())",
+     1, "idle-pageable"},
+    {"idle-pinned", "cudaMemcpyAsync to pinned memory + stream sync, nothing pending", 0, NULL},
+    {"pending-pinned", "cudaMemcpyAsync to pinned memory + stream sync, work pending", 1,
+     "idle-pinned"},
+    {"print-idle", "read back print_elems values and format them, nothing pending", 0, NULL},
+    {"print-pending", "read back print_elems values and format them (print(tensor)), work "
+                      "pending",
+     1, "print-idle"},
+    {NULL, NULL, 0, NULL},
+};
+
+/* per variant, in the order above: how the value comes back, and whether the pending work is
+ * synchronized before the readback starts */
+static const struct {
+    int mode, idle;
+} how[] = {{RB_PAGEABLE, 1}, {RB_PAGEABLE, 0}, {RB_PINNED, 1},
+           {RB_PINNED, 0},   {RB_PRINT, 1},    {RB_PRINT, 0}};
+
+static const sb_metric_def metrics[] = {
+    {"readback_us", "us", SB_LOWER, "readback µs"},
+    {"wait_us", "us", SB_LOWER, "wait µs"},
+    {NULL, NULL, 0, NULL},
+};
+
+static const sb_delta_def delta = {"readback_us", "wait_us", NULL};
+
+typedef struct readback_state {
+    cudaStream_t stream;
+    int pending; /* PENDING_SPIN or PENDING_GEMM */
+    unsigned long long pending_ns;
+    int print_elems;
+    float *marker;      /* device: written by the pending work */
+    float *pageable;    /* host, malloc */
+    float *pinned;      /* host, cudaHostAlloc */
+    char *text;         /* print variants: the formatted values */
+    sb_gemm_op gemm;    /* pending=gemm */
+    unsigned seq;       /* marker value of the current iteration */
+    unsigned long long bad;
+    float bad_got, bad_want;
+} readback_state;
+
+static size_t device_bytes(const long long *v)
+{
+    size_t b = (size_t)v[P_PRINT_ELEMS] * sizeof(float);
+    if (v[P_PENDING] == PENDING_GEMM)
+        b += sb_gemm_op_bytes(GEMM_DIM, GEMM_DIM, GEMM_DIM, SB_DTYPE_F16);
+    return b;
+}
+
+static size_t host_bytes(const long long *v)
+{
+    return (size_t)v[P_PRINT_ELEMS] * (2 * sizeof(float) + 16);
+}
+
+static int setup(sb_run *r)
+{
+    readback_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    r->state = s;
+    s->pending = (int)r->values[P_PENDING];
+    s->pending_ns = (unsigned long long)r->values[P_PENDING_US] * 1000ull;
+    s->print_elems = (int)r->values[P_PRINT_ELEMS];
+    /* a blocking stream: a plain cudaMemcpy (legacy default stream) waits for it, as
+     * `.item()` waits for the work queued on PyTorch's current stream */
+    SB_CUDA(cudaStreamCreate(&s->stream));
+    SB_CUDA(cudaMalloc((void **)&s->marker, (size_t)s->print_elems * sizeof(float)));
+    SB_CUDA(cudaHostAlloc((void **)&s->pinned, (size_t)s->print_elems * sizeof(float),
+                          cudaHostAllocDefault));
+    s->pageable = malloc((size_t)s->print_elems * sizeof(float));
+    s->text = malloc((size_t)s->print_elems * 16 + 64);
+    if (!s->pageable || !s->text)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    if (s->pending == PENDING_GEMM) {
+        int rc = sb_gemm_op_init(&s->gemm, GEMM_DIM, GEMM_DIM, GEMM_DIM, SB_DTYPE_F16, 0,
+                                 s->stream);
+        if (rc)
+            return rc;
+    }
+    SB_CUDA(cudaStreamSynchronize(s->stream));
+    return 0;
+}
+
+/* Queues the pending work; its last kernel writes marker[i] = seq + i. */
+static int enqueue_pending(readback_state *s, int n)
+{
+    unsigned long long ns = s->pending_ns;
+    if (s->pending == PENDING_GEMM) {
+        SB_CUBLAS(sb_gemm_op_run(&s->gemm));
+        ns = 0;
+    }
+    SB_LAUNCH(sb_launch_spin_then_mark(ns, s->marker, n, (float)s->seq, s->stream));
+    return 0;
+}
+
+/* torch-style text of n floats, as print(tensor) produces it */
+static void format_values(char *out, const float *v, int n)
+{
+    char *p = out + sprintf(out, "tensor([");
+    for (int i = 0; i < n; i++)
+        p += sprintf(p, "%s%.4f", i ? ", " : "", v[i]);
+    sprintf(p, "], device='cuda:0')");
+}
+
+static int read_back(readback_state *s, int mode, int n, const float **got)
+{
+    switch (mode) {
+    case RB_PAGEABLE:
+    case RB_PRINT:
+        /* synchronous copy into pageable memory: the implicit sync of .item() */
+        SB_CUDA(cudaMemcpy(s->pageable, s->marker, (size_t)n * sizeof(float),
+                           cudaMemcpyDeviceToHost));
+        if (mode == RB_PRINT)
+            format_values(s->text, s->pageable, n);
+        *got = s->pageable;
+        return 0;
+    default:
+        SB_CUDA(cudaMemcpyAsync(s->pinned, s->marker, sizeof(float), cudaMemcpyDeviceToHost,
+                                s->stream));
+        SB_CUDA(cudaStreamSynchronize(s->stream));
+        *got = s->pinned;
+        return 0;
+    }
+}
+
+static int measure(sb_run *r, sb_recorder *rec)
+{
+    readback_state *s = r->state;
+    const int mode = how[r->variant].mode, idle = how[r->variant].idle;
+    const int n = mode == RB_PRINT ? s->print_elems : 1;
+    double total = 0;
+    for (long long i = 0; i < r->iters; i++) {
+        s->seq = (s->seq + 1) & 0xFFFFF; /* exact in a float */
+        int rc = enqueue_pending(s, n);
+        if (rc)
+            return rc;
+        if (idle)
+            SB_CUDA(cudaStreamSynchronize(s->stream));
+        const float *got = NULL;
+        double t0 = sb_now_us();
+        rc = read_back(s, mode, n, &got);
+        double t1 = sb_now_us();
+        if (rc)
+            return rc;
+        total += t1 - t0;
+        /* the value must be the one the pending work wrote: the readback waited for it */
+        for (int j = 0; j < n; j++) {
+            if (got[j] != (float)s->seq + (float)j && !s->bad++) {
+                s->bad_got = got[j];
+                s->bad_want = (float)s->seq + (float)j;
+            }
+        }
+    }
+    sb_record(rec, "readback_us", total / (double)r->iters);
+    return 0;
+}
+
+static int validate(sb_run *r)
+{
+    readback_state *s = r->state;
+    const char *fault = getenv("SYNCBENCH_FAULT");
+    if (fault && !strcmp(fault, "readback-value") && !s->bad++) { /* test hook */
+        s->bad_got = -1;
+        s->bad_want = (float)s->seq;
+    }
+    if (s->bad) {
+        unsigned long long bad = s->bad;
+        s->bad = 0;
+        return sb_fail(SB_EXIT_FAIL,
+                       "validation failed in %s: %llu readbacks returned a stale value (got %g, "
+                       "expected %g): the copy did not wait for the pending work",
+                       sb_error_context(), bad, s->bad_got, s->bad_want);
+    }
+    /* poison the marker so that the next measurement must write it again */
+    SB_CUDA(cudaMemsetAsync(s->marker, 0xFF, (size_t)s->print_elems * sizeof(float), s->stream));
+    SB_CUDA(cudaStreamSynchronize(s->stream));
+    return 0;
+}
+
+static void teardown(sb_run *r)
+{
+    readback_state *s = r->state;
+    if (!s)
+        return;
+    sb_gemm_op_destroy(&s->gemm);
+    cudaFree(s->marker);
+    if (s->pinned)
+        cudaFreeHost(s->pinned);
+    if (s->stream)
+        cudaStreamDestroy(s->stream);
+    free(s->pageable);
+    free(s->text);
+    free(s);
+    r->state = NULL;
+}
+
+const sb_scenario sb_readback = {
+    .name = "readback",
+    .summary = ".item() and print() with GPU work pending vs after a sync, pageable vs pinned",
+    .params = params,
+    .variants = variants,
+    .metrics = metrics,
+    .delta = &delta,
+    .default_iters = 20,
+    .device_bytes = device_bytes,
+    .host_bytes = host_bytes,
+    .setup = setup,
+    .measure = measure,
+    .validate = validate,
+    .teardown = teardown,
+};
