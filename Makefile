@@ -1,6 +1,7 @@
 # syncbench: build, test, install, run.
 #   make            build build/syncbench (fat binary: every CUDA 13 architecture + PTX)
-#   make run        build, then run the main job (the GEMM scenarios) and print a table
+#   make run        build, run configs/default.ini, print the table, write results/<gpu>-<date>.*
+#   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
 #   make test-asan  unit tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -41,10 +42,10 @@ GENCODE  := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
             -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 NVFLAGS  := -O3 -std=c++17 $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
 
-# inih and jansson are linked statically so the binary needs no -dev package at run time; cudart
+# inih, jansson and libcsv are linked statically so the binary needs no -dev package at run time; cudart
 # is static (it dlopens libcuda, so the binary starts without a driver and exits 3); cuBLAS has
 # no static library in the toolkit and is found through the rpath.
-LDLIBS := $(DEPS_LIB) -l:libinih.a -l:libjansson.a -L$(CUDA_LIB) -lcublas -lcudart_static \
+LDLIBS := $(DEPS_LIB) -l:libinih.a -l:libjansson.a -l:libcsv.a -L$(CUDA_LIB) -lcublas -lcudart_static \
           -Wl,-rpath,$(CUDA_LIB) -lstdc++ -ldl -lpthread -lrt -lm
 
 LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c src/scenarios/*.c))
@@ -59,13 +60,34 @@ NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 BIN      := $(BUILD)/syncbench
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all run test test-asan unit install uninstall clean deps format
+.PHONY: all run perf-check test test-asan unit install uninstall clean deps format
 .DEFAULT_GOAL := all
 
 all: $(BIN)
 
 run: $(BIN)
-	$(BIN) --scenario small-gemm,big-gemm
+	@mkdir -p results
+	$(BIN) --config configs/default.ini --csv 'results/{gpu}-{date}.csv' \
+	  --json 'results/{gpu}-{date}.json'
+
+# The CI performance gate. The baseline is the file in results/baselines/ whose name starts the
+# local GPU's slug ("h100-80gb-hbm3" -> h100.csv); BASELINE=path picks another.
+PERF_CSV      ?= $(BUILD)/perf-check.csv
+PERF_MARKDOWN ?= $(BUILD)/perf-check.md
+PERF_METRICS  ?= kernel_us,TFLOPs,overhead_us,readback_us,GBps,host_call_us,total_ms,efficiency
+perf-check: $(BIN)
+	$(BIN) --config configs/ci.ini --csv $(PERF_CSV) --markdown $(BUILD)/perf-run.md
+	@base="$(BASELINE)"; \
+	if [ -z "$$base" ]; then \
+	  slug=$$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | tr 'A-Z' 'a-z' | \
+	          sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/-$$//'); \
+	  for f in results/baselines/*.csv; do \
+	    b=$$(basename $$f .csv); case "$$slug" in "$$b"*) base=$$f;; esac; done; \
+	fi; \
+	if [ -z "$$base" ]; then echo "perf-check: no baseline in results/baselines/ for this GPU; \
+	make one with: $(BIN) --config configs/ci.ini --csv results/baselines/NAME.csv" >&2; exit 2; fi; \
+	echo "perf-check: comparing with $$base"; \
+	$(BIN) compare "$$base" $(PERF_CSV) --metric $(PERF_METRICS) --markdown $(PERF_MARKDOWN)
 
 test: deps $(BIN) $(UNIT_BIN) $(NVTX_LIB)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
@@ -140,6 +162,8 @@ format:
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.
 DEPS_PC := inih:libinih-dev jansson:libjansson-dev cmocka:libcmocka-dev
+# libcsv has no pkg-config file: look for its header and static library.
+DEPS_CSV_OK = test -e $(DEPS_PREFIX)/include/csv.h -o -e /usr/include/csv.h
 deps:
 	@test -x $(NVCC) || { echo "make: CUDA toolkit not found at $(CUDA_HOME) (no $(NVCC)); set CUDA_HOME" >&2; exit 1; }
 	@missing=""; \
@@ -149,6 +173,7 @@ deps:
 	  if [ $$have_pc = 1 ] && pkg-config --exists $$mod; then continue; fi; \
 	  missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ] && [ $$have_pc = 0 ]; then missing="pkg-config$$missing"; fi; \
+	$(DEPS_CSV_OK) || missing="$$missing libcsv-dev"; \
 	$(PYTHON) -c 'import pytest' 2>/dev/null || missing="$$missing python3-pytest"; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

@@ -1,6 +1,7 @@
 #include "kernels.h"
 
-namespace {
+namespace
+{
 
 __device__ __forceinline__ unsigned long long global_ns()
 {

@@ -20,6 +20,10 @@ enum {
     OPT_SET,
     OPT_DEVICE,
     OPT_CSV,
+    OPT_JSON,
+    OPT_MARKDOWN,
+    OPT_CONFIG,
+    OPT_DRY_RUN,
     OPT_VERSION,
 };
 
@@ -37,21 +41,31 @@ static const struct option long_opts[] = {
     {"set", required_argument, NULL, OPT_SET},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"csv", required_argument, NULL, OPT_CSV},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"markdown", required_argument, NULL, OPT_MARKDOWN},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
 
+void sb_measure_opts_defaults(sb_measure_opts *m)
+{
+    m->iters = 0; /* the scenario's */
+    m->warmup = 3;
+    m->warmup_s = -1; /* automatic */
+    m->min_reps = 10;
+    m->max_reps = 100000;
+    m->max_time_s = 2.0;
+    m->target_cv = 1.0;
+}
+
 void sb_options_defaults(sb_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->warmup = 3;
-    o->warmup_s = -1; /* automatic */
-    o->min_reps = 10;
-    o->max_reps = 100000;
-    o->max_time_s = 2.0;
-    o->target_cv = 1.0;
+    sb_measure_opts_defaults(&o->run.m);
 }
 
 void sb_cli_usage(FILE *f)
@@ -68,7 +82,10 @@ void sb_cli_usage(FILE *f)
           "                          with its reference (async) so its overhead can be reported\n"
           "      --set KEY=V[,V...]  override a scenario parameter; several values sweep it\n"
           "                          (repeatable: --set m=256,512 --set dtype=bf16)\n"
+          "      --config FILE       run the suite in an INI file (configs/default.ini, ...);\n"
+          "                          options given here override the file's\n"
           "      --list              list scenarios, variants, parameters and metrics, then exit\n"
+          "      --dry-run           print the plan (every measurement) and exit, touching no GPU\n"
           "\n"
           "Measurement:\n"
           "      --iters N           iterations per repetition (default: per scenario)\n"
@@ -132,9 +149,10 @@ static int double_opt(const char *opt, const char *val, double lo, int lo_inclus
 
 static int set_opt(sb_options *o, const char *arg)
 {
-    if (o->n_sets == SB_MAX_SETS)
+    sb_run_spec *r = &o->run;
+    if (r->n_sets == SB_MAX_SETS)
         return sb_fail(SB_EXIT_USAGE, "--set: more than %d given", SB_MAX_SETS);
-    char *buf = o->set_buf[o->n_sets];
+    char *buf = o->set_buf[r->n_sets];
     if (strlen(arg) >= sizeof o->set_buf[0])
         return sb_fail(SB_EXIT_USAGE, "--set %.40s...: too long", arg);
     strcpy(buf, arg);
@@ -144,13 +162,14 @@ static int set_opt(sb_options *o, const char *arg)
     *eq = '\0';
     if (!eq[1])
         return sb_fail(SB_EXIT_USAGE, "--set %s: no value after '='", arg);
-    for (int i = 0; i < o->n_sets; i++)
-        if (strcmp(o->sets[i].key, buf) == 0)
+    for (int i = 0; i < r->n_sets; i++)
+        if (strcmp(r->sets[i].key, buf) == 0)
             return sb_fail(SB_EXIT_USAGE, "--set %s: given twice; use one --set %s=A,B to sweep",
                            buf, buf);
-    o->sets[o->n_sets].key = buf;
-    o->sets[o->n_sets].value = eq + 1;
-    o->n_sets++;
+    r->sets[r->n_sets].key = buf;
+    r->sets[r->n_sets].value = eq + 1;
+    r->sets[r->n_sets].line = 0;
+    r->n_sets++;
     return 0;
 }
 
@@ -161,13 +180,13 @@ static int list_opt(const char *opt, const char *val)
     return 0;
 }
 
-/* The CSV must be writable before anything is measured: its folder has to exist. */
-static int csv_opt(const char *path)
+/* An output file must be writable before anything is measured: its folder has to exist. */
+static int output_opt(const char *opt, const char *path, int allow_stdout)
 {
-    if (strcmp(path, "-") == 0)
+    if (allow_stdout && strcmp(path, "-") == 0)
         return 0;
     if (!*path)
-        return sb_fail(SB_EXIT_USAGE, "--csv: empty path");
+        return sb_fail(SB_EXIT_USAGE, "--%s: empty path", opt);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -178,10 +197,13 @@ static int csv_opt(const char *path)
     else
         strcpy(dir, ".");
     struct stat st;
+    if (strchr(dir, '{'))
+        return sb_fail(SB_EXIT_USAGE, "--%s %s: {gpu} and {date} go in the file name only", opt,
+                       path);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return sb_fail(SB_EXIT_USAGE, "--csv %s: folder '%s' does not exist", path, dir);
+        return sb_fail(SB_EXIT_USAGE, "--%s %s: folder '%s' does not exist", opt, path, dir);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return sb_fail(SB_EXIT_USAGE, "--csv %s: is a folder, expected a file path", path);
+        return sb_fail(SB_EXIT_USAGE, "--%s %s: is a folder, expected a file path", opt, path);
     return 0;
 }
 
@@ -203,6 +225,7 @@ static int unknown_option(const char *arg)
 
 int sb_cli_parse(int argc, char **argv, sb_options *o)
 {
+    sb_measure_opts *m = &o->run.m;
     long long v;
     int rc = 0;
     opterr = 0;
@@ -216,38 +239,45 @@ int sb_cli_parse(int argc, char **argv, sb_options *o)
         switch (c) {
         case 's':
             rc = list_opt("scenario", optarg);
-            o->scenarios = optarg;
+            o->run.scenarios = optarg;
             break;
         case 'v':
             rc = list_opt("variant", optarg);
-            o->variants = optarg;
+            o->run.variants = optarg;
             break;
         case OPT_LIST:
             o->list = 1;
             break;
         case OPT_ITERS:
-            rc = int_opt("iters", optarg, 1, 100000000, &o->iters);
+            rc = int_opt("iters", optarg, 1, 100000000, &m->iters);
+            o->given |= SB_GIVEN_ITERS;
             break;
         case OPT_WARMUP:
             if (!(rc = int_opt("warmup", optarg, 0, 100000, &v)))
-                o->warmup = (int)v;
+                m->warmup = (int)v;
+            o->given |= SB_GIVEN_WARMUP;
             break;
         case OPT_WARMUP_TIME:
-            rc = double_opt("warmup-time", optarg, 0, 1, 600, &o->warmup_s);
+            rc = double_opt("warmup-time", optarg, 0, 1, 600, &m->warmup_s);
+            o->given |= SB_GIVEN_WARMUP_TIME;
             break;
         case OPT_MIN_REPS:
             if (!(rc = int_opt("min-reps", optarg, 1, 1000000, &v)))
-                o->min_reps = (int)v;
+                m->min_reps = (int)v;
+            o->given |= SB_GIVEN_MIN_REPS;
             break;
         case OPT_MAX_REPS:
             if (!(rc = int_opt("max-reps", optarg, 1, 1000000, &v)))
-                o->max_reps = (int)v;
+                m->max_reps = (int)v;
+            o->given |= SB_GIVEN_MAX_REPS;
             break;
         case OPT_MAX_TIME:
-            rc = double_opt("max-time", optarg, 0, 0, 3600, &o->max_time_s);
+            rc = double_opt("max-time", optarg, 0, 0, 3600, &m->max_time_s);
+            o->given |= SB_GIVEN_MAX_TIME;
             break;
         case OPT_TARGET_CV:
-            rc = double_opt("target-cv", optarg, 0, 0, 100, &o->target_cv);
+            rc = double_opt("target-cv", optarg, 0, 0, 100, &m->target_cv);
+            o->given |= SB_GIVEN_TARGET_CV;
             break;
         case OPT_SET:
             rc = set_opt(o, optarg);
@@ -257,8 +287,22 @@ int sb_cli_parse(int argc, char **argv, sb_options *o)
                 o->device = (int)v;
             break;
         case OPT_CSV:
-            rc = csv_opt(optarg);
+            rc = output_opt("csv", optarg, 1);
             o->csv = optarg;
+            break;
+        case OPT_JSON:
+            rc = output_opt("json", optarg, 0);
+            o->json = optarg;
+            break;
+        case OPT_MARKDOWN:
+            rc = output_opt("markdown", optarg, 0);
+            o->markdown = optarg;
+            break;
+        case OPT_CONFIG:
+            o->config = optarg;
+            break;
+        case OPT_DRY_RUN:
+            o->dry_run = 1;
             break;
         case 'q':
             o->quiet = 1;
@@ -279,8 +323,8 @@ int sb_cli_parse(int argc, char **argv, sb_options *o)
     }
     if (optind < argc)
         return sb_fail(SB_EXIT_USAGE, "unexpected argument '%s' (see --help)", argv[optind]);
-    if (o->min_reps > o->max_reps)
-        return sb_fail(SB_EXIT_USAGE, "--min-reps %d is above --max-reps %d", o->min_reps,
-                       o->max_reps);
+    if (m->min_reps > m->max_reps)
+        return sb_fail(SB_EXIT_USAGE, "--min-reps %d is above --max-reps %d", m->min_reps,
+                       m->max_reps);
     return 0;
 }

@@ -4,28 +4,28 @@
 
 #include <stdio.h>
 
-#define SB_MAX_SETS 32
+#include "run_spec.h"
 
-typedef struct sb_set_opt {
-    const char *key;   /* "m" */
-    const char *value; /* "256,512,1024": several values sweep the parameter */
-} sb_set_opt;
+/* Which measurement options the command line gave (they override a config file's). */
+enum {
+    SB_GIVEN_ITERS = 1 << 0,
+    SB_GIVEN_WARMUP = 1 << 1,
+    SB_GIVEN_WARMUP_TIME = 1 << 2,
+    SB_GIVEN_MIN_REPS = 1 << 3,
+    SB_GIVEN_MAX_REPS = 1 << 4,
+    SB_GIVEN_MAX_TIME = 1 << 5,
+    SB_GIVEN_TARGET_CV = 1 << 6,
+};
 
 typedef struct sb_options {
-    const char *scenarios; /* comma list as given, NULL: every scenario */
-    const char *variants;  /* comma list as given, NULL: every variant */
-    int list, help, version, quiet;
-    long long iters; /* 0: the scenario's default */
-    int warmup;      /* warm-up repetitions per measurement (at least) */
-    double warmup_s; /* warm-up seconds per measurement (at least) */
-    int min_reps;
-    int max_reps;
-    double max_time_s; /* per measurement, after warm-up */
-    double target_cv;  /* percent */
-    sb_set_opt sets[SB_MAX_SETS];
-    int n_sets;
+    sb_run_spec run; /* --scenario, --variant, --set and the measurement options */
+    unsigned given;  /* SB_GIVEN_* */
+    const char *config;
+    int list, help, version, quiet, dry_run;
     int device;
-    const char *csv; /* NULL: none; "-": stdout (then no table) */
+    const char *csv;      /* NULL: none; "-": stdout (then no table) */
+    const char *json;     /* NULL: none */
+    const char *markdown; /* NULL: none */
     char set_buf[SB_MAX_SETS][512];
 } sb_options;
 

@@ -13,8 +13,7 @@ size_t sb_gemm_op_bytes(long long m, long long n, long long k, sb_dtype dt)
            WORKSPACE_BYTES;
 }
 
-int sb_gemm_op_init(sb_gemm_op *op, int m, int n, int k, sb_dtype dt, int tf32,
-                    cudaStream_t stream)
+int sb_gemm_op_init(sb_gemm_op *op, int m, int n, int k, sb_dtype dt, int tf32, cudaStream_t stream)
 {
     memset(op, 0, sizeof *op);
     op->m = m;
@@ -42,8 +41,8 @@ int sb_gemm_op_init(sb_gemm_op *op, int m, int n, int k, sb_dtype dt, int tf32,
 
 int sb_gemm_op_poison(sb_gemm_op *op)
 {
-    SB_CUDA(cudaMemsetAsync(op->C, 0xFF, (size_t)op->m * op->n * sb_dtype_size(op->dt),
-                            op->stream));
+    SB_CUDA(
+        cudaMemsetAsync(op->C, 0xFF, (size_t)op->m * op->n * sb_dtype_size(op->dt), op->stream));
     return 0;
 }
 

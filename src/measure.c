@@ -45,19 +45,19 @@ static int check_recorder(const sb_recorder *rec)
     return 0;
 }
 
-static double warmup_seconds(const sb_measure_cfg *cfg, const sb_scenario *sc, int first)
+static double warmup_seconds(const sb_measure_opts *m, const sb_scenario *sc, int first)
 {
-    if (cfg->warmup_s >= 0)
-        return cfg->warmup_s;
+    if (m->warmup_s >= 0)
+        return m->warmup_s;
     return first && sc->warmup_s > SB_DEFAULT_WARMUP_S ? sc->warmup_s : SB_DEFAULT_WARMUP_S;
 }
 
-static int warm_up(const sb_measure_cfg *cfg, sb_run *r, sb_recorder *scratch, double seconds)
+static int warm_up(const sb_measure_opts *m, sb_run *r, sb_recorder *scratch, double seconds)
 {
     int rc = 0;
     sb_trace_push("warmup", SB_COLOR_WARMUP);
     double t0 = sb_now_us();
-    for (int w = 0; !rc && (w < cfg->warmup || sb_now_us() - t0 < seconds * 1e6); w++) {
+    for (int w = 0; !rc && (w < m->warmup || sb_now_us() - t0 < seconds * 1e6); w++) {
         sb_recorder_reset(scratch);
         rc = r->sc->measure(r, scratch);
         if (!rc)
@@ -70,8 +70,8 @@ static int warm_up(const sb_measure_cfg *cfg, sb_run *r, sb_recorder *scratch, d
 /* Repetitions until the stopping rule holds. With a reference variant, every repetition is
  * paired with one of the reference, in alternating order, so that the deltas are differences of
  * neighbours: slow drifts (clocks, temperature) cancel instead of landing in the overhead. */
-static int repeat(const sb_measure_cfg *cfg, sb_run *r, sb_recorder *rec, int ref_variant,
-                  sb_recorder *paired)
+static int repeat(const sb_measure_cfg *cfg, const sb_measure_opts *m, sb_run *r, sb_recorder *rec,
+                  int ref_variant, sb_recorder *paired)
 {
     const char *primary = r->sc->metrics[0].name;
     const int variant = r->variant;
@@ -103,15 +103,24 @@ static int repeat(const sb_measure_cfg *cfg, sb_run *r, sb_recorder *rec, int re
             break;
         }
         running_add(&acc, x[n - 1]);
-        if (acc.n >= cfg->max_reps)
+        if (acc.n >= m->max_reps)
             break;
-        if (acc.n >= cfg->min_reps &&
-            (running_cv(&acc) < cfg->target_cv || sb_now_us() - t0 >= cfg->max_time_s * 1e6))
+        if (acc.n >= m->min_reps &&
+            (running_cv(&acc) < m->target_cv || sb_now_us() - t0 >= m->max_time_s * 1e6))
             break;
     }
     int stop_rc = cfg->capture ? sb_trace_capture_stop() : 0;
     sb_trace_pop();
     return rc ? rc : stop_rc;
+}
+
+int sb_clock_throttled(const sb_clock_sample *before, const sb_clock_sample *after)
+{
+    if (!before->valid || !after->valid)
+        return 0;
+    if ((double)after->sm_mhz < 0.95 * (double)before->sm_mhz)
+        return 1;
+    return ((before->reasons | after->reasons) & SB_NVML_THROTTLE_MASK) != 0;
 }
 
 void sb_deltas(const double *x, const double *ref, int n, double *abs, double *pct)
@@ -122,8 +131,8 @@ void sb_deltas(const double *x, const double *ref, int n, double *abs, double *p
     }
 }
 
-static int add_row(sb_results *res, const sb_run *r, const char *params, int reps,
-                   const sb_metric_def *m, const double *x, int n)
+static int add_row(sb_results *res, const sb_run *r, const char *params, const char *flags,
+                   int reps, const sb_metric_def *m, const double *x, int n)
 {
     sb_row row;
     memset(&row, 0, sizeof row);
@@ -135,6 +144,7 @@ static int add_row(sb_results *res, const sb_run *r, const char *params, int rep
     row.iters = r->iters;
     row.reps = reps;
     row.better = m->better;
+    snprintf(row.flags, sizeof row.flags, "%s", flags);
     sb_utc_now(row.timestamp, sizeof row.timestamp);
     if (sb_stats_compute(x, n, &row.st) != 0 || sb_results_add(res, &row) != 0)
         return sb_fail(SB_EXIT_FAIL, "out of memory storing results");
@@ -144,7 +154,7 @@ static int add_row(sb_results *res, const sb_run *r, const char *params, int rep
 /* Rows of one finished measurement: every recorded metric, and the paired deltas against the
  * reference variant when the scenario declares them. */
 static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder *paired,
-                     sb_results *res)
+                     const char *flags, sb_results *res)
 {
     const sb_scenario *sc = r->sc;
     char params[256];
@@ -178,11 +188,11 @@ static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder 
         int n;
         const double *x = sb_recorder_samples(rec, m->name, &n);
         if (abs && !strcmp(m->name, sc->delta->abs_name))
-            rc = add_row(res, r, params, reps, m, abs, nd);
+            rc = add_row(res, r, params, flags, reps, m, abs, nd);
         else if (pct && sc->delta->pct_name && !strcmp(m->name, sc->delta->pct_name))
-            rc = add_row(res, r, params, reps, m, pct, nd);
+            rc = add_row(res, r, params, flags, reps, m, pct, nd);
         else if (x)
-            rc = add_row(res, r, params, reps, m, x, n);
+            rc = add_row(res, r, params, flags, reps, m, x, n);
     }
     free(abs);
     free(pct);
@@ -192,7 +202,7 @@ static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder 
 int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e, sb_results *res)
 {
     const sb_scenario *sc = e->sc;
-    sb_run r = {.sc = sc, .values = e->values, .iters = e->iters, .device = cfg->device};
+    sb_run r = {.sc = sc, .values = e->values, .iters = e->m.iters, .device = cfg->device};
     char name[512], params[256];
     sb_params_format_all(sc->params, e->values, params, sizeof params);
     snprintf(name, sizeof name, "%s %s", sc->name, params);
@@ -217,15 +227,30 @@ int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e, sb_resul
         sb_recorder_reset(&rec);
         sb_recorder_reset(&paired);
 
+        if (cfg->on_start)
+            cfg->on_start(cfg->ctx, e, r.variant);
         sb_trace_push(name, v->is_sync ? SB_COLOR_SYNC : SB_COLOR_ASYNC);
-        rc = warm_up(cfg, &r, &scratch, warmup_seconds(cfg, sc, i == 0));
+        rc = warm_up(&e->m, &r, &scratch, warmup_seconds(&e->m, sc, i == 0));
+        sb_clock_sample before = {0}, after = {0};
+        if (!rc && cfg->sample_clocks)
+            cfg->sample_clocks(cfg->device, &before);
         if (!rc)
-            rc = repeat(cfg, &r, &rec, ref, &paired);
+            rc = repeat(cfg, &e->m, &r, &rec, ref, &paired);
+        if (!rc && cfg->sample_clocks)
+            cfg->sample_clocks(cfg->device, &after);
         if (!rc)
             rc = sc->validate(&r);
         sb_trace_pop();
-        if (!rc)
-            rc = emit_rows(&r, &rec, ref >= 0 ? &paired : NULL, res);
+        if (!rc) {
+            int n;
+            const double *x = sb_recorder_samples(&rec, sc->metrics[0].name, &n);
+            int noisy = x && sb_cv_percent(x, n) > e->m.target_cv;
+            int throttled = sb_clock_throttled(&before, &after);
+            char flags[32];
+            snprintf(flags, sizeof flags, "%s%s%s", throttled ? "throttled" : "",
+                     throttled && noisy ? ";" : "", noisy ? "noisy" : "");
+            rc = emit_rows(&r, &rec, ref >= 0 ? &paired : NULL, flags, res);
+        }
     }
     sc->teardown(&r);
     sb_recorder_free(&rec);

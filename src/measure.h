@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include "nvml.h"
 #include "plan.h"
 #include "results.h"
 
@@ -14,15 +15,15 @@
  * before the first variant of a plan entry). */
 #define SB_DEFAULT_WARMUP_S 0.3
 
+/* What holds for the whole run; each plan entry carries its own sb_measure_opts. */
 typedef struct sb_measure_cfg {
-    int warmup;      /* at least this many warm-up repetitions ... */
-    double warmup_s; /* ... and at least this long; < 0: automatic (see above) */
-    int min_reps;
-    int max_reps;
-    double max_time_s;
-    double target_cv; /* percent */
     int device;
     int capture; /* bracket measured parts with cudaProfilerStart/Stop (off in unit tests) */
+    /* SM clock and throttle reasons before and after each measurement; may be NULL */
+    int (*sample_clocks)(int device, sb_clock_sample *out);
+    /* called before each measurement (progress display); may be NULL */
+    void (*on_start)(void *ctx, const sb_plan_entry *e, int variant);
+    void *ctx;
 } sb_measure_cfg;
 
 /* Set by the SIGINT handler: the engine stops after the current measurement. */
@@ -31,6 +32,10 @@ extern volatile sig_atomic_t sb_stop_requested;
 /* Appends the rows of every finished variant to res (also when a later one fails).
  * Returns 0, SB_EXIT_FAIL (error recorded) or SB_EXIT_INTERRUPT. */
 int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e, sb_results *res);
+
+/* A measurement ran throttled if the SM clock fell by more than 5 % across it, or a reason
+ * that slows a busy GPU (power cap, thermal, HW slowdown) was active before or after it. */
+int sb_clock_throttled(const sb_clock_sample *before, const sb_clock_sample *after);
 
 /* Paired per-repetition differences x - ref (abs) and in percent of ref (pct). */
 void sb_deltas(const double *x, const double *ref, int n, double *abs, double *pct);

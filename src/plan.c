@@ -1,9 +1,11 @@
 #include "plan.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "error.h"
 #include "registry.h"
 #include "textutil.h"
@@ -13,34 +15,69 @@ typedef struct {
     int n;
 } selection;
 
-static int select_scenarios(const sb_options *o, selection *sel)
+/* "configs/ci.ini:12: [small-gemm] " for a config section (line: the key's, else the
+ * section's), "" for the command line. */
+static void where(const sb_run_spec *spec, int line, char *buf, size_t n)
+{
+    if (!spec->file)
+        buf[0] = '\0';
+    else
+        snprintf(buf, n, "%s:%d: [%s] ", spec->file, line ? line : spec->line, spec->section);
+}
+
+static int spec_fail(const sb_run_spec *spec, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int spec_fail(const sb_run_spec *spec, int line, const char *fmt, ...)
+{
+    char at[512], msg[768];
+    where(spec, line, at, sizeof at);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sb_fail(SB_EXIT_USAGE, "%s%s", at, msg);
+}
+
+static const char *scenario_hint(const char *name)
+{
+    /* the registry holds pointers to scenarios, so gather their names first */
+    static const char *cands[65];
+    int c = 0;
+    for (int j = 0; sb_scenarios[j] && c < 64; j++)
+        cands[c++] = sb_scenarios[j]->name;
+    cands[c] = NULL;
+    return sb_suggest(name, cands, sizeof cands[0]);
+}
+
+int sb_unknown_scenario(const char *name, char *msg, size_t n)
+{
+    const char *hint = scenario_hint(name);
+    if (hint)
+        return snprintf(msg, n, "unknown scenario '%s'; did you mean '%s'?", name, hint);
+    return snprintf(msg, n, "unknown scenario '%s' (see --list)", name);
+}
+
+static int select_scenarios(const sb_run_spec *spec, selection *sel)
 {
     sel->n = 0;
-    if (!o->scenarios) {
+    if (!spec->scenarios) {
         for (int i = 0; sb_scenarios[i] && sel->n < 64; i++)
             sel->list[sel->n++] = sb_scenarios[i];
         return 0;
     }
     char buf[1024];
     char *names[64];
-    snprintf(buf, sizeof buf, "%s", o->scenarios);
+    snprintf(buf, sizeof buf, "%s", spec->scenarios);
     int k = sb_split_commas(buf, names, 64);
     if (k < 0)
-        return sb_fail(SB_EXIT_USAGE, "--scenario: too many names");
+        return spec_fail(spec, spec->scenario_line, "too many scenario names");
     for (int i = 0; i < k; i++) {
         const sb_scenario *sc = sb_scenario_find(names[i]);
         if (!sc) {
-            /* the registry holds pointers to scenarios, so gather their names first */
-            const char *cands[65];
-            int c = 0;
-            for (int j = 0; sb_scenarios[j] && c < 64; j++)
-                cands[c++] = sb_scenarios[j]->name;
-            cands[c] = NULL;
-            const char *hint = sb_suggest(names[i], cands, sizeof cands[0]);
-            if (hint)
-                return sb_fail(SB_EXIT_USAGE, "unknown scenario '%s'; did you mean '%s'?", names[i],
-                               hint);
-            return sb_fail(SB_EXIT_USAGE, "unknown scenario '%s' (see --list)", names[i]);
+            char msg[256];
+            sb_unknown_scenario(names[i], msg, sizeof msg);
+            return spec_fail(spec, spec->scenario_line, "%s", msg);
         }
         int dup = 0;
         for (int j = 0; j < sel->n; j++)
@@ -51,10 +88,10 @@ static int select_scenarios(const sb_options *o, selection *sel)
     return 0;
 }
 
-static int check_set_keys(const sb_options *o, const selection *sel)
+static int check_set_keys(const sb_run_spec *spec, const selection *sel)
 {
-    for (int s = 0; s < o->n_sets; s++) {
-        const char *key = o->sets[s].key;
+    for (int s = 0; s < spec->n_sets; s++) {
+        const char *key = spec->sets[s].key;
         int known = 0;
         const char *cands[SB_MAX_PARAMS * 64 + 1];
         int c = 0;
@@ -74,28 +111,30 @@ static int check_set_keys(const sb_options *o, const selection *sel)
             strncat(names, sel->list[i]->name, sizeof names - strlen(names) - 1);
         }
         if (hint)
-            return sb_fail(SB_EXIT_USAGE, "--set %s: unknown parameter for %s; did you mean '%s'?",
-                           key, names, hint);
-        return sb_fail(SB_EXIT_USAGE, "--set %s: unknown parameter for %s (see --list)", key,
-                       names);
+            return spec_fail(spec, spec->sets[s].line,
+                             "--set %s: unknown parameter for %s; did you mean '%s'?", key, names,
+                             hint);
+        return spec_fail(spec, spec->sets[s].line,
+                         "--set %s: unknown parameter for %s (see --list)", key, names);
     }
     return 0;
 }
 
-/* Every --variant name must be a variant of at least one selected scenario. Fills want[i][v]. */
-static int select_variants(const sb_options *o, const selection *sel, int want[][SB_MAX_VARIANTS])
+/* Every variant name must be a variant of at least one selected scenario. Fills want[i][v]. */
+static int select_variants(const sb_run_spec *spec, const selection *sel,
+                           int want[][SB_MAX_VARIANTS])
 {
     for (int i = 0; i < sel->n; i++)
         for (int v = 0; v < SB_MAX_VARIANTS; v++)
-            want[i][v] = !o->variants && v < sb_variant_count(sel->list[i]);
-    if (!o->variants)
+            want[i][v] = !spec->variants && v < sb_variant_count(sel->list[i]);
+    if (!spec->variants)
         return 0;
     char buf[1024];
     char *names[64];
-    snprintf(buf, sizeof buf, "%s", o->variants);
+    snprintf(buf, sizeof buf, "%s", spec->variants);
     int k = sb_split_commas(buf, names, 64);
     if (k < 0)
-        return sb_fail(SB_EXIT_USAGE, "--variant: too many names");
+        return spec_fail(spec, spec->variants_line, "too many variant names");
     for (int n = 0; n < k; n++) {
         int found = 0;
         const char *cands[SB_MAX_VARIANTS * 64 + 1];
@@ -124,23 +163,32 @@ static int select_variants(const sb_options *o, const selection *sel, int want[]
             strncat(all, cands[j], sizeof all - strlen(all) - 1);
         }
         if (hint)
-            return sb_fail(SB_EXIT_USAGE, "unknown variant '%s'; did you mean '%s'?", names[n],
-                           hint);
-        return sb_fail(SB_EXIT_USAGE, "unknown variant '%s' (one of: %s)", names[n], all);
+            return spec_fail(spec, spec->variants_line, "unknown variant '%s'; did you mean '%s'?",
+                             names[n], hint);
+        return spec_fail(spec, spec->variants_line, "unknown variant '%s' (one of: %s)", names[n],
+                         all);
     }
     return 0;
 }
 
 static int add_entry(sb_plan *plan, const sb_plan_entry *e)
 {
-    if (plan->n == SB_MAX_PLAN)
-        return sb_fail(SB_EXIT_USAGE, "the plan has more than %d measurements; sweep less",
-                       SB_MAX_PLAN);
+    if (plan->n == plan->cap) {
+        int cap = plan->cap ? plan->cap * 2 : 64;
+        if (cap > SB_MAX_PLAN)
+            return sb_fail(SB_EXIT_USAGE, "the plan has more than %d entries; sweep less",
+                           SB_MAX_PLAN);
+        sb_plan_entry *p = realloc(plan->entries, sizeof *p * (size_t)cap);
+        if (!p)
+            return sb_fail(SB_EXIT_FAIL, "out of memory building the plan");
+        plan->entries = p;
+        plan->cap = cap;
+    }
     plan->entries[plan->n++] = *e;
     return 0;
 }
 
-static int expand_scenario(const sb_options *o, const sb_scenario *sc, const int *want,
+static int expand_scenario(const sb_run_spec *spec, const sb_scenario *sc, const int *want,
                            sb_plan *plan)
 {
     const sb_param_def *defs = sc->params;
@@ -150,16 +198,21 @@ static int expand_scenario(const sb_options *o, const sb_scenario *sc, const int
     char err[512];
     for (int p = 0; p < np; p++) {
         const char *text = defs[p].def;
-        for (int s = 0; s < o->n_sets; s++)
-            if (!strcmp(o->sets[s].key, defs[p].name))
-                text = o->sets[s].value;
+        int line = 0;
+        for (int s = 0; s < spec->n_sets; s++)
+            if (!strcmp(spec->sets[s].key, defs[p].name)) {
+                text = spec->sets[s].value;
+                line = spec->sets[s].line;
+            }
         if (sb_param_parse_list(&defs[p], text, vals[p], &nvals[p], err, sizeof err) != 0)
-            return sb_fail(SB_EXIT_USAGE, "%s: --set %s", sc->name, err);
+            return spec->file ? spec_fail(spec, line, "%s", err)
+                              : sb_fail(SB_EXIT_USAGE, "%s: --set %s", sc->name, err);
     }
 
     sb_plan_entry e;
     memset(&e, 0, sizeof e);
     e.sc = sc;
+    e.m = spec->m;
     /* requested variants plus the references they are compared with, in declaration order */
     int take[SB_MAX_VARIANTS] = {0};
     for (int v = 0; sc->variants[v].name; v++) {
@@ -180,11 +233,13 @@ static int expand_scenario(const sb_options *o, const sb_scenario *sc, const int
     for (;;) {
         for (int p = 0; p < np; p++)
             e.values[p] = vals[p][idx[p]];
-        e.iters = o->iters ? o->iters : sc->iters_for ? sc->iters_for(e.values) : sc->default_iters;
+        e.m.iters = spec->m.iters   ? spec->m.iters
+                    : sc->iters_for ? sc->iters_for(e.values)
+                                    : sc->default_iters;
         if (sc->check && sc->check(e.values, err, sizeof err) != 0) {
             char params[256];
             sb_params_format_all(defs, e.values, params, sizeof params);
-            return sb_fail(SB_EXIT_USAGE, "%s %s: %s", sc->name, params, err);
+            return spec_fail(spec, 0, "%s %s: %s", sc->name, params, err);
         }
         int rc = add_entry(plan, &e);
         if (rc)
@@ -198,25 +253,27 @@ static int expand_scenario(const sb_options *o, const sb_scenario *sc, const int
     return 0;
 }
 
+int sb_plan_add_spec(sb_plan *plan, const sb_run_spec *spec)
+{
+    selection sel;
+    int want[64][SB_MAX_VARIANTS];
+    int before = plan->n;
+    int rc = select_scenarios(spec, &sel);
+    if (!rc)
+        rc = check_set_keys(spec, &sel);
+    if (!rc)
+        rc = select_variants(spec, &sel, want);
+    for (int i = 0; i < sel.n && !rc; i++)
+        rc = expand_scenario(spec, sel.list[i], want[i], plan);
+    if (!rc && plan->n == before)
+        rc = spec_fail(spec, 0, "nothing to run: no selected scenario has those variants");
+    return rc;
+}
+
 int sb_plan_build(const sb_options *o, sb_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    selection sel;
-    int want[64][SB_MAX_VARIANTS];
-    int rc = select_scenarios(o, &sel);
-    if (!rc)
-        rc = check_set_keys(o, &sel);
-    if (!rc)
-        rc = select_variants(o, &sel, want);
-    if (rc)
-        return rc;
-    plan->entries = calloc(SB_MAX_PLAN, sizeof *plan->entries);
-    if (!plan->entries)
-        return sb_fail(SB_EXIT_FAIL, "out of memory building the plan");
-    for (int i = 0; i < sel.n && !rc; i++)
-        rc = expand_scenario(o, sel.list[i], want[i], plan);
-    if (!rc && plan->n == 0)
-        rc = sb_fail(SB_EXIT_USAGE, "nothing to run: no selected scenario has those variants");
+    int rc = o->config ? sb_config_plan(o->config, o, plan) : sb_plan_add_spec(plan, &o->run);
     if (rc)
         sb_plan_free(plan);
     return rc;
@@ -241,4 +298,20 @@ int sb_plan_measurements(const sb_plan *plan)
     for (int i = 0; i < plan->n; i++)
         n += plan->entries[i].n_variants;
     return n;
+}
+
+void sb_plan_print(FILE *f, const sb_plan *plan)
+{
+    int total = sb_plan_measurements(plan);
+    fprintf(f, "plan: %d measurement%s in %d entr%s\n", total, total == 1 ? "" : "s", plan->n,
+            plan->n == 1 ? "y" : "ies");
+    int k = 0;
+    for (int i = 0; i < plan->n; i++) {
+        const sb_plan_entry *e = &plan->entries[i];
+        char params[256];
+        sb_params_format_all(e->sc->params, e->values, params, sizeof params);
+        for (int v = 0; v < e->n_variants; v++)
+            fprintf(f, "%4d  %-14s %-17s %s  iters=%lld\n", ++k, e->sc->name,
+                    e->sc->variants[e->variants[v]].name, params, e->m.iters);
+    }
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "env.h"
+#include "outfile.h"
 #include "results.h"
 
 /* Aligned table on f: one block per scenario, one line per (variant, params), the medians of
@@ -18,17 +19,14 @@ void sb_csv_write_field(FILE *f, const char *s);
 void sb_csv_write_header(FILE *f);
 void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r);
 
-/* The CSV file is written to a temporary name next to `path` and renamed when complete, so an
- * interrupted run never leaves a truncated file. "-" writes to stdout. */
-typedef struct sb_csv_file {
-    char path[4096];
-    char tmp[4200];
-    FILE *f;
-    int to_stdout;
-} sb_csv_file;
+/* Header and every row into an opened output file, then commit it. */
+int sb_csv_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
 
-int sb_csv_open(sb_csv_file *c, const char *path); /* exit 2 if it cannot be created */
-int sb_csv_commit(sb_csv_file *c, const sb_env *env, const sb_results *res);
-void sb_csv_discard(sb_csv_file *c);
+/* ---- JSON (jansson): every row plus the environment record ---- */
+int sb_json_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
+
+/* ---- GitHub-flavoured Markdown: the table, for CI job summaries ---- */
+void sb_report_markdown(FILE *f, const sb_env *env, const sb_results *res);
+int sb_markdown_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
 
 #endif

@@ -1,16 +1,12 @@
 #include "report.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-
-#include "error.h"
 
 const char *const sb_csv_columns[] = {
     "run_id", "timestamp", "host", "gpu",    "driver", "cuda_runtime", "scenario", "variant",
     "params", "iters",     "reps", "metric", "unit",   "better",       "median",   "mean",
-    "stddev", "min",       "max",  "p05",    "p95",    "cv",           NULL,
+    "stddev", "min",       "max",  "p05",    "p95",    "cv",           "flags",    NULL,
 };
 
 void sb_csv_write_field(FILE *f, const char *s)
@@ -65,53 +61,17 @@ void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r)
     num(f, r->st.p05);
     num(f, r->st.p95);
     num(f, r->st.cv);
+    fputc(',', f);
+    sb_csv_write_field(f, r->flags);
     fputc('\n', f);
 }
 
-int sb_csv_open(sb_csv_file *c, const char *path)
+int sb_csv_commit(sb_out_file *o, const sb_env *env, const sb_results *res)
 {
-    memset(c, 0, sizeof *c);
-    if (strcmp(path, "-") == 0) {
-        c->to_stdout = 1;
-        c->f = stdout;
+    if (!o->f)
         return 0;
-    }
-    snprintf(c->path, sizeof c->path, "%s", path);
-    snprintf(c->tmp, sizeof c->tmp, "%s.tmp-%d", path, (int)getpid());
-    c->f = fopen(c->tmp, "w");
-    if (!c->f)
-        return sb_fail(SB_EXIT_USAGE, "--csv %s: cannot create: %s", path, strerror(errno));
-    return 0;
-}
-
-int sb_csv_commit(sb_csv_file *c, const sb_env *env, const sb_results *res)
-{
-    if (!c->f)
-        return 0;
-    sb_csv_write_header(c->f);
+    sb_csv_write_header(o->f);
     for (int i = 0; i < res->n; i++)
-        sb_csv_write_row(c->f, env, &res->rows[i]);
-    if (c->to_stdout) {
-        fflush(stdout);
-        c->f = NULL;
-        return 0;
-    }
-    int bad = ferror(c->f);
-    bad |= fclose(c->f) != 0;
-    c->f = NULL;
-    if (bad || rename(c->tmp, c->path) != 0) {
-        int err = errno;
-        unlink(c->tmp);
-        return sb_fail(SB_EXIT_FAIL, "--csv %s: write failed: %s", c->path, strerror(err));
-    }
-    return 0;
-}
-
-void sb_csv_discard(sb_csv_file *c)
-{
-    if (c->f && !c->to_stdout) {
-        fclose(c->f);
-        unlink(c->tmp);
-    }
-    c->f = NULL;
+        sb_csv_write_row(o->f, env, &res->rows[i]);
+    return sb_out_commit(o, env);
 }

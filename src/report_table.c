@@ -39,7 +39,7 @@ static int same_line(const sb_row *a, const sb_row *b)
            !strcmp(a->params, b->params);
 }
 
-static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc)
+static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc, int markdown)
 {
     const char *heads[MAX_COLS];
     const char *metric[MAX_COLS];
@@ -51,6 +51,11 @@ static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc
         if (sc->metrics[i].label)
             heads[nc] = sc->metrics[i].label, metric[nc++] = sc->metrics[i].name;
     heads[nc] = "cv %", metric[nc++] = sc->metrics[0].name;
+    int any_flags = 0;
+    for (int i = 0; i < res->n; i++)
+        any_flags |= !strcmp(res->rows[i].scenario, sc->name) && res->rows[i].flags[0];
+    if (any_flags)
+        heads[nc] = "flags", metric[nc++] = NULL;
 
     /* distinct lines (scenario, variant, params) in order of appearance */
     const sb_row **lines = malloc(sizeof *lines * (size_t)res->n);
@@ -67,11 +72,6 @@ static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc
             lines[nl++] = r;
     }
     int w[MAX_COLS];
-    if (!nl) {
-        free(lines);
-        free(cell);
-        return;
-    }
     for (int c = 0; c < nc; c++)
         w[c] = width(heads[c]);
     for (int l = 0; l < nl; l++) {
@@ -84,12 +84,14 @@ static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc
                 snprintf(out, CELL, "%s", r->variant);
             else if (c == 2)
                 snprintf(out, CELL, "%s", r->params);
+            else if (!metric[c])
+                snprintf(out, CELL, "%s", r->flags);
             else {
                 const sb_row *m =
                     sb_results_find(res, r->scenario, r->variant, r->params, metric[c]);
                 if (!m)
                     snprintf(out, CELL, "-");
-                else if (c == nc - 1)
+                else if (!strcmp(heads[c], "cv %"))
                     snprintf(out, CELL, "%.2f", m->st.cv);
                 else
                     fmt(m->st.median, out, CELL);
@@ -98,30 +100,65 @@ static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc
                 w[c] = width(out);
         }
     }
-    for (int c = 0; c < nc; c++) {
-        pad(f, heads[c], w[c], c >= 3);
-        fputs(c + 1 < nc ? "  " : "\n", f);
-    }
-    for (int l = 0; l < nl; l++)
+    if (nl && markdown) {
+        for (int c = 0; c < nc; c++)
+            fprintf(f, "| %s ", heads[c]);
+        fputs("|\n", f);
+        for (int c = 0; c < nc; c++)
+            fputs(c >= 3 && metric[c] ? "| ---: " : "| --- ", f);
+        fputs("|\n", f);
+        for (int l = 0; l < nl; l++) {
+            for (int c = 0; c < nc; c++)
+                fprintf(f, "| %s ", cell[l][c]);
+            fputs("|\n", f);
+        }
+    } else if (nl) {
         for (int c = 0; c < nc; c++) {
-            pad(f, cell[l][c], w[c], c >= 3);
+            pad(f, heads[c], w[c], c >= 3 && metric[c]);
             fputs(c + 1 < nc ? "  " : "\n", f);
         }
+        for (int l = 0; l < nl; l++)
+            for (int c = 0; c < nc; c++) {
+                pad(f, cell[l][c], w[c], c >= 3 && metric[c]);
+                fputs(c + 1 < nc ? "  " : "\n", f);
+            }
+    }
     free(lines);
     free(cell);
 }
 
-void sb_report_table(FILE *f, const sb_results *res)
+static void blocks(FILE *f, const sb_results *res, int markdown)
 {
-    int blocks = 0;
+    int n = 0;
     for (int s = 0; sb_scenarios[s]; s++) {
         int has = 0;
         for (int i = 0; i < res->n && !has; i++)
             has = !strcmp(res->rows[i].scenario, sb_scenarios[s]->name);
         if (!has)
             continue;
-        if (blocks++)
+        if (n++)
             fputc('\n', f);
-        scenario_block(f, res, sb_scenarios[s]);
+        scenario_block(f, res, sb_scenarios[s], markdown);
     }
+}
+
+void sb_report_table(FILE *f, const sb_results *res)
+{
+    blocks(f, res, 0);
+}
+
+void sb_report_markdown(FILE *f, const sb_env *env, const sb_results *res)
+{
+    fprintf(f, "### syncbench on %s\n\n", env->gpu);
+    fprintf(f, "driver %s, CUDA %s, host %s, run `%s`\n\n", env->driver, env->cuda_runtime,
+            env->host, env->run_id);
+    blocks(f, res, 1);
+}
+
+int sb_markdown_commit(sb_out_file *o, const sb_env *env, const sb_results *res)
+{
+    if (!o->f)
+        return 0;
+    sb_report_markdown(o->f, env, res);
+    return sb_out_commit(o, env);
 }

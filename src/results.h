@@ -16,6 +16,7 @@ typedef struct sb_row {
     sb_better better;
     sb_stats st;
     char timestamp[32]; /* ISO 8601 UTC, when the measurement finished */
+    char flags[32];     /* ";"-joined: "throttled", "noisy"; "" when clean */
 } sb_row;
 
 typedef struct sb_results {

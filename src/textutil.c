@@ -103,6 +103,12 @@ int sb_edit_distance(const char *a, const char *b)
                 best = d[i][j - 1] + 1;
             if (d[i - 1][j - 1] + cost < best)
                 best = d[i - 1][j - 1] + cost;
+            /* a swap of two neighbours is one typo ("itres" for "iters") */
+            if (i > 1 && j > 1 &&
+                tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
             d[i][j] = best;
         }
     }

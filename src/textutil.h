@@ -16,7 +16,8 @@ int sb_parse_size(const char *s, long long *out);
 /* Shortest exact form: 64MiB, 400MB, 4096 -> 4KiB, 1000 -> 1000. */
 void sb_format_size(long long v, char *buf, size_t n);
 
-/* Levenshtein distance, case-insensitive. */
+/* Edit distance (insertions, deletions, substitutions and swaps of neighbours), case-insensitive.
+ */
 int sb_edit_distance(const char *a, const char *b);
 /* The candidate closest to `name` when it is close enough to be a likely typo, else NULL.
  * `candidates` is NULL-terminated; `stride` is the byte distance between consecutive name

@@ -26,18 +26,14 @@ static const sb_variant variants[] = {
     {"serial-pageable", "one stream, pageable host buffer, sync after every step", 1, NULL},
     {"serial-pinned", "one stream, pinned host buffer, no sync inside the loop", 0, NULL},
     {"double-buffered",
-     "copy and compute streams, two device buffers, pinned, events for the dependencies", 0,
-     NULL},
+     "copy and compute streams, two device buffers, pinned, events for the dependencies", 0, NULL},
     {NULL, NULL, 0, NULL},
 };
 
 static const sb_metric_def metrics[] = {
-    {"total_ms", "ms", SB_LOWER, "total ms"},
-    {"copy_ms", "ms", SB_LOWER, "copy ms"},
-    {"compute_ms", "ms", SB_LOWER, "compute ms"},
-    {"ideal_ms", "ms", SB_LOWER, "ideal ms"},
-    {"efficiency", "ratio", SB_HIGHER, "efficiency"},
-    {NULL, NULL, 0, NULL},
+    {"total_ms", "ms", SB_LOWER, "total ms"},         {"copy_ms", "ms", SB_LOWER, "copy ms"},
+    {"compute_ms", "ms", SB_LOWER, "compute ms"},     {"ideal_ms", "ms", SB_LOWER, "ideal ms"},
+    {"efficiency", "ratio", SB_HIGHER, "efficiency"}, {NULL, NULL, 0, NULL},
 };
 
 typedef struct db_state {
@@ -54,8 +50,8 @@ typedef struct db_state {
 static int check(const long long *v, char *err, size_t n)
 {
     if (v[P_BYTES] % (4 * v[P_CHUNKS])) {
-        snprintf(err, n, "bytes=%lld does not divide into chunks=%lld of whole floats",
-                 v[P_BYTES], v[P_CHUNKS]);
+        snprintf(err, n, "bytes=%lld does not divide into chunks=%lld of whole floats", v[P_BYTES],
+                 v[P_CHUNKS]);
         return -1;
     }
     return 0;
@@ -160,8 +156,8 @@ static int copy_chunk(db_state *s, int variant, int c, float *dst)
 
 static int compute_chunk(db_state *s, int c, const float *src, cudaStream_t stream)
 {
-    SB_LAUNCH(sb_launch_sum_for(src, s->chunk_floats, s->compute_ns, &s->sums[c], s->blocks,
-                                stream));
+    SB_LAUNCH(
+        sb_launch_sum_for(src, s->chunk_floats, s->compute_ns, &s->sums[c], s->blocks, stream));
     return 0;
 }
 

@@ -106,8 +106,8 @@ static int setup(sb_run *r)
      * cudaMemcpy uses, then waits for it, as in a framework's default setup */
     SB_CUDA(cudaStreamCreate(&s->stream));
     s->tf32 = (int)r->values[P_TF32];
-    int rc = sb_gemm_op_init(&s->op, (int)r->values[P_M], (int)r->values[P_N],
-                             (int)r->values[P_K], (sb_dtype)r->values[P_DTYPE], s->tf32, s->stream);
+    int rc = sb_gemm_op_init(&s->op, (int)r->values[P_M], (int)r->values[P_N], (int)r->values[P_K],
+                             (sb_dtype)r->values[P_DTYPE], s->tf32, s->stream);
     if (rc)
         return rc;
     SB_CUDA(cudaMalloc((void **)&s->gather_dev, gather_floats(s->op.k) * sizeof(float)));
@@ -130,8 +130,7 @@ static int select_sync(sb_run *r, gemm_state *s, const sb_sync **out)
         if (kind < 0)
             return sb_fail(SB_EXIT_FAIL, "internal: no sync policy for variant %s",
                            sb_run_variant(r));
-        int rc = sb_sync_init(&s->sync[v], (sb_sync_kind)kind, s->stream, s->op.C, &s->readback,
-                              4);
+        int rc = sb_sync_init(&s->sync[v], (sb_sync_kind)kind, s->stream, s->op.C, &s->readback, 4);
         if (rc)
             return rc;
         s->sync_ready[v] = 1;
@@ -190,8 +189,8 @@ static int validate(sb_run *r)
     const sb_gemm_op *op = &s->op;
     const char *fault = getenv("SYNCBENCH_FAULT");
     if (fault && !strcmp(fault, "gemm-output")) /* test hook: a wrong result must be caught */
-        SB_LAUNCH(sb_fill_uniform(op->C, op->dt, (size_t)op->m * op->n, 0xBAD, -1.0f, 1.0f,
-                                  s->stream));
+        SB_LAUNCH(
+            sb_fill_uniform(op->C, op->dt, (size_t)op->m * op->n, 0xBAD, -1.0f, 1.0f, s->stream));
 
     /* sampled elements: the corners plus pseudo-random ones, different at every validation */
     sb_gemm_samples smp = {.count = SAMPLES};

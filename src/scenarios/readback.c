@@ -19,12 +19,11 @@ static const char *const pending_kinds[] = {"spin", "gemm", NULL};
 enum { PENDING_SPIN, PENDING_GEMM };
 
 static const sb_param_def params[] = {
-    {"pending_us", SB_PARAM_INT, "1000", "pending=spin: GPU work queued before the readback",
-     1, 10000000, NULL},
-    {"pending", SB_PARAM_ENUM, "spin", "spin kernel, or an 8192^3 fp16 GEMM", 0, 0,
-     pending_kinds},
-    {"print_elems", SB_PARAM_INT, "16", "print variants: values read back and formatted", 1,
-     65536, NULL},
+    {"pending_us", SB_PARAM_INT, "1000", "pending=spin: GPU work queued before the readback", 1,
+     10000000, NULL},
+    {"pending", SB_PARAM_ENUM, "spin", "spin kernel, or an 8192^3 fp16 GEMM", 0, 0, pending_kinds},
+    {"print_elems", SB_PARAM_INT, "16", "print variants: values read back and formatted", 1, 65536,
+     NULL},
     {NULL, 0, NULL, NULL, 0, 0, NULL},
 };
 enum { P_PENDING_US, P_PENDING, P_PRINT_ELEMS };
@@ -35,14 +34,15 @@ enum { RB_PAGEABLE, RB_PINNED, RB_PRINT };
 static const sb_variant variants[] = {
     {"idle-pageable", "blocking 4-byte copy to pageable memory after a sync (nothing pending)", 0,
      NULL},
-    {"pending-pageable", "blocking 4-byte copy to pageable memory with work pending (.item())",
-     1, "idle-pageable"},
+    {"pending-pageable", "blocking 4-byte copy to pageable memory with work pending (.item())", 1,
+     "idle-pageable"},
     {"idle-pinned", "cudaMemcpyAsync to pinned memory + stream sync, nothing pending", 0, NULL},
     {"pending-pinned", "cudaMemcpyAsync to pinned memory + stream sync, work pending", 1,
      "idle-pinned"},
     {"print-idle", "read back print_elems values and format them, nothing pending", 0, NULL},
-    {"print-pending", "read back print_elems values and format them (print(tensor)), work "
-                      "pending",
+    {"print-pending",
+     "read back print_elems values and format them (print(tensor)), work "
+     "pending",
      1, "print-idle"},
     {NULL, NULL, 0, NULL},
 };
@@ -67,12 +67,12 @@ typedef struct readback_state {
     int pending; /* PENDING_SPIN or PENDING_GEMM */
     unsigned long long pending_ns;
     int print_elems;
-    float *marker;      /* device: written by the pending work */
-    float *pageable;    /* host, malloc */
-    float *pinned;      /* host, cudaHostAlloc */
-    char *text;         /* print variants: the formatted values */
-    sb_gemm_op gemm;    /* pending=gemm */
-    unsigned seq;       /* marker value of the current iteration */
+    float *marker;   /* device: written by the pending work */
+    float *pageable; /* host, malloc */
+    float *pinned;   /* host, cudaHostAlloc */
+    char *text;      /* print variants: the formatted values */
+    sb_gemm_op gemm; /* pending=gemm */
+    unsigned seq;    /* marker value of the current iteration */
     unsigned long long bad;
     float bad_got, bad_want;
 } readback_state;
@@ -110,8 +110,8 @@ static int setup(sb_run *r)
     if (!s->pageable || !s->text)
         return sb_fail(SB_EXIT_FAIL, "out of memory");
     if (s->pending == PENDING_GEMM) {
-        int rc = sb_gemm_op_init(&s->gemm, GEMM_DIM, GEMM_DIM, GEMM_DIM, SB_DTYPE_F16, 0,
-                                 s->stream);
+        int rc =
+            sb_gemm_op_init(&s->gemm, GEMM_DIM, GEMM_DIM, GEMM_DIM, SB_DTYPE_F16, 0, s->stream);
         if (rc)
             return rc;
     }
@@ -146,8 +146,8 @@ static int read_back(readback_state *s, int mode, int n, const float **got)
     case RB_PAGEABLE:
     case RB_PRINT:
         /* synchronous copy into pageable memory: the implicit sync of .item() */
-        SB_CUDA(cudaMemcpy(s->pageable, s->marker, (size_t)n * sizeof(float),
-                           cudaMemcpyDeviceToHost));
+        SB_CUDA(
+            cudaMemcpy(s->pageable, s->marker, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
         if (mode == RB_PRINT)
             format_values(s->text, s->pageable, n);
         *got = s->pageable;

@@ -5,7 +5,7 @@ Bad-input runs hide every GPU (CUDA_VISIBLE_DEVICES=""): had the binary touched 
 validating, it would exit 3, not 2."""
 import pytest
 
-from conftest import run
+from conftest import ROOT, run
 
 NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
 
@@ -101,3 +101,106 @@ def test_no_gpu_is_exit_3_one_line(tmp_path):
     assert len(lines) == 1
     assert lines[0].startswith("syncbench: no usable CUDA device")
     assert list(tmp_path.iterdir()) == []  # the CSV's temporary file is gone too
+
+
+# ---- suites (--config, --dry-run) and compare, all without a GPU ----
+
+def test_dry_run_prints_the_plan_without_a_gpu():
+    r = run("--config", "configs/default.ini", "--dry-run", env=NO_GPU, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    n = int(lines[0].split()[1])
+    assert lines[0].startswith(f"plan: {n} measurements in ")
+    assert len(lines) == n + 1
+    for scenario in ["small-gemm", "big-gemm", "readback", "copy", "double-buffer"]:
+        assert any(f" {scenario} " in line for line in lines[1:]), scenario
+
+
+@pytest.mark.parametrize("suite", ["default", "ci", "seeds"])
+def test_shipped_suites_are_valid(suite):
+    r = run("--config", f"configs/{suite}.ini", "--dry-run", env=NO_GPU, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+def test_dry_run_applies_command_line_overrides():
+    r = run("--config", "configs/ci.ini", "--scenario", "copy", "--set", "bytes=1MiB",
+            "--iters", "9", "--dry-run", env=NO_GPU, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    body = r.stdout.splitlines()[1:]
+    assert body and all(" copy " in line and "bytes=1MiB" in line and "iters=9" in line
+                        for line in body)
+
+
+def test_config_error_names_file_and_line(tmp_path):
+    ini = tmp_path / "x.ini"
+    ini.write_text("[small-gemm]\niters = 10\n\nitres = 5\n")
+    r = run("--config", ini, "--dry-run", env=NO_GPU)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"syncbench: {ini}:4: unknown key 'itres' in [small-gemm]; "
+                                "did you mean 'iters'?")
+
+
+def test_bad_config_fails_before_the_gpu(tmp_path):
+    ini = tmp_path / "x.ini"
+    ini.write_text("[a]\nscenario = copy\n[a]\nscenario = copy\n")
+    r = run("--config", ini, env=NO_GPU)  # no --dry-run: still 2, not 3
+    assert r.returncode == 2
+    assert ":3: duplicate section [a] (first at line 1)" in r.stderr
+
+
+HEADER = ("run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,iters,reps,"
+          "metric,unit,better,median,mean,stddev,min,max,p05,p95,cv,flags\n")
+
+
+def csv_file(path, rows):
+    text = HEADER
+    for scenario, variant, metric, better, median, cv in rows:
+        text += (f"r,t,h,GPU,d,13.0,{scenario},{variant},p=1,10,20,{metric},us,{better},"
+                 f"{median},{median},{median * cv / 100},{median},{median},{median},{median},"
+                 f"{cv},\n")
+    path.write_text(text)
+    return path
+
+
+def test_compare_verdicts_and_exit_codes(tmp_path):
+    base = csv_file(tmp_path / "base.csv", [("copy", "h2d-pinned", "GBps", "higher", 55, 0.2),
+                                            ("small-gemm", "async", "kernel_us", "lower", 4, 0.5)])
+    same = csv_file(tmp_path / "same.csv", [("copy", "h2d-pinned", "GBps", "higher", 54.8, 0.3),
+                                            ("small-gemm", "async", "kernel_us", "lower", 4.05,
+                                             0.5)])
+    worse = csv_file(tmp_path / "worse.csv", [("copy", "h2d-pinned", "GBps", "higher", 40, 0.3),
+                                              ("small-gemm", "async", "kernel_us", "lower", 4,
+                                               0.5)])
+    r = run("compare", base, same)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 REGRESSION" in r.stdout
+    r = run("compare", base, worse, "--markdown", tmp_path / "cmp.md")
+    assert r.returncode == 1
+    assert "REGRESSION" in r.stdout
+    assert r.stderr.strip() == "syncbench: compare: 1 regression beyond 5 % and the noise"
+    assert "| **REGRESSION** |" in (tmp_path / "cmp.md").read_text()
+    assert run("compare", base, worse, "--metric", "kernel_us").returncode == 0
+    assert run("compare", base, worse, "--threshold", "50").returncode == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    ([], "compare: expected BASELINE.csv CURRENT.csv"),
+    (["a.csv"], "compare: expected BASELINE.csv CURRENT.csv"),
+    (["/nonexistent.csv", "/nonexistent.csv"], "/nonexistent.csv: cannot open"),
+    (["--threshold", "x", "a", "b"], "compare: --threshold x: expected a number"),
+    (["--bogus", "a", "b"], "compare: unknown option '--bogus'"),
+])
+def test_compare_bad_usage(args, message):
+    r = run("compare", *args)
+    assert r.returncode == 2
+    assert len(r.stderr.splitlines()) == 1
+    assert message in r.stderr
+
+
+def test_compare_malformed_csv_names_the_line(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + "r,t,h,GPU,d,13.0,copy,h2d,p=1,10,20,GBps,us,higher,fast,1,0,1,1,1,"
+                            "1,0,\n")
+    r = run("compare", bad, bad)
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"syncbench: {bad}:2: median 'fast' is not a number"

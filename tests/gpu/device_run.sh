@@ -2,14 +2,21 @@
 # Everything one GPU check needs, in one call: build, `make test` with the GPU tests, then the
 # benchmark runs whose figures go into the README and the issues' closing notes.
 #   tests/gpu/device_run.sh OUTDIR [make variables, e.g. DEPS_PREFIX=$PWD/.deps]
-# Writes OUTDIR/summary.txt (GPU, torch reference, tables), make_test.log and one CSV per run.
+# Writes OUTDIR/summary.txt (GPU, torch reference, tables, suite times, compares),
+# OUTDIR/make_test.log and OUTDIR/results.tar.gz (every CSV, JSON and Markdown file).
 set -uo pipefail
 out=${1:?usage: device_run.sh OUTDIR [make variables]}
 shift
 mkdir -p "$out"
+res=$(mktemp -d)
 export PYTHONUNBUFFERED=1
 B=./build/syncbench
 sum="$out/summary.txt"
+say() { echo "== $*" | tee -a "$sum"; }
+timed() { # timed NAME command...: wall time of a suite into the summary
+    local t0=$(date +%s.%N); "${@:2}" | tee -a "$sum"; local rc=${PIPESTATUS[0]}
+    printf '%s: %.1f s (exit %d)\n' "$1" "$(echo "$(date +%s.%N) - $t0" | bc)" "$rc" | tee -a "$sum"
+}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
     --format=csv | tee "$sum"
@@ -17,11 +24,32 @@ make -j"$(nproc)" "$@" all >/tmp/syncbench-build.log 2>&1 || { tail -30 /tmp/syn
 make "$@" test 2>&1 | tee "$out/make_test.log" | grep -E "^(== |\[  PASSED|\[  FAILED)|passed|failed"
 test_rc=${PIPESTATUS[0]}
 
+say "torch reference, syncbench GEMMs, torch again"
 python3 tests/gpu/torch_gemm.py | tee -a "$sum"
-$B --scenario small-gemm,big-gemm --csv "$out/gemm.csv" | tee -a "$sum"
+$B --scenario small-gemm,big-gemm --csv "$res/gemm.csv" | tee -a "$sum"
 python3 tests/gpu/torch_gemm.py | tee -a "$sum"
-$B --scenario readback --csv "$out/readback.csv" | tee -a "$sum"
-$B --scenario copy --set bytes=4KiB,1MiB,64MiB,256MiB --csv "$out/copy.csv" | tee -a "$sum"
-$B --scenario double-buffer --csv "$out/double_buffer.csv" | tee -a "$sum"
+say "scenarios"
+$B --scenario readback --csv "$res/readback.csv" | tee -a "$sum"
+$B --scenario copy --set bytes=4KiB,1MiB,64MiB,256MiB --csv "$res/copy.csv" | tee -a "$sum"
+$B --scenario double-buffer --csv "$res/double_buffer.csv" | tee -a "$sum"
+
+say "suites"
+timed default.ini $B --config configs/default.ini --csv "$res/default.csv" --json "$res/default.json" --quiet
+timed seeds.ini $B --config configs/seeds.ini --csv "$res/seeds.csv"
+for i in 1 2 3; do
+    timed "ci.ini run $i" $B --config configs/ci.ini --csv "$res/ci$i.csv" --markdown "$res/ci$i.md" --quiet
+done
+say "pairwise compare of the three ci.ini runs (perf-check's metrics, then every metric)"
+metrics=kernel_us,TFLOPs,overhead_us,readback_us,GBps,host_call_us,total_ms,efficiency
+for pair in "1 2" "1 3" "2 3"; do
+    set -- $pair
+    $B compare "$res/ci$1.csv" "$res/ci$2.csv" --metric $metrics -q | sed "s/^/ci$1 vs ci$2: /" | tee -a "$sum"
+    $B compare "$res/ci$1.csv" "$res/ci$2.csv" -q | sed "s/^/ci$1 vs ci$2 (all metrics): /" | tee -a "$sum"
+done
+$B compare "$res/ci1.csv" "$res/ci3.csv" | grep -E "REGRESSION|slower|faster" | tee -a "$sum"
+say "make perf-check against run 1"
+make "$@" perf-check BASELINE="$res/ci1.csv" PERF_MARKDOWN="$res/perf-check.md" 2>&1 | tail -3 | tee -a "$sum"
+cp "$res/ci1.csv" "$res/baseline-h100.csv"
 echo "make test exit code: $test_rc" | tee -a "$sum"
+tar -C "$res" -czf "$out/results.tar.gz" .
 exit "$test_rc"

@@ -30,13 +30,14 @@ static void defaults(void **state)
     (void)state;
     sb_options o;
     assert_int_equal(parse(&o, (const char *const[]){NULL}), 0);
-    assert_null(o.scenarios);
-    assert_int_equal(o.iters, 0);
-    assert_int_equal(o.warmup, 3);
-    assert_true(o.warmup_s < 0); /* automatic */
-    assert_int_equal(o.min_reps, 10);
-    assert_float_equal(o.max_time_s, 2.0, 0);
-    assert_float_equal(o.target_cv, 1.0, 0);
+    assert_null(o.run.scenarios);
+    assert_int_equal(o.run.m.iters, 0);
+    assert_int_equal(o.run.m.warmup, 3);
+    assert_true(o.run.m.warmup_s < 0); /* automatic */
+    assert_int_equal(o.run.m.min_reps, 10);
+    assert_float_equal(o.run.m.max_time_s, 2.0, 0);
+    assert_float_equal(o.run.m.target_cv, 1.0, 0);
+    assert_int_equal(o.given, 0);
     assert_int_equal(o.device, 0);
     assert_null(o.csv);
 }
@@ -48,22 +49,29 @@ static void full_command_line(void **state)
     assert_int_equal(PARSE(&o, "--scenario", "small-gemm,big-gemm", "--iters", "1000",
                            "--variant=async", "--warmup", "0", "--min-reps", "3", "--max-time",
                            "0.5", "--target-cv", "2.5", "--set", "m=256,512", "--set", "dtype=bf16",
-                           "--device", "1", "--csv", "-", "-q"),
+                           "--device", "1", "--csv", "-", "-q", "--json", "/tmp/x.json",
+                           "--markdown", "/tmp/{gpu}-{date}.md", "--config", "c.ini", "--dry-run"),
                      0);
-    assert_string_equal(o.scenarios, "small-gemm,big-gemm");
-    assert_string_equal(o.variants, "async");
-    assert_int_equal(o.iters, 1000);
-    assert_int_equal(o.warmup, 0);
-    assert_int_equal(o.min_reps, 3);
-    assert_float_equal(o.max_time_s, 0.5, 0);
-    assert_float_equal(o.target_cv, 2.5, 0);
-    assert_int_equal(o.n_sets, 2);
-    assert_string_equal(o.sets[0].key, "m");
-    assert_string_equal(o.sets[0].value, "256,512");
-    assert_string_equal(o.sets[1].key, "dtype");
-    assert_string_equal(o.sets[1].value, "bf16");
+    assert_string_equal(o.run.scenarios, "small-gemm,big-gemm");
+    assert_string_equal(o.run.variants, "async");
+    assert_int_equal(o.run.m.iters, 1000);
+    assert_int_equal(o.run.m.warmup, 0);
+    assert_int_equal(o.run.m.min_reps, 3);
+    assert_float_equal(o.run.m.max_time_s, 0.5, 0);
+    assert_float_equal(o.run.m.target_cv, 2.5, 0);
+    assert_int_equal(o.given, SB_GIVEN_ITERS | SB_GIVEN_WARMUP | SB_GIVEN_MIN_REPS |
+                                  SB_GIVEN_MAX_TIME | SB_GIVEN_TARGET_CV);
+    assert_int_equal(o.run.n_sets, 2);
+    assert_string_equal(o.run.sets[0].key, "m");
+    assert_string_equal(o.run.sets[0].value, "256,512");
+    assert_string_equal(o.run.sets[1].key, "dtype");
+    assert_string_equal(o.run.sets[1].value, "bf16");
     assert_int_equal(o.device, 1);
     assert_string_equal(o.csv, "-");
+    assert_string_equal(o.json, "/tmp/x.json");
+    assert_string_equal(o.markdown, "/tmp/{gpu}-{date}.md");
+    assert_string_equal(o.config, "c.ini");
+    assert_int_equal(o.dry_run, 1);
     assert_int_equal(o.quiet, 1);
 }
 
@@ -116,6 +124,10 @@ static void bad_csv_path(void **state)
     BAD("folder '/nonexistent-syncbench-dir' does not exist", "--csv",
         "/nonexistent-syncbench-dir/out.csv");
     BAD("is a folder", "--csv", "/tmp");
+    BAD("--json /nonexistent-syncbench-dir/x.json: folder", "--json",
+        "/nonexistent-syncbench-dir/x.json");
+    BAD("{gpu} and {date} go in the file name only", "--markdown", "/tmp/{gpu}/x.md");
+    BAD("--json: empty path", "--json", "");
 }
 
 int main(void)

@@ -46,7 +46,8 @@ static void exact_header(void **state)
     (void)state;
     assert_string_equal(capture(write_header, NULL),
                         "run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,"
-                        "iters,reps,metric,unit,better,median,mean,stddev,min,max,p05,p95,cv\n");
+                        "iters,reps,metric,unit,better,median,mean,stddev,min,max,p05,p95,cv,"
+                        "flags\n");
 }
 
 static sb_env test_env(void)
@@ -74,6 +75,7 @@ static sb_row test_row(void)
     r.iters = 1000;
     r.reps = 12;
     r.better = SB_LOWER;
+    strcpy(r.flags, "throttled;noisy");
     r.st = (sb_stats){.n = 12,
                       .median = 14.5,
                       .mean = 14.75,
@@ -98,29 +100,35 @@ static void one_row(void **state)
     assert_string_equal(buf, "r1,2026-11-22T15:00:00Z,\"host,with,commas\",NVIDIA H100 80GB HBM3,"
                              "580.159.04,13.0,small-gemm,sync-device,"
                              "m=512;n=512;k=512;dtype=fp16;tf32=0,1000,12,wall_us_per_iter,us,"
-                             "lower,14.5,14.75,0.25,14.25,15.5,14.3,15.25,1.6949152\n");
+                             "lower,14.5,14.75,0.25,14.25,15.5,14.3,15.25,1.6949152,"
+                             "throttled;noisy\n");
 }
 
 static void file_is_committed_atomically(void **state)
 {
     (void)state;
-    char path[] = "/tmp/syncbench-test-XXXXXX";
-    assert_non_null(mkdtemp(path));
-    char csv[512];
-    snprintf(csv, sizeof csv, "%s/out.csv", path);
-    sb_csv_file c;
-    assert_int_equal(sb_csv_open(&c, csv), 0);
-    /* nothing at the final name until the commit */
-    assert_int_not_equal(access(csv, F_OK), 0);
+    char dir[] = "/tmp/syncbench-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pattern[512], expect[512];
+    snprintf(pattern, sizeof pattern, "%s/{gpu}-{date}.csv", dir);
+    sb_out_file c;
+    assert_int_equal(sb_out_open(&c, "csv", pattern), 0);
     sb_env e = test_env();
+    strcpy(e.gpu_slug, "h100-80gb-hbm3");
+    strcpy(e.date, "20261122-154630");
+    snprintf(expect, sizeof expect, "%s/h100-80gb-hbm3-20261122-154630.csv", dir);
+    /* nothing at the final name until the commit */
+    assert_int_not_equal(access(expect, F_OK), 0);
+    assert_int_equal(access(c.tmp, F_OK), 0);
     sb_row row = test_row();
     sb_results res = {0};
     sb_results_add(&res, &row);
     sb_results_add(&res, &row);
     assert_int_equal(sb_csv_commit(&c, &e, &res), 0);
-    assert_int_equal(access(csv, F_OK), 0);
+    assert_string_equal(c.path, expect);
+    assert_int_equal(access(expect, F_OK), 0);
     assert_int_not_equal(access(c.tmp, F_OK), 0);
-    FILE *f = fopen(csv, "r");
+    FILE *f = fopen(expect, "r");
     int lines = 0;
     char line[2048];
     while (fgets(line, sizeof line, f))
@@ -128,25 +136,42 @@ static void file_is_committed_atomically(void **state)
     fclose(f);
     assert_int_equal(lines, 3);
     sb_results_free(&res);
-    unlink(csv);
+    unlink(expect);
 
     /* a discarded file leaves nothing behind */
-    assert_int_equal(sb_csv_open(&c, csv), 0);
+    assert_int_equal(sb_out_open(&c, "csv", pattern), 0);
     char tmp[4200];
     strcpy(tmp, c.tmp);
-    sb_csv_discard(&c);
+    sb_out_discard(&c);
     assert_int_not_equal(access(tmp, F_OK), 0);
-    assert_int_not_equal(access(csv, F_OK), 0);
-    rmdir(path);
+    assert_int_equal(rmdir(dir), 0); /* empty */
 }
 
 static void unwritable_path_is_usage_error(void **state)
 {
     (void)state;
-    sb_csv_file c;
+    sb_out_file c;
     sb_error_clear();
-    assert_int_equal(sb_csv_open(&c, "/proc/syncbench/out.csv"), SB_EXIT_USAGE);
-    assert_non_null(strstr(sb_error_message(), "cannot create"));
+    assert_int_equal(sb_out_open(&c, "csv", "/proc/syncbench/out.csv"), SB_EXIT_USAGE);
+    assert_non_null(strstr(sb_error_message(), "--csv /proc/syncbench/out.csv: cannot create"));
+}
+
+static void path_placeholders(void **state)
+{
+    (void)state;
+    sb_env e = test_env();
+    strcpy(e.gpu_slug, "a100-sxm4-80gb");
+    strcpy(e.date, "20260101-000000");
+    char out[256];
+    sb_expand_path("results/{gpu}-{date}.json", &e, out, sizeof out);
+    assert_string_equal(out, "results/a100-sxm4-80gb-20260101-000000.json");
+    sb_expand_path("plain.csv", &e, out, sizeof out);
+    assert_string_equal(out, "plain.csv");
+    char slug[64];
+    sb_gpu_slug("NVIDIA H100 80GB HBM3", slug, sizeof slug);
+    assert_string_equal(slug, "h100-80gb-hbm3");
+    sb_gpu_slug("NVIDIA GeForce RTX 4090", slug, sizeof slug);
+    assert_string_equal(slug, "geforce-rtx-4090");
 }
 
 int main(void)
@@ -157,6 +182,7 @@ int main(void)
         cmocka_unit_test(one_row),
         cmocka_unit_test(file_is_committed_atomically),
         cmocka_unit_test(unwritable_path_is_usage_error),
+        cmocka_unit_test(path_placeholders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

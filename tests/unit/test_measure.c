@@ -84,7 +84,9 @@ static const sb_scenario fake = {
     .teardown = fake_teardown,
 };
 
-static sb_plan_entry entry(long long p)
+static const sb_measure_cfg cfg0 = {.device = 0, .capture = 0};
+
+static sb_plan_entry entry(long long p, sb_measure_opts m)
 {
     sb_plan_entry e;
     memset(&e, 0, sizeof e);
@@ -93,7 +95,8 @@ static sb_plan_entry entry(long long p)
     e.variants[0] = 0;
     e.variants[1] = 1;
     e.n_variants = 2;
-    e.iters = 1;
+    e.m = m;
+    e.m.iters = 1;
     return e;
 }
 
@@ -117,11 +120,11 @@ static void paired_deltas_cancel_drift(void **state)
 {
     (void)state;
     reset();
-    sb_measure_cfg cfg = {
+    sb_measure_opts mo = {
         .warmup = 2, .min_reps = 6, .max_reps = 6, .max_time_s = 10, .target_cv = 1e-9};
-    sb_plan_entry e = entry(2);
+    sb_plan_entry e = entry(2, mo);
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), 0);
     assert_int_equal(setups, 1);
     assert_int_equal(teardowns, 1);
     /* warm-up 2, 6 reps, validate; then warm-up 2 and 6 pairs in alternating order */
@@ -149,14 +152,15 @@ static void stops_at_target_cv(void **state)
 {
     (void)state;
     reset();
-    sb_measure_cfg cfg = {
+    sb_measure_opts mo = {
         .warmup = 0, .min_reps = 3, .max_reps = 1000, .max_time_s = 100, .target_cv = 50};
-    sb_plan_entry e = entry(1);
+    sb_plan_entry e = entry(1, mo);
     e.n_variants = 1; /* async only */
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), 0);
     /* the drift keeps the cv far under 50 %: stop as soon as min-reps is met */
     assert_int_equal(res.rows[0].reps, 3);
+    assert_string_equal(res.rows[0].flags, "");
     sb_results_free(&res);
 }
 
@@ -165,14 +169,15 @@ static void stops_at_max_reps_when_noisy(void **state)
     (void)state;
     reset();
     noise = 0.5;
-    sb_measure_cfg cfg = {
+    sb_measure_opts mo = {
         .warmup = 0, .min_reps = 2, .max_reps = 25, .max_time_s = 100, .target_cv = 0.001};
-    sb_plan_entry e = entry(1);
+    sb_plan_entry e = entry(1, mo);
     e.n_variants = 1;
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), 0);
     assert_int_equal(res.rows[0].reps, 25);
     assert_true(res.rows[0].st.cv > 10);
+    assert_string_equal(res.rows[0].flags, "noisy"); /* cv stayed above the target */
     sb_results_free(&res);
 }
 
@@ -181,12 +186,12 @@ static void stops_at_time_budget(void **state)
     (void)state;
     reset();
     noise = 0.5;
-    sb_measure_cfg cfg = {
+    sb_measure_opts mo = {
         .warmup = 0, .min_reps = 4, .max_reps = 1000000, .max_time_s = 1e-9, .target_cv = 0.001};
-    sb_plan_entry e = entry(1);
+    sb_plan_entry e = entry(1, mo);
     e.n_variants = 1;
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), 0);
     assert_int_equal(res.rows[0].reps, 4); /* budget spent at once: min-reps still holds */
     sb_results_free(&res);
 }
@@ -196,11 +201,11 @@ static void failed_validation_keeps_earlier_rows(void **state)
     (void)state;
     reset();
     fail_validation_of = 1;
-    sb_measure_cfg cfg = {
+    sb_measure_opts mo = {
         .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
-    sb_plan_entry e = entry(2);
+    sb_plan_entry e = entry(2, mo);
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg, &e, &res), SB_EXIT_FAIL);
+    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), SB_EXIT_FAIL);
     assert_string_equal(sb_error_message(), "validation failed in fake/sync p=2");
     assert_non_null(row(&res, "async", "wall"));
     assert_null(row(&res, "sync", "wall"));
@@ -213,13 +218,56 @@ static void interrupt_stops_between_measurements(void **state)
     (void)state;
     reset();
     sb_stop_requested = 1;
-    sb_measure_cfg cfg = {
+    sb_measure_opts mo = {
         .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
-    sb_plan_entry e = entry(2);
+    sb_plan_entry e = entry(2, mo);
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg, &e, &res), SB_EXIT_INTERRUPT);
+    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), SB_EXIT_INTERRUPT);
     assert_int_equal(res.n, 0);
     assert_int_equal(teardowns, 1);
+    sb_results_free(&res);
+}
+
+static void throttle_detection(void **state)
+{
+    (void)state;
+    sb_clock_sample a = {1, 1980, SB_NVML_REASON_GPU_IDLE}, b = {1, 1980, 0};
+    assert_false(sb_clock_throttled(&a, &b)); /* idle is no throttle */
+    b.sm_mhz = 1890;                          /* -4.5 % */
+    assert_false(sb_clock_throttled(&a, &b));
+    b.sm_mhz = 1870; /* -5.6 % */
+    assert_true(sb_clock_throttled(&a, &b));
+    b.sm_mhz = 1980;
+    b.reasons = SB_NVML_REASON_SW_POWER_CAP;
+    assert_true(sb_clock_throttled(&a, &b));
+    b.reasons = SB_NVML_REASON_APP_CLOCKS;
+    assert_false(sb_clock_throttled(&a, &b));
+    b.valid = 0; /* no NVML: no verdict */
+    b.reasons = SB_NVML_REASON_HW_THERMAL;
+    assert_false(sb_clock_throttled(&a, &b));
+}
+
+static int fake_clocks(int device, sb_clock_sample *out)
+{
+    static int calls;
+    (void)device;
+    /* before: 1980 MHz; after: 1700 MHz */
+    *out = (sb_clock_sample){1, calls++ % 2 ? 1700u : 1980u, 0};
+    return 0;
+}
+
+static void throttled_rows_are_flagged(void **state)
+{
+    (void)state;
+    reset();
+    sb_measure_opts mo = {
+        .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 100};
+    sb_plan_entry e = entry(1, mo);
+    e.n_variants = 1;
+    sb_measure_cfg cfg = {.sample_clocks = fake_clocks};
+    sb_results res = {0};
+    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_string_equal(res.rows[0].flags, "throttled");
     sb_results_free(&res);
 }
 
@@ -232,6 +280,8 @@ int main(void)
         cmocka_unit_test(stops_at_time_budget),
         cmocka_unit_test(failed_validation_keeps_earlier_rows),
         cmocka_unit_test(interrupt_stops_between_measurements),
+        cmocka_unit_test(throttle_detection),
+        cmocka_unit_test(throttled_rows_are_flagged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,6 +98,8 @@ static void suggestions(void **state)
     assert_string_equal(sb_suggest("BIG-GEMM", names, sizeof names[0]), "big-gemm");
     assert_null(sb_suggest("readback", names, sizeof names[0]));
     assert_int_equal(sb_edit_distance("kitten", "sitting"), 3);
+    assert_int_equal(sb_edit_distance("itres", "iters"), 1); /* a swap is one typo */
+    assert_int_equal(sb_edit_distance("szie", "size"), 1);
 }
 
 static int plan_for(sb_plan *p, const char *const *args)
@@ -133,13 +135,13 @@ static void plan_sweeps_and_references(void **state)
     /* the sync variant brings its reference, measured first */
     assert_int_equal(p.entries[0].n_variants, 2);
     assert_string_equal(p.entries[0].sc->variants[p.entries[0].variants[0]].name, "async");
-    assert_int_equal(p.entries[0].iters, 1000); /* the scenario's default */
+    assert_int_equal(p.entries[0].m.iters, 1000); /* the scenario's default */
     assert_int_equal(sb_plan_measurements(&p), 8);
     sb_plan_free(&p);
 
     assert_int_equal(PLAN(&p, "--iters", "7", "--scenario", "small-gemm,big-gemm"), 0);
     assert_int_equal(p.n, 2); /* defaults: no sweep */
-    assert_int_equal(p.entries[1].iters, 7);
+    assert_int_equal(p.entries[1].m.iters, 7);
     assert_int_equal(p.entries[0].n_variants, 5);
     sb_plan_free(&p);
 
@@ -147,8 +149,8 @@ static void plan_sweeps_and_references(void **state)
     assert_int_equal(PLAN(&p, "--variant", "h2d-pinned"), 0);
     assert_int_equal(p.n, 9);
     assert_string_equal(p.entries[0].sc->name, "copy");
-    assert_int_equal(p.entries[0].iters, 1000); /* 4 KiB: many copies per repetition */
-    assert_int_equal(p.entries[8].iters, 2);    /* 256 MiB */
+    assert_int_equal(p.entries[0].m.iters, 1000); /* 4 KiB: many copies per repetition */
+    assert_int_equal(p.entries[8].m.iters, 2);    /* 256 MiB */
     sb_plan_free(&p);
 }
 

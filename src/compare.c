@@ -1,0 +1,276 @@
+#include "compare.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv_read.h"
+#include "error.h"
+#include "outfile.h"
+#include "textutil.h"
+
+const char *sb_verdict_name(sb_verdict v)
+{
+    static const char *const names[] = {"same", "faster", "slower", "REGRESSION", "new", "missing"};
+    return names[v];
+}
+
+sb_verdict sb_compare_rows(const sb_row *base, const sb_row *cur, const sb_compare_opts *o,
+                           double *change_pct, double *noise_pct)
+{
+    double b = base->st.median, c = cur->st.median;
+    double change;
+    if (b != 0)
+        change = 100.0 * (c - b) / fabs(b);
+    else
+        change = c == 0 ? 0.0 : (c > 0 ? INFINITY : -INFINITY);
+    double noise = o->noise_k * sqrt(base->st.cv * base->st.cv + cur->st.cv * cur->st.cv);
+    *change_pct = change;
+    *noise_pct = noise;
+    if (fabs(change) <= o->threshold_pct)
+        return SB_SAME;
+    int worse = base->better == SB_HIGHER ? change < 0 : change > 0;
+    if (!worse)
+        return SB_FASTER;
+    return fabs(change) > noise ? SB_REGRESSION : SB_SLOWER;
+}
+
+static int metric_selected(const char *list, const char *metric)
+{
+    if (!list)
+        return 1;
+    char buf[1024];
+    char *items[64];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = sb_split_commas(buf, items, 64);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(items[i], metric))
+            return 1;
+    return 0;
+}
+
+static const sb_row *find(const sb_results *res, const sb_row *key)
+{
+    return sb_results_find(res, key->scenario, key->variant, key->params, key->metric);
+}
+
+typedef struct {
+    const sb_row *base, *cur;
+    sb_verdict v;
+    double change, noise;
+} line;
+
+static void fmt_num(double v, char *buf, size_t n)
+{
+    double a = fabs(v);
+    snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
+}
+
+static void print_lines(FILE *f, const line *l, int n, int markdown)
+{
+    static const char *const heads[] = {"scenario", "variant",  "params",  "metric", "base",
+                                        "current",  "change %", "noise %", "verdict"};
+    enum { NC = 9 };
+    char(*cells)[NC][256] = calloc((size_t)n + 1, sizeof *cells);
+    if (!cells)
+        return;
+    int w[NC];
+    for (int c = 0; c < NC; c++)
+        w[c] = (int)strlen(heads[c]);
+    for (int i = 0; i < n; i++) {
+        const sb_row *k = l[i].base ? l[i].base : l[i].cur;
+        snprintf(cells[i][0], 256, "%s", k->scenario);
+        snprintf(cells[i][1], 256, "%s", k->variant);
+        snprintf(cells[i][2], 256, "%s", k->params);
+        snprintf(cells[i][3], 256, "%s", k->metric);
+        if (l[i].base)
+            fmt_num(l[i].base->st.median, cells[i][4], 256);
+        else
+            strcpy(cells[i][4], "-");
+        if (l[i].cur)
+            fmt_num(l[i].cur->st.median, cells[i][5], 256);
+        else
+            strcpy(cells[i][5], "-");
+        if (l[i].base && l[i].cur) {
+            snprintf(cells[i][6], 256, "%+.2f", l[i].change);
+            snprintf(cells[i][7], 256, "%.2f", l[i].noise);
+        } else {
+            strcpy(cells[i][6], "-");
+            strcpy(cells[i][7], "-");
+        }
+        snprintf(cells[i][8], 256, "%s", sb_verdict_name(l[i].v));
+        for (int c = 0; c < NC; c++)
+            if ((int)strlen(cells[i][c]) > w[c])
+                w[c] = (int)strlen(cells[i][c]);
+    }
+    if (markdown) {
+        for (int c = 0; c < NC; c++)
+            fprintf(f, "| %s ", heads[c]);
+        fputs("|\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n", f);
+        for (int i = 0; i < n; i++) {
+            for (int c = 0; c < NC; c++)
+                fprintf(f, l[i].v == SB_REGRESSION && c == 8 ? "| **%s** " : "| %s ", cells[i][c]);
+            fputs("|\n", f);
+        }
+    } else {
+        for (int c = 0; c < NC; c++)
+            fprintf(f, c >= 4 && c <= 7 ? "%*s%s" : "%-*s%s", w[c], heads[c],
+                    c + 1 < NC ? "  " : "\n");
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < NC; c++)
+                fprintf(f, c >= 4 && c <= 7 ? "%*s%s" : "%-*s%s", w[c], cells[i][c],
+                        c + 1 < NC ? "  " : "\n");
+    }
+    free(cells);
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: syncbench compare BASELINE.csv CURRENT.csv [options]\n"
+          "\n"
+          "Matches rows on scenario, variant, params and metric, and gives each a verdict:\n"
+          "same, faster, slower, REGRESSION, new, missing. A REGRESSION is a change in the\n"
+          "worse direction beyond --threshold AND beyond the noise of both runs\n"
+          "(--noise-k x sqrt(cv_base^2 + cv_current^2), cv in percent).\n"
+          "\n"
+          "  --threshold PCT   smallest change that counts (default 5)\n"
+          "  --noise-k K       noise band in combined relative stddevs (default 3)\n"
+          "  --metric LIST     compare only these metrics (comma-separated)\n"
+          "  --markdown PATH   also write the table as Markdown (CI job summary)\n"
+          "  -q, --quiet       print only the summary line\n"
+          "\n"
+          "Exit codes: 0 no regression, 1 regression, 2 bad input.\n",
+          f);
+}
+
+int sb_compare_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"threshold", required_argument, NULL, 't'},
+        {"noise-k", required_argument, NULL, 'k'},
+        {"metric", required_argument, NULL, 'm'},
+        {"markdown", required_argument, NULL, 'M'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    sb_compare_opts o = {5.0, 3.0};
+    const char *metrics = NULL, *markdown = NULL;
+    int quiet = 0;
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int prev = optind;
+        int c = getopt_long(argc, argv, ":qh", opts, NULL);
+        if (c == -1)
+            break;
+        double v;
+        switch (c) {
+        case 't':
+        case 'k':
+            if (sb_parse_double(optarg, &v) != SB_PARSE_OK || v < 0 || v > 1e6)
+                return sb_fail(SB_EXIT_USAGE, "compare: %s %s: expected a number from 0 to 1e6",
+                               argv[prev], optarg);
+            if (c == 't')
+                o.threshold_pct = v;
+            else
+                o.noise_k = v;
+            break;
+        case 'm':
+            metrics = optarg;
+            break;
+        case 'M':
+            markdown = optarg;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case ':':
+            return sb_fail(SB_EXIT_USAGE, "compare: option '%s' needs a value", argv[prev]);
+        default:
+            return sb_fail(SB_EXIT_USAGE, "compare: unknown option '%s' (see compare --help)",
+                           argv[prev]);
+        }
+    }
+    if (argc - optind != 2)
+        return sb_fail(SB_EXIT_USAGE, "compare: expected BASELINE.csv CURRENT.csv (see compare "
+                                      "--help)");
+    sb_out_file md;
+    memset(&md, 0, sizeof md);
+    sb_csv_data base, cur;
+    int rc = sb_csv_read(argv[optind], &base);
+    if (rc)
+        return rc;
+    if ((rc = sb_csv_read(argv[optind + 1], &cur)) != 0) {
+        sb_csv_data_free(&base);
+        return rc;
+    }
+    if (markdown && (rc = sb_out_open(&md, "markdown", markdown)) != 0)
+        goto out;
+
+    line *lines = calloc((size_t)(base.rows.n + cur.rows.n), sizeof *lines);
+    if (!lines) {
+        rc = sb_fail(SB_EXIT_FAIL, "out of memory");
+        goto out;
+    }
+    int n = 0, count[6] = {0};
+    for (int i = 0; i < base.rows.n; i++) {
+        const sb_row *b = &base.rows.rows[i];
+        if (!metric_selected(metrics, b->metric))
+            continue;
+        line *l = &lines[n++];
+        l->base = b;
+        l->cur = find(&cur.rows, b);
+        l->v = l->cur ? sb_compare_rows(b, l->cur, &o, &l->change, &l->noise) : SB_MISSING;
+        count[l->v]++;
+    }
+    for (int i = 0; i < cur.rows.n; i++) {
+        const sb_row *c = &cur.rows.rows[i];
+        if (!metric_selected(metrics, c->metric) || find(&base.rows, c))
+            continue;
+        lines[n++] = (line){.cur = c, .v = SB_NEW};
+        count[SB_NEW]++;
+    }
+    if (n == 0) {
+        free(lines);
+        rc = sb_fail(SB_EXIT_USAGE, "compare: no rows with metric%s %s",
+                     strchr(metrics, ',') ? "s" : "", metrics);
+        goto out;
+    }
+    char summary[512];
+    snprintf(summary, sizeof summary,
+             "compare: %d rows: %d REGRESSION, %d slower, %d faster, %d same, %d new, %d missing "
+             "(threshold %g %%, noise %g x cv)",
+             n, count[SB_REGRESSION], count[SB_SLOWER], count[SB_FASTER], count[SB_SAME],
+             count[SB_NEW], count[SB_MISSING], o.threshold_pct, o.noise_k);
+    if (!quiet) {
+        printf("baseline: %s (%s, %s)\ncurrent:  %s (%s, %s)\n\n", argv[optind], base.gpu,
+               base.run_id, argv[optind + 1], cur.gpu, cur.run_id);
+        print_lines(stdout, lines, n, 0);
+        putchar('\n');
+    }
+    puts(summary);
+    if (md.f) {
+        fprintf(md.f, "### syncbench compare\n\nbaseline `%s` (%s), current `%s` (%s)\n\n",
+                argv[optind], base.gpu, argv[optind + 1], cur.gpu);
+        print_lines(md.f, lines, n, 1);
+        fprintf(md.f, "\n%s\n", summary);
+        sb_env env;
+        memset(&env, 0, sizeof env);
+        rc = sb_out_commit(&md, &env);
+    }
+    free(lines);
+    if (!rc && count[SB_REGRESSION])
+        rc = sb_fail(SB_EXIT_FAIL, "compare: %d regression%s beyond %g %% and the noise",
+                     count[SB_REGRESSION], count[SB_REGRESSION] == 1 ? "" : "s", o.threshold_pct);
+out:
+    sb_out_discard(&md);
+    sb_csv_data_free(&base);
+    sb_csv_data_free(&cur);
+    return rc;
+}

@@ -1,0 +1,120 @@
+"""Suites, outputs and the regression gate on a real GPU: configs/ci.ini twice back to back
+compares clean, the JSON carries the environment record, the Markdown the table, a slower
+variant swapped in is a REGRESSION, and the progress line shows on a terminal. Skipped where
+there is no GPU."""
+import csv
+import json
+import os
+import pty
+import re
+import subprocess
+
+import pytest
+
+from conftest import BIN, ROOT, gpu_available, run
+
+pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
+
+
+@pytest.fixture(scope="module")
+def ci_runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ci")
+    first = run("--config", ROOT / "configs/ci.ini", "--csv", d / "{gpu}-{date}.csv",
+                "--json", d / "run1.json", "--markdown", d / "run1.md", "--quiet")
+    assert first.returncode == 0, first.stderr
+    second = run("--config", ROOT / "configs/ci.ini", "--csv", d / "run2.csv", "--quiet")
+    assert second.returncode == 0, second.stderr
+    named = [f for f in os.listdir(d) if re.fullmatch(r"[a-z0-9-]+-\d{8}-\d{6}\.csv", f)]
+    assert len(named) == 1, os.listdir(d)  # {gpu} and {date} were filled in
+    return {"dir": d, "run1": d / named[0], "run2": d / "run2.csv"}
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_back_to_back_runs_compare_clean(ci_runs):
+    r = run("compare", ci_runs["run1"], ci_runs["run2"], "--metric",
+            "kernel_us,TFLOPs,overhead_us,readback_us,GBps,host_call_us,total_ms,efficiency")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert " 0 REGRESSION" in r.stdout
+
+
+def test_slower_variant_swapped_in_is_a_regression(ci_runs, tmp_path):
+    current = rows(ci_runs["run2"])
+    pageable = {r["metric"]: r for r in current
+                if r["scenario"] == "copy" and r["variant"] == "h2d-pageable"}
+    for r in current:  # h2d-pinned now reports what the pageable copy measured
+        if r["scenario"] == "copy" and r["variant"] == "h2d-pinned" and r["metric"] == "GBps":
+            for k in ("median", "mean", "stddev", "min", "max", "p05", "p95", "cv"):
+                r[k] = pageable["GBps"][k]
+    slowed = tmp_path / "slowed.csv"
+    with open(slowed, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(current[0]))
+        w.writeheader()
+        w.writerows(current)
+    r = run("compare", ci_runs["run1"], slowed, "--metric", "GBps")
+    assert r.returncode == 1, r.stdout
+    line = [l for l in r.stdout.splitlines() if l.startswith("copy") and "h2d-pinned" in l]
+    assert line and line[0].rstrip().endswith("REGRESSION")
+
+
+def test_json_has_rows_and_environment(ci_runs):
+    doc = json.loads((ci_runs["dir"] / "run1.json").read_text())
+    assert len(doc["rows"]) == len(rows(ci_runs["run1"]))
+    env = doc["environment"]
+    gpu = env["gpu"]
+    assert gpu["name"] and gpu["sm_count"] > 0
+    assert re.fullmatch(r"GPU-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", gpu["uuid"])
+    assert re.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d", gpu["pci_bus_id"])
+    assert gpu["clocks_mhz"]["sm_max"] > 0 and gpu["clocks_mhz"]["memory_max"] > 0
+    assert "pcie" in gpu
+    for k in ("driver", "cuda_runtime", "cuda_driver", "cublas", "host", "cpu", "kernel"):
+        assert env[k], k
+    assert doc["syncbench"]["version"] and doc["syncbench"]["git_revision"]
+    assert "--config" in doc["command_line"]
+    row = doc["rows"][0]
+    assert set(row) >= {"scenario", "variant", "params", "metric", "unit", "better", "median",
+                        "cv", "flags"}
+    assert isinstance(row["flags"], list)
+
+
+def test_markdown_table(ci_runs):
+    md = (ci_runs["dir"] / "run1.md").read_text()
+    assert md.startswith("### syncbench on ")
+    assert "| scenario | variant | params |" in md
+    assert "| copy | h2d-pinned | bytes=64MiB |" in md
+
+
+def test_flags_column(ci_runs):
+    for r in rows(ci_runs["run1"]):
+        assert set(filter(None, r["flags"].split(";"))) <= {"throttled", "noisy"}
+
+
+def test_progress_line_on_a_terminal(tmp_path):
+    master, slave = pty.openpty()
+    p = subprocess.Popen([BIN, "--scenario", "small-gemm", "--variant", "sync-stream",
+                          "--max-time", "0.2", "--min-reps", "3"],
+                         stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert p.wait(timeout=120) == 0
+    text = out.decode(errors="replace")
+    assert "[1/2] small-gemm async m=512;n=512;k=512;dtype=fp16;tf32=0" in text
+    assert "[2/2] small-gemm sync-stream" in text
+
+
+def test_no_progress_line_when_not_a_terminal():
+    r = run("--scenario", "small-gemm", "--variant", "async", "--max-time", "0.2",
+            "--min-reps", "3")
+    assert r.returncode == 0
+    assert "[1/1]" not in r.stderr
