@@ -2,6 +2,7 @@
 #   make            build build/syncbench (fat binary: every CUDA 13 architecture + PTX)
 #   make run        build, run configs/default.ini, print the table, write results/<gpu>-<date>.*
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
+#   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
 #   make test-asan  unit tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -17,8 +18,9 @@ DESTDIR    ?=
 DEPS_PREFIX ?=
 BUILD      ?= build
 V          ?= 0
-# The first Python that has pytest (Debian's python3-pytest lands in /usr/bin/python3).
-PYTHON     ?= $(or $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && { echo $$p; break; }; done),python3)
+# The first Python that has pytest and matplotlib (Debian's python3-pytest and
+# python3-matplotlib land in /usr/bin/python3).
+PYTHON     ?= $(or $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, matplotlib' 2>/dev/null && { echo $$p; break; }; done),python3)
 
 VERSION := 0.1.0
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -60,7 +62,7 @@ NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 BIN      := $(BUILD)/syncbench
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all run perf-check test test-asan unit install uninstall clean deps format
+.PHONY: all run plot perf-check perf-metrics test test-asan unit install uninstall clean deps format
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -70,14 +72,28 @@ run: $(BIN)
 	$(BIN) --config configs/default.ini --csv 'results/{gpu}-{date}.csv' \
 	  --json 'results/{gpu}-{date}.json'
 
+# Figures. With no PLOT_CSV, runs configs/default.ini first (on this machine's GPU).
+PLOT_CSV ?=
+PLOT_DIR ?= results/plots
+plot: deps
+	@csv="$(PLOT_CSV)"; \
+	if [ -z "$$csv" ]; then \
+	  $(MAKE) --no-print-directory $(BIN) && mkdir -p results && csv=results/plot-input.csv && \
+	  $(BIN) --config configs/default.ini --csv $$csv || exit $$?; \
+	fi; \
+	$(PYTHON) plot/plot.py "$$csv" -o $(PLOT_DIR)
+
 # The CI performance gate. The baseline is the file in results/baselines/ whose name starts the
 # local GPU's slug ("h100-80gb-hbm3" -> h100.csv); BASELINE=path picks another.
 PERF_CSV      ?= $(BUILD)/perf-check.csv
 PERF_MARKDOWN ?= $(BUILD)/perf-check.md
 # Metrics that hold still between runs on one machine. Left out: the wall-clock figures of
-# launch-bound loops and the microseconds a pinned copy call takes, which swing with the host
-# CPU's speed on shared runners and VMs.
-PERF_METRICS  ?= kernel_us,TFLOPs,overhead_us,readback_us,GBps,total_ms,efficiency
+# launch-bound loops, idle readbacks and the microseconds a pinned copy call takes, which swing
+# with the host CPU's speed on shared runners and VMs (seen on the H100 VM: 7 vs 12 us).
+PERF_METRICS  ?= kernel_us,TFLOPs,overhead_us,wait_us,GBps,total_ms,efficiency
+perf-metrics:
+	@echo $(PERF_METRICS)
+
 perf-check: $(BIN)
 	$(BIN) --config configs/ci.ini --csv $(PERF_CSV) --markdown $(BUILD)/perf-run.md
 	@base="$(BASELINE)"; \
@@ -178,6 +194,7 @@ deps:
 	if [ -n "$$missing" ] && [ $$have_pc = 0 ]; then missing="pkg-config$$missing"; fi; \
 	$(DEPS_CSV_OK) || missing="$$missing libcsv-dev"; \
 	$(PYTHON) -c 'import pytest' 2>/dev/null || missing="$$missing python3-pytest"; \
+	$(PYTHON) -c 'import matplotlib' 2>/dev/null || missing="$$missing python3-matplotlib"; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "make deps: installing$$missing"; \

@@ -42,17 +42,18 @@ for i in 1 2 3; do
     timed "ci.ini run $i" $B --config configs/ci.ini --csv "$res/ci$i.csv" --markdown "$res/ci$i.md" --quiet
 done
 say "pairwise compare of the three ci.ini runs (perf-check's metrics, then every metric)"
-metrics=$(make -s -f Makefile --eval 'print-metrics: ; @echo $(PERF_METRICS)' print-metrics)
+metrics=$(make -s perf-metrics)
 for pair in 1:2 1:3 2:3; do
     a=${pair%:*} b=${pair#*:}
     $B compare "$res/ci$a.csv" "$res/ci$b.csv" --metric "$metrics" -q 2>&1 | sed "s/^/ci$a vs ci$b: /" | tee -a "$sum"
     $B compare "$res/ci$a.csv" "$res/ci$b.csv" -q 2>&1 | sed "s/^/ci$a vs ci$b (all metrics): /" | tee -a "$sum"
 done
 say "a slower variant swapped in: h2d-pinned reports what h2d-pageable measured"
-python3 - "$res/ci2.csv" "$res/ci2-slowed.csv" <<'PY'
+$B --scenario copy --variant h2d-pageable --set bytes=64MiB --max-time 0.3 --csv "$res/pageable.csv" --quiet
+python3 - "$res/ci2.csv" "$res/ci2-slowed.csv" "$res/pageable.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
-slow = {r["metric"]: r for r in rows if r["scenario"] == "copy" and r["variant"] == "h2d-pageable"}
+slow = {r["metric"]: r for r in csv.DictReader(open(sys.argv[3], newline=""))}
 for r in rows:
     if r["scenario"] == "copy" and r["variant"] == "h2d-pinned" and r["metric"] == "GBps":
         r.update({k: slow["GBps"][k] for k in ("median", "mean", "stddev", "min", "max", "p05", "p95", "cv")})
