@@ -5,22 +5,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "error.h"
 
 static int parse(sb_options *o, const char *const *args)
 {
-    char *argv[32];
-    int argc = 0;
-    static char buf[32][256];
-    argv[argc++] = "syncbench";
-    for (int i = 0; args[i]; i++) {
-        strcpy(buf[i], args[i]);
-        argv[argc++] = buf[i];
-    }
-    argv[argc] = NULL;
-    sb_error_clear();
-    sb_options_defaults(o);
-    return sb_cli_parse(argc, argv, o);
+    return parse_args(o, NULL, args);
 }
 
 #define PARSE(o, ...) parse(o, (const char *const[]){__VA_ARGS__, NULL})

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "error.h"
 #include "plan.h"
 
@@ -21,20 +22,9 @@ static int plan_file(const char *text, sb_plan *p, const char *const *args)
     FILE *f = fdopen(fd, "w");
     fputs(text, f);
     fclose(f);
-    char *argv[32];
-    static char buf[32][256];
-    int argc = 0;
-    argv[argc++] = "syncbench";
-    argv[argc++] = "--config";
-    argv[argc++] = path;
-    for (int i = 0; args && args[i]; i++) {
-        strcpy(buf[i], args[i]);
-        argv[argc++] = buf[i];
-    }
+    const char *const lead[] = {"--config", path, NULL};
     sb_options o;
-    sb_options_defaults(&o);
-    sb_error_clear();
-    int rc = sb_cli_parse(argc, argv, &o);
+    int rc = parse_args(&o, lead, args);
     if (!rc)
         rc = sb_plan_build(&o, p);
     unlink(path);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "error.h"
 #include "params.h"
 #include "plan.h"
@@ -104,18 +105,8 @@ static void suggestions(void **state)
 
 static int plan_for(sb_plan *p, const char *const *args)
 {
-    char *argv[32];
-    static char buf[32][256];
-    int argc = 0;
-    argv[argc++] = "syncbench";
-    for (int i = 0; args[i]; i++) {
-        strcpy(buf[i], args[i]);
-        argv[argc++] = buf[i];
-    }
     sb_options o;
-    sb_options_defaults(&o);
-    sb_error_clear();
-    int rc = sb_cli_parse(argc, argv, &o);
+    int rc = parse_args(&o, NULL, args);
     return rc ? rc : sb_plan_build(&o, p);
 }
 
