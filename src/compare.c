@@ -39,16 +39,7 @@ sb_verdict sb_compare_rows(const sb_row *base, const sb_row *cur, const sb_compa
 
 static int metric_selected(const char *list, const char *metric)
 {
-    if (!list)
-        return 1;
-    char buf[1024];
-    char *items[64];
-    snprintf(buf, sizeof buf, "%s", list);
-    int n = sb_split_commas(buf, items, 64);
-    for (int i = 0; i < n; i++)
-        if (!strcmp(items[i], metric))
-            return 1;
-    return 0;
+    return !list || sb_list_contains(list, metric);
 }
 
 static const sb_row *find(const sb_results *res, const sb_row *key)
@@ -61,12 +52,6 @@ typedef struct {
     sb_verdict v;
     double change, noise;
 } line;
-
-static void fmt_num(double v, char *buf, size_t n)
-{
-    double a = fabs(v);
-    snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
-}
 
 static void print_lines(FILE *f, const line *l, int n, int markdown)
 {
@@ -86,11 +71,11 @@ static void print_lines(FILE *f, const line *l, int n, int markdown)
         snprintf(cells[i][2], 256, "%s", k->params);
         snprintf(cells[i][3], 256, "%s", k->metric);
         if (l[i].base)
-            fmt_num(l[i].base->st.median, cells[i][4], 256);
+            sb_format_figure(l[i].base->st.median, cells[i][4], 256);
         else
             strcpy(cells[i][4], "-");
         if (l[i].cur)
-            fmt_num(l[i].cur->st.median, cells[i][5], 256);
+            sb_format_figure(l[i].cur->st.median, cells[i][5], 256);
         else
             strcpy(cells[i][5], "-");
         if (l[i].base && l[i].cur) {

@@ -254,24 +254,12 @@ static int section_spec(cfg_file *c, const cfg_section *s, sb_run_spec *spec)
     return rc;
 }
 
-static int in_list(const char *list, const char *name)
-{
-    char buf[1024];
-    char *items[64];
-    snprintf(buf, sizeof buf, "%s", list);
-    int n = sb_split_commas(buf, items, 64);
-    for (int i = 0; i < n; i++)
-        if (!strcmp(items[i], name))
-            return 1;
-    return 0;
-}
-
 /* The command line's options over a section's. Returns 0 to keep the run, 1 to leave it out
  * (--scenario or --variant select other runs). */
 static int apply_overrides(const sb_options *o, sb_run_spec *spec, int *used_variants)
 {
     const sb_scenario *sc = sb_scenario_find(spec->scenarios);
-    if (o->run.scenarios && !in_list(o->run.scenarios, sc->name))
+    if (o->run.scenarios && !sb_list_contains(o->run.scenarios, sc->name))
         return 1;
     if (o->run.variants) {
         /* keep the names this run's scenario has; other names may belong to other runs */

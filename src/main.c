@@ -13,6 +13,7 @@
 #include "fit.h"
 #include "list.h"
 #include "measure.h"
+#include "nvml.h"
 #include "outfile.h"
 #include "plan.h"
 #include "report.h"
@@ -136,6 +137,7 @@ static int run(const sb_options *o, int argc, char **argv)
         sb_report_table(stdout, &res);
     sb_results_free(&res);
     sb_plan_free(&plan);
+    sb_nvml_close();
     return rc ? rc : wrc;
 }
 

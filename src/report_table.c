@@ -1,10 +1,10 @@
 #include "report.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "registry.h"
+#include "textutil.h"
 
 #define MAX_COLS (SB_MAX_METRICS + 4)
 #define CELL 256
@@ -25,12 +25,6 @@ static void pad(FILE *f, const char *s, int w, int right)
         fprintf(f, "%*s%s", n > 0 ? n : 0, "", s);
     else
         fprintf(f, "%s%*s", s, n > 0 ? n : 0, "");
-}
-
-static void fmt(double v, char *buf, size_t n)
-{
-    double a = fabs(v);
-    snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
 }
 
 static int same_line(const sb_row *a, const sb_row *b)
@@ -94,7 +88,7 @@ static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc
                 else if (!strcmp(heads[c], "cv %"))
                     snprintf(out, CELL, "%.2f", m->st.cv);
                 else
-                    fmt(m->st.median, out, CELL);
+                    sb_format_figure(m->st.median, out, CELL);
             }
             if (width(out) > w[c])
                 w[c] = width(out);

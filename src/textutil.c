@@ -155,3 +155,21 @@ int sb_split_commas(char *s, char **items, int max)
     }
     return n;
 }
+
+int sb_list_contains(const char *list, const char *name)
+{
+    char buf[1024];
+    char *items[64];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = sb_split_commas(buf, items, 64);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(items[i], name))
+            return 1;
+    return 0;
+}
+
+void sb_format_figure(double v, char *buf, size_t n)
+{
+    double a = fabs(v);
+    snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
+}
