@@ -26,7 +26,8 @@ sb_verdict sb_compare_rows(const sb_row *base, const sb_row *cur, const sb_compa
         change = 100.0 * (c - b) / fabs(b);
     else
         change = c == 0 ? 0.0 : (c > 0 ? INFINITY : -INFINITY);
-    double noise = o->noise_k * sqrt(base->st.cv * base->st.cv + cur->st.cv * cur->st.cv);
+    double noise = o->noise_k * sqrt(base->st.cv * base->st.cv + cur->st.cv * cur->st.cv +
+                                     o->run_noise_pct * o->run_noise_pct);
     *change_pct = change;
     *noise_pct = noise;
     if (fabs(change) <= o->threshold_pct)
@@ -117,11 +118,12 @@ static void usage(FILE *f)
           "\n"
           "Matches rows on scenario, variant, params and metric, and gives each a verdict:\n"
           "same, faster, slower, REGRESSION, new, missing. A REGRESSION is a change in the\n"
-          "worse direction beyond --threshold AND beyond the noise of both runs\n"
-          "(--noise-k x sqrt(cv_base^2 + cv_current^2), cv in percent).\n"
+          "worse direction beyond --threshold AND beyond the noise of both runs:\n"
+          "--noise-k x sqrt(cv_base^2 + cv_current^2 + run_noise^2), in percent.\n"
           "\n"
           "  --threshold PCT   smallest change that counts (default 5)\n"
           "  --noise-k K       noise band in combined relative stddevs (default 3)\n"
+          "  --run-noise PCT   spread between runs a run's cv cannot see (default 2)\n"
           "  --metric LIST     compare only these metrics (comma-separated)\n"
           "  --markdown PATH   also write the table as Markdown (CI job summary)\n"
           "  -q, --quiet       print only the summary line\n"
@@ -141,7 +143,7 @@ int sb_compare_main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    sb_compare_opts o = {5.0, 3.0};
+    sb_compare_opts o = {5.0, 3.0, 2.0};
     const char *metrics = NULL, *markdown = NULL;
     int quiet = 0;
     opterr = 0;
@@ -155,13 +157,16 @@ int sb_compare_main(int argc, char **argv)
         switch (c) {
         case 't':
         case 'k':
+        case 'r':
             if (sb_parse_double(optarg, &v) != SB_PARSE_OK || v < 0 || v > 1e6)
                 return sb_fail(SB_EXIT_USAGE, "compare: %s %s: expected a number from 0 to 1e6",
                                argv[prev], optarg);
             if (c == 't')
                 o.threshold_pct = v;
-            else
+            else if (c == 'k')
                 o.noise_k = v;
+            else
+                o.run_noise_pct = v;
             break;
         case 'm':
             metrics = optarg;
@@ -230,9 +235,9 @@ int sb_compare_main(int argc, char **argv)
     char summary[512];
     snprintf(summary, sizeof summary,
              "compare: %d rows: %d REGRESSION, %d slower, %d faster, %d same, %d new, %d missing "
-             "(threshold %g %%, noise %g x cv)",
+             "(threshold %g %%, noise %g x cv, run noise %g %%)",
              n, count[SB_REGRESSION], count[SB_SLOWER], count[SB_FASTER], count[SB_SAME],
-             count[SB_NEW], count[SB_MISSING], o.threshold_pct, o.noise_k);
+             count[SB_NEW], count[SB_MISSING], o.threshold_pct, o.noise_k, o.run_noise_pct);
     if (!quiet) {
         printf("baseline: %s (%s, %s)\ncurrent:  %s (%s, %s)\n\n", argv[optind], base.gpu,
                base.run_id, argv[optind + 1], cur.gpu, cur.run_id);

@@ -17,7 +17,11 @@ typedef enum {
 
 typedef struct sb_compare_opts {
     double threshold_pct; /* default 5 */
-    double noise_k;       /* default 3: noise = k * sqrt(cv_base^2 + cv_current^2) */
+    double noise_k;       /* default 3 */
+    /* Spread between runs that a run's own cv cannot see (clocks, temperature, another
+     * machine of the same kind), in percent; default 2. The noise band is
+     * noise_k * sqrt(cv_base^2 + cv_current^2 + run_noise^2). */
+    double run_noise_pct;
 } sb_compare_opts;
 
 /* change_pct: (current - base) / |base| in percent; noise_pct: the noise band in percent. */

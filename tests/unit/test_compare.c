@@ -2,6 +2,7 @@
  * errors (each naming its line), and the exit codes of the whole subcommand. */
 #include "cmocka_all.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@ static sb_row mk(double median, double cv, sb_better better)
     return r;
 }
 
-static const sb_compare_opts opts = {5.0, 3.0};
+static const sb_compare_opts opts = {5.0, 3.0, 2.0};
 
 static sb_verdict verdict(double b, double bcv, double c, double ccv, sb_better better,
                           double *change)
@@ -35,11 +36,20 @@ static void verdicts(void **state)
 {
     (void)state;
     double ch;
-    /* 20 % slower, both runs quiet (cv 1 %: noise band 3 x 1.41 = 4.2 %): a regression */
+    /* 20 % slower, both runs quiet (cv 1 %, run noise 2 %: band 3 x 2.45 = 7.3 %): a regression */
     assert_int_equal(verdict(10, 1, 12, 1, SB_LOWER, &ch), SB_REGRESSION);
     assert_float_equal(ch, 20, 1e-9);
-    /* the same change in noisy runs (cv 6 %: band 25 %): slower, not a regression */
+    /* the same change in noisy runs (cv 6 %: band 26 %): slower, not a regression */
     assert_int_equal(verdict(10, 6, 12, 6, SB_LOWER, &ch), SB_SLOWER);
+    /* 6 % slower in quiet runs: beyond the threshold, within the run-to-run noise (6.1 %) */
+    assert_int_equal(verdict(10, 0.1, 10.6, 0.1, SB_LOWER, &ch), SB_SLOWER);
+    {
+        sb_compare_opts strict = {5.0, 3.0, 0.0}; /* without it: a regression */
+        sb_row b = mk(10, 0.1, SB_LOWER), c = mk(10.6, 0.1, SB_LOWER);
+        double noise;
+        assert_int_equal(sb_compare_rows(&b, &c, &strict, &ch, &noise), SB_REGRESSION);
+        assert_float_equal(noise, 3 * sqrt(0.02), 1e-9);
+    }
     /* within the threshold: same, however quiet */
     assert_int_equal(verdict(10, 0.1, 10.4, 0.1, SB_LOWER, &ch), SB_SAME);
     /* 20 % faster */
