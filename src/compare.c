@@ -8,6 +8,7 @@
 
 #include "csv_read.h"
 #include "error.h"
+#include "grid.h"
 #include "outfile.h"
 #include "textutil.h"
 
@@ -62,9 +63,6 @@ static void print_lines(FILE *f, const line *l, int n, int markdown)
     char(*cells)[NC][256] = calloc((size_t)n + 1, sizeof *cells);
     if (!cells)
         return;
-    int w[NC];
-    for (int c = 0; c < NC; c++)
-        w[c] = (int)strlen(heads[c]);
     for (int i = 0; i < n; i++) {
         const sb_row *k = l[i].base ? l[i].base : l[i].cur;
         snprintf(cells[i][0], 256, "%s", k->scenario);
@@ -86,29 +84,20 @@ static void print_lines(FILE *f, const line *l, int n, int markdown)
             strcpy(cells[i][6], "-");
             strcpy(cells[i][7], "-");
         }
-        snprintf(cells[i][8], 256, "%s", sb_verdict_name(l[i].v));
-        for (int c = 0; c < NC; c++)
-            if ((int)strlen(cells[i][c]) > w[c])
-                w[c] = (int)strlen(cells[i][c]);
+        /* Markdown shows regressions in bold */
+        snprintf(cells[i][8], 256, markdown && l[i].v == SB_REGRESSION ? "**%s**" : "%s",
+                 sb_verdict_name(l[i].v));
     }
-    if (markdown) {
-        for (int c = 0; c < NC; c++)
-            fprintf(f, "| %s ", heads[c]);
-        fputs("|\n| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n", f);
-        for (int i = 0; i < n; i++) {
-            for (int c = 0; c < NC; c++)
-                fprintf(f, l[i].v == SB_REGRESSION && c == 8 ? "| **%s** " : "| %s ", cells[i][c]);
-            fputs("|\n", f);
-        }
-    } else {
-        for (int c = 0; c < NC; c++)
-            fprintf(f, c >= 4 && c <= 7 ? "%*s%s" : "%-*s%s", w[c], heads[c],
-                    c + 1 < NC ? "  " : "\n");
+    static const int right[NC] = {0, 0, 0, 0, 1, 1, 1, 1, 0};
+    const char **ptrs = malloc(sizeof *ptrs * (size_t)(n > 0 ? n : 1) * NC);
+    if (ptrs) {
         for (int i = 0; i < n; i++)
             for (int c = 0; c < NC; c++)
-                fprintf(f, c >= 4 && c <= 7 ? "%*s%s" : "%-*s%s", w[c], cells[i][c],
-                        c + 1 < NC ? "  " : "\n");
+                ptrs[(size_t)i * NC + c] = cells[i][c];
+        sb_grid g = {NC, n, heads, right, ptrs};
+        sb_grid_print(f, &g, markdown);
     }
+    free(ptrs);
     free(cells);
 }
 

@@ -24,12 +24,9 @@ int sb_kernel_timer_init(sb_kernel_timer *t, cudaStream_t stream)
 
 void sb_kernel_timer_destroy(sb_kernel_timer *t)
 {
-    if (t->start)
-        cudaEventDestroy(t->start);
-    if (t->stop)
-        cudaEventDestroy(t->stop);
-    if (t->flag)
-        cudaFreeHost((void *)t->flag);
+    sb_release_event(t->start);
+    sb_release_event(t->stop);
+    sb_release_pinned((void *)t->flag);
     memset(t, 0, sizeof *t);
 }
 

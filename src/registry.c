@@ -31,19 +31,3 @@ int sb_variant_count(const sb_scenario *sc)
         n++;
     return n;
 }
-
-const sb_metric_def *sb_metric_find(const sb_scenario *sc, const char *name)
-{
-    for (int i = 0; sc->metrics[i].name; i++)
-        if (strcmp(sc->metrics[i].name, name) == 0)
-            return &sc->metrics[i];
-    return NULL;
-}
-
-int sb_metric_count(const sb_scenario *sc)
-{
-    int n = 0;
-    while (sc->metrics[n].name)
-        n++;
-    return n;
-}

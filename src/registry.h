@@ -9,7 +9,5 @@ extern const sb_scenario *const sb_scenarios[]; /* NULL-terminated */
 const sb_scenario *sb_scenario_find(const char *name);
 int sb_variant_index(const sb_scenario *sc, const char *name);
 int sb_variant_count(const sb_scenario *sc);
-const sb_metric_def *sb_metric_find(const sb_scenario *sc, const char *name);
-int sb_metric_count(const sb_scenario *sc);
 
 #endif

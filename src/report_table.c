@@ -3,29 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grid.h"
 #include "registry.h"
 #include "textutil.h"
 
 #define MAX_COLS (SB_MAX_METRICS + 4)
 #define CELL 256
-
-/* Display width of UTF-8 text ("µs" is two columns wide, three bytes long). */
-static int width(const char *s)
-{
-    int w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
-static void pad(FILE *f, const char *s, int w, int right)
-{
-    int n = w - width(s);
-    if (right)
-        fprintf(f, "%*s%s", n > 0 ? n : 0, "", s);
-    else
-        fprintf(f, "%s%*s", s, n > 0 ? n : 0, "");
-}
 
 static int same_line(const sb_row *a, const sb_row *b)
 {
@@ -65,9 +48,6 @@ static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc
         if (!seen)
             lines[nl++] = r;
     }
-    int w[MAX_COLS];
-    for (int c = 0; c < nc; c++)
-        w[c] = width(heads[c]);
     for (int l = 0; l < nl; l++) {
         const sb_row *r = lines[l];
         for (int c = 0; c < nc; c++) {
@@ -90,33 +70,20 @@ static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc
                 else
                     sb_format_figure(m->st.median, out, CELL);
             }
-            if (width(out) > w[c])
-                w[c] = width(out);
         }
     }
-    if (nl && markdown) {
+    const char **ptrs = malloc(sizeof *ptrs * (size_t)(nl ? nl : 1) * (size_t)nc);
+    if (nl && ptrs) {
+        int right[MAX_COLS];
         for (int c = 0; c < nc; c++)
-            fprintf(f, "| %s ", heads[c]);
-        fputs("|\n", f);
-        for (int c = 0; c < nc; c++)
-            fputs(c >= 3 && metric[c] ? "| ---: " : "| --- ", f);
-        fputs("|\n", f);
-        for (int l = 0; l < nl; l++) {
-            for (int c = 0; c < nc; c++)
-                fprintf(f, "| %s ", cell[l][c]);
-            fputs("|\n", f);
-        }
-    } else if (nl) {
-        for (int c = 0; c < nc; c++) {
-            pad(f, heads[c], w[c], c >= 3 && metric[c]);
-            fputs(c + 1 < nc ? "  " : "\n", f);
-        }
+            right[c] = c >= 3 && metric[c];
         for (int l = 0; l < nl; l++)
-            for (int c = 0; c < nc; c++) {
-                pad(f, cell[l][c], w[c], c >= 3 && metric[c]);
-                fputs(c + 1 < nc ? "  " : "\n", f);
-            }
+            for (int c = 0; c < nc; c++)
+                ptrs[(size_t)l * nc + c] = cell[l][c];
+        sb_grid g = {nc, nl, heads, right, ptrs};
+        sb_grid_print(f, &g, markdown);
     }
+    free(ptrs);
     free(lines);
     free(cell);
 }

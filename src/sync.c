@@ -38,7 +38,6 @@ int sb_sync_init(sb_sync *s, sb_sync_kind kind, cudaStream_t stream, const void 
 
 void sb_sync_destroy(sb_sync *s)
 {
-    if (s->event)
-        cudaEventDestroy(s->event);
+    sb_release_event(s->event);
     memset(s, 0, sizeof *s);
 }

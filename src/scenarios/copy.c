@@ -181,15 +181,11 @@ static void teardown(sb_run *r)
     copy_state *s = r->state;
     if (!s)
         return;
-    if (s->ev_start)
-        cudaEventDestroy(s->ev_start);
-    if (s->ev_stop)
-        cudaEventDestroy(s->ev_stop);
+    sb_release_event(s->ev_start);
+    sb_release_event(s->ev_stop);
     cudaFree(s->dev);
-    if (s->host[PINNED])
-        cudaFreeHost(s->host[PINNED]);
-    if (s->stream)
-        cudaStreamDestroy(s->stream);
+    sb_release_pinned(s->host[PINNED]);
+    sb_release_stream(s->stream);
     free(s->host[PAGEABLE]);
     free(s->check);
     free(s);

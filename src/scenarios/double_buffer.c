@@ -91,8 +91,8 @@ static int measure_chunk_copy_ns(db_state *s, unsigned long long *ns)
         if (i && ms < best) /* the first one warms up */
             best = ms;
     }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
+    sb_release_event(a);
+    sb_release_event(b);
     *ns = (unsigned long long)(best * 1e6f);
     return 0;
 }
@@ -259,21 +259,16 @@ static void teardown(sb_run *r)
     db_state *s = r->state;
     if (!s)
         return;
-    for (int c = 0; c < s->chunks; c++) {
-        if (s->copied && s->copied[c])
-            cudaEventDestroy(s->copied[c]);
-        if (s->computed && s->computed[c])
-            cudaEventDestroy(s->computed[c]);
+    for (int c = 0; s->copied && s->computed && c < s->chunks; c++) {
+        sb_release_event(s->copied[c]);
+        sb_release_event(s->computed[c]);
     }
     cudaFree(s->buf[0]);
     cudaFree(s->buf[1]);
     cudaFree(s->sums);
-    if (s->host_pinned)
-        cudaFreeHost(s->host_pinned);
-    if (s->copy_stream)
-        cudaStreamDestroy(s->copy_stream);
-    if (s->compute_stream)
-        cudaStreamDestroy(s->compute_stream);
+    sb_release_pinned(s->host_pinned);
+    sb_release_stream(s->copy_stream);
+    sb_release_stream(s->compute_stream);
     free(s->host_pageable);
     free(s->sums_host);
     free(s->expected);

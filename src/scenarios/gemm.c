@@ -243,14 +243,11 @@ static void teardown(sb_run *r)
         if (s->sync_ready[v])
             sb_sync_destroy(&s->sync[v]);
     sb_kernel_timer_destroy(&s->timer);
-    if (s->ev_start)
-        cudaEventDestroy(s->ev_start);
-    if (s->ev_stop)
-        cudaEventDestroy(s->ev_stop);
+    sb_release_event(s->ev_start);
+    sb_release_event(s->ev_stop);
     sb_gemm_op_destroy(&s->op);
     cudaFree(s->gather_dev);
-    if (s->stream)
-        cudaStreamDestroy(s->stream);
+    sb_release_stream(s->stream);
     free(s->gather_host);
     free(s);
     r->state = NULL;

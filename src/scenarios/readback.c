@@ -222,10 +222,8 @@ static void teardown(sb_run *r)
         return;
     sb_gemm_op_destroy(&s->gemm);
     cudaFree(s->marker);
-    if (s->pinned)
-        cudaFreeHost(s->pinned);
-    if (s->stream)
-        cudaStreamDestroy(s->stream);
+    sb_release_pinned(s->pinned);
+    sb_release_stream(s->stream);
     free(s->pageable);
     free(s->text);
     free(s);
