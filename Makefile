@@ -50,7 +50,7 @@ NVFLAGS  := -O3 -std=c++17 $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra,-Werror
 LDLIBS := $(DEPS_LIB) -l:libinih.a -l:libjansson.a -l:libcsv.a -L$(CUDA_LIB) -lcublas -lcudart_static \
           -Wl,-rpath,$(CUDA_LIB) -lstdc++ -ldl -lpthread -lrt -lm
 
-LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c src/scenarios/*.c))
+LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*/*.c))
 CU_SRC   := $(wildcard kernels/*.cu)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 ASAN_OBJ := $(LIB_SRC:%.c=$(BUILD)/asan/%.o)
@@ -177,7 +177,7 @@ clean:
 	rm -rf $(BUILD)
 
 format:
-	clang-format -i src/*.c src/*.h src/scenarios/*.c kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c
+	clang-format -i src/*.c src/*/*.c src/*/*.h kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.
 DEPS_PC := inih:libinih-dev jansson:libjansson-dev cmocka:libcmocka-dev

@@ -5,18 +5,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "clock.h"
-#include "compare.h"
-#include "env.h"
-#include "error.h"
-#include "fit.h"
-#include "list.h"
-#include "measure.h"
-#include "nvml.h"
-#include "outfile.h"
-#include "plan.h"
-#include "report.h"
+#include "cli/cli.h"
+#include "base/clock.h"
+#include "compare/compare.h"
+#include "base/env.h"
+#include "base/error.h"
+#include "suite/fit.h"
+#include "cli/list.h"
+#include "engine/measure.h"
+#include "base/nvml.h"
+#include "sinks/outfile.h"
+#include "suite/plan.h"
+#include "sinks/sink.h"
 
 static void on_sigint(int sig)
 {

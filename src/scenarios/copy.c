@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../clock.h"
-#include "../cuda_check.h"
-#include "../scenario.h"
+#include "base/clock.h"
+#include "gpu/cuda_check.h"
+#include "scenarios/scenario.h"
 #include "kernels.h"
 
 #define PATTERN_SEED 0x5EED5EEDu

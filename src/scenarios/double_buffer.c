@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../clock.h"
-#include "../cuda_check.h"
-#include "../scenario.h"
+#include "base/clock.h"
+#include "gpu/cuda_check.h"
+#include "scenarios/scenario.h"
 #include "kernels.h"
 
 static const sb_param_def params[] = {

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../clock.h"
-#include "../cuda_check.h"
-#include "../gemm_op.h"
-#include "../kernel_timer.h"
-#include "../scenario.h"
-#include "../sync.h"
+#include "base/clock.h"
+#include "gpu/cuda_check.h"
+#include "gpu/gemm_op.h"
+#include "gpu/kernel_timer.h"
+#include "scenarios/scenario.h"
+#include "gpu/sync.h"
 #include "kernels.h"
 
 #define SAMPLES 16

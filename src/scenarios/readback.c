@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../clock.h"
-#include "../cuda_check.h"
-#include "../gemm_op.h"
-#include "../scenario.h"
+#include "base/clock.h"
+#include "gpu/cuda_check.h"
+#include "gpu/gemm_op.h"
+#include "scenarios/scenario.h"
 #include "kernels.h"
 
 #define GEMM_DIM 8192 /* pending=gemm: one 8192^3 fp16 GEMM */

@@ -3,8 +3,8 @@
 #ifndef SB_TEST_CLI_ARGS_H
 #define SB_TEST_CLI_ARGS_H
 
-#include "cli.h"
-#include "error.h"
+#include "cli/cli.h"
+#include "base/error.h"
 
 static inline int parse_args(sb_options *o, const char *const *lead, const char *const *args)
 {

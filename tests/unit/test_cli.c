@@ -4,9 +4,9 @@
 
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli_args.h"
-#include "error.h"
+#include "base/error.h"
 
 static int parse(sb_options *o, const char *const *args)
 {

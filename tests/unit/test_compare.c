@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compare.h"
-#include "csv_read.h"
-#include "error.h"
+#include "compare/compare.h"
+#include "compare/csv_read.h"
+#include "base/error.h"
 
 static sb_row mk(double median, double cv, sb_better better)
 {

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli_args.h"
-#include "error.h"
-#include "plan.h"
+#include "base/error.h"
+#include "suite/plan.h"
 
 static char path[64];
 

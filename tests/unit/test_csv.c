@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "report.h"
+#include "base/error.h"
+#include "sinks/sink.h"
 
 static char *capture(void (*write)(FILE *, const void *), const void *arg)
 {

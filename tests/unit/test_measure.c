@@ -5,10 +5,10 @@
 
 #include <string.h>
 
-#include "error.h"
-#include "measure.h"
-#include "recorder.h"
-#include "registry.h"
+#include "base/error.h"
+#include "engine/measure.h"
+#include "engine/recorder.h"
+#include "scenarios/registry.h"
 
 static const sb_param_def params[] = {
     {"p", SB_PARAM_INT, "1", "", 1, 100, NULL},

@@ -3,13 +3,13 @@
 
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli_args.h"
-#include "error.h"
-#include "params.h"
-#include "plan.h"
-#include "registry.h"
-#include "textutil.h"
+#include "base/error.h"
+#include "suite/params.h"
+#include "suite/plan.h"
+#include "scenarios/registry.h"
+#include "base/textutil.h"
 
 static const char *const colours[] = {"red", "green", "blue", NULL};
 static const sb_param_def defs[] = {

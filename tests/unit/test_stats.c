@@ -3,8 +3,8 @@
 
 #include <math.h>
 
-#include "measure.h"
-#include "stats.h"
+#include "engine/measure.h"
+#include "engine/stats.h"
 
 static void odd_count(void **state)
 {

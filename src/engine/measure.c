@@ -1,0 +1,261 @@
+#include "engine/measure.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/env.h"
+#include "base/error.h"
+#include "engine/recorder.h"
+#include "scenarios/registry.h"
+#include "gpu/trace.h"
+
+volatile sig_atomic_t sb_stop_requested;
+
+/* Welford's running mean and variance of the primary metric, for the stopping rule. */
+typedef struct {
+    int n;
+    double mean, m2;
+} running;
+
+static void running_add(running *s, double x)
+{
+    s->n++;
+    double d = x - s->mean;
+    s->mean += d / s->n;
+    s->m2 += d * (x - s->mean);
+}
+
+static double running_cv(const running *s)
+{
+    if (s->n < 2 || s->mean == 0)
+        return INFINITY;
+    return 100.0 * sqrt(s->m2 / (s->n - 1)) / fabs(s->mean);
+}
+
+static int check_recorder(const sb_recorder *rec)
+{
+    if (rec->bad_metric)
+        return sb_fail(SB_EXIT_FAIL, "internal: %s recorded undeclared metric '%s'",
+                       sb_error_context(), rec->bad_metric);
+    if (rec->oom)
+        return sb_fail(SB_EXIT_FAIL, "out of memory recording samples in %s", sb_error_context());
+    return 0;
+}
+
+static double warmup_seconds(const sb_measure_opts *m, const sb_scenario *sc, int first)
+{
+    if (m->warmup_s >= 0)
+        return m->warmup_s;
+    return first && sc->warmup_s > SB_DEFAULT_WARMUP_S ? sc->warmup_s : SB_DEFAULT_WARMUP_S;
+}
+
+static int warm_up(const sb_measure_opts *m, sb_run *r, sb_recorder *scratch, double seconds)
+{
+    int rc = 0;
+    sb_trace_push("warmup", SB_COLOR_WARMUP);
+    double t0 = sb_now_us();
+    for (int w = 0; !rc && (w < m->warmup || sb_now_us() - t0 < seconds * 1e6); w++) {
+        sb_recorder_reset(scratch);
+        rc = r->sc->measure(r, scratch);
+        if (!rc)
+            rc = check_recorder(scratch);
+    }
+    sb_trace_pop();
+    return rc;
+}
+
+/* Repetitions until the stopping rule holds. With a reference variant, every repetition is
+ * paired with one of the reference, in alternating order, so that the deltas are differences of
+ * neighbours: slow drifts (clocks, temperature) cancel instead of landing in the overhead. */
+static int repeat(const sb_measure_cfg *cfg, const sb_measure_opts *m, sb_run *r, sb_recorder *rec,
+                  int ref_variant, sb_recorder *paired)
+{
+    const char *primary = r->sc->metrics[0].name;
+    const int variant = r->variant;
+    running acc = {0};
+    int rc = 0;
+    sb_trace_push("measure", SB_COLOR_MEASURE);
+    rc = cfg->capture ? sb_trace_capture_start() : 0;
+    double t0 = sb_now_us();
+    while (!rc) {
+        for (int half = 0; half < 2 && !rc; half++) {
+            int ref_turn = (half == 0) == (acc.n % 2 == 0);
+            if (ref_turn && ref_variant < 0)
+                continue;
+            r->variant = ref_turn ? ref_variant : variant;
+            rc = r->sc->measure(r, ref_turn ? paired : rec);
+            if (!rc)
+                rc = check_recorder(ref_turn ? paired : rec);
+        }
+        r->variant = variant;
+        if (rc)
+            break;
+        int n;
+        const double *x = sb_recorder_samples(rec, primary, &n);
+        if (n != acc.n + 1) {
+            rc = sb_fail(SB_EXIT_FAIL,
+                         "internal: %s recorded %d samples of '%s' in one "
+                         "repetition",
+                         sb_error_context(), n - acc.n, primary);
+            break;
+        }
+        running_add(&acc, x[n - 1]);
+        if (acc.n >= m->max_reps)
+            break;
+        if (acc.n >= m->min_reps &&
+            (running_cv(&acc) < m->target_cv || sb_now_us() - t0 >= m->max_time_s * 1e6))
+            break;
+    }
+    int stop_rc = cfg->capture ? sb_trace_capture_stop() : 0;
+    sb_trace_pop();
+    return rc ? rc : stop_rc;
+}
+
+int sb_clock_throttled(const sb_clock_sample *before, const sb_clock_sample *after)
+{
+    if (!before->valid || !after->valid)
+        return 0;
+    if ((double)after->sm_mhz < 0.95 * (double)before->sm_mhz)
+        return 1;
+    return ((before->reasons | after->reasons) & SB_NVML_THROTTLE_MASK) != 0;
+}
+
+void sb_deltas(const double *x, const double *ref, int n, double *abs, double *pct)
+{
+    for (int i = 0; i < n; i++) {
+        abs[i] = x[i] - ref[i];
+        pct[i] = ref[i] != 0 ? 100.0 * abs[i] / ref[i] : 0.0;
+    }
+}
+
+static int add_row(sb_results *res, const sb_run *r, const char *params, const char *flags,
+                   int reps, const sb_metric_def *m, const double *x, int n)
+{
+    sb_row row;
+    memset(&row, 0, sizeof row);
+    snprintf(row.scenario, sizeof row.scenario, "%s", r->sc->name);
+    snprintf(row.variant, sizeof row.variant, "%s", r->sc->variants[r->variant].name);
+    snprintf(row.params, sizeof row.params, "%s", params);
+    snprintf(row.metric, sizeof row.metric, "%s", m->name);
+    snprintf(row.unit, sizeof row.unit, "%s", m->unit);
+    row.iters = r->iters;
+    row.reps = reps;
+    row.better = m->better;
+    snprintf(row.flags, sizeof row.flags, "%s", flags);
+    sb_utc_now(row.timestamp, sizeof row.timestamp);
+    if (sb_stats_compute(x, n, &row.st) != 0 || sb_results_add(res, &row) != 0)
+        return sb_fail(SB_EXIT_FAIL, "out of memory storing results");
+    return 0;
+}
+
+/* Rows of one finished measurement: every recorded metric, and the paired deltas against the
+ * reference variant when the scenario declares them. */
+static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder *paired,
+                     const char *flags, sb_results *res)
+{
+    const sb_scenario *sc = r->sc;
+    char params[256];
+    sb_params_format_all(sc->params, r->values, params, sizeof params);
+    int reps;
+    sb_recorder_samples(rec, sc->metrics[0].name, &reps);
+
+    double *abs = NULL, *pct = NULL;
+    int nd = 0;
+    if (sc->delta && paired) {
+        int nr;
+        const double *rx = sb_recorder_samples(paired, sc->delta->metric, &nr);
+        const double *x = sb_recorder_samples(rec, sc->delta->metric, &nd);
+        if (!rx || !x || nr != nd)
+            return sb_fail(SB_EXIT_FAIL,
+                           "internal: %s has %d samples of %s against %d of its "
+                           "reference",
+                           sb_error_context(), nd, sc->delta->metric, nr);
+        abs = malloc(sizeof *abs * (size_t)nd);
+        pct = malloc(sizeof *pct * (size_t)nd);
+        if (!abs || !pct) {
+            free(abs);
+            free(pct);
+            return sb_fail(SB_EXIT_FAIL, "out of memory computing deltas");
+        }
+        sb_deltas(x, rx, nd, abs, pct);
+    }
+    int rc = 0;
+    for (int i = 0; sc->metrics[i].name && !rc; i++) {
+        const sb_metric_def *m = &sc->metrics[i];
+        int n;
+        const double *x = sb_recorder_samples(rec, m->name, &n);
+        if (abs && !strcmp(m->name, sc->delta->abs_name))
+            rc = add_row(res, r, params, flags, reps, m, abs, nd);
+        else if (pct && sc->delta->pct_name && !strcmp(m->name, sc->delta->pct_name))
+            rc = add_row(res, r, params, flags, reps, m, pct, nd);
+        else if (x)
+            rc = add_row(res, r, params, flags, reps, m, x, n);
+    }
+    free(abs);
+    free(pct);
+    return rc;
+}
+
+int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e, sb_results *res)
+{
+    const sb_scenario *sc = e->sc;
+    sb_run r = {.sc = sc, .values = e->values, .iters = e->m.iters, .device = cfg->device};
+    char name[512], params[256];
+    sb_params_format_all(sc->params, e->values, params, sizeof params);
+    snprintf(name, sizeof name, "%s %s", sc->name, params);
+    sb_error_set_context(name);
+
+    sb_recorder rec, paired, scratch;
+    sb_recorder_init(&rec, sc->metrics);
+    sb_recorder_init(&paired, sc->metrics);
+    sb_recorder_init(&scratch, sc->metrics);
+
+    int rc = sc->setup(&r);
+    for (int i = 0; i < e->n_variants && !rc; i++) {
+        if (sb_stop_requested) {
+            rc = SB_EXIT_INTERRUPT;
+            break;
+        }
+        r.variant = e->variants[i];
+        const sb_variant *v = &sc->variants[r.variant];
+        int ref = v->reference && sc->delta ? sb_variant_index(sc, v->reference) : -1;
+        sb_plan_entry_name(e, r.variant, name, sizeof name);
+        sb_error_set_context(name);
+        sb_recorder_reset(&rec);
+        sb_recorder_reset(&paired);
+
+        if (cfg->on_start)
+            cfg->on_start(cfg->ctx, e, r.variant);
+        sb_trace_push(name, v->is_sync ? SB_COLOR_SYNC : SB_COLOR_ASYNC);
+        rc = warm_up(&e->m, &r, &scratch, warmup_seconds(&e->m, sc, i == 0));
+        sb_clock_sample before = {0}, after = {0};
+        if (!rc && cfg->sample_clocks)
+            cfg->sample_clocks(cfg->device, &before);
+        if (!rc)
+            rc = repeat(cfg, &e->m, &r, &rec, ref, &paired);
+        if (!rc && cfg->sample_clocks)
+            cfg->sample_clocks(cfg->device, &after);
+        if (!rc)
+            rc = sc->validate(&r);
+        sb_trace_pop();
+        if (!rc) {
+            int n;
+            const double *x = sb_recorder_samples(&rec, sc->metrics[0].name, &n);
+            int noisy = x && sb_cv_percent(x, n) > e->m.target_cv;
+            int throttled = sb_clock_throttled(&before, &after);
+            char flags[32];
+            snprintf(flags, sizeof flags, "%s%s%s", throttled ? "throttled" : "",
+                     throttled && noisy ? ";" : "", noisy ? "noisy" : "");
+            rc = emit_rows(&r, &rec, ref >= 0 ? &paired : NULL, flags, res);
+        }
+    }
+    sc->teardown(&r);
+    sb_recorder_free(&rec);
+    sb_recorder_free(&paired);
+    sb_recorder_free(&scratch);
+    sb_error_set_context(NULL);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* The measurement engine: for one plan entry, set the scenario up once, then for each variant
+ * warm up, repeat until the primary metric's cv is under target or the time budget is spent
+ * (with a minimum), validate, and turn the samples into rows. A variant with a reference is
+ * measured in pairs with it, and its delta rows are the paired differences. */
+#ifndef SB_MEASURE_H
+#define SB_MEASURE_H
+
+#include <signal.h>
+
+#include "base/nvml.h"
+#include "suite/plan.h"
+#include "engine/results.h"
+
+/* Warm-up time per measurement when --warmup-time is not given (a scenario may ask for more
+ * before the first variant of a plan entry). */
+#define SB_DEFAULT_WARMUP_S 0.3
+
+/* What holds for the whole run; each plan entry carries its own sb_measure_opts. */
+typedef struct sb_measure_cfg {
+    int device;
+    int capture; /* bracket measured parts with cudaProfilerStart/Stop (off in unit tests) */
+    /* SM clock and throttle reasons before and after each measurement; may be NULL */
+    int (*sample_clocks)(int device, sb_clock_sample *out);
+    /* called before each measurement (progress display); may be NULL */
+    void (*on_start)(void *ctx, const sb_plan_entry *e, int variant);
+    void *ctx;
+} sb_measure_cfg;
+
+/* Set by the SIGINT handler: the engine stops after the current measurement. */
+extern volatile sig_atomic_t sb_stop_requested;
+
+/* Appends the rows of every finished variant to res (also when a later one fails).
+ * Returns 0, SB_EXIT_FAIL (error recorded) or SB_EXIT_INTERRUPT. */
+int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e, sb_results *res);
+
+/* A measurement ran throttled if the SM clock fell by more than 5 % across it, or a reason
+ * that slows a busy GPU (power cap, thermal, HW slowdown) was active before or after it. */
+int sb_clock_throttled(const sb_clock_sample *before, const sb_clock_sample *after);
+
+/* Paired per-repetition differences x - ref (abs) and in percent of ref (pct). */
+void sb_deltas(const double *x, const double *ref, int n, double *abs, double *pct);
+
+#endif

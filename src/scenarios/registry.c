@@ -1,0 +1,33 @@
+#include "scenarios/registry.h"
+
+#include <string.h>
+
+extern const sb_scenario sb_small_gemm, sb_big_gemm, sb_readback, sb_copy, sb_double_buffer;
+
+const sb_scenario *const sb_scenarios[] = {
+    &sb_small_gemm, &sb_big_gemm, &sb_readback, &sb_copy, &sb_double_buffer, NULL,
+};
+
+const sb_scenario *sb_scenario_find(const char *name)
+{
+    for (int i = 0; sb_scenarios[i]; i++)
+        if (strcmp(sb_scenarios[i]->name, name) == 0)
+            return sb_scenarios[i];
+    return NULL;
+}
+
+int sb_variant_index(const sb_scenario *sc, const char *name)
+{
+    for (int i = 0; sc->variants[i].name; i++)
+        if (strcmp(sc->variants[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int sb_variant_count(const sb_scenario *sc)
+{
+    int n = 0;
+    while (sc->variants[n].name)
+        n++;
+    return n;
+}

@@ -1,0 +1,91 @@
+/* The scenario interface, in the style of fio's ioengine_ops: a scenario is one struct of
+ * function pointers plus declared parameters, variants and metrics. Adding a scenario is adding
+ * one file under scenarios/ and one line in registry.c. Scenarios never print or format: they
+ * record named metrics into the recorder; the engine owns repetitions, warm-up, statistics,
+ * NVTX and output. */
+#ifndef SB_SCENARIO_H
+#define SB_SCENARIO_H
+
+#include <stddef.h>
+
+#include "suite/params.h"
+
+#define SB_MAX_VARIANTS 16
+#define SB_MAX_METRICS 16
+
+typedef enum { SB_LOWER = 0, SB_HIGHER = 1 } sb_better;
+
+typedef struct sb_metric_def {
+    const char *name;  /* CSV `metric`: "wall_us_per_iter" */
+    const char *unit;  /* CSV `unit`: "us" */
+    sb_better better;  /* CSV `better` */
+    const char *label; /* table header, NULL: not in the table */
+} sb_metric_def;
+
+typedef struct sb_variant {
+    const char *name;      /* what --variant takes: "sync-device" */
+    const char *summary;   /* one line for --list */
+    int is_sync;           /* NVTX colour; the figure the variant adds a sync to */
+    const char *reference; /* variant it is compared with (measured first), or NULL */
+} sb_variant;
+
+/* How a variant differs from its reference: per repetition, `metric` minus the reference's
+ * median, as `abs_name`, and as a percentage of that median as `pct_name` (optional). */
+typedef struct sb_delta_def {
+    const char *metric;
+    const char *abs_name;
+    const char *pct_name;
+} sb_delta_def;
+
+struct sb_scenario;
+
+/* One plan entry being measured: parameter values, the variant under measurement. */
+typedef struct sb_run {
+    const struct sb_scenario *sc;
+    const long long *values; /* indexed like sc->params */
+    int variant;             /* index into sc->variants */
+    long long iters;
+    int device;
+    void *state; /* the scenario's own */
+} sb_run;
+
+typedef struct sb_recorder sb_recorder;
+
+/* Appends one sample of a declared metric (a programming error otherwise: the engine fails the
+ * measurement naming the metric). */
+void sb_record(sb_recorder *rec, const char *metric, double value);
+
+/* Value of a declared parameter (aborts on an undeclared name: a programming error). */
+long long sb_run_param(const sb_run *r, const char *name);
+const char *sb_run_variant(const sb_run *r);
+
+typedef struct sb_scenario {
+    const char *name;    /* "small-gemm": what --scenario takes */
+    const char *summary; /* one line for --list */
+    const sb_param_def *params;
+    const sb_variant *variants;   /* terminated by a NULL name */
+    const sb_metric_def *metrics; /* terminated by a NULL name; [0] drives the stopping rule */
+    const sb_delta_def *delta;    /* NULL: variants are not compared */
+    long long default_iters;
+    /* Iterations per repetition for one parameter combination when --iters is not given
+     * (NULL: default_iters), e.g. more iterations for small copies. */
+    long long (*iters_for)(const long long *values);
+    /* Warm-up before the first variant of a plan entry, in seconds, unless --warmup-time is
+     * given: GPU-bound work needs a few seconds for its clocks to settle under the power
+     * limit, and measuring before that mixes boost and throttled clocks. 0: the default. */
+    double warmup_s;
+
+    /* CPU-only check of one parameter combination: 0, or an error in err (exit 2). */
+    int (*check)(const long long *values, char *err, size_t errlen);
+    /* Device memory one plan entry needs, for the fit check before any GPU work. */
+    size_t (*device_bytes)(const long long *values);
+    /* Host memory one plan entry needs (0 if negligible). */
+    size_t (*host_bytes)(const long long *values);
+
+    int (*setup)(sb_run *r);                     /* allocate, create handles, poison outputs */
+    int (*measure)(sb_run *r, sb_recorder *rec); /* one repetition: record samples */
+    int (*validate)(sb_run *r); /* after a measurement: check the output, then re-poison it */
+    void (*teardown)(sb_run *r);
+} sb_scenario;
+
+#endif

@@ -1,0 +1,317 @@
+#include "suite/plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suite/config.h"
+#include "base/error.h"
+#include "scenarios/registry.h"
+#include "base/textutil.h"
+
+typedef struct {
+    const sb_scenario *list[64];
+    int n;
+} selection;
+
+/* "configs/ci.ini:12: [small-gemm] " for a config section (line: the key's, else the
+ * section's), "" for the command line. */
+static void where(const sb_run_spec *spec, int line, char *buf, size_t n)
+{
+    if (!spec->file)
+        buf[0] = '\0';
+    else
+        snprintf(buf, n, "%s:%d: [%s] ", spec->file, line ? line : spec->line, spec->section);
+}
+
+static int spec_fail(const sb_run_spec *spec, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int spec_fail(const sb_run_spec *spec, int line, const char *fmt, ...)
+{
+    char at[512], msg[768];
+    where(spec, line, at, sizeof at);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sb_fail(SB_EXIT_USAGE, "%s%s", at, msg);
+}
+
+static const char *scenario_hint(const char *name)
+{
+    /* the registry holds pointers to scenarios, so gather their names first */
+    static const char *cands[65];
+    int c = 0;
+    for (int j = 0; sb_scenarios[j] && c < 64; j++)
+        cands[c++] = sb_scenarios[j]->name;
+    cands[c] = NULL;
+    return sb_suggest(name, cands, sizeof cands[0]);
+}
+
+int sb_unknown_scenario(const char *name, char *msg, size_t n)
+{
+    const char *hint = scenario_hint(name);
+    if (hint)
+        return snprintf(msg, n, "unknown scenario '%s'; did you mean '%s'?", name, hint);
+    return snprintf(msg, n, "unknown scenario '%s' (see --list)", name);
+}
+
+static int select_scenarios(const sb_run_spec *spec, selection *sel)
+{
+    sel->n = 0;
+    if (!spec->scenarios) {
+        for (int i = 0; sb_scenarios[i] && sel->n < 64; i++)
+            sel->list[sel->n++] = sb_scenarios[i];
+        return 0;
+    }
+    char buf[1024];
+    char *names[64];
+    snprintf(buf, sizeof buf, "%s", spec->scenarios);
+    int k = sb_split_commas(buf, names, 64);
+    if (k < 0)
+        return spec_fail(spec, spec->scenario_line, "too many scenario names");
+    for (int i = 0; i < k; i++) {
+        const sb_scenario *sc = sb_scenario_find(names[i]);
+        if (!sc) {
+            char msg[256];
+            sb_unknown_scenario(names[i], msg, sizeof msg);
+            return spec_fail(spec, spec->scenario_line, "%s", msg);
+        }
+        int dup = 0;
+        for (int j = 0; j < sel->n; j++)
+            dup |= sel->list[j] == sc;
+        if (!dup)
+            sel->list[sel->n++] = sc;
+    }
+    return 0;
+}
+
+static int check_set_keys(const sb_run_spec *spec, const selection *sel)
+{
+    for (int s = 0; s < spec->n_sets; s++) {
+        const char *key = spec->sets[s].key;
+        int known = 0;
+        const char *cands[SB_MAX_PARAMS * 64 + 1];
+        int c = 0;
+        for (int i = 0; i < sel->n; i++) {
+            const sb_param_def *p = sel->list[i]->params;
+            known |= sb_param_index(p, key) >= 0;
+            for (int j = 0; p && p[j].name; j++)
+                cands[c++] = p[j].name;
+        }
+        cands[c] = NULL;
+        if (known)
+            continue;
+        const char *hint = sb_suggest(key, cands, sizeof cands[0]);
+        char names[256] = "";
+        for (int i = 0; i < sel->n; i++) {
+            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, sel->list[i]->name, sizeof names - strlen(names) - 1);
+        }
+        if (hint)
+            return spec_fail(spec, spec->sets[s].line,
+                             "--set %s: unknown parameter for %s; did you mean '%s'?", key, names,
+                             hint);
+        return spec_fail(spec, spec->sets[s].line,
+                         "--set %s: unknown parameter for %s (see --list)", key, names);
+    }
+    return 0;
+}
+
+/* Every variant name must be a variant of at least one selected scenario. Fills want[i][v]. */
+static int select_variants(const sb_run_spec *spec, const selection *sel,
+                           int want[][SB_MAX_VARIANTS])
+{
+    for (int i = 0; i < sel->n; i++)
+        for (int v = 0; v < SB_MAX_VARIANTS; v++)
+            want[i][v] = !spec->variants && v < sb_variant_count(sel->list[i]);
+    if (!spec->variants)
+        return 0;
+    char buf[1024];
+    char *names[64];
+    snprintf(buf, sizeof buf, "%s", spec->variants);
+    int k = sb_split_commas(buf, names, 64);
+    if (k < 0)
+        return spec_fail(spec, spec->variants_line, "too many variant names");
+    for (int n = 0; n < k; n++) {
+        int found = 0;
+        const char *cands[SB_MAX_VARIANTS * 64 + 1];
+        int c = 0;
+        for (int i = 0; i < sel->n; i++) {
+            int v = sb_variant_index(sel->list[i], names[n]);
+            if (v >= 0) {
+                want[i][v] = 1;
+                found = 1;
+            }
+            for (int j = 0; sel->list[i]->variants[j].name; j++)
+                cands[c++] = sel->list[i]->variants[j].name;
+        }
+        cands[c] = NULL;
+        if (found)
+            continue;
+        const char *hint = sb_suggest(names[n], cands, sizeof cands[0]);
+        char all[512] = "";
+        for (int j = 0; j < c; j++) {
+            int seen = 0;
+            for (int q = 0; q < j; q++)
+                seen |= !strcmp(cands[q], cands[j]);
+            if (seen)
+                continue;
+            strncat(all, *all ? ", " : "", sizeof all - strlen(all) - 1);
+            strncat(all, cands[j], sizeof all - strlen(all) - 1);
+        }
+        if (hint)
+            return spec_fail(spec, spec->variants_line, "unknown variant '%s'; did you mean '%s'?",
+                             names[n], hint);
+        return spec_fail(spec, spec->variants_line, "unknown variant '%s' (one of: %s)", names[n],
+                         all);
+    }
+    return 0;
+}
+
+static int add_entry(sb_plan *plan, const sb_plan_entry *e)
+{
+    if (plan->n == plan->cap) {
+        int cap = plan->cap ? plan->cap * 2 : 64;
+        if (cap > SB_MAX_PLAN)
+            return sb_fail(SB_EXIT_USAGE, "the plan has more than %d entries; sweep less",
+                           SB_MAX_PLAN);
+        sb_plan_entry *p = realloc(plan->entries, sizeof *p * (size_t)cap);
+        if (!p)
+            return sb_fail(SB_EXIT_FAIL, "out of memory building the plan");
+        plan->entries = p;
+        plan->cap = cap;
+    }
+    plan->entries[plan->n++] = *e;
+    return 0;
+}
+
+static int expand_scenario(const sb_run_spec *spec, const sb_scenario *sc, const int *want,
+                           sb_plan *plan)
+{
+    const sb_param_def *defs = sc->params;
+    int np = sb_params_count(defs);
+    long long vals[SB_MAX_PARAMS][SB_MAX_SWEEP];
+    int nvals[SB_MAX_PARAMS];
+    char err[512];
+    for (int p = 0; p < np; p++) {
+        const char *text = defs[p].def;
+        int line = 0;
+        for (int s = 0; s < spec->n_sets; s++)
+            if (!strcmp(spec->sets[s].key, defs[p].name)) {
+                text = spec->sets[s].value;
+                line = spec->sets[s].line;
+            }
+        if (sb_param_parse_list(&defs[p], text, vals[p], &nvals[p], err, sizeof err) != 0)
+            return spec->file ? spec_fail(spec, line, "%s", err)
+                              : sb_fail(SB_EXIT_USAGE, "%s: --set %s", sc->name, err);
+    }
+
+    sb_plan_entry e;
+    memset(&e, 0, sizeof e);
+    e.sc = sc;
+    e.m = spec->m;
+    /* requested variants plus the references they are compared with, in declaration order */
+    int take[SB_MAX_VARIANTS] = {0};
+    for (int v = 0; sc->variants[v].name; v++) {
+        if (!want[v])
+            continue;
+        take[v] = 1;
+        if (sc->variants[v].reference)
+            take[sb_variant_index(sc, sc->variants[v].reference)] = 1;
+    }
+    for (int v = 0; sc->variants[v].name; v++)
+        if (take[v])
+            e.variants[e.n_variants++] = v;
+    if (e.n_variants == 0)
+        return 0;
+
+    /* cartesian product of the swept parameters, the last parameter varying fastest */
+    int idx[SB_MAX_PARAMS] = {0};
+    for (;;) {
+        for (int p = 0; p < np; p++)
+            e.values[p] = vals[p][idx[p]];
+        e.m.iters = spec->m.iters   ? spec->m.iters
+                    : sc->iters_for ? sc->iters_for(e.values)
+                                    : sc->default_iters;
+        if (sc->check && sc->check(e.values, err, sizeof err) != 0) {
+            char params[256];
+            sb_params_format_all(defs, e.values, params, sizeof params);
+            return spec_fail(spec, 0, "%s %s: %s", sc->name, params, err);
+        }
+        int rc = add_entry(plan, &e);
+        if (rc)
+            return rc;
+        int p = np - 1;
+        while (p >= 0 && ++idx[p] == nvals[p])
+            idx[p--] = 0;
+        if (p < 0)
+            break;
+    }
+    return 0;
+}
+
+int sb_plan_add_spec(sb_plan *plan, const sb_run_spec *spec)
+{
+    selection sel;
+    int want[64][SB_MAX_VARIANTS];
+    int before = plan->n;
+    int rc = select_scenarios(spec, &sel);
+    if (!rc)
+        rc = check_set_keys(spec, &sel);
+    if (!rc)
+        rc = select_variants(spec, &sel, want);
+    for (int i = 0; i < sel.n && !rc; i++)
+        rc = expand_scenario(spec, sel.list[i], want[i], plan);
+    if (!rc && plan->n == before)
+        rc = spec_fail(spec, 0, "nothing to run: no selected scenario has those variants");
+    return rc;
+}
+
+int sb_plan_build(const sb_options *o, sb_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    int rc = o->config ? sb_config_plan(o->config, o, plan) : sb_plan_add_spec(plan, &o->run);
+    if (rc)
+        sb_plan_free(plan);
+    return rc;
+}
+
+void sb_plan_free(sb_plan *plan)
+{
+    free(plan->entries);
+    memset(plan, 0, sizeof *plan);
+}
+
+void sb_plan_entry_name(const sb_plan_entry *e, int variant, char *buf, size_t n)
+{
+    char params[256];
+    sb_params_format_all(e->sc->params, e->values, params, sizeof params);
+    snprintf(buf, n, "%s/%s %s", e->sc->name, e->sc->variants[variant].name, params);
+}
+
+int sb_plan_measurements(const sb_plan *plan)
+{
+    int n = 0;
+    for (int i = 0; i < plan->n; i++)
+        n += plan->entries[i].n_variants;
+    return n;
+}
+
+void sb_plan_print(FILE *f, const sb_plan *plan)
+{
+    int total = sb_plan_measurements(plan);
+    fprintf(f, "plan: %d measurement%s in %d entr%s\n", total, total == 1 ? "" : "s", plan->n,
+            plan->n == 1 ? "y" : "ies");
+    int k = 0;
+    for (int i = 0; i < plan->n; i++) {
+        const sb_plan_entry *e = &plan->entries[i];
+        char params[256];
+        sb_params_format_all(e->sc->params, e->values, params, sizeof params);
+        for (int v = 0; v < e->n_variants; v++)
+            fprintf(f, "%4d  %-14s %-17s %s  iters=%lld\n", ++k, e->sc->name,
+                    e->sc->variants[e->variants[v]].name, params, e->m.iters);
+    }
+}
