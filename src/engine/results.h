@@ -17,6 +17,10 @@ typedef struct sb_row {
     sb_stats st;
     char timestamp[32]; /* ISO 8601 UTC, when the measurement finished */
     char flags[32];     /* ";"-joined: "throttled", "noisy"; "" when clean */
+    /* for the table only (not in the CSV): the metric's column header ("" = not shown), and
+     * whether it is the measurement's primary metric (the table shows its cv) */
+    char label[32];
+    int primary;
 } sb_row;
 
 typedef struct sb_results {
