@@ -70,4 +70,10 @@ void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r);
  * scenario in order of appearance, drawn from the rows alone. */
 void sb_table_print(FILE *f, const sb_results *res, int markdown);
 
+/* ---- the old whole-run writers, until main.c uses the sink set (to be removed) ---- */
+void sb_report_table(FILE *f, const sb_results *res);
+int sb_csv_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
+int sb_json_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
+int sb_markdown_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
+
 #endif
