@@ -145,6 +145,8 @@ static int add_row(sb_results *res, const sb_run *r, const char *params, const c
     row.reps = reps;
     row.better = m->better;
     snprintf(row.flags, sizeof row.flags, "%s", flags);
+    snprintf(row.label, sizeof row.label, "%s", m->label ? m->label : "");
+    row.primary = m == &r->sc->metrics[0];
     sb_utc_now(row.timestamp, sizeof row.timestamp);
     if (sb_stats_compute(x, n, &row.st) != 0 || sb_results_add(res, &row) != 0)
         return sb_fail(SB_EXIT_FAIL, "out of memory storing results");
