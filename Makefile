@@ -46,8 +46,9 @@ NVFLAGS  := -O3 -std=c++17 $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra,-Werror
 
 # inih, jansson and libcsv are linked statically so the binary needs no -dev package at run time; cudart
 # is static (it dlopens libcuda, so the binary starts without a driver and exits 3); cuBLAS has
-# no static library in the toolkit and is found through the rpath.
-LDLIBS := $(DEPS_LIB) -l:libinih.a -l:libjansson.a -l:libcsv.a -L$(CUDA_LIB) -lcublas -lcudart_static \
+# no static library in the toolkit and is dlopened at run time (src/gpu/cublas_api.c), from
+# LD_LIBRARY_PATH or the rpath: --help, --list, --dry-run and compare need no CUDA library.
+LDLIBS := $(DEPS_LIB) -l:libinih.a -l:libjansson.a -l:libcsv.a -L$(CUDA_LIB) -lcudart_static \
           -Wl,-rpath,$(CUDA_LIB) -lstdc++ -ldl -lpthread -lrt -lm
 
 LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*/*.c))

@@ -17,6 +17,7 @@
 #include "sinks/outfile.h"
 #include "suite/plan.h"
 #include "sinks/sink.h"
+#include "gpu/device.h"
 
 static void on_sigint(int sig)
 {

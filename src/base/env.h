@@ -1,5 +1,6 @@
 /* The environment record: what the CSV's environment columns and the JSON's "environment"
- * object say about where a run happened. */
+ * object say about where a run happened. This is the host part (no CUDA); gpu/device.h opens
+ * the device and fills the device part. */
 #ifndef SB_ENV_H
 #define SB_ENV_H
 
@@ -15,7 +16,7 @@ typedef struct sb_env {
     char version[32];
     char git_rev[64];
     char command_line[4096];
-    /* device part */
+    /* device part: sb_env_open_device (gpu/device.h) */
     int device;
     char gpu[256];
     char gpu_slug[128]; /* "h100-80gb-hbm3": for {gpu} in output file names */
@@ -25,16 +26,13 @@ typedef struct sb_env {
     char driver[64];       /* NVML's driver version, else "cuda X.Y" */
     char cuda_runtime[32]; /* "13.0" */
     char cuda_driver[32];  /* the CUDA version the driver supports */
-    char cublas[32];
+    char cublas[32];       /* "13.1.0", or "not loaded" when cuBLAS cannot be loaded */
     int has_nvml;
     sb_nvml_info nvml; /* clocks and PCIe link at the start of the run */
 } sb_env;
 
 /* Host part: run id (UTC time + pid), host name, CPU model, kernel, version, command line. */
 void sb_env_host(sb_env *e, int argc, char **argv);
-/* Selects the device: exit 3 without a usable driver/device, exit 2 for an ordinal out of
- * range. Then fills the device part. */
-int sb_env_open_device(sb_env *e, int device);
 /* ISO 8601 UTC now: "2026-11-22T15:46:30Z". */
 void sb_utc_now(char *buf, int n);
 /* "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3" */

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "gpu/cublas_api.h"
+
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -17,7 +19,10 @@ int sb_cuda_fail(const char *call, cudaError_t e, const char *file, int line)
 
 int sb_cublas_fail(const char *call, cublasStatus_t s, const char *file, int line)
 {
+    /* only reached through a call into the loaded table, so the status functions are there */
     const char *ctx = sb_error_context();
-    return sb_fail(SB_EXIT_FAIL, "%s failed: %s (%s)%s%s [%s:%d]", call, cublasGetStatusString(s),
-                   cublasGetStatusName(s), *ctx ? " in " : "", ctx, base_name(file), line);
+    return sb_fail(SB_EXIT_FAIL, "%s failed: %s (%s)%s%s [%s:%d]", call,
+                   sb_cublas.status_string ? sb_cublas.status_string(s) : "cuBLAS error",
+                   sb_cublas.status_name ? sb_cublas.status_name(s) : "?", *ctx ? " in " : "", ctx,
+                   base_name(file), line);
 }

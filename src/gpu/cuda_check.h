@@ -1,6 +1,7 @@
 /* One macro family for checking every CUDA runtime and cuBLAS call. On failure the message
  * names the call, the error string and the measurement being run, and the enclosing function
- * returns SB_EXIT_FAIL. */
+ * returns SB_EXIT_FAIL. cuBLAS calls go through gpu/cublas_api.h's table (cublas_v2.h is here
+ * for its types only). */
 #ifndef SB_CUDA_CHECK_H
 #define SB_CUDA_CHECK_H
 

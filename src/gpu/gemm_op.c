@@ -24,12 +24,15 @@ int sb_gemm_op_init(sb_gemm_op *op, int m, int n, int k, sb_dtype dt, int tf32, 
     op->ctype = dt == SB_DTYPE_F16 ? CUDA_R_16F : dt == SB_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     op->compute = (dt == SB_DTYPE_F32 && tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     size_t es = sb_dtype_size(dt);
-    SB_CUBLAS(cublasCreate(&op->blas));
-    SB_CUBLAS(cublasSetStream(op->blas, stream));
-    SB_CUBLAS(cublasSetMathMode(op->blas, CUBLAS_DEFAULT_MATH));
+    int rc = sb_cublas_load();
+    if (rc)
+        return rc;
+    SB_CUBLAS(sb_cublas.create(&op->blas));
+    SB_CUBLAS(sb_cublas.set_stream(op->blas, stream));
+    SB_CUBLAS(sb_cublas.set_math_mode(op->blas, CUBLAS_DEFAULT_MATH));
     /* our own workspace, so that cuBLAS allocates nothing while we time it */
     SB_CUDA(cudaMalloc(&op->workspace, WORKSPACE_BYTES));
-    SB_CUBLAS(cublasSetWorkspace(op->blas, op->workspace, WORKSPACE_BYTES));
+    SB_CUBLAS(sb_cublas.set_workspace(op->blas, op->workspace, WORKSPACE_BYTES));
     SB_CUDA(cudaMalloc(&op->A, (size_t)m * k * es));
     SB_CUDA(cudaMalloc(&op->B, (size_t)k * n * es));
     SB_CUDA(cudaMalloc(&op->C, (size_t)m * n * es));
@@ -58,6 +61,6 @@ void sb_gemm_op_destroy(sb_gemm_op *op)
     cudaFree(op->C);
     cudaFree(op->workspace);
     if (op->blas)
-        cublasDestroy(op->blas);
+        sb_cublas.destroy(op->blas);
     memset(op, 0, sizeof *op);
 }
