@@ -3,6 +3,8 @@
 #ifndef SB_ERROR_H
 #define SB_ERROR_H
 
+#include <stddef.h>
+
 enum sb_exit {
     SB_EXIT_OK = 0,
     SB_EXIT_FAIL = 1,  /* a measurement or validation failed; compare found a regression */
@@ -15,6 +17,8 @@ enum sb_exit {
  * `return sb_fail(SB_EXIT_USAGE, "...")`. */
 int sb_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sb_error_code(void);
+/* `in` with control characters written as \n, \t, \x1b..., for one-line, terminal-safe text. */
+void sb_escape(const char *in, char *out, size_t n);
 const char *sb_error_message(void);
 void sb_error_clear(void);
 

@@ -160,7 +160,7 @@ static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder 
 {
     const sb_scenario *sc = r->sc;
     char params[256];
-    sb_params_format_all(sc->params, r->values, params, sizeof params);
+    sb_params_format_all(sc->params, r->params.v, params, sizeof params);
     int reps;
     sb_recorder_samples(rec, sc->metrics[0].name, &reps);
 
@@ -201,10 +201,11 @@ static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder 
     return rc;
 }
 
-int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e, sb_results *res)
+int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e)
 {
     const sb_scenario *sc = e->sc;
-    sb_run r = {.sc = sc, .values = e->values, .iters = e->m.iters, .device = cfg->device};
+    sb_run r = {.sc = sc, .params = sb_plan_params(e), .iters = e->m.iters, .device = cfg->device};
+    sb_results res = {0};
     char name[512], params[256];
     sb_params_format_all(sc->params, e->values, params, sizeof params);
     snprintf(name, sizeof name, "%s %s", sc->name, params);
@@ -251,10 +252,16 @@ int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e, sb_resul
             char flags[32];
             snprintf(flags, sizeof flags, "%s%s%s", throttled ? "throttled" : "",
                      throttled && noisy ? ";" : "", noisy ? "noisy" : "");
-            rc = emit_rows(&r, &rec, ref >= 0 ? &paired : NULL, flags, res);
+            res.n = 0;
+            rc = emit_rows(&r, &rec, ref >= 0 ? &paired : NULL, flags, &res);
+            if (!rc && cfg->emit)
+                rc = cfg->emit(cfg->ctx, res.rows, res.n);
         }
     }
-    sc->teardown(&r);
+    if (sc->teardown)
+        sc->teardown(&r);
+    sb_release_all(&r.res);
+    sb_results_free(&res);
     sb_recorder_free(&rec);
     sb_recorder_free(&paired);
     sb_recorder_free(&scratch);

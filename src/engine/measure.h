@@ -23,15 +23,19 @@ typedef struct sb_measure_cfg {
     int (*sample_clocks)(int device, sb_clock_sample *out);
     /* called before each measurement (progress display); may be NULL */
     void (*on_start)(void *ctx, const sb_plan_entry *e, int variant);
+    /* called with the rows of each finished measurement, before the next one starts (the
+     * sinks write them out); a non-zero return stops the run with that code */
+    int (*emit)(void *ctx, const sb_row *rows, int n);
     void *ctx;
 } sb_measure_cfg;
 
 /* Set by the SIGINT handler: the engine stops after the current measurement. */
 extern volatile sig_atomic_t sb_stop_requested;
 
-/* Appends the rows of every finished variant to res (also when a later one fails).
- * Returns 0, SB_EXIT_FAIL (error recorded) or SB_EXIT_INTERRUPT. */
-int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e, sb_results *res);
+/* Measures every variant of one plan entry, emitting each one's rows as soon as it is done
+ * (also when a later one fails). Returns 0, SB_EXIT_FAIL (error recorded), SB_EXIT_INTERRUPT,
+ * or what emit returned. */
+int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e);
 
 /* A measurement ran throttled if the SM clock fell by more than 5 % across it, or a reason
  * that slows a busy GPU (power cap, thermal, HW slowdown) was active before or after it. */

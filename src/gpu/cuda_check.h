@@ -27,26 +27,6 @@ int sb_cublas_fail(const char *call, cublasStatus_t s, const char *file, int lin
             return sb_cublas_fail(#call, sb_s_, __FILE__, __LINE__);                               \
     } while (0)
 
-/* Teardown helpers: release what setup may or may not have created (a failed setup leaves
- * NULL handles), ignoring errors, as nothing can be done about them at that point. */
-static inline void sb_release_event(cudaEvent_t e)
-{
-    if (e)
-        cudaEventDestroy(e);
-}
-
-static inline void sb_release_stream(cudaStream_t s)
-{
-    if (s)
-        cudaStreamDestroy(s);
-}
-
-static inline void sb_release_pinned(void *p)
-{
-    if (p)
-        cudaFreeHost(p);
-}
-
 /* For a kernel launcher (returns cudaError_t from cudaGetLastError after the launch). */
 #define SB_LAUNCH(call) SB_CUDA(call)
 

@@ -13,9 +13,18 @@ size_t sb_gemm_op_bytes(long long m, long long n, long long k, sb_dtype dt)
            WORKSPACE_BYTES;
 }
 
-int sb_gemm_op_init(sb_gemm_op *op, int m, int n, int k, sb_dtype dt, int tf32, cudaStream_t stream)
+static void release(void *op)
+{
+    sb_gemm_op_destroy(op);
+}
+
+int sb_gemm_op_init(sb_gemm_op *op, sb_resources *res, int m, int n, int k, sb_dtype dt, int tf32,
+                    cudaStream_t stream)
 {
     memset(op, 0, sizeof *op);
+    int rc = sb_keep(res, release, op); /* destroy copes with a half-made op */
+    if (rc)
+        return rc;
     op->m = m;
     op->n = n;
     op->k = k;
@@ -24,8 +33,7 @@ int sb_gemm_op_init(sb_gemm_op *op, int m, int n, int k, sb_dtype dt, int tf32, 
     op->ctype = dt == SB_DTYPE_F16 ? CUDA_R_16F : dt == SB_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     op->compute = (dt == SB_DTYPE_F32 && tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     size_t es = sb_dtype_size(dt);
-    int rc = sb_cublas_load();
-    if (rc)
+    if ((rc = sb_cublas_load()) != 0)
         return rc;
     SB_CUBLAS(sb_cublas.create(&op->blas));
     SB_CUBLAS(sb_cublas.set_stream(op->blas, stream));

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "gpu/cublas_api.h"
+#include "gpu/resources.h"
 #include "kernels.h"
 
 typedef struct sb_gemm_op {
@@ -22,8 +23,8 @@ typedef struct sb_gemm_op {
 /* Device memory sb_gemm_op_init allocates. */
 size_t sb_gemm_op_bytes(long long m, long long n, long long k, sb_dtype dt);
 /* Loads cuBLAS (exit 3 without it), allocates, fills A and B with random values in [-1, 1) and
- * C with NaN, on `stream`. */
-int sb_gemm_op_init(sb_gemm_op *op, int m, int n, int k, sb_dtype dt, int tf32,
+ * C with NaN, on `stream`. The op is kept in `res`: releasing it destroys the op. */
+int sb_gemm_op_init(sb_gemm_op *op, sb_resources *res, int m, int n, int k, sb_dtype dt, int tf32,
                     cudaStream_t stream);
 void sb_gemm_op_destroy(sb_gemm_op *op);
 double sb_gemm_op_flops(const sb_gemm_op *op);

@@ -8,26 +8,22 @@
 /* Long enough for any batch the scenarios queue, short enough not to hang on a bug. */
 #define SB_WAIT_TIMEOUT_NS 5000000000ull
 
-int sb_kernel_timer_init(sb_kernel_timer *t, cudaStream_t stream)
+int sb_kernel_timer_init(sb_kernel_timer *t, sb_resources *res, cudaStream_t stream)
 {
     memset(t, 0, sizeof *t);
     t->stream = stream;
-    void *p;
-    SB_CUDA(cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped));
+    int *p;
+    int rc = sb_get_pinned(res, &p, 2 * sizeof(int), cudaHostAllocMapped);
+    if (!rc)
+        rc = sb_get_event(res, &t->start, cudaEventDefault);
+    if (!rc)
+        rc = sb_get_event(res, &t->stop, cudaEventDefault);
+    if (rc)
+        return rc;
     t->flag = p;
     t->flag[0] = t->flag[1] = 0;
     SB_CUDA(cudaHostGetDevicePointer((void **)&t->flag_dev, p, 0));
-    SB_CUDA(cudaEventCreate(&t->start));
-    SB_CUDA(cudaEventCreate(&t->stop));
     return 0;
-}
-
-void sb_kernel_timer_destroy(sb_kernel_timer *t)
-{
-    sb_release_event(t->start);
-    sb_release_event(t->stop);
-    sb_release_pinned((void *)t->flag);
-    memset(t, 0, sizeof *t);
 }
 
 int sb_kernel_timer_begin(sb_kernel_timer *t)

@@ -7,6 +7,8 @@
 
 #include <cuda_runtime.h>
 
+#include "gpu/resources.h"
+
 typedef struct sb_kernel_timer {
     cudaStream_t stream;
     volatile int *flag; /* host-mapped pinned: [0] release flag, [1] timed-out flag */
@@ -14,8 +16,8 @@ typedef struct sb_kernel_timer {
     cudaEvent_t start, stop;
 } sb_kernel_timer;
 
-int sb_kernel_timer_init(sb_kernel_timer *t, cudaStream_t stream);
-void sb_kernel_timer_destroy(sb_kernel_timer *t);
+/* What it creates is kept in `res`. */
+int sb_kernel_timer_init(sb_kernel_timer *t, sb_resources *res, cudaStream_t stream);
 /* Enqueue the waiting kernel and the start event: enqueue the work to time after this. */
 int sb_kernel_timer_begin(sb_kernel_timer *t);
 /* Release the stream, wait, and return the work's GPU time in ms. Fails if the waiting kernel

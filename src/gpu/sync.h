@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include "gpu/resources.h"
+
 typedef enum {
     SB_SYNC_NONE,
     SB_SYNC_DEVICE,
@@ -22,13 +24,9 @@ typedef struct sb_sync {
     size_t bytes;
 } sb_sync;
 
-/* The policy a variant name asks for: "async" -> NONE, "sync-device" -> DEVICE, ... -1 if none. */
-int sb_sync_kind_from_variant(const char *variant);
-
 /* Creates what the policy needs (an event for SB_SYNC_EVENT). */
-int sb_sync_init(sb_sync *s, sb_sync_kind kind, cudaStream_t stream, const void *src, void *dst,
-                 size_t bytes);
-void sb_sync_destroy(sb_sync *s);
+int sb_sync_init(sb_sync *s, sb_resources *res, sb_sync_kind kind, cudaStream_t stream,
+                 const void *src, void *dst, size_t bytes);
 
 /* Applies the policy once; inline because it sits inside timed loops. */
 static inline cudaError_t sb_sync_point(const sb_sync *s)

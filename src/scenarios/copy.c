@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/fault.h"
 #include "gpu/cuda_check.h"
 #include "scenarios/scenario.h"
 #include "kernels.h"
@@ -19,19 +20,18 @@ static const sb_param_def params[] = {
     {NULL, 0, NULL, NULL, 0, 0, NULL},
 };
 
-enum { H2D, D2H };
-enum { PAGEABLE, PINNED };
+/* a variant's mode: direction | host memory */
+enum { H2D = 0, D2H = 1, PAGEABLE = 0, PINNED = 2 };
+#define DIR(mode) ((mode)&1)
+#define MEM(mode) ((mode) >> 1)
 
 static const sb_variant variants[] = {
-    {"h2d-pageable", "host to device from malloc'd memory", 1, NULL},
-    {"h2d-pinned", "host to device from cudaHostAlloc'd memory", 0, NULL},
-    {"d2h-pageable", "device to host into malloc'd memory", 1, NULL},
-    {"d2h-pinned", "device to host into cudaHostAlloc'd memory", 0, NULL},
-    {NULL, NULL, 0, NULL},
+    {"h2d-pageable", "host to device from malloc'd memory", 1, NULL, H2D | PAGEABLE},
+    {"h2d-pinned", "host to device from cudaHostAlloc'd memory", 0, NULL, H2D | PINNED},
+    {"d2h-pageable", "device to host into malloc'd memory", 1, NULL, D2H | PAGEABLE},
+    {"d2h-pinned", "device to host into cudaHostAlloc'd memory", 0, NULL, D2H | PINNED},
+    {NULL, NULL, 0, NULL, 0},
 };
-static const struct {
-    int dir, mem;
-} how[] = {{H2D, PAGEABLE}, {H2D, PINNED}, {D2H, PAGEABLE}, {D2H, PINNED}};
 
 static const sb_metric_def metrics[] = {
     {"GBps", "GB/s", SB_HIGHER, "GB/s"},
@@ -45,35 +45,35 @@ typedef struct copy_state {
     cudaStream_t stream;
     cudaEvent_t ev_start, ev_stop;
     void *dev;
-    void *host[2]; /* PAGEABLE, PINNED */
+    void *host[2]; /* by MEM(mode): pageable, pinned */
     uint32_t *check;
     int prepared; /* variant whose buffers are set up for it, -1: none */
 } copy_state;
 
-static int check(const long long *v, char *err, size_t n)
+static int check(const sb_param_values *p, char *err, size_t n)
 {
-    if (v[0] % 4) {
-        snprintf(err, n, "bytes=%lld is not a multiple of 4", v[0]);
+    if (sb_param(p, "bytes") % 4) {
+        snprintf(err, n, "bytes=%lld is not a multiple of 4", sb_param(p, "bytes"));
         return -1;
     }
     return 0;
 }
 
 /* Enough copies per repetition to time small ones well: 256 MiB moved, 2 to 1000 copies. */
-static long long iters_for(const long long *v)
+static long long iters_for(const sb_param_values *p)
 {
-    long long n = (256LL << 20) / v[0];
+    long long n = (256LL << 20) / sb_param(p, "bytes");
     return n < 2 ? 2 : n > 1000 ? 1000 : n;
 }
 
-static size_t device_bytes(const long long *v)
+static size_t device_bytes(const sb_param_values *p)
 {
-    return (size_t)v[0];
+    return (size_t)sb_param(p, "bytes");
 }
 
-static size_t host_bytes(const long long *v)
+static size_t host_bytes(const sb_param_values *p)
 {
-    return 3 * (size_t)v[0]; /* pageable, pinned, check buffer */
+    return 3 * (size_t)sb_param(p, "bytes"); /* pageable, pinned, check buffer */
 }
 
 static void fill_host_pattern(uint32_t *w, size_t n)
@@ -84,34 +84,35 @@ static void fill_host_pattern(uint32_t *w, size_t n)
 
 static int setup(sb_run *r)
 {
-    copy_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    copy_state *s;
+    sb_resources *res = &r->res;
+    int rc = sb_get_host(res, &s, sizeof *s);
+    if (rc)
+        return rc;
     r->state = s;
-    s->bytes = (size_t)r->values[0];
+    s->bytes = (size_t)sb_run_param(r, "bytes");
     s->prepared = -1;
-    SB_CUDA(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
-    SB_CUDA(cudaEventCreate(&s->ev_start));
-    SB_CUDA(cudaEventCreate(&s->ev_stop));
-    SB_CUDA(cudaMalloc(&s->dev, s->bytes));
-    SB_CUDA(cudaHostAlloc(&s->host[PINNED], s->bytes, cudaHostAllocDefault));
-    s->host[PAGEABLE] = malloc(s->bytes);
-    s->check = malloc(s->bytes);
-    if (!s->host[PAGEABLE] || !s->check)
-        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
+        (rc = sb_get_event(res, &s->ev_start, cudaEventDefault)) ||
+        (rc = sb_get_event(res, &s->ev_stop, cudaEventDefault)) ||
+        (rc = sb_get_device(res, &s->dev, s->bytes)) ||
+        (rc = sb_get_pinned(res, &s->host[MEM(PINNED)], s->bytes, cudaHostAllocDefault)) ||
+        (rc = sb_get_host(res, &s->host[MEM(PAGEABLE)], s->bytes)) ||
+        (rc = sb_get_host(res, &s->check, s->bytes)))
+        return rc;
     /* touch every page now, so that page faults are not measured */
-    memset(s->host[PAGEABLE], 0, s->bytes);
+    memset(s->host[MEM(PAGEABLE)], 0, s->bytes);
     memset(s->check, 0, s->bytes);
     return 0;
 }
 
 /* Source holds the pattern, destination is poisoned: a copy that moved nothing (or the wrong
  * bytes) fails validation. */
-static int prepare(copy_state *s, int variant)
+static int prepare(copy_state *s, int variant, int mode)
 {
     size_t words = s->bytes / 4;
-    void *host = s->host[how[variant].mem];
-    if (how[variant].dir == H2D) {
+    void *host = s->host[MEM(mode)];
+    if (DIR(mode) == H2D) {
         fill_host_pattern(host, words);
         SB_CUDA(cudaMemsetAsync(s->dev, 0xFF, s->bytes, s->stream));
     } else {
@@ -126,13 +127,14 @@ static int prepare(copy_state *s, int variant)
 static int measure(sb_run *r, sb_recorder *rec)
 {
     copy_state *s = r->state;
+    const int mode = sb_run_mode(r);
     if (s->prepared != r->variant) {
-        int rc = prepare(s, r->variant);
+        int rc = prepare(s, r->variant, mode);
         if (rc)
             return rc;
     }
-    const int h2d = how[r->variant].dir == H2D;
-    void *host = s->host[how[r->variant].mem];
+    const int h2d = DIR(mode) == H2D;
+    void *host = s->host[MEM(mode)];
     void *dst = h2d ? s->dev : host;
     const void *src = h2d ? host : s->dev;
     const enum cudaMemcpyKind kind = h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -159,12 +161,11 @@ static int measure(sb_run *r, sb_recorder *rec)
 static int validate(sb_run *r)
 {
     copy_state *s = r->state;
-    const int h2d = how[r->variant].dir == H2D;
-    const uint32_t *got = h2d ? s->check : s->host[how[r->variant].mem];
+    const int h2d = DIR(sb_run_mode(r)) == H2D;
+    const uint32_t *got = h2d ? s->check : s->host[MEM(sb_run_mode(r))];
     if (h2d)
         SB_CUDA(cudaMemcpy(s->check, s->dev, s->bytes, cudaMemcpyDeviceToHost));
-    const char *fault = getenv("SYNCBENCH_FAULT");
-    if (fault && !strcmp(fault, "copy-data")) /* test hook: damaged data must be caught */
+    if (sb_fault("copy-data")) /* test hook: damaged data must be caught */
         ((uint32_t *)got)[s->bytes / 8] ^= 1u;
     for (size_t i = 0; i < s->bytes / 4; i++) {
         if (got[i] != sb_pattern_word(PATTERN_SEED, i))
@@ -174,22 +175,6 @@ static int validate(sb_run *r)
     }
     s->prepared = -1; /* the next measurement starts from a poisoned destination */
     return 0;
-}
-
-static void teardown(sb_run *r)
-{
-    copy_state *s = r->state;
-    if (!s)
-        return;
-    sb_release_event(s->ev_start);
-    sb_release_event(s->ev_stop);
-    cudaFree(s->dev);
-    sb_release_pinned(s->host[PINNED]);
-    sb_release_stream(s->stream);
-    free(s->host[PAGEABLE]);
-    free(s->check);
-    free(s);
-    r->state = NULL;
 }
 
 const sb_scenario sb_copy = {
@@ -206,5 +191,4 @@ const sb_scenario sb_copy = {
     .setup = setup,
     .measure = measure,
     .validate = validate,
-    .teardown = teardown,
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/fault.h"
 #include "gpu/cuda_check.h"
 #include "scenarios/scenario.h"
 #include "kernels.h"
@@ -18,16 +19,18 @@ static const sb_param_def params[] = {
      "kernel time per chunk; 0: as long as copying one chunk (balanced)", 0, 10000000, NULL},
     {NULL, 0, NULL, NULL, 0, 0, NULL},
 };
-enum { P_BYTES, P_CHUNKS, P_COMPUTE_US };
-
+/* a variant's mode: the loop it runs */
 enum { SERIAL_PAGEABLE, SERIAL_PINNED, DOUBLE_BUFFERED };
 
 static const sb_variant variants[] = {
-    {"serial-pageable", "one stream, pageable host buffer, sync after every step", 1, NULL},
-    {"serial-pinned", "one stream, pinned host buffer, no sync inside the loop", 0, NULL},
+    {"serial-pageable", "one stream, pageable host buffer, sync after every step", 1, NULL,
+     SERIAL_PAGEABLE},
+    {"serial-pinned", "one stream, pinned host buffer, no sync inside the loop", 0, NULL,
+     SERIAL_PINNED},
     {"double-buffered",
-     "copy and compute streams, two device buffers, pinned, events for the dependencies", 0, NULL},
-    {NULL, NULL, 0, NULL},
+     "copy and compute streams, two device buffers, pinned, events for the dependencies", 0, NULL,
+     DOUBLE_BUFFERED},
+    {NULL, NULL, 0, NULL, 0},
 };
 
 static const sb_metric_def metrics[] = {
@@ -47,24 +50,26 @@ typedef struct db_state {
     cudaEvent_t *copied, *computed; /* per chunk */
 } db_state;
 
-static int check(const long long *v, char *err, size_t n)
+static int check(const sb_param_values *p, char *err, size_t n)
 {
-    if (v[P_BYTES] % (4 * v[P_CHUNKS])) {
-        snprintf(err, n, "bytes=%lld does not divide into chunks=%lld of whole floats", v[P_BYTES],
-                 v[P_CHUNKS]);
+    long long bytes = sb_param(p, "bytes"), chunks = sb_param(p, "chunks");
+    if (bytes % (4 * chunks)) {
+        snprintf(err, n, "bytes=%lld does not divide into chunks=%lld of whole floats", bytes,
+                 chunks);
         return -1;
     }
     return 0;
 }
 
-static size_t device_bytes(const long long *v)
+static size_t device_bytes(const sb_param_values *p)
 {
-    return 2 * (size_t)(v[P_BYTES] / v[P_CHUNKS]) + (size_t)v[P_CHUNKS] * sizeof(double);
+    long long chunks = sb_param(p, "chunks");
+    return 2 * (size_t)(sb_param(p, "bytes") / chunks) + (size_t)chunks * sizeof(double);
 }
 
-static size_t host_bytes(const long long *v)
+static size_t host_bytes(const sb_param_values *p)
 {
-    return 2 * (size_t)v[P_BYTES];
+    return 2 * (size_t)sb_param(p, "bytes");
 }
 
 /* Values whose sums are exact in double, so the checksum can be compared for equality. */
@@ -74,11 +79,14 @@ static float value_at(size_t i)
 }
 
 /* GPU time of copying one chunk from pinned memory: the balanced compute time. */
-static int measure_chunk_copy_ns(db_state *s, unsigned long long *ns)
+static int measure_chunk_copy_ns(db_state *s, sb_resources *res, unsigned long long *ns)
 {
     cudaEvent_t a, b;
-    SB_CUDA(cudaEventCreate(&a));
-    SB_CUDA(cudaEventCreate(&b));
+    int rc = sb_get_event(res, &a, cudaEventDefault);
+    if (!rc)
+        rc = sb_get_event(res, &b, cudaEventDefault);
+    if (rc)
+        return rc;
     float best = 1e30f;
     for (int i = 0; i < 5; i++) {
         SB_CUDA(cudaEventRecord(a, s->copy_stream));
@@ -91,53 +99,53 @@ static int measure_chunk_copy_ns(db_state *s, unsigned long long *ns)
         if (i && ms < best) /* the first one warms up */
             best = ms;
     }
-    sb_release_event(a);
-    sb_release_event(b);
     *ns = (unsigned long long)(best * 1e6f);
     return 0;
 }
 
 static int setup(sb_run *r)
 {
-    db_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    db_state *s;
+    sb_resources *res = &r->res;
+    int rc = sb_get_host(res, &s, sizeof *s);
+    if (rc)
+        return rc;
     r->state = s;
-    s->bytes = (size_t)r->values[P_BYTES];
-    s->chunks = (int)r->values[P_CHUNKS];
+    s->bytes = (size_t)sb_run_param(r, "bytes");
+    s->chunks = (int)sb_run_param(r, "chunks");
     s->chunk_bytes = s->bytes / (size_t)s->chunks;
     s->chunk_floats = s->chunk_bytes / sizeof(float);
     int dev, sms;
     SB_CUDA(cudaGetDevice(&dev));
     SB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     s->blocks = 2 * sms; /* one wave: the blocks start together, so the spin sets the time */
-    SB_CUDA(cudaStreamCreateWithFlags(&s->copy_stream, cudaStreamNonBlocking));
-    SB_CUDA(cudaStreamCreateWithFlags(&s->compute_stream, cudaStreamNonBlocking));
-    SB_CUDA(cudaMalloc((void **)&s->buf[0], s->chunk_bytes));
-    SB_CUDA(cudaMalloc((void **)&s->buf[1], s->chunk_bytes));
-    SB_CUDA(cudaMalloc((void **)&s->sums, (size_t)s->chunks * sizeof(double)));
-    SB_CUDA(cudaHostAlloc((void **)&s->host_pinned, s->bytes, cudaHostAllocDefault));
-    s->host_pageable = malloc(s->bytes);
-    s->sums_host = calloc((size_t)s->chunks, sizeof(double));
-    s->expected = calloc((size_t)s->chunks, sizeof(double));
-    s->copied = calloc((size_t)s->chunks, sizeof(cudaEvent_t));
-    s->computed = calloc((size_t)s->chunks, sizeof(cudaEvent_t));
-    if (!s->host_pageable || !s->sums_host || !s->expected || !s->copied || !s->computed)
-        return sb_fail(SB_EXIT_FAIL, "out of memory");
-    for (int c = 0; c < s->chunks; c++) {
-        SB_CUDA(cudaEventCreateWithFlags(&s->copied[c], cudaEventDisableTiming));
-        SB_CUDA(cudaEventCreateWithFlags(&s->computed[c], cudaEventDisableTiming));
-    }
+    size_t per_chunk = (size_t)s->chunks;
+    if ((rc = sb_get_stream(res, &s->copy_stream, cudaStreamNonBlocking)) ||
+        (rc = sb_get_stream(res, &s->compute_stream, cudaStreamNonBlocking)) ||
+        (rc = sb_get_device(res, &s->buf[0], s->chunk_bytes)) ||
+        (rc = sb_get_device(res, &s->buf[1], s->chunk_bytes)) ||
+        (rc = sb_get_device(res, &s->sums, per_chunk * sizeof(double))) ||
+        (rc = sb_get_pinned(res, &s->host_pinned, s->bytes, cudaHostAllocDefault)) ||
+        (rc = sb_get_host(res, &s->host_pageable, s->bytes)) ||
+        (rc = sb_get_host(res, &s->sums_host, per_chunk * sizeof(double))) ||
+        (rc = sb_get_host(res, &s->expected, per_chunk * sizeof(double))) ||
+        (rc = sb_get_host(res, &s->copied, per_chunk * sizeof(cudaEvent_t))) ||
+        (rc = sb_get_host(res, &s->computed, per_chunk * sizeof(cudaEvent_t))))
+        return rc;
+    for (int c = 0; c < s->chunks; c++)
+        if ((rc = sb_get_event(res, &s->copied[c], cudaEventDisableTiming)) ||
+            (rc = sb_get_event(res, &s->computed[c], cudaEventDisableTiming)))
+            return rc;
     size_t n = s->bytes / sizeof(float);
     for (size_t i = 0; i < n; i++) {
         float v = value_at(i);
         s->host_pageable[i] = s->host_pinned[i] = v;
         s->expected[i / s->chunk_floats] += v;
     }
-    if (r->values[P_COMPUTE_US])
-        s->compute_ns = (unsigned long long)r->values[P_COMPUTE_US] * 1000ull;
+    if (sb_run_param(r, "compute_us"))
+        s->compute_ns = (unsigned long long)sb_run_param(r, "compute_us") * 1000ull;
     else
-        return measure_chunk_copy_ns(s, &s->compute_ns);
+        return measure_chunk_copy_ns(s, res, &s->compute_ns);
     return 0;
 }
 
@@ -194,7 +202,7 @@ static int pipeline(db_state *s, int variant)
 static int measure(sb_run *r, sb_recorder *rec)
 {
     db_state *s = r->state;
-    const int v = r->variant;
+    const int v = sb_run_mode(r); /* the loop this variant runs */
     double copy_us = 0, compute_us = 0, total_us = 0;
     int rc = 0;
     for (long long it = 0; it < r->iters && !rc; it++) {
@@ -242,8 +250,7 @@ static int validate(sb_run *r)
     db_state *s = r->state;
     SB_CUDA(cudaMemcpy(s->sums_host, s->sums, (size_t)s->chunks * sizeof(double),
                        cudaMemcpyDeviceToHost));
-    const char *fault = getenv("SYNCBENCH_FAULT");
-    if (fault && !strcmp(fault, "pipeline-sum")) /* test hook: a lost chunk must be caught */
+    if (sb_fault("pipeline-sum")) /* test hook: a lost chunk must be caught */
         s->sums_host[s->chunks - 1] = 0;
     for (int c = 0; c < s->chunks; c++)
         if (s->sums_host[c] != s->expected[c])
@@ -252,30 +259,6 @@ static int validate(sb_run *r)
                            "%.17g",
                            sb_error_context(), c, s->sums_host[c], s->expected[c]);
     return 0;
-}
-
-static void teardown(sb_run *r)
-{
-    db_state *s = r->state;
-    if (!s)
-        return;
-    for (int c = 0; s->copied && s->computed && c < s->chunks; c++) {
-        sb_release_event(s->copied[c]);
-        sb_release_event(s->computed[c]);
-    }
-    cudaFree(s->buf[0]);
-    cudaFree(s->buf[1]);
-    cudaFree(s->sums);
-    sb_release_pinned(s->host_pinned);
-    sb_release_stream(s->copy_stream);
-    sb_release_stream(s->compute_stream);
-    free(s->host_pageable);
-    free(s->sums_host);
-    free(s->expected);
-    free(s->copied);
-    free(s->computed);
-    free(s);
-    r->state = NULL;
 }
 
 const sb_scenario sb_double_buffer = {
@@ -291,5 +274,4 @@ const sb_scenario sb_double_buffer = {
     .setup = setup,
     .measure = measure,
     .validate = validate,
-    .teardown = teardown,
 };

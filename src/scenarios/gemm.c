@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/fault.h"
 #include "gpu/cuda_check.h"
 #include "gpu/gemm_op.h"
 #include "gpu/kernel_timer.h"
@@ -34,14 +35,16 @@ static const char *const dtypes[] = {"fp16", "bf16", "fp32", NULL};
 static const sb_param_def small_params[] = GEMM_PARAMS("512");
 static const sb_param_def big_params[] = GEMM_PARAMS("8192");
 
+/* a variant's mode is the sync policy it applies after every iteration */
 static const sb_variant variants[] = {
-    {"async", "enqueue every iteration, one sync at the end", 0, NULL},
-    {"sync-device", "cudaDeviceSynchronize after every iteration", 1, "async"},
-    {"sync-stream", "cudaStreamSynchronize after every iteration", 1, "async"},
-    {"sync-event", "cudaEventRecord + cudaEventSynchronize after every iteration", 1, "async"},
+    {"async", "enqueue every iteration, one sync at the end", 0, NULL, SB_SYNC_NONE},
+    {"sync-device", "cudaDeviceSynchronize after every iteration", 1, "async", SB_SYNC_DEVICE},
+    {"sync-stream", "cudaStreamSynchronize after every iteration", 1, "async", SB_SYNC_STREAM},
+    {"sync-event", "cudaEventRecord + cudaEventSynchronize after every iteration", 1, "async",
+     SB_SYNC_EVENT},
     {"sync-readback", "blocking 4-byte copy to the host after every iteration (.item())", 1,
-     "async"},
-    {NULL, NULL, 0, NULL},
+     "async", SB_SYNC_READBACK},
+    {NULL, NULL, 0, NULL, 0},
 };
 
 static const sb_metric_def metrics[] = {
@@ -56,8 +59,6 @@ static const sb_metric_def metrics[] = {
 
 static const sb_delta_def delta = {"wall_us_per_iter", "overhead_us", "overhead_pct"};
 
-enum { P_M, P_N, P_K, P_DTYPE, P_TF32 };
-
 typedef struct gemm_state {
     sb_gemm_op op;
     int tf32;
@@ -71,9 +72,9 @@ typedef struct gemm_state {
     unsigned validations;
 } gemm_state;
 
-static int check(const long long *v, char *err, size_t n)
+static int check(const sb_param_values *p, char *err, size_t n)
 {
-    if (v[P_TF32] && v[P_DTYPE] != SB_DTYPE_F32) {
+    if (sb_param(p, "tf32") && sb_param(p, "dtype") != SB_DTYPE_F32) {
         snprintf(err, n, "tf32=1 applies to dtype=fp32 only");
         return -1;
     }
@@ -85,38 +86,39 @@ static size_t gather_floats(long long k)
     return (size_t)SAMPLES * (2 * (size_t)k + 1);
 }
 
-static size_t device_bytes(const long long *v)
+static size_t device_bytes(const sb_param_values *p)
 {
-    return sb_gemm_op_bytes(v[P_M], v[P_N], v[P_K], (sb_dtype)v[P_DTYPE]) +
-           gather_floats(v[P_K]) * sizeof(float);
+    return sb_gemm_op_bytes(sb_param(p, "m"), sb_param(p, "n"), sb_param(p, "k"),
+                            (sb_dtype)sb_param(p, "dtype")) +
+           gather_floats(sb_param(p, "k")) * sizeof(float);
 }
 
-static size_t host_bytes(const long long *v)
+static size_t host_bytes(const sb_param_values *p)
 {
-    return gather_floats(v[P_K]) * sizeof(float);
+    return gather_floats(sb_param(p, "k")) * sizeof(float);
 }
 
 static int setup(sb_run *r)
 {
-    gemm_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return sb_fail(SB_EXIT_FAIL, "out of memory");
-    r->state = s;
-    /* a blocking stream (not cudaStreamNonBlocking): the legacy default stream, which a plain
-     * cudaMemcpy uses, then waits for it, as in a framework's default setup */
-    SB_CUDA(cudaStreamCreate(&s->stream));
-    s->tf32 = (int)r->values[P_TF32];
-    int rc = sb_gemm_op_init(&s->op, (int)r->values[P_M], (int)r->values[P_N], (int)r->values[P_K],
-                             (sb_dtype)r->values[P_DTYPE], s->tf32, s->stream);
+    gemm_state *s;
+    sb_resources *res = &r->res;
+    int rc = sb_get_host(res, &s, sizeof *s);
     if (rc)
         return rc;
-    SB_CUDA(cudaMalloc((void **)&s->gather_dev, gather_floats(s->op.k) * sizeof(float)));
-    s->gather_host = malloc(gather_floats(s->op.k) * sizeof(float));
-    if (!s->gather_host)
-        return sb_fail(SB_EXIT_FAIL, "out of memory");
-    SB_CUDA(cudaEventCreate(&s->ev_start));
-    SB_CUDA(cudaEventCreate(&s->ev_stop));
-    if ((rc = sb_kernel_timer_init(&s->timer, s->stream)) != 0)
+    r->state = s;
+    s->tf32 = (int)sb_run_param(r, "tf32");
+    size_t gather = gather_floats(sb_run_param(r, "k")) * sizeof(float);
+    /* a blocking stream (not cudaStreamNonBlocking): the legacy default stream, which a plain
+     * cudaMemcpy uses, then waits for it, as in a framework's default setup */
+    if ((rc = sb_get_stream(res, &s->stream, cudaStreamDefault)) ||
+        (rc = sb_gemm_op_init(&s->op, res, (int)sb_run_param(r, "m"), (int)sb_run_param(r, "n"),
+                              (int)sb_run_param(r, "k"), (sb_dtype)sb_run_param(r, "dtype"),
+                              s->tf32, s->stream)) ||
+        (rc = sb_get_device(res, &s->gather_dev, gather)) ||
+        (rc = sb_get_host(res, &s->gather_host, gather)) ||
+        (rc = sb_get_event(res, &s->ev_start, cudaEventDefault)) ||
+        (rc = sb_get_event(res, &s->ev_stop, cudaEventDefault)) ||
+        (rc = sb_kernel_timer_init(&s->timer, res, s->stream)))
         return rc;
     SB_CUDA(cudaStreamSynchronize(s->stream));
     return 0;
@@ -126,11 +128,8 @@ static int select_sync(sb_run *r, gemm_state *s, const sb_sync **out)
 {
     int v = r->variant;
     if (!s->sync_ready[v]) {
-        int kind = sb_sync_kind_from_variant(sb_run_variant(r));
-        if (kind < 0)
-            return sb_fail(SB_EXIT_FAIL, "internal: no sync policy for variant %s",
-                           sb_run_variant(r));
-        int rc = sb_sync_init(&s->sync[v], (sb_sync_kind)kind, s->stream, s->op.C, &s->readback, 4);
+        int rc = sb_sync_init(&s->sync[v], &r->res, (sb_sync_kind)sb_run_mode(r), s->stream,
+                              s->op.C, &s->readback, 4);
         if (rc)
             return rc;
         s->sync_ready[v] = 1;
@@ -187,8 +186,7 @@ static int validate(sb_run *r)
 {
     gemm_state *s = r->state;
     const sb_gemm_op *op = &s->op;
-    const char *fault = getenv("SYNCBENCH_FAULT");
-    if (fault && !strcmp(fault, "gemm-output")) /* test hook: a wrong result must be caught */
+    if (sb_fault("gemm-output")) /* test hook: a wrong result must be caught */
         SB_LAUNCH(
             sb_fill_uniform(op->C, op->dt, (size_t)op->m * op->n, 0xBAD, -1.0f, 1.0f, s->stream));
 
@@ -234,25 +232,6 @@ static int validate(sb_run *r)
     return rc;
 }
 
-static void teardown(sb_run *r)
-{
-    gemm_state *s = r->state;
-    if (!s)
-        return;
-    for (int v = 0; v < SB_MAX_VARIANTS; v++)
-        if (s->sync_ready[v])
-            sb_sync_destroy(&s->sync[v]);
-    sb_kernel_timer_destroy(&s->timer);
-    sb_release_event(s->ev_start);
-    sb_release_event(s->ev_stop);
-    sb_gemm_op_destroy(&s->op);
-    cudaFree(s->gather_dev);
-    sb_release_stream(s->stream);
-    free(s->gather_host);
-    free(s);
-    r->state = NULL;
-}
-
 #define GEMM_SCENARIO(var, scen_name, text, param_defs, iters, warmup)                             \
     const sb_scenario var = {                                                                      \
         .name = scen_name,                                                                         \
@@ -269,7 +248,6 @@ static void teardown(sb_run *r)
         .setup = setup,                                                                            \
         .measure = measure,                                                                        \
         .validate = validate,                                                                      \
-        .teardown = teardown,                                                                      \
     }
 
 GEMM_SCENARIO(sb_small_gemm, "small-gemm",

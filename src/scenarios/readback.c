@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/fault.h"
 #include "gpu/cuda_check.h"
 #include "gpu/gemm_op.h"
 #include "scenarios/scenario.h"
@@ -26,33 +27,26 @@ static const sb_param_def params[] = {
      NULL},
     {NULL, 0, NULL, NULL, 0, 0, NULL},
 };
-enum { P_PENDING_US, P_PENDING, P_PRINT_ELEMS };
-
-/* how the value comes back */
-enum { RB_PAGEABLE, RB_PINNED, RB_PRINT };
+/* a variant's mode: how the value comes back, and whether the pending work is synchronized
+ * before the readback starts (IDLE) */
+enum { RB_PAGEABLE = 0, RB_PINNED = 1, RB_PRINT = 2, IDLE = 4 };
+#define HOW(mode) ((mode)&3)
 
 static const sb_variant variants[] = {
     {"idle-pageable", "blocking 4-byte copy to pageable memory after a sync (nothing pending)", 0,
-     NULL},
+     NULL, RB_PAGEABLE | IDLE},
     {"pending-pageable", "blocking 4-byte copy to pageable memory with work pending (.item())", 1,
-     "idle-pageable"},
-    {"idle-pinned", "cudaMemcpyAsync to pinned memory + stream sync, nothing pending", 0, NULL},
+     "idle-pageable", RB_PAGEABLE},
+    {"idle-pinned", "cudaMemcpyAsync to pinned memory + stream sync, nothing pending", 0, NULL,
+     RB_PINNED | IDLE},
     {"pending-pinned", "cudaMemcpyAsync to pinned memory + stream sync, work pending", 1,
-     "idle-pinned"},
-    {"print-idle", "read back print_elems values and format them, nothing pending", 0, NULL},
-    {"print-pending",
-     "read back print_elems values and format them (print(tensor)), work "
-     "pending",
-     1, "print-idle"},
-    {NULL, NULL, 0, NULL},
+     "idle-pinned", RB_PINNED},
+    {"print-idle", "read back print_elems values and format them, nothing pending", 0, NULL,
+     RB_PRINT | IDLE},
+    {"print-pending", "read back print_elems values and format them (print(tensor)), work pending",
+     1, "print-idle", RB_PRINT},
+    {NULL, NULL, 0, NULL, 0},
 };
-
-/* per variant, in the order above: how the value comes back, and whether the pending work is
- * synchronized before the readback starts */
-static const struct {
-    int mode, idle;
-} how[] = {{RB_PAGEABLE, 1}, {RB_PAGEABLE, 0}, {RB_PINNED, 1},
-           {RB_PINNED, 0},   {RB_PRINT, 1},    {RB_PRINT, 0}};
 
 static const sb_metric_def metrics[] = {
     {"readback_us", "us", SB_LOWER, "readback µs"},
@@ -77,44 +71,43 @@ typedef struct readback_state {
     float bad_got, bad_want;
 } readback_state;
 
-static size_t device_bytes(const long long *v)
+static size_t device_bytes(const sb_param_values *p)
 {
-    size_t b = (size_t)v[P_PRINT_ELEMS] * sizeof(float);
-    if (v[P_PENDING] == PENDING_GEMM)
+    size_t b = (size_t)sb_param(p, "print_elems") * sizeof(float);
+    if (sb_param(p, "pending") == PENDING_GEMM)
         b += sb_gemm_op_bytes(GEMM_DIM, GEMM_DIM, GEMM_DIM, SB_DTYPE_F16);
     return b;
 }
 
-static size_t host_bytes(const long long *v)
+static size_t host_bytes(const sb_param_values *p)
 {
-    return (size_t)v[P_PRINT_ELEMS] * (2 * sizeof(float) + 16);
+    return (size_t)sb_param(p, "print_elems") * (2 * sizeof(float) + 16);
 }
 
 static int setup(sb_run *r)
 {
-    readback_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    readback_state *s;
+    sb_resources *res = &r->res;
+    int rc = sb_get_host(res, &s, sizeof *s);
+    if (rc)
+        return rc;
     r->state = s;
-    s->pending = (int)r->values[P_PENDING];
-    s->pending_ns = (unsigned long long)r->values[P_PENDING_US] * 1000ull;
-    s->print_elems = (int)r->values[P_PRINT_ELEMS];
+    s->pending = (int)sb_run_param(r, "pending");
+    s->pending_ns = (unsigned long long)sb_run_param(r, "pending_us") * 1000ull;
+    s->print_elems = (int)sb_run_param(r, "print_elems");
+    size_t bytes = (size_t)s->print_elems * sizeof(float);
     /* a blocking stream: a plain cudaMemcpy (legacy default stream) waits for it, as
      * `.item()` waits for the work queued on PyTorch's current stream */
-    SB_CUDA(cudaStreamCreate(&s->stream));
-    SB_CUDA(cudaMalloc((void **)&s->marker, (size_t)s->print_elems * sizeof(float)));
-    SB_CUDA(cudaHostAlloc((void **)&s->pinned, (size_t)s->print_elems * sizeof(float),
-                          cudaHostAllocDefault));
-    s->pageable = malloc((size_t)s->print_elems * sizeof(float));
-    s->text = malloc((size_t)s->print_elems * 16 + 64);
-    if (!s->pageable || !s->text)
-        return sb_fail(SB_EXIT_FAIL, "out of memory");
-    if (s->pending == PENDING_GEMM) {
-        int rc =
-            sb_gemm_op_init(&s->gemm, GEMM_DIM, GEMM_DIM, GEMM_DIM, SB_DTYPE_F16, 0, s->stream);
-        if (rc)
-            return rc;
-    }
+    if ((rc = sb_get_stream(res, &s->stream, cudaStreamDefault)) ||
+        (rc = sb_get_device(res, &s->marker, bytes)) ||
+        (rc = sb_get_pinned(res, &s->pinned, bytes, cudaHostAllocDefault)) ||
+        (rc = sb_get_host(res, &s->pageable, bytes)) ||
+        (rc = sb_get_host(res, &s->text, (size_t)s->print_elems * 16 + 64)))
+        return rc;
+    if (s->pending == PENDING_GEMM &&
+        (rc = sb_gemm_op_init(&s->gemm, res, GEMM_DIM, GEMM_DIM, GEMM_DIM, SB_DTYPE_F16, 0,
+                              s->stream)))
+        return rc;
     SB_CUDA(cudaStreamSynchronize(s->stream));
     return 0;
 }
@@ -164,7 +157,7 @@ static int read_back(readback_state *s, int mode, int n, const float **got)
 static int measure(sb_run *r, sb_recorder *rec)
 {
     readback_state *s = r->state;
-    const int mode = how[r->variant].mode, idle = how[r->variant].idle;
+    const int mode = HOW(sb_run_mode(r)), idle = sb_run_mode(r) & IDLE;
     const int n = mode == RB_PRINT ? s->print_elems : 1;
     double total = 0;
     for (long long i = 0; i < r->iters; i++) {
@@ -196,8 +189,7 @@ static int measure(sb_run *r, sb_recorder *rec)
 static int validate(sb_run *r)
 {
     readback_state *s = r->state;
-    const char *fault = getenv("SYNCBENCH_FAULT");
-    if (fault && !strcmp(fault, "readback-value") && !s->bad++) { /* test hook */
+    if (sb_fault("readback-value") && !s->bad++) { /* test hook */
         s->bad_got = -1;
         s->bad_want = (float)s->seq;
     }
@@ -215,21 +207,6 @@ static int validate(sb_run *r)
     return 0;
 }
 
-static void teardown(sb_run *r)
-{
-    readback_state *s = r->state;
-    if (!s)
-        return;
-    sb_gemm_op_destroy(&s->gemm);
-    cudaFree(s->marker);
-    sb_release_pinned(s->pinned);
-    sb_release_stream(s->stream);
-    free(s->pageable);
-    free(s->text);
-    free(s);
-    r->state = NULL;
-}
-
 const sb_scenario sb_readback = {
     .name = "readback",
     .summary = ".item() and print() with GPU work pending vs after a sync, pageable vs pinned",
@@ -243,5 +220,4 @@ const sb_scenario sb_readback = {
     .setup = setup,
     .measure = measure,
     .validate = validate,
-    .teardown = teardown,
 };

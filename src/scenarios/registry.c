@@ -1,6 +1,9 @@
 #include "scenarios/registry.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "base/textutil.h"
 
 extern const sb_scenario sb_small_gemm, sb_big_gemm, sb_readback, sb_copy, sb_double_buffer;
 
@@ -30,4 +33,23 @@ int sb_variant_count(const sb_scenario *sc)
     while (sc->variants[n].name)
         n++;
     return n;
+}
+
+static const char *scenario_hint(const char *name)
+{
+    /* the registry holds pointers to scenarios, so gather their names first */
+    static const char *cands[65];
+    int c = 0;
+    for (int j = 0; sb_scenarios[j] && c < 64; j++)
+        cands[c++] = sb_scenarios[j]->name;
+    cands[c] = NULL;
+    return sb_suggest(name, cands, sizeof cands[0]);
+}
+
+int sb_unknown_scenario(const char *name, char *msg, size_t n)
+{
+    const char *hint = scenario_hint(name);
+    if (hint)
+        return snprintf(msg, n, "unknown scenario '%s'; did you mean '%s'?", name, hint);
+    return snprintf(msg, n, "unknown scenario '%s' (see --list)", name);
 }

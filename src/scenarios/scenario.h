@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "gpu/resources.h"
 #include "suite/params.h"
 
 #define SB_MAX_VARIANTS 16
@@ -27,6 +28,7 @@ typedef struct sb_variant {
     const char *summary;   /* one line for --list */
     int is_sync;           /* NVTX colour; the figure the variant adds a sync to */
     const char *reference; /* variant it is compared with (measured first), or NULL */
+    int mode;              /* what the variant does, in the scenario's own terms (sb_run_mode) */
 } sb_variant;
 
 /* How a variant differs from its reference: per repetition, `metric` minus the reference's
@@ -42,11 +44,12 @@ struct sb_scenario;
 /* One plan entry being measured: parameter values, the variant under measurement. */
 typedef struct sb_run {
     const struct sb_scenario *sc;
-    const long long *values; /* indexed like sc->params */
-    int variant;             /* index into sc->variants */
+    sb_param_values params; /* read with sb_param(&r->params, "m") */
+    int variant;            /* index into sc->variants */
     long long iters;
     int device;
-    void *state; /* the scenario's own */
+    void *state;      /* the scenario's own */
+    sb_resources res; /* what setup acquires; the engine releases it after teardown */
 } sb_run;
 
 typedef struct sb_recorder sb_recorder;
@@ -58,6 +61,8 @@ void sb_record(sb_recorder *rec, const char *metric, double value);
 /* Value of a declared parameter (aborts on an undeclared name: a programming error). */
 long long sb_run_param(const sb_run *r, const char *name);
 const char *sb_run_variant(const sb_run *r);
+/* The mode of the variant under measurement (sb_variant.mode). */
+int sb_run_mode(const sb_run *r);
 
 typedef struct sb_scenario {
     const char *name;    /* "small-gemm": what --scenario takes */
@@ -69,23 +74,25 @@ typedef struct sb_scenario {
     long long default_iters;
     /* Iterations per repetition for one parameter combination when --iters is not given
      * (NULL: default_iters), e.g. more iterations for small copies. */
-    long long (*iters_for)(const long long *values);
+    long long (*iters_for)(const sb_param_values *p);
     /* Warm-up before the first variant of a plan entry, in seconds, unless --warmup-time is
      * given: GPU-bound work needs a few seconds for its clocks to settle under the power
      * limit, and measuring before that mixes boost and throttled clocks. 0: the default. */
     double warmup_s;
 
     /* CPU-only check of one parameter combination: 0, or an error in err (exit 2). */
-    int (*check)(const long long *values, char *err, size_t errlen);
+    int (*check)(const sb_param_values *p, char *err, size_t errlen);
     /* Device memory one plan entry needs, for the fit check before any GPU work. */
-    size_t (*device_bytes)(const long long *values);
+    size_t (*device_bytes)(const sb_param_values *p);
     /* Host memory one plan entry needs (0 if negligible). */
-    size_t (*host_bytes)(const long long *values);
+    size_t (*host_bytes)(const sb_param_values *p);
 
-    int (*setup)(sb_run *r);                     /* allocate, create handles, poison outputs */
+    /* allocate (through r->res, so that nothing needs freeing by hand), create handles, poison
+     * outputs */
+    int (*setup)(sb_run *r);
     int (*measure)(sb_run *r, sb_recorder *rec); /* one repetition: record samples */
     int (*validate)(sb_run *r); /* after a measurement: check the output, then re-poison it */
-    void (*teardown)(sb_run *r);
+    void (*teardown)(sb_run *r); /* may be NULL: r->res is released after it */
 } sb_scenario;
 
 #endif

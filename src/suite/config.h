@@ -1,16 +1,22 @@
-/* Suites as INI files (inih): one section per run. Keys: `scenario` (default: the section
- * name), `variants`, `iters`, `warmup`, `warmup_time`, `min_reps`, `max_reps`, `max_time`,
- * `target_cv`, and the scenario's parameters (a comma list sweeps one). Errors name file:line. */
+/* Suites as INI files (inih): one section per run request. Keys: `scenario` (default: the
+ * section name), `variants`, the measurement options of sb_run_optdefs (iters, warmup,
+ * warmup_time, min_reps, max_reps, max_time, target_cv) and the scenario's parameters (a comma
+ * list sweeps one). Errors name file:line. The loader turns a file into run requests and
+ * nothing else: suite/overrides.c applies the command line, suite/plan.c expands them. */
 #ifndef SB_CONFIG_H
 #define SB_CONFIG_H
 
-#include "cli/cli.h"
-#include "suite/plan.h"
+#include "suite/run_spec.h"
 
-/* Appends the suite in `path` to the plan, with the command line's options overriding the
- * file's: --scenario keeps only the runs of those scenarios, --variant replaces the variants
- * (runs without any of them are left out), --set and the measurement options replace the
- * file's values. 0, or the recorded error's code (exit 2). */
-int sb_config_plan(const char *path, const sb_options *o, sb_plan *plan);
+typedef struct sb_suite {
+    const char *path;
+    sb_run_spec *specs; /* one per section, in file order */
+    int n;
+    void *text; /* the keys and values the specs point into */
+} sb_suite;
+
+/* 0, or the recorded error's code (exit 2 for a bad file). */
+int sb_suite_load(const char *path, sb_suite *s);
+void sb_suite_free(sb_suite *s);
 
 #endif

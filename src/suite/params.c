@@ -7,6 +7,16 @@
 
 #include "base/textutil.h"
 
+long long sb_param(const sb_param_values *p, const char *name)
+{
+    int i = sb_param_index(p->defs, name);
+    if (i < 0) {
+        fprintf(stderr, "syncbench: internal: no parameter '%s'\n", name);
+        abort();
+    }
+    return p->v[i];
+}
+
 static int parse_bool(const char *s, long long *out)
 {
     static const char *const yes[] = {"1", "true", "yes", "on", NULL};
@@ -105,6 +115,12 @@ int sb_param_parse_list(const sb_param_def *d, const char *list, long long *out,
         }
         if (sb_param_parse(d, items[i], &out[i], err, errlen) != 0)
             return -1;
+        for (int j = 0; j < i; j++)
+            if (out[j] == out[i]) {
+                snprintf(err, errlen, "%s=%s: %s given twice in the list", d->name, list,
+                         items[i]);
+                return -1;
+            }
     }
     *n = k;
     return 0;

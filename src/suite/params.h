@@ -19,6 +19,15 @@ typedef struct sb_param_def {
     const char *const *choices; /* ENUM: NULL-terminated */
 } sb_param_def;
 
+/* One parameter combination as a scenario reads it: by name, never by position. */
+typedef struct sb_param_values {
+    const sb_param_def *defs;
+    const long long *v; /* indexed like defs */
+} sb_param_values;
+
+/* The value of a declared parameter (aborts on an undeclared name: a programming error). */
+long long sb_param(const sb_param_values *p, const char *name);
+
 /* Parses one value; on error writes "m=abc: not an integer"-style text to err. */
 int sb_param_parse(const sb_param_def *d, const char *text, long long *out, char *err,
                    size_t errlen);

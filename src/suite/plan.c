@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suite/config.h"
 #include "base/error.h"
 #include "scenarios/registry.h"
 #include "base/textutil.h"
@@ -37,25 +36,6 @@ static int spec_fail(const sb_run_spec *spec, int line, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return sb_fail(SB_EXIT_USAGE, "%s%s", at, msg);
-}
-
-static const char *scenario_hint(const char *name)
-{
-    /* the registry holds pointers to scenarios, so gather their names first */
-    static const char *cands[65];
-    int c = 0;
-    for (int j = 0; sb_scenarios[j] && c < 64; j++)
-        cands[c++] = sb_scenarios[j]->name;
-    cands[c] = NULL;
-    return sb_suggest(name, cands, sizeof cands[0]);
-}
-
-int sb_unknown_scenario(const char *name, char *msg, size_t n)
-{
-    const char *hint = scenario_hint(name);
-    if (hint)
-        return snprintf(msg, n, "unknown scenario '%s'; did you mean '%s'?", name, hint);
-    return snprintf(msg, n, "unknown scenario '%s' (see --list)", name);
 }
 
 static int select_scenarios(const sb_run_spec *spec, selection *sel)
@@ -188,14 +168,19 @@ static int add_entry(sb_plan *plan, const sb_plan_entry *e)
     return 0;
 }
 
-static int expand_scenario(const sb_run_spec *spec, const sb_scenario *sc, const int *want,
-                           sb_plan *plan)
+static int expand_scenario(const sb_run_spec *spec, int spec_index, const sb_scenario *sc,
+                           const int *want, sb_plan *plan)
 {
     const sb_param_def *defs = sc->params;
     int np = sb_params_count(defs);
     long long vals[SB_MAX_PARAMS][SB_MAX_SWEEP];
     int nvals[SB_MAX_PARAMS];
     char err[512];
+    if (spec->m.min_reps > spec->m.max_reps)
+        return spec->file ? spec_fail(spec, 0, "min_reps %lld is above max_reps %lld",
+                                      spec->m.min_reps, spec->m.max_reps)
+                          : sb_fail(SB_EXIT_USAGE, "--min-reps %lld is above --max-reps %lld",
+                                    spec->m.min_reps, spec->m.max_reps);
     for (int p = 0; p < np; p++) {
         const char *text = defs[p].def;
         int line = 0;
@@ -213,6 +198,7 @@ static int expand_scenario(const sb_run_spec *spec, const sb_scenario *sc, const
     memset(&e, 0, sizeof e);
     e.sc = sc;
     e.m = spec->m;
+    e.spec = spec_index;
     /* requested variants plus the references they are compared with, in declaration order */
     int take[SB_MAX_VARIANTS] = {0};
     for (int v = 0; sc->variants[v].name; v++) {
@@ -233,10 +219,11 @@ static int expand_scenario(const sb_run_spec *spec, const sb_scenario *sc, const
     for (;;) {
         for (int p = 0; p < np; p++)
             e.values[p] = vals[p][idx[p]];
+        sb_param_values pv = sb_plan_params(&e);
         e.m.iters = spec->m.iters   ? spec->m.iters
-                    : sc->iters_for ? sc->iters_for(e.values)
+                    : sc->iters_for ? sc->iters_for(&pv)
                                     : sc->default_iters;
-        if (sc->check && sc->check(e.values, err, sizeof err) != 0) {
+        if (sc->check && sc->check(&pv, err, sizeof err) != 0) {
             char params[256];
             sb_params_format_all(defs, e.values, params, sizeof params);
             return spec_fail(spec, 0, "%s %s: %s", sc->name, params, err);
@@ -253,7 +240,7 @@ static int expand_scenario(const sb_run_spec *spec, const sb_scenario *sc, const
     return 0;
 }
 
-int sb_plan_add_spec(sb_plan *plan, const sb_run_spec *spec)
+static int add_spec(sb_plan *plan, const sb_run_spec *spec, int spec_index)
 {
     selection sel;
     int want[64][SB_MAX_VARIANTS];
@@ -264,19 +251,79 @@ int sb_plan_add_spec(sb_plan *plan, const sb_run_spec *spec)
     if (!rc)
         rc = select_variants(spec, &sel, want);
     for (int i = 0; i < sel.n && !rc; i++)
-        rc = expand_scenario(spec, sel.list[i], want[i], plan);
+        rc = expand_scenario(spec, spec_index, sel.list[i], want[i], plan);
     if (!rc && plan->n == before)
         rc = spec_fail(spec, 0, "nothing to run: no selected scenario has those variants");
     return rc;
 }
 
-int sb_plan_build(const sb_options *o, sb_plan *plan)
+/* (entry, variant) pairs sorted by what they measure, to find one planned twice */
+typedef struct {
+    const sb_plan_entry *e;
+    int variant;
+} measurement;
+
+static int by_what(const void *a, const void *b)
+{
+    const measurement *x = a, *y = b;
+    int c = strcmp(x->e->sc->name, y->e->sc->name);
+    if (!c)
+        c = memcmp(x->e->values, y->e->values, sizeof x->e->values);
+    if (!c)
+        c = (x->variant > y->variant) - (x->variant < y->variant);
+    if (!c) /* plan order among equals, so the first planned is named first */
+        c = (x->e > y->e) - (x->e < y->e);
+    return c;
+}
+
+static int find_twice(const sb_plan *plan, const sb_run_spec *specs)
+{
+    int n = sb_plan_measurements(plan);
+    measurement *all = malloc(sizeof *all * (size_t)(n ? n : 1));
+    if (!all)
+        return sb_fail(SB_EXIT_FAIL, "out of memory building the plan");
+    int k = 0;
+    for (int i = 0; i < plan->n; i++)
+        for (int v = 0; v < plan->entries[i].n_variants; v++)
+            all[k++] = (measurement){&plan->entries[i], plan->entries[i].variants[v]};
+    qsort(all, (size_t)n, sizeof *all, by_what);
+    int rc = 0;
+    for (int i = 1; i < n && !rc; i++) {
+        measurement a = all[i - 1], b = all[i];
+        if (a.e->sc != b.e->sc || a.variant != b.variant ||
+            memcmp(a.e->values, b.e->values, sizeof a.e->values))
+            continue;
+        char name[512];
+        sb_plan_entry_name(b.e, b.variant, name, sizeof name);
+        const sb_run_spec *first = &specs[a.e->spec], *again = &specs[b.e->spec];
+        if (!again->file)
+            rc = sb_fail(SB_EXIT_USAGE, "%s is planned twice", name);
+        else if (first == again)
+            rc = spec_fail(again, 0, "%s is planned twice", name);
+        else
+            rc = spec_fail(again, 0, "%s is planned already by [%s] (line %d)", name,
+                           first->section, first->line);
+    }
+    free(all);
+    return rc;
+}
+
+int sb_plan_build(const sb_run_spec *specs, int n_specs, sb_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    int rc = o->config ? sb_config_plan(o->config, o, plan) : sb_plan_add_spec(plan, &o->run);
+    int rc = 0;
+    for (int i = 0; i < n_specs && !rc; i++)
+        rc = add_spec(plan, &specs[i], i);
+    if (!rc)
+        rc = find_twice(plan, specs);
     if (rc)
         sb_plan_free(plan);
     return rc;
+}
+
+sb_param_values sb_plan_params(const sb_plan_entry *e)
+{
+    return (sb_param_values){e->sc->params, e->values};
 }
 
 void sb_plan_free(sb_plan *plan)

@@ -1,12 +1,13 @@
-/* The run plan: every measurement to make, as (scenario, parameter values, variants), built
- * from the options and fully validated before any CUDA call. */
+/* The run plan: every measurement to make, as (scenario, parameter values, variants), expanded
+ * from run requests and fully validated before any CUDA call. The one validation path for the
+ * command line alone and for a suite with the command line's overrides. */
 #ifndef SB_PLAN_H
 #define SB_PLAN_H
 
 #include <stdio.h>
 
-#include "cli/cli.h"
 #include "scenarios/scenario.h"
+#include "suite/run_spec.h"
 
 #define SB_MAX_PLAN 65536
 
@@ -16,6 +17,7 @@ typedef struct sb_plan_entry {
     int variants[SB_MAX_VARIANTS]; /* indices into sc->variants, references first */
     int n_variants;
     sb_measure_opts m; /* m.iters resolved */
+    int spec;          /* index of the run request it came from */
 } sb_plan_entry;
 
 typedef struct sb_plan {
@@ -23,16 +25,14 @@ typedef struct sb_plan {
     int n, cap;
 } sb_plan;
 
-/* The plan of the command line, or of --config FILE with the command line's overrides.
- * 0, or the code of the recorded error (exit 2). */
-int sb_plan_build(const sb_options *o, sb_plan *plan);
-/* Expands one run request and appends its entries. */
-int sb_plan_add_spec(sb_plan *plan, const sb_run_spec *spec);
-/* "unknown scenario 'x'; did you mean 'y'?" into msg. */
-int sb_unknown_scenario(const char *name, char *msg, size_t n);
+/* Expands every request in order; refuses a measurement planned twice. 0, or the code of the
+ * recorded error (exit 2). */
+int sb_plan_build(const sb_run_spec *specs, int n_specs, sb_plan *plan);
 /* --dry-run: every measurement, numbered, and how many. */
 void sb_plan_print(FILE *f, const sb_plan *plan);
 void sb_plan_free(sb_plan *plan);
+/* The entry's parameter values as a scenario reads them. */
+sb_param_values sb_plan_params(const sb_plan_entry *e);
 /* "small-gemm/async m=512;n=512;k=512;dtype=fp16;tf32=0" */
 void sb_plan_entry_name(const sb_plan_entry *e, int variant, char *buf, size_t n);
 int sb_plan_measurements(const sb_plan *plan);

@@ -3,9 +3,11 @@ CUDA call) and the no-GPU exit 3.
 
 Bad-input runs hide every GPU (CUDA_VISIBLE_DEVICES=""): had the binary touched CUDA before
 validating, it would exit 3, not 2."""
+import subprocess
+
 import pytest
 
-from conftest import ROOT, run
+from conftest import BIN, ROOT, run
 
 NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
 
@@ -16,8 +18,28 @@ def test_help_lists_every_option():
     assert r.stdout.startswith("usage: syncbench")
     for opt in ["--scenario", "--variant", "--list", "--iters", "--warmup", "--warmup-time",
                 "--min-reps", "--max-reps", "--max-time", "--target-cv", "--set", "--device",
-                "--csv", "--quiet", "--help", "--version"]:
+                "--csv", "--json", "--markdown", "--config", "--dry-run", "--quiet", "--help",
+                "--version"]:
         assert opt in r.stdout, opt
+
+
+def test_plot_script_is_executable():
+    """The README runs it as plot/plot.py."""
+    import os
+    assert os.access(ROOT / "plot" / "plot.py", os.X_OK)
+
+
+def test_list_subcommand_and_option_agree():
+    a, b = run("list"), run("--list")
+    assert a.returncode == b.returncode == 0
+    assert a.stdout == b.stdout
+
+
+def test_write_error_on_stdout_is_exit_1():
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([BIN, "--list"], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 1
+    assert r.stderr.strip() == "syncbench: cannot write to standard output"
 
 
 def test_version():
@@ -204,3 +226,12 @@ def test_compare_malformed_csv_names_the_line(tmp_path):
     r = run("compare", bad, bad)
     assert r.returncode == 2
     assert r.stderr.strip() == f"syncbench: {bad}:2: median 'fast' is not a number"
+
+
+@pytest.mark.parametrize("arg", ["a\nb", "x\x1b[31mred", "tab\there"])
+def test_user_text_in_messages_is_escaped(arg):
+    r = run("--scenario", arg, env=NO_GPU)
+    assert r.returncode == 2
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert "\x1b" not in r.stderr
+    assert "unknown scenario" in r.stderr

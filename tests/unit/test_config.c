@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli_args.h"
 #include "base/error.h"
+#include "cmd/run.h"
 #include "suite/plan.h"
 
 static char path[64];
@@ -26,7 +27,7 @@ static int plan_file(const char *text, sb_plan *p, const char *const *args)
     sb_options o;
     int rc = parse_args(&o, lead, args);
     if (!rc)
-        rc = sb_plan_build(&o, p);
+        rc = sb_cli_plan(&o, p);
     unlink(path);
     return rc;
 }
@@ -135,9 +136,12 @@ static void errors_name_file_and_line(void **state)
     expect("[warp]\niters = 1\n", NULL,
            ":1: [warp] unknown scenario 'warp' (see --list) (name the scenario: scenario = NAME)");
     expect("[small-gemm]\niters = abc\n", NULL,
-           ":2: [small-gemm] iters = abc: not a number (an integer from 1 to 100000000)");
+           ":2: [small-gemm] iters = abc: not a number (expected an integer from 1 to 100000000)");
     expect("[small-gemm]\nmax_time = 0\n", NULL,
-           ":2: [small-gemm] max_time = 0: out of range (a number from 1e-06 to 3600)");
+           ":2: [small-gemm] max_time = 0: out of range (expected a number from 0.001 to 3600)");
+    expect("[small-gemm]\nmax_time = 1e-300\n", NULL,
+           ":2: [small-gemm] max_time = 1e-300: out of range (expected a number from 0.001 to "
+           "3600)");
     expect("[small-gemm]\n\nm = 0\n", NULL, ":3: [small-gemm] m=0: out of range (1 to 262144)");
     expect("[small-gemm]\nvariants = sync-devise\n", NULL,
            ":2: [small-gemm] unknown variant 'sync-devise'; did you mean 'sync-device'?");
@@ -148,6 +152,32 @@ static void errors_name_file_and_line(void **state)
     expect("[small-gemm]\nmin_reps = 20\nmax_reps = 10\n", NULL,
            ":1: [small-gemm] min_reps 20 is above max_reps 10");
     expect("; only a comment\n", NULL, ": no runs (sections) in the file");
+    /* the command line's values over the file's are checked together */
+    expect("[small-gemm]\nmin_reps = 20\n", ARGS("--max-reps", "10"),
+           ":1: [small-gemm] min_reps 20 is above max_reps 10");
+    /* the same measurement twice, in two sections */
+    expect("[a]\nscenario = copy\nbytes = 4KiB\n[b]\nscenario = copy\nbytes = 4096,8KiB\n",
+           NULL, ":4: [b] copy/h2d-pageable bytes=4KiB is planned already by [a] (line 1)");
+}
+
+static void long_lines_and_bom(void **state)
+{
+    (void)state;
+    /* a line inih cannot hold is refused, never split: the rest of a long comment must not
+     * set a parameter */
+    char text[1024];
+    snprintf(text, sizeof text, "[small-gemm]\n; %0300d m = 1024\n", 0);
+    expect(text, NULL, ":2: line longer than 198 bytes");
+    sb_plan p;
+    assert_int_equal(plan_file("\xEF\xBB\xBF[small-gemm]\nm = 256\n", &p, NULL), 0);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.entries[0].values[0], 256);
+    sb_plan_free(&p);
+    assert_int_equal(plan_file("[small-gemm]\n# a comment\n  ; another\nm = 256 ; inline\n", &p,
+                               NULL),
+                     0);
+    assert_int_equal(p.entries[0].values[0], 256);
+    sb_plan_free(&p);
 }
 
 static void unmatched_names(void **state)
@@ -158,6 +188,12 @@ static void unmatched_names(void **state)
     assert_non_null(strstr(sb_error_message(), "--variant serial-pinned: no run in"));
     assert_int_equal(plan_file(suite, &p, ARGS("--set", "pending_uss=5")), SB_EXIT_USAGE);
     assert_non_null(strstr(sb_error_message(), "--set pending_uss: no run in"));
+    /* a --set key only runs left out by --scenario have is an error, not ignored */
+    assert_int_equal(plan_file(suite, &p, ARGS("--scenario", "copy", "--set", "m=0")),
+                     SB_EXIT_USAGE);
+    assert_non_null(strstr(sb_error_message(),
+                           "--set m: no run in")); /* and names --scenario as the reason */
+    assert_non_null(strstr(sb_error_message(), "(after --scenario/--variant)"));
     assert_int_equal(plan_file(suite, &p, ARGS("--scenario", "double-buffer")), SB_EXIT_USAGE);
     assert_non_null(strstr(sb_error_message(), "no run left after --scenario/--variant"));
     assert_int_equal(plan_file(suite, &p, ARGS("--scenario", "smal-gemm")), SB_EXIT_USAGE);
@@ -173,7 +209,7 @@ static void missing_file(void **state)
     o.config = "/nonexistent/suite.ini";
     sb_plan p;
     sb_error_clear();
-    assert_int_equal(sb_plan_build(&o, &p), SB_EXIT_USAGE);
+    assert_int_equal(sb_cli_plan(&o, &p), SB_EXIT_USAGE);
     assert_string_equal(sb_error_message(),
                         "--config /nonexistent/suite.ini: cannot open: No such file or directory");
 }
@@ -186,6 +222,7 @@ int main(void)
         cmocka_unit_test(errors_name_file_and_line),
         cmocka_unit_test(unmatched_names),
         cmocka_unit_test(missing_file),
+        cmocka_unit_test(long_lines_and_bom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

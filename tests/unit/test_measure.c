@@ -15,9 +15,9 @@ static const sb_param_def params[] = {
     {NULL, 0, NULL, NULL, 0, 0, NULL},
 };
 static const sb_variant variants[] = {
-    {"async", "", 0, NULL},
-    {"sync", "", 1, "async"},
-    {NULL, NULL, 0, NULL},
+    {"async", "", 0, NULL, 0},
+    {"sync", "", 1, "async", 1},
+    {NULL, NULL, 0, NULL, 0},
 };
 static const sb_metric_def metrics[] = {
     {"wall", "us", SB_LOWER, "wall"},
@@ -48,7 +48,7 @@ static int fake_measure(sb_run *r, sb_recorder *rec)
     static int calls;
     double drift = 0.5 * calls++;
     double base = 10.0 * (double)sb_run_param(r, "p") + drift;
-    double v = r->variant == 1 ? base + 4 : base;
+    double v = sb_run_mode(r) == 1 ? base + 4 : base;
     v *= 1 + ((calls % 2) ? noise : -noise);
     sb_record(rec, "wall", v);
     if (ntrace < (int)sizeof trace - 1)
@@ -83,6 +83,22 @@ static const sb_scenario fake = {
     .validate = fake_validate,
     .teardown = fake_teardown,
 };
+
+/* The engine hands each measurement's rows over as soon as it is done: collect them. */
+static int collect(void *ctx, const sb_row *rows, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (sb_results_add(ctx, &rows[i]) != 0)
+            return SB_EXIT_FAIL;
+    return 0;
+}
+
+static int measure_into(sb_measure_cfg cfg, const sb_plan_entry *e, sb_results *res)
+{
+    cfg.emit = collect;
+    cfg.ctx = res;
+    return sb_measure_entry(&cfg, e);
+}
 
 static const sb_measure_cfg cfg0 = {.device = 0, .capture = 0};
 
@@ -124,7 +140,7 @@ static void paired_deltas_cancel_drift(void **state)
         .warmup = 2, .min_reps = 6, .max_reps = 6, .max_time_s = 10, .target_cv = 1e-9};
     sb_plan_entry e = entry(2, mo);
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), 0);
+    assert_int_equal(measure_into(cfg0, &e, &res), 0);
     assert_int_equal(setups, 1);
     assert_int_equal(teardowns, 1);
     /* warm-up 2, 6 reps, validate; then warm-up 2 and 6 pairs in alternating order */
@@ -157,7 +173,7 @@ static void stops_at_target_cv(void **state)
     sb_plan_entry e = entry(1, mo);
     e.n_variants = 1; /* async only */
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), 0);
+    assert_int_equal(measure_into(cfg0, &e, &res), 0);
     /* the drift keeps the cv far under 50 %: stop as soon as min-reps is met */
     assert_int_equal(res.rows[0].reps, 3);
     assert_string_equal(res.rows[0].flags, "");
@@ -174,7 +190,7 @@ static void stops_at_max_reps_when_noisy(void **state)
     sb_plan_entry e = entry(1, mo);
     e.n_variants = 1;
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), 0);
+    assert_int_equal(measure_into(cfg0, &e, &res), 0);
     assert_int_equal(res.rows[0].reps, 25);
     assert_true(res.rows[0].st.cv > 10);
     assert_string_equal(res.rows[0].flags, "noisy"); /* cv stayed above the target */
@@ -191,7 +207,7 @@ static void stops_at_time_budget(void **state)
     sb_plan_entry e = entry(1, mo);
     e.n_variants = 1;
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), 0);
+    assert_int_equal(measure_into(cfg0, &e, &res), 0);
     assert_int_equal(res.rows[0].reps, 4); /* budget spent at once: min-reps still holds */
     sb_results_free(&res);
 }
@@ -205,7 +221,7 @@ static void failed_validation_keeps_earlier_rows(void **state)
         .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
     sb_plan_entry e = entry(2, mo);
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), SB_EXIT_FAIL);
+    assert_int_equal(measure_into(cfg0, &e, &res), SB_EXIT_FAIL);
     assert_string_equal(sb_error_message(), "validation failed in fake/sync p=2");
     assert_non_null(row(&res, "async", "wall"));
     assert_null(row(&res, "sync", "wall"));
@@ -222,7 +238,7 @@ static void interrupt_stops_between_measurements(void **state)
         .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
     sb_plan_entry e = entry(2, mo);
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg0, &e, &res), SB_EXIT_INTERRUPT);
+    assert_int_equal(measure_into(cfg0, &e, &res), SB_EXIT_INTERRUPT);
     assert_int_equal(res.n, 0);
     assert_int_equal(teardowns, 1);
     sb_results_free(&res);
@@ -266,7 +282,7 @@ static void throttled_rows_are_flagged(void **state)
     e.n_variants = 1;
     sb_measure_cfg cfg = {.sample_clocks = fake_clocks};
     sb_results res = {0};
-    assert_int_equal(sb_measure_entry(&cfg, &e, &res), 0);
+    assert_int_equal(measure_into(cfg, &e, &res), 0);
     assert_string_equal(res.rows[0].flags, "throttled");
     sb_results_free(&res);
 }

@@ -7,6 +7,7 @@
 #include "cli_args.h"
 #include "base/error.h"
 #include "suite/params.h"
+#include "cmd/run.h"
 #include "suite/plan.h"
 #include "scenarios/registry.h"
 #include "base/textutil.h"
@@ -107,7 +108,7 @@ static int plan_for(sb_plan *p, const char *const *args)
 {
     sb_options o;
     int rc = parse_args(&o, NULL, args);
-    return rc ? rc : sb_plan_build(&o, p);
+    return rc ? rc : sb_cli_plan(&o, p);
 }
 
 #define PLAN(p, ...) plan_for(p, (const char *const[]){__VA_ARGS__, NULL})
@@ -163,6 +164,17 @@ static void plan_errors(void **state)
     assert_non_null(strstr(sb_error_message(), "dtype=fp8: unknown value"));
     assert_int_equal(PLAN(&p, "--set", "tf32=1"), SB_EXIT_USAGE);
     assert_non_null(strstr(sb_error_message(), "tf32=1 applies to dtype=fp32 only"));
+    /* the merged options are checked once, in the plan */
+    assert_int_equal(PLAN(&p, "--min-reps", "50", "--max-reps", "10"), SB_EXIT_USAGE);
+    assert_string_equal(sb_error_message(), "--min-reps 50 is above --max-reps 10");
+    /* a sweep that names a value twice would plan the same measurement twice */
+    assert_int_equal(PLAN(&p, "--scenario", "small-gemm", "--set", "m=512,256,512"),
+                     SB_EXIT_USAGE);
+    assert_string_equal(sb_error_message(),
+                        "small-gemm: --set m=512,256,512: 512 given twice in the list");
+    assert_int_equal(PLAN(&p, "--scenario", "copy", "--set", "bytes=4KiB,4096"), SB_EXIT_USAGE);
+    assert_string_equal(sb_error_message(),
+                        "copy: --set bytes=4KiB,4096: 4096 given twice in the list");
 }
 
 int main(void)

@@ -5,5 +5,7 @@
 #include <stdio.h>
 
 void sb_print_list(FILE *f);
+/* `syncbench list` (and --list): the list on stdout. */
+int sb_cmd_list(int argc, char **argv);
 
 #endif

@@ -1,5 +1,6 @@
-#include "cli/list.h"
+#include "cmd/list.h"
 
+#include "base/error.h"
 #include "scenarios/registry.h"
 
 void sb_print_list(FILE *f)
@@ -26,4 +27,12 @@ void sb_print_list(FILE *f)
             fprintf(f, "    %-18s %-8s %s is better\n", sc->metrics[m].name, sc->metrics[m].unit,
                     sc->metrics[m].better == SB_HIGHER ? "higher" : "lower");
     }
+}
+
+int sb_cmd_list(int argc, char **argv)
+{
+    if (argc > 1)
+        return sb_fail(SB_EXIT_USAGE, "list: unexpected argument '%s'", argv[1]);
+    sb_print_list(stdout);
+    return 0;
 }

@@ -1,0 +1,158 @@
+#include "cli/args.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/textutil.h"
+
+#define MAX_OPTS 64
+
+typedef struct {
+    struct option longs[MAX_OPTS + 1];
+    const sb_optdef *def[MAX_OPTS];
+    const sb_argtable *table[MAX_OPTS];
+    int index[MAX_OPTS]; /* in its table */
+    const char *names[MAX_OPTS + 1];
+    char shorts[2 * MAX_OPTS + 2];
+    int n;
+} option_set;
+
+static void collect(option_set *s, const sb_argtable *tables, int ntables)
+{
+    memset(s, 0, sizeof *s);
+    char *sp = s->shorts;
+    *sp++ = ':';
+    for (int t = 0; t < ntables; t++)
+        for (int i = 0; tables[t].defs[i].name && s->n < MAX_OPTS; i++) {
+            const sb_optdef *d = &tables[t].defs[i];
+            int k = s->n++;
+            s->def[k] = d;
+            s->table[k] = &tables[t];
+            s->index[k] = i;
+            s->names[k] = d->name;
+            s->longs[k] = (struct option){d->name, d->type == SB_OPT_FLAG ? no_argument
+                                                                           : required_argument,
+                                          NULL, 256 + k};
+            if (d->short_name) {
+                *sp++ = d->short_name;
+                if (d->type != SB_OPT_FLAG)
+                    *sp++ = ':';
+            }
+        }
+    *sp = '\0';
+}
+
+static int find_short(const option_set *s, int c)
+{
+    for (int k = 0; k < s->n; k++)
+        if (s->def[k]->short_name == c)
+            return k;
+    return -1;
+}
+
+/* Why getopt_long refused `arg`: a value given to a flag, an ambiguous abbreviation, or a
+ * name it does not know. */
+static int refused(const char *prefix, const option_set *s, const char *arg)
+{
+    if (arg[0] == '-' && arg[1] != '-') {
+        char c = arg[1];
+        return sb_fail(SB_EXIT_USAGE, "%sunknown option '-%c' (see --help)", prefix, c);
+    }
+    char name[128];
+    snprintf(name, sizeof name, "%s", arg + 2);
+    char *eq = strchr(name, '=');
+    if (eq)
+        *eq = '\0';
+    size_t len = strlen(name);
+    char matches[512] = "";
+    int nmatch = 0;
+    for (int k = 0; k < s->n; k++) {
+        if (!strcmp(s->names[k], name)) {
+            if (eq && s->def[k]->type == SB_OPT_FLAG)
+                return sb_fail(SB_EXIT_USAGE, "%s--%s takes no value", prefix, name);
+            nmatch = 1;
+            break;
+        }
+        if (len && !strncmp(s->names[k], name, len)) {
+            size_t used = strlen(matches);
+            snprintf(matches + used, sizeof matches - used, "%s--%s", nmatch ? ", " : "",
+                     s->names[k]);
+            nmatch++;
+        }
+    }
+    if (nmatch > 1)
+        return sb_fail(SB_EXIT_USAGE, "%s--%s: ambiguous (%s)", prefix, name, matches);
+    if (nmatch == 1 && eq) /* a unique abbreviation of a flag, with a value */
+        return sb_fail(SB_EXIT_USAGE, "%s--%s takes no value", prefix, name);
+    const char *hint = sb_suggest(name, s->names, sizeof s->names[0]);
+    if (hint)
+        return sb_fail(SB_EXIT_USAGE, "%sunknown option '--%s'; did you mean '--%s'?", prefix,
+                       name, hint);
+    return sb_fail(SB_EXIT_USAGE, "%sunknown option '--%s' (see --help)", prefix, name);
+}
+
+int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
+                  char **argv, int *first_operand)
+{
+    option_set s;
+    collect(&s, tables, ntables);
+    unsigned long long seen = 0;
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int prev = optind;
+        int c = getopt_long(argc, argv, s.shorts, s.longs, NULL);
+        if (c == -1)
+            break;
+        const char *arg = argv[prev];
+        if (c == ':')
+            return sb_fail(SB_EXIT_USAGE, "%soption '%s' needs a value", prefix, arg);
+        int k = c >= 256 ? c - 256 : find_short(&s, c);
+        if (c == '?' || k < 0)
+            return refused(prefix, &s, arg);
+        const sb_optdef *d = s.def[k];
+        if (seen >> k & 1 && d->type != SB_OPT_FLAG && d->type != SB_OPT_CUSTOM)
+            return sb_fail(SB_EXIT_USAGE, "%s--%s given twice", prefix, d->name);
+        seen |= 1ull << k;
+        char err[256];
+        const char *text = d->type == SB_OPT_FLAG ? "" : optarg;
+        if (sb_optdef_set(d, text, s.table[k]->base, err, sizeof err) != 0)
+            return sb_fail(SB_EXIT_USAGE, "%s--%s %s: %s", prefix, d->name, text, err);
+        if (s.table[k]->given)
+            *s.table[k]->given |= 1ull << s.index[k];
+    }
+    *first_operand = optind;
+    return 0;
+}
+
+void sb_args_usage(FILE *f, const sb_argtable *tables, int ntables)
+{
+    for (int t = 0; t < ntables; t++)
+        for (int i = 0; tables[t].defs[i].name; i++) {
+            const sb_optdef *d = &tables[t].defs[i];
+            if (d->group)
+                fprintf(f, "\n%s\n", d->group);
+            char head[64];
+            snprintf(head, sizeof head, "%s%c%s--%s%s%s", d->short_name ? "-" : "",
+                     d->short_name ? d->short_name : ' ', d->short_name ? ", " : "  ", d->name,
+                     d->arg ? " " : "", d->arg ? d->arg : "");
+            /* help lines after the name, or below it when the name is long */
+            const char *h = d->help;
+            int col = fprintf(f, "  %s", head);
+            int first = 1;
+            while (h && *h) {
+                const char *nl = strchr(h, '\n');
+                int len = nl ? (int)(nl - h) : (int)strlen(h);
+                if (!first || col > 25)
+                    fprintf(f, "\n%26s", "");
+                else
+                    fprintf(f, "%*s", 26 - col, "");
+                fprintf(f, "%.*s", len, h);
+                first = 0;
+                h = nl ? nl + 1 : h + len;
+            }
+            fputc('\n', f);
+        }
+}

@@ -1,0 +1,28 @@
+/* getopt_long driven by option tables (base/optdef.h): one parser and one --help layout for
+ * every subcommand. Messages say what is wrong: "unknown option '--scenaro'; did you mean
+ * '--scenario'?", "--list takes no value", "--max: ambiguous (--max-time, --max-reps)",
+ * "--iters given twice". */
+#ifndef SB_ARGS_H
+#define SB_ARGS_H
+
+#include <stdio.h>
+
+#include "base/optdef.h"
+
+/* One table and the struct its offsets point into; `given` (may be NULL) gets bit i set when
+ * the table's option i is on the command line. */
+typedef struct sb_argtable {
+    const sb_optdef *defs;
+    void *base;
+    unsigned long long *given;
+} sb_argtable;
+
+/* Parses argv[1..] (argv[0] is the program or subcommand). `prefix` starts every message
+ * ("" or "compare: "). On success *first_operand is the index of the first non-option
+ * argument. 0, or the recorded error's code (exit 2). */
+int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
+                  char **argv, int *first_operand);
+/* The options part of --help, grouped under the tables' headings. */
+void sb_args_usage(FILE *f, const sb_argtable *tables, int ntables);
+
+#endif

@@ -1,0 +1,178 @@
+#include "cmd/run.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/nvml.h"
+#include "cli/cli.h"
+#include "cmd/list.h"
+#include "gpu/device.h"
+#include "suite/config.h"
+#include "suite/fit.h"
+#include "suite/overrides.h"
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    sb_stop_requested = 1;
+}
+
+/* "[3/24] copy h2d-pinned bytes=64MiB  1.2 s" on stderr, rewritten in place. */
+typedef struct {
+    int done, total;
+    double t0;
+} progress;
+
+static void show_progress(void *ctx, const sb_plan_entry *e, int variant)
+{
+    progress *p = ctx;
+    char params[256];
+    sb_params_format_all(e->sc->params, e->values, params, sizeof params);
+    fprintf(stderr, "\r\033[K[%d/%d] %s %s %s  %.1f s", ++p->done, p->total, e->sc->name,
+            e->sc->variants[variant].name, params, (sb_now_us() - p->t0) / 1e6);
+    fflush(stderr);
+}
+
+typedef struct {
+    sb_sinks *sinks;
+    const sb_env *env;
+    progress prog;
+    int show;
+} run_ctx;
+
+static void on_start(void *ctx, const sb_plan_entry *e, int variant)
+{
+    run_ctx *c = ctx;
+    if (c->show)
+        show_progress(&c->prog, e, variant);
+}
+
+/* The rows of one finished measurement: written and flushed before the next one starts. */
+static int on_rows(void *ctx, const sb_row *rows, int n)
+{
+    run_ctx *c = ctx;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = sb_sinks_row(c->sinks, c->env, &rows[i]);
+    return rc ? rc : sb_sinks_flush(c->sinks, c->env);
+}
+
+int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const sb_env *env)
+{
+    run_ctx c = {sinks, env, {0, sb_plan_measurements(plan), sb_now_us()}, cfg.on_start != NULL};
+    cfg.on_start = c.show ? on_start : NULL;
+    cfg.emit = on_rows;
+    cfg.ctx = &c;
+    int rc = 0;
+    for (int i = 0; i < plan->n && !rc; i++)
+        rc = sb_stop_requested ? SB_EXIT_INTERRUPT : sb_measure_entry(&cfg, &plan->entries[i]);
+    if (c.show)
+        fprintf(stderr, "\r\033[K");
+    int wrc = sb_sinks_commit(sinks, env);
+    return rc ? rc : wrc;
+}
+
+/* The plan of the command line, or of --config FILE with the command line's overrides. */
+int sb_cli_plan(const sb_options *o, sb_plan *plan)
+{
+    if (!o->config)
+        return sb_plan_build(&o->run, 1, plan);
+    sb_suite suite;
+    int rc = sb_suite_load(o->config, &suite);
+    if (!rc)
+        rc = sb_suite_override(&suite, &o->run);
+    if (!rc)
+        rc = sb_plan_build(suite.specs, suite.n, plan);
+    sb_suite_free(&suite);
+    return rc;
+}
+
+/* Every output is checked before the GPU is touched. */
+static int add_sinks(const sb_options *o, sb_sinks *sinks)
+{
+    const char *inputs[] = {o->config, NULL};
+    int rc = 0;
+    int table = !o->quiet && !(o->csv && !strcmp(o->csv, "-"));
+    if (o->csv)
+        rc = sb_sinks_add(sinks, &sb_csv_sink, "csv", o->csv, inputs);
+    if (!rc && o->json)
+        rc = sb_sinks_add(sinks, &sb_json_sink, "json", o->json, inputs);
+    if (!rc && o->markdown)
+        rc = sb_sinks_add(sinks, &sb_markdown_sink, "markdown", o->markdown, inputs);
+    if (!rc && table)
+        rc = sb_sinks_add(sinks, &sb_table_sink, "table", "-", NULL);
+    return rc;
+}
+
+static int measure_plan(const sb_options *o, const sb_plan *plan, int argc, char **argv)
+{
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_env env;
+    sb_env_host(&env, argc, argv);
+    size_t free_b = 0;
+    int rc = add_sinks(o, &sinks);
+    if (!rc)
+        rc = sb_env_open_device(&env, (int)o->device);
+    if (!rc)
+        rc = sb_device_free_memory(&free_b);
+    if (!rc)
+        rc = sb_plan_fits(plan, env.gpu, free_b);
+    if (!rc)
+        rc = sb_sinks_open(&sinks, &env);
+    if (rc) {
+        sb_sinks_abort(&sinks);
+        sb_sinks_free(&sinks);
+        return rc;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+
+    sb_measure_cfg cfg = {.device = (int)o->device,
+                          .capture = 1,
+                          .sample_clocks = env.has_nvml ? sb_nvml_sample : NULL,
+                          /* a progress line only on a terminal */
+                          .on_start = !o->quiet && isatty(STDERR_FILENO) ? on_start : NULL};
+    rc = sb_run_plan(plan, cfg, &sinks, &env);
+    if (!o->quiet && isatty(STDERR_FILENO))
+        for (int i = 0; i < sinks.n; i++)
+            if (sinks.s[i].out.path[0] && !sinks.s[i].out.to_stdout)
+                fprintf(stderr, "wrote %s\n", sinks.s[i].out.path);
+    sb_sinks_free(&sinks);
+    sb_nvml_close();
+    return rc;
+}
+
+int sb_cmd_run(int argc, char **argv)
+{
+    sb_options o;
+    sb_options_defaults(&o);
+    int rc = sb_cli_parse(argc, argv, &o);
+    if (rc)
+        return rc;
+    if (o.help) {
+        sb_cli_usage(stdout);
+        return 0;
+    }
+    if (o.version) {
+        printf("syncbench %s (git %s)\n", SB_VERSION, SB_GIT_REV);
+        return 0;
+    }
+    if (o.list)
+        return sb_cmd_list(0, NULL);
+    sb_plan plan;
+    if ((rc = sb_cli_plan(&o, &plan)) != 0)
+        return rc;
+    if (o.dry_run)
+        sb_plan_print(stdout, &plan);
+    else
+        rc = measure_plan(&o, &plan, argc, argv);
+    sb_plan_free(&plan);
+    return rc;
+}

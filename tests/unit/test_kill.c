@@ -1,0 +1,198 @@
+/* A run killed with SIGKILL after its second measurement finished: the rows of both are in
+ * OUT.partial (written and flushed as each measurement finished), OUT itself was never made.
+ * The same run left alone commits OUT and leaves no partial file. CPU only: a fake scenario
+ * measured by the real engine into the real sinks, as `syncbench run` wires them. */
+#include "cmocka_all.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "cmd/run.h"
+
+static const sb_param_def params[] = {
+    {"p", SB_PARAM_INT, "1", "", 1, 100, NULL},
+    {NULL, 0, NULL, NULL, 0, 0, NULL},
+};
+static const sb_variant variants[] = {
+    {"only", "", 0, NULL, 0},
+    {NULL, NULL, 0, NULL, 0},
+};
+static const sb_metric_def metrics[] = {
+    {"wall", "us", SB_LOWER, "wall"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int validated;  /* measurements finished */
+static int notify_fd;  /* the parent reads a byte here when the third measurement starts */
+static int hang_third; /* in the child that is killed */
+
+static int fake_setup(sb_run *r)
+{
+    (void)r;
+    return 0;
+}
+
+static int fake_measure(sb_run *r, sb_recorder *rec)
+{
+    if (hang_third && validated == 2) {
+        /* two measurements are done and their rows flushed: be killed here */
+        if (write(notify_fd, "x", 1) != 1)
+            _exit(3);
+        for (;;)
+            pause();
+    }
+    sb_record(rec, "wall", 10.0 * (double)sb_run_param(r, "p"));
+    return 0;
+}
+
+static int fake_validate(sb_run *r)
+{
+    (void)r;
+    validated++;
+    return 0;
+}
+
+static const sb_scenario fake = {
+    .name = "fake",
+    .summary = "",
+    .params = params,
+    .variants = variants,
+    .metrics = metrics,
+    .default_iters = 1,
+    .setup = fake_setup,
+    .measure = fake_measure,
+    .validate = fake_validate,
+};
+
+static char dir[64], csv[128], json[128], partial[160];
+
+static int run_three(void)
+{
+    sb_plan_entry e[3];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 3; i++) {
+        e[i].sc = &fake;
+        e[i].values[0] = i + 1;
+        e[i].n_variants = 1;
+        e[i].m = (sb_measure_opts){.iters = 1, .warmup = 0, .min_reps = 2, .max_reps = 2,
+                                   .max_time_s = 1, .target_cv = 100, .warmup_s = 0};
+    }
+    sb_plan plan = {e, 3, 3};
+    sb_env env;
+    memset(&env, 0, sizeof env);
+    strcpy(env.run_id, "kill-test");
+    strcpy(env.gpu, "none");
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    int rc = sb_sinks_add(&sinks, &sb_csv_sink, "csv", csv, NULL);
+    if (!rc)
+        rc = sb_sinks_add(&sinks, &sb_json_sink, "json", json, NULL);
+    if (!rc)
+        rc = sb_sinks_open(&sinks, &env);
+    if (!rc)
+        rc = sb_run_plan(&plan, (sb_measure_cfg){.capture = 0}, &sinks, &env);
+    sb_sinks_free(&sinks);
+    return rc;
+}
+
+static int count_lines(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += !needle || strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    strcpy(dir, "/tmp/syncbench-kill-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(csv, sizeof csv, "%s/out.csv", dir);
+    snprintf(json, sizeof json, "%s/out.json", dir);
+    validated = 0;
+    sb_error_clear();
+    return 0;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd);
+}
+
+static void sigkill_keeps_finished_rows(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        notify_fd = fds[1];
+        hang_third = 1;
+        _exit(run_three() == 0 ? 0 : 4);
+    }
+    close(fds[1]);
+    char c;
+    assert_int_equal(read(fds[0], &c, 1), 1); /* the third measurement has started */
+    kill(pid, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    close(fds[0]);
+
+    assert_false(exists(csv)); /* never committed */
+    snprintf(partial, sizeof partial, "%s.partial", csv);
+    assert_int_equal(count_lines(partial, NULL), 1 + 2); /* header + one row per measurement */
+    assert_int_equal(count_lines(partial, "run_id,"), 1);
+    assert_int_equal(count_lines(partial, ",fake,only,p=1,"), 1);
+    assert_int_equal(count_lines(partial, ",fake,only,p=2,"), 1);
+    assert_int_equal(count_lines(partial, ",fake,only,p=3,"), 0);
+    snprintf(partial, sizeof partial, "%s.partial", json);
+    assert_int_equal(count_lines(partial, "\"p=1\""), 1);
+    assert_int_equal(count_lines(partial, "\"p=2\""), 1);
+}
+
+static void normal_end_commits(void **state)
+{
+    (void)state;
+    hang_third = 0;
+    assert_int_equal(run_three(), 0);
+    snprintf(partial, sizeof partial, "%s.partial", csv);
+    assert_false(exists(partial));
+    assert_int_equal(count_lines(csv, NULL), 1 + 3);
+    assert_int_equal(count_lines(csv, ",fake,only,p=3,"), 1);
+    snprintf(partial, sizeof partial, "%s.partial", json);
+    assert_false(exists(partial));
+    assert_int_equal(count_lines(json, "\"p=3\""), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(sigkill_keeps_finished_rows, setup_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(normal_end_commits, setup_dir, remove_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
