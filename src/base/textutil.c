@@ -158,13 +158,14 @@ int sb_split_commas(char *s, char **items, int max)
 
 int sb_list_contains(const char *list, const char *name)
 {
-    char buf[1024];
-    char *items[64];
-    snprintf(buf, sizeof buf, "%s", list);
-    int n = sb_split_commas(buf, items, 64);
-    for (int i = 0; i < n; i++)
-        if (!strcmp(items[i], name))
+    size_t len = strlen(name);
+    for (const char *p = list; p;) {
+        const char *comma = strchr(p, ',');
+        size_t item = comma ? (size_t)(comma - p) : strlen(p);
+        if (item == len && !strncmp(p, name, len))
             return 1;
+        p = comma ? comma + 1 : NULL;
+    }
     return 0;
 }
 

@@ -183,6 +183,10 @@ static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder 
             return sb_fail(SB_EXIT_FAIL, "out of memory computing deltas");
         }
         sb_deltas(x, rx, nd, abs, pct);
+        for (int i = 0; sc->delta->saving && i < nd; i++) {
+            abs[i] = -abs[i];
+            pct[i] = -pct[i];
+        }
     }
     int rc = 0;
     for (int i = 0; sc->metrics[i].name && !rc; i++) {

@@ -57,7 +57,7 @@ static const sb_metric_def metrics[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static const sb_delta_def delta = {"wall_us_per_iter", "overhead_us", "overhead_pct"};
+static const sb_delta_def delta = {"wall_us_per_iter", "overhead_us", "overhead_pct", 0};
 
 typedef struct gemm_state {
     sb_gemm_op op;

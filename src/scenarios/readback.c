@@ -54,7 +54,7 @@ static const sb_metric_def metrics[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static const sb_delta_def delta = {"readback_us", "wait_us", NULL};
+static const sb_delta_def delta = {"readback_us", "wait_us", NULL, 0};
 
 typedef struct readback_state {
     cudaStream_t stream;

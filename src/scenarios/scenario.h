@@ -31,12 +31,15 @@ typedef struct sb_variant {
     int mode;              /* what the variant does, in the scenario's own terms (sb_run_mode) */
 } sb_variant;
 
-/* How a variant differs from its reference: per repetition, `metric` minus the reference's
- * median, as `abs_name`, and as a percentage of that median as `pct_name` (optional). */
+/* How a variant differs from its reference, per repetition and paired (engine/measure.c):
+ * `metric` minus the reference's as `abs_name`, and that as a percentage of the reference's
+ * as `pct_name` (optional). With `saving` set the difference is taken the other way round,
+ * reference minus variant: what a sync-free variant saves against the syncing one. */
 typedef struct sb_delta_def {
     const char *metric;
     const char *abs_name;
     const char *pct_name;
+    int saving;
 } sb_delta_def;
 
 struct sb_scenario;

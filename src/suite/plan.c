@@ -46,8 +46,11 @@ static int select_scenarios(const sb_run_spec *spec, selection *sel)
             sel->list[sel->n++] = sb_scenarios[i];
         return 0;
     }
-    char buf[1024];
+    char buf[4096];
     char *names[64];
+    if (strlen(spec->scenarios) >= sizeof buf)
+        return spec_fail(spec, spec->scenario_line, "scenario list longer than %zu bytes",
+                         sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", spec->scenarios);
     int k = sb_split_commas(buf, names, 64);
     if (k < 0)
@@ -109,8 +112,11 @@ static int select_variants(const sb_run_spec *spec, const selection *sel,
             want[i][v] = !spec->variants && v < sb_variant_count(sel->list[i]);
     if (!spec->variants)
         return 0;
-    char buf[1024];
+    char buf[4096];
     char *names[64];
+    if (strlen(spec->variants) >= sizeof buf)
+        return spec_fail(spec, spec->variants_line, "variant list longer than %zu bytes",
+                         sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", spec->variants);
     int k = sb_split_commas(buf, names, 64);
     if (k < 0)

@@ -25,7 +25,7 @@ static const sb_metric_def metrics[] = {
     {"over_pct", "%", SB_LOWER, "over %"},
     {NULL, NULL, 0, NULL},
 };
-static const sb_delta_def delta = {"wall", "over", "over_pct"};
+static const sb_delta_def delta = {"wall", "over", "over_pct", 0};
 
 /* What the fake did, in order: 'a'/'s' = a repetition of async/sync, 'v' = validate. */
 static char trace[4096];

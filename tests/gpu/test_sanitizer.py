@@ -1,0 +1,49 @@
+"""compute-sanitizer's memcheck, racecheck and synccheck over every scenario, each at a small
+size: the kernels and the host code around them are clean, and stay so as scenarios are added
+(the scenario list comes from the binary's --list). Skipped where there is no GPU."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BIN, gpu_available, run
+
+pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
+
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+SANITIZER = shutil.which("compute-sanitizer") or os.path.join(CUDA_HOME, "bin",
+                                                              "compute-sanitizer")
+# small sizes, so that the instrumented kernels finish in seconds
+SMALL = {
+    "small-gemm": ["--set", "m=128", "--set", "n=128", "--set", "k=128"],
+    "big-gemm": ["--set", "m=256", "--set", "n=256", "--set", "k=256"],
+    "readback": ["--set", "pending_us=200"],
+    "copy": ["--set", "bytes=64KiB,1MiB"],
+    "double-buffer": ["--set", "bytes=4MiB", "--set", "chunks=4"],
+}
+QUICK = ["--iters", "3", "--warmup", "1", "--warmup-time", "0", "--min-reps", "2",
+         "--max-reps", "2", "--quiet"]
+
+
+def scenarios():
+    out = run("list").stdout
+    return [line for line in out.splitlines() if line and not line.startswith(" ")]
+
+
+def test_every_scenario_has_a_small_size():
+    assert sorted(scenarios()) == sorted(SMALL)
+
+
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
+@pytest.mark.parametrize("scenario", sorted(SMALL))
+def test_sanitizer_clean(tool, scenario):
+    if not os.path.exists(SANITIZER):
+        pytest.skip("compute-sanitizer not found")
+    cmd = [SANITIZER, "--tool", tool, "--error-exitcode", "97", BIN, "--scenario", scenario,
+           *SMALL[scenario], *QUICK]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    summary = re.findall(r"ERROR SUMMARY: (\d+) error", r.stdout + r.stderr)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert summary and summary[-1] == "0", (r.stdout + r.stderr)[-3000:]
