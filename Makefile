@@ -5,6 +5,8 @@
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
 #   make test-asan  unit tests built with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz       build the libFuzzer targets (tests/fuzz/) and run each FUZZ_SECONDS (60)
+#   make test-valgrind  unit tests and the binary's CPU-only paths under valgrind
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       check the Debian packages the build needs; install them when root
 #   make format     clang-format every C, CUDA and header file in place
@@ -63,7 +65,8 @@ NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 BIN      := $(BUILD)/syncbench
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all run plot perf-check perf-metrics test test-asan unit install uninstall clean deps format
+.PHONY: all run plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
+        fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -178,7 +181,8 @@ clean:
 	rm -rf $(BUILD)
 
 format:
-	clang-format -i src/*.c src/*/*.c src/*/*.h kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c
+	clang-format -i src/*.c src/*/*.c src/*/*.h kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c \
+	  tests/fuzz/*.c tests/fuzz/*.h
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.
 DEPS_PC := inih:libinih-dev jansson:libjansson-dev cmocka:libcmocka-dev
@@ -205,4 +209,104 @@ deps:
 	  echo "  install them with: sudo apt-get install -y$$missing" >&2; exit 1; \
 	fi
 
--include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(BUILD)/obj/src/main.d
+# Fuzzing: libFuzzer targets (tests/fuzz/fuzz_*.c) built with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer from the pure C sources they need; no CUDA (tests/fuzz/cuda_stubs.c
+# says why the scenario registry links without it). `make fuzz` replays the committed crash
+# reproducers (tests/fuzz/regressions/TARGET/), then runs each target FUZZ_SECONDS seconds on a
+# copy of its seed corpus (tests/fuzz/corpus/TARGET/, copied to $(BUILD)/fuzz/corpus/ so that the
+# committed one does not grow); a crash fails it and leaves the input in $(BUILD)/fuzz/artifacts/.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := fuzz_ini fuzz_csv_compare fuzz_numbers
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=all
+# cmd/ drives the GPU and the sink set: left out. compare needs the grid and its output file.
+FUZZ_LIB_SRC := $(wildcard src/base/*.c src/cli/*.c src/suite/*.c src/scenarios/*.c src/gpu/*.c \
+                  src/engine/*.c src/compare/*.c) src/sinks/grid.c src/sinks/outfile.c
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
+FUZZ_LIBS    := $(DEPS_LIB) -l:libinih.a -l:libcsv.a -ldl -lm
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  reg=tests/fuzz/regressions/$$t; \
+	  if ls $$reg/* >/dev/null 2>&1; then \
+	    echo "== $$t: replaying $$reg/"; \
+	    $(FUZZ_DIR)/$$t $$reg/* >$(FUZZ_DIR)/$$t-regressions.log 2>&1 || \
+	      { tail -40 $(FUZZ_DIR)/$$t-regressions.log; echo "make fuzz: $$t: a regression input fails again" >&2; exit 1; }; \
+	  fi; \
+	  corpus=$(FUZZ_DIR)/corpus/$$t; mkdir -p $$corpus $(FUZZ_DIR)/artifacts; \
+	  cp tests/fuzz/corpus/$$t/* $$corpus/; \
+	  echo "== $$t: $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/$$t.log)"; \
+	  if ! $(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=2048 \
+	       -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- \
+	       $$corpus >$(FUZZ_DIR)/$$t.log 2>&1; then \
+	    tail -60 $(FUZZ_DIR)/$$t.log; \
+	    echo "make fuzz: $$t failed; reproduce with: $(FUZZ_DIR)/$$t $$(sed -n 's/.*Test unit written to //p' $(FUZZ_DIR)/$$t.log | tail -1)" >&2; \
+	    exit 1; \
+	  fi; \
+	  grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)|^Done ' $(FUZZ_DIR)/$$t.log; \
+	done
+
+fuzz-build: $(FUZZ_BINS)
+.SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/tests/fuzz/%.o)
+
+$(FUZZ_DIR)/obj/%.o: %.c | deps fuzz-deps
+	@mkdir -p $(dir $@)
+	$(call say,CC-FUZ,$<)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) $(FUZZ_FLAGS) -MMD -MP -c -o $@ $<
+
+$(FUZZ_DIR)/libsyncbench-fuzz.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
+
+# An archive, so that only the targets that load the scenario registry pull the stubs in.
+$(FUZZ_DIR)/libcuda-stubs.a: $(FUZZ_DIR)/obj/tests/fuzz/cuda_stubs.o
+	@rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/libsyncbench-fuzz.a \
+                    $(FUZZ_DIR)/libcuda-stubs.a
+	$(call say,LINK,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(FUZZ_LIBS)
+
+# clang with the libFuzzer and sanitizer runtimes: probed by building an empty target.
+FUZZ_PROBE = mkdir -p $(FUZZ_DIR) && \
+  printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' | \
+  $(FUZZ_CC) $(FUZZ_FLAGS) -x c - -o $(FUZZ_DIR)/.probe >/dev/null 2>&1
+fuzz-deps:
+	@$(FUZZ_PROBE) && exit 0; \
+	$(call apt_install,clang libclang-rt-dev,make fuzz-deps) && $(FUZZ_PROBE) || \
+	  { echo "make fuzz-deps: $(FUZZ_CC) cannot build a libFuzzer target with ASan and UBSan" >&2; exit 1; }
+
+# Valgrind: the unit tests and the binary's paths that need no GPU. tests/valgrind.supp holds
+# the one known false positive (glibc's dynamic loader while the CUDA libraries start up).
+VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+            --suppressions=tests/valgrind.supp
+test-valgrind: valgrind-deps $(BIN) $(UNIT_BIN)
+	@for t in $(UNIT_BIN); do echo "== valgrind $$t"; $(VALGRIND) $$t || exit 1; done
+	@for args in "--help" "--list" "--config configs/ci.ini --dry-run"; do \
+	  echo "== valgrind $(BIN) $$args"; $(VALGRIND) $(BIN) $$args >/dev/null || exit 1; done
+
+# libc6-dbg names the loader's functions (Debian strips ld.so), which the suppression matches.
+valgrind-deps:
+	@missing=""; command -v valgrind >/dev/null 2>&1 || missing=valgrind; \
+	if command -v dpkg-query >/dev/null 2>&1 && \
+	   ! dpkg-query -W -f='$${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'; then \
+	  missing="$$missing libc6-dbg"; fi; \
+	[ -z "$$missing" ] || $(call apt_install,$$missing,make valgrind-deps)
+
+# $(call apt_install,PACKAGES,WHO): installs Debian packages when root, else says how.
+apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "$(2): installing $(1)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null; \
+	else \
+	  echo "$(2): missing Debian packages: $(1)" >&2; \
+	  echo "  install them with: sudo apt-get install -y $(1)" >&2; false; \
+	fi
+
+-include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(BUILD)/obj/src/main.d $(FUZZ_LIB_OBJ:.o=.d) \
+         $(FUZZ_DIR)/obj/tests/fuzz/cuda_stubs.d $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/tests/fuzz/%.d)

@@ -25,7 +25,10 @@ int sb_parse_ll(const char *s, long long *out)
 
 int sb_parse_double(const char *s, double *out)
 {
-    if (!s || !*s || isspace((unsigned char)*s))
+    if (!s || !*s)
+        return SB_PARSE_INVALID;
+    /* decimal notation only: strtod would also take blanks, hexadecimal, inf and nan */
+    if (s[strspn(s, "0123456789+-.eE")] != '\0')
         return SB_PARSE_INVALID;
     char *end;
     errno = 0;

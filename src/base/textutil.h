@@ -9,7 +9,7 @@ enum { SB_PARSE_OK = 0, SB_PARSE_INVALID = -1, SB_PARSE_RANGE = -2 };
 
 /* Whole-string decimal integer; leading/trailing blanks are not allowed. */
 int sb_parse_ll(const char *s, long long *out);
-/* Whole-string finite floating-point number. */
+/* Whole-string finite number in decimal notation (no hexadecimal, inf or nan). */
 int sb_parse_double(const char *s, double *out);
 /* Byte count with an optional unit: K/KiB, M/MiB, G/GiB (x1024) or KB, MB, GB (x1000). */
 int sb_parse_size(const char *s, long long *out);

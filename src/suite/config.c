@@ -13,6 +13,9 @@
 
 #define MAX_SECTIONS 256
 #define MAX_KEYS 64
+/* inih passes at most 49 characters of a section name (MAX_SECTION in its ini.c): a longer one
+ * would not be found again when its keys arrive */
+#define MAX_SECTION_NAME 49
 
 typedef struct {
     char *key, *value;
@@ -49,19 +52,31 @@ static int cfg_error(cfg_file *c, int line, const char *fmt, ...)
 }
 
 /* One physical line into buf (num bytes): a line that does not fit is refused, never split
- * (inih would read its rest as a new line); a UTF-8 byte order mark on line 1 is dropped. */
+ * (inih would read its rest as a new line), and so is a NUL byte (inih would read the line only
+ * up to it, and a long line holding one would pass for a short one); a UTF-8 byte order mark on
+ * line 1 is dropped. */
 static char *get_line(cfg_file *c, char *buf, int num, int *lineno)
 {
-    if (!fgets(buf, num, c->f))
+    int len = 0, ch = EOF;
+    while (len < num - 1 && (ch = getc(c->f)) != EOF) {
+        if (ch == '\0') {
+            cfg_error(c, *lineno + 1, "NUL byte in the line (not a text file?)");
+            return NULL;
+        }
+        buf[len++] = (char)ch;
+        if (ch == '\n')
+            break;
+    }
+    if (len == 0)
         return NULL;
+    buf[len] = '\0';
     ++*lineno;
-    size_t len = strlen(buf);
-    if (len == (size_t)num - 1 && buf[len - 1] != '\n' && !feof(c->f)) {
+    if (len == num - 1 && buf[len - 1] != '\n' && (ch = getc(c->f)) != EOF) {
         cfg_error(c, *lineno, "line longer than %d bytes", num - 2);
         return NULL;
     }
     if (*lineno == 1 && !strncmp(buf, "\xEF\xBB\xBF", 3))
-        memmove(buf, buf + 3, len - 2);
+        memmove(buf, buf + 3, (size_t)len - 2);
     return buf;
 }
 
@@ -148,8 +163,9 @@ static int scan_headers(cfg_file *c)
             return cfg_error(c, n, "duplicate section [%s] (first at line %d)", name, dup->line);
         if (c->n_sections == MAX_SECTIONS)
             return cfg_error(c, n, "more than %d sections", MAX_SECTIONS);
-        if (strlen(name) >= sizeof c->sections[0].name)
-            return cfg_error(c, n, "section name [%.20s...] is too long", name);
+        if (strlen(name) > MAX_SECTION_NAME)
+            return cfg_error(c, n, "section name [%.20s...] is too long (%d characters at most)",
+                             name, MAX_SECTION_NAME);
         cfg_section *s = &c->sections[c->n_sections++];
         memset(s, 0, sizeof *s);
         snprintf(s->name, sizeof s->name, "%s", name);

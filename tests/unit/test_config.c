@@ -15,13 +15,14 @@
 
 static char path[64];
 
-static int plan_file(const char *text, sb_plan *p, const char *const *args)
+/* The plan of a suite file holding text[0..len) (NUL bytes included). */
+static int plan_bytes(const char *text, size_t len, sb_plan *p, const char *const *args)
 {
     strcpy(path, "/tmp/syncbench-cfg-XXXXXX");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     FILE *f = fdopen(fd, "w");
-    fputs(text, f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
     fclose(f);
     const char *const lead[] = {"--config", path, NULL};
     sb_options o;
@@ -30,6 +31,11 @@ static int plan_file(const char *text, sb_plan *p, const char *const *args)
         rc = sb_cli_plan(&o, p);
     unlink(path);
     return rc;
+}
+
+static int plan_file(const char *text, sb_plan *p, const char *const *args)
+{
+    return plan_bytes(text, strlen(text), p, args);
 }
 
 /* the error message without the temporary file's name */
@@ -160,6 +166,8 @@ static void errors_name_file_and_line(void **state)
            NULL, ":4: [b] copy/h2d-pageable bytes=4KiB is planned already by [a] (line 1)");
 }
 
+static const char suite_name_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnop";
+
 static void long_lines_and_bom(void **state)
 {
     (void)state;
@@ -168,7 +176,20 @@ static void long_lines_and_bom(void **state)
     char text[1024];
     snprintf(text, sizeof text, "[small-gemm]\n; %0300d m = 1024\n", 0);
     expect(text, NULL, ":2: line longer than 198 bytes");
+    /* nor does a NUL byte make a long line pass for a short one (found by tests/fuzz) */
+    int n = snprintf(text, sizeof text, "[small-gemm]\n; %0197d", 0);
+    text[n - 190] = '\0';
+    n += snprintf(text + n, sizeof text - (size_t)n, "m = 1024\n");
     sb_plan p;
+    assert_int_equal(plan_bytes(text, (size_t)n, &p, NULL), SB_EXIT_USAGE);
+    assert_string_equal(msg(), ":2: NUL byte in the line (not a text file?)");
+    /* section names as long as inih keeps them, no longer */
+    snprintf(text, sizeof text, "[%.49s]\nscenario = copy\n", suite_name_chars);
+    assert_int_equal(plan_file(text, &p, NULL), 0);
+    sb_plan_free(&p);
+    snprintf(text, sizeof text, "[%.50s]\nscenario = copy\n", suite_name_chars);
+    expect(text, NULL,
+           ":1: section name [abcdefghijklmnopqrst...] is too long (49 characters at most)");
     assert_int_equal(plan_file("\xEF\xBB\xBF[small-gemm]\nm = 256\n", &p, NULL), 0);
     assert_int_equal(p.n, 1);
     assert_int_equal(p.entries[0].values[0], 256);

@@ -1,0 +1,77 @@
+/* `syncbench compare`, fuzzed: an input is two CSV files, the baseline and the current run,
+ * split at the first 0xFF byte (a byte no syncbench CSV holds); without one the file is
+ * compared with itself. Each is read by compare/csv_read.c, then both go through the whole
+ * subcommand, sb_compare_main, table included (printed to /dev/null). Checked besides memory and
+ * undefined behaviour: every row read has a scenario, variant and metric and finite figures, a
+ * row compares with itself as "same", a file compared with itself has no regression, and a
+ * failure records one printable line. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "compare/compare.h"
+#include "compare/csv_read.h"
+#include "fuzz_file.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    /* the comparison table goes to stdout; libFuzzer reports on stderr */
+    return freopen("/dev/null", "w", stdout) ? 0 : -1;
+}
+
+static void check_rows(const char *path)
+{
+    static const sb_compare_opts o = {5.0, 3.0, 2.0};
+    sb_csv_data d;
+    sb_error_clear();
+    if (sb_csv_read(path, &d) != 0) {
+        FUZZ_CHECK(sb_error_code() == SB_EXIT_USAGE);
+        fuzz_check_message(sb_error_message());
+        return;
+    }
+    FUZZ_CHECK(d.rows.n >= 1);
+    for (int i = 0; i < d.rows.n; i++) {
+        const sb_row *r = &d.rows.rows[i];
+        FUZZ_CHECK(r->scenario[0] && r->variant[0] && r->metric[0]);
+        FUZZ_CHECK(r->better == SB_LOWER || r->better == SB_HIGHER);
+        FUZZ_CHECK(isfinite(r->st.median) && isfinite(r->st.cv));
+        FUZZ_CHECK(i == 0 || d.lines[i] > d.lines[i - 1]);
+        double change, noise;
+        FUZZ_CHECK(sb_compare_rows(r, r, &o, &change, &noise) == SB_SAME && change == 0);
+    }
+    sb_csv_data_free(&d);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static fuzz_file base = FUZZ_FILE_INIT, cur = FUZZ_FILE_INIT;
+    const uint8_t *split = memchr(data, 0xFF, size);
+    size_t base_size = split ? (size_t)(split - data) : size;
+    char bpath[32], cpath[32];
+    snprintf(bpath, sizeof bpath, "%s", fuzz_file_set(&base, data, base_size));
+    if (split)
+        snprintf(cpath, sizeof cpath, "%s", fuzz_file_set(&cur, split + 1, size - base_size - 1));
+    else
+        snprintf(cpath, sizeof cpath, "%s", bpath);
+
+    check_rows(bpath);
+    if (split)
+        check_rows(cpath);
+
+    char cmd[] = "compare";
+    char *argv[] = {cmd, bpath, cpath, NULL};
+    sb_error_clear();
+    int rc = sb_compare_main(3, argv);
+    FUZZ_CHECK(rc == 0 || rc == SB_EXIT_FAIL || rc == SB_EXIT_USAGE);
+    FUZZ_CHECK(rc == sb_error_code());
+    if (rc)
+        fuzz_check_message(sb_error_message());
+    if (!split) /* a run compared with itself */
+        FUZZ_CHECK(rc != SB_EXIT_FAIL);
+    fflush(stdout);
+    return 0;
+}
