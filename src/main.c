@@ -14,7 +14,6 @@
 #include "cli/list.h"
 #include "engine/measure.h"
 #include "base/nvml.h"
-#include "sinks/outfile.h"
 #include "suite/plan.h"
 #include "sinks/sink.h"
 
@@ -49,42 +48,43 @@ static void show_progress(void *ctx, const sb_plan_entry *e, int variant)
     fflush(stderr);
 }
 
-typedef struct {
-    sb_out_file csv, json, markdown;
-} outputs;
-
-static int open_outputs(const sb_options *o, outputs *out)
+/* The outputs, checked before any GPU work (exit 2). The table goes to stdout unless the CSV
+ * does. */
+static int add_outputs(const sb_options *o, sb_sinks *sinks)
 {
+    const char *const inputs[] = {o->config, NULL};
     int rc = 0;
     if (o->csv)
-        rc = sb_out_open(&out->csv, "csv", o->csv);
+        rc = sb_sinks_add(sinks, &sb_csv_sink, "csv", o->csv, inputs);
     if (!rc && o->json)
-        rc = sb_out_open(&out->json, "json", o->json);
+        rc = sb_sinks_add(sinks, &sb_json_sink, "json", o->json, inputs);
     if (!rc && o->markdown)
-        rc = sb_out_open(&out->markdown, "markdown", o->markdown);
+        rc = sb_sinks_add(sinks, &sb_markdown_sink, "markdown", o->markdown, inputs);
+    if (!rc && !o->quiet && !(o->csv && !strcmp(o->csv, "-")))
+        rc = sb_sinks_add(sinks, &sb_table_sink, "table", "-", NULL);
     return rc;
 }
 
-static void discard_outputs(outputs *out)
+/* Whatever was measured is committed, also after a failure or Ctrl-C; a run that measured
+ * nothing leaves no file. */
+static int commit_outputs(const sb_options *o, sb_sinks *sinks, const sb_env *env,
+                          const sb_results *res, int rc)
 {
-    sb_out_discard(&out->csv);
-    sb_out_discard(&out->json);
-    sb_out_discard(&out->markdown);
-}
-
-static int commit_outputs(const sb_options *o, outputs *out, const sb_env *env,
-                          const sb_results *res)
-{
-    int rc = sb_csv_commit(&out->csv, env, res);
-    int rc2 = sb_json_commit(&out->json, env, res);
-    int rc3 = sb_markdown_commit(&out->markdown, env, res);
-    if (!o->quiet && isatty(STDERR_FILENO)) {
-        const sb_out_file *files[] = {&out->csv, &out->json, &out->markdown};
-        for (int i = 0; i < 3; i++)
-            if (files[i]->path[0])
-                fprintf(stderr, "wrote %s\n", files[i]->path);
+    for (int i = 0; i < res->n; i++)
+        sb_sinks_row(sinks, env, &res->rows[i]);
+    sb_sinks_flush(sinks, env);
+    if (rc && !res->n) {
+        sb_sinks_abort(sinks);
+        return 0;
     }
-    return rc ? rc : rc2 ? rc2 : rc3;
+    int wrc = sb_sinks_commit(sinks, env);
+    if (!o->quiet && isatty(STDERR_FILENO))
+        for (int i = 0; i < sinks->n; i++) {
+            const sb_out_file *f = &sinks->s[i].out;
+            if (f->state == SB_OUT_COMMITTED && !f->to_stdout)
+                fprintf(stderr, "wrote %s\n", f->path);
+        }
+    return wrc;
 }
 
 static int run(const sb_options *o, int argc, char **argv)
@@ -98,17 +98,19 @@ static int run(const sb_options *o, int argc, char **argv)
         sb_plan_free(&plan);
         return 0;
     }
-    outputs out;
-    memset(&out, 0, sizeof out);
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
     sb_env env;
     sb_env_host(&env, argc, argv);
-    rc = open_outputs(o, &out);
+    rc = add_outputs(o, &sinks);
     if (!rc)
         rc = sb_env_open_device(&env, o->device);
     if (!rc)
         rc = sb_plan_fits(&plan, env.gpu);
+    if (!rc)
+        rc = sb_sinks_open(&sinks, &env);
     if (rc) {
-        discard_outputs(&out);
+        sb_sinks_free(&sinks);
         sb_plan_free(&plan);
         return rc;
     }
@@ -131,10 +133,8 @@ static int run(const sb_options *o, int argc, char **argv)
     if (show)
         fprintf(stderr, "\r\033[K");
 
-    /* whatever was measured is written, also after a failure or Ctrl-C */
-    int wrc = commit_outputs(o, &out, &env, &res);
-    if (!o->quiet && !(o->csv && !strcmp(o->csv, "-")) && res.n)
-        sb_report_table(stdout, &res);
+    int wrc = commit_outputs(o, &sinks, &env, &res, rc);
+    sb_sinks_free(&sinks);
     sb_results_free(&res);
     sb_plan_free(&plan);
     sb_nvml_close();
