@@ -25,7 +25,8 @@ int sb_parse_ll(const char *s, long long *out)
 
 int sb_parse_double(const char *s, double *out)
 {
-    if (!s || !*s || isspace((unsigned char)*s))
+    /* decimal only: strtod would also take hex floats ("0x10") */
+    if (!s || !*s || isspace((unsigned char)*s) || strpbrk(s, "xX"))
         return SB_PARSE_INVALID;
     char *end;
     errno = 0;
