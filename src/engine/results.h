@@ -5,6 +5,8 @@
 #include "scenarios/scenario.h"
 #include "engine/stats.h"
 
+#include <time.h>
+
 typedef struct sb_row {
     char scenario[32];
     char variant[32];
@@ -15,7 +17,7 @@ typedef struct sb_row {
     char unit[16];
     sb_better better;
     sb_stats st;
-    char timestamp[32]; /* ISO 8601 UTC, when the measurement finished */
+    time_t finished; /* when the measurement finished (sinks write it as ISO 8601 UTC) */
     char flags[32];     /* ";"-joined: "throttled", "noisy"; "" when clean */
     /* for the table only (not in the CSV): the metric's column header ("" = not shown), and
      * whether it is the measurement's primary metric (the table shows its cv) */

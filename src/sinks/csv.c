@@ -41,7 +41,9 @@ static void num(FILE *f, double v)
 
 void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r)
 {
-    const char *text[] = {env->run_id,       r->timestamp, env->host,  env->gpu, env->driver,
+    char stamp[32];
+    sb_utc_format(r->finished, stamp, sizeof stamp);
+    const char *text[] = {env->run_id,       stamp,        env->host,  env->gpu, env->driver,
                           env->cuda_runtime, r->scenario,  r->variant, r->params};
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
         if (i)

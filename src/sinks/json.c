@@ -43,13 +43,15 @@ static json_t *environment(const sb_env *e)
 
 static json_t *row(const sb_row *r)
 {
+    char stamp[32];
+    sb_utc_format(r->finished, stamp, sizeof stamp);
     json_t *flags = json_array();
     char buf[32];
     snprintf(buf, sizeof buf, "%s", r->flags);
     for (char *t = strtok(buf, ";"); t; t = strtok(NULL, ";"))
         json_array_append_new(flags, json_string(t));
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:s, s:s}", "timestamp",
-                          r->timestamp, "scenario", r->scenario, "variant", r->variant, "params",
+                          stamp, "scenario", r->scenario, "variant", r->variant, "params",
                           r->params, "iters", (json_int_t)r->iters, "reps", r->reps, "metric",
                           r->metric, "unit", r->unit, "better", sb_better_name(r->better));
     json_object_set_new(o, "median", num(r->st.median));
