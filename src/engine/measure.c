@@ -190,7 +190,9 @@ int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e)
     sb_recorder_init(&paired, sc->metrics);
     sb_recorder_init(&scratch, sc->metrics);
 
-    int rc = sc->setup(&r);
+    int rc = sb_get_host(&r.res, &r.state, sc->state_size);
+    if (!rc)
+        rc = sc->setup(&r);
     for (int i = 0; i < e->n_variants && !rc; i++) {
         if (sb_stop_requested) {
             rc = SB_EXIT_INTERRUPT;

@@ -100,12 +100,9 @@ static size_t host_bytes(const sb_param_values *p)
 
 static int setup(sb_run *r)
 {
-    gemm_state *s;
+    gemm_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->tf32 = (int)sb_run_param(r, "tf32");
     size_t gather = gather_floats(sb_run_param(r, "k")) * sizeof(float);
     /* a blocking stream (not cudaStreamNonBlocking): the legacy default stream, which a plain
@@ -235,6 +232,7 @@ static int validate(sb_run *r)
 #define GEMM_SCENARIO(var, scen_name, text, param_defs, iters, warmup)                             \
     const sb_scenario var = {                                                                      \
         .name = scen_name,                                                                         \
+        .state_size = sizeof(gemm_state),                                                          \
         .summary = text,                                                                           \
         .params = param_defs,                                                                      \
         .variants = variants,                                                                      \
