@@ -26,6 +26,9 @@ static const sb_optdef cli_optdefs[] = {
     {"markdown", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(markdown), NULL, NULL,
      "the table as GitHub-flavoured Markdown (CI job summaries);\n"
      "{gpu} and {date} in file names are filled in"},
+    {"samples", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(samples), NULL, NULL,
+     "every repetition (paired deltas: every pair), tidy, for compare's\n"
+     "statistical test; a suite may set it with samples = PATH"},
     {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
      "print nothing but errors"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},

@@ -16,6 +16,7 @@ typedef struct sb_options {
     const char *csv;      /* NULL: none; "-": stdout (then no table) */
     const char *json;     /* NULL: none */
     const char *markdown; /* NULL: none */
+    const char *samples;  /* NULL: none (a suite may name one) */
 } sb_options;
 
 void sb_options_defaults(sb_options *o);

@@ -118,15 +118,17 @@ static int add_row(sb_results *res, const sb_run *r, const char *params, const c
     snprintf(row.label, sizeof row.label, "%s", m->label ? m->label : "");
     row.primary = m == &r->sc->metrics[0];
     row.finished = time(NULL);
+    row.samples = x;
+    row.n_samples = n;
     if (sb_stats_compute(x, n, &row.st) != 0 || sb_results_add(res, &row) != 0)
         return sb_fail(SB_EXIT_FAIL, "out of memory storing results");
     return 0;
 }
 
 /* Rows of one finished measurement: every recorded metric, and the paired deltas against the
- * reference variant when the scenario declares them. */
-static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder *paired,
-                     const char *flags, sb_results *res)
+ * reference variant when the scenario declares them; handed to cfg->emit with their samples. */
+static int emit_rows(const sb_measure_cfg *cfg, const sb_run *r, const sb_recorder *rec,
+                     const sb_recorder *paired, const char *flags, sb_results *res)
 {
     const sb_scenario *sc = r->sc;
     char params[256];
@@ -170,6 +172,10 @@ static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder 
         else if (x)
             rc = add_row(res, r, params, flags, reps, m, x, n);
     }
+    if (!rc && cfg->emit)
+        rc = cfg->emit(cfg->ctx, res->rows, res->n);
+    for (int i = 0; i < res->n; i++)
+        res->rows[i].samples = NULL; /* abs and pct are freed below */
     free(abs);
     free(pct);
     return rc;
@@ -229,9 +235,7 @@ int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e)
             snprintf(flags, sizeof flags, "%s%s%s", throttled ? "throttled" : "",
                      throttled && noisy ? ";" : "", noisy ? "noisy" : "");
             res.n = 0;
-            rc = emit_rows(&r, &rec, ref >= 0 ? &paired : NULL, flags, &res);
-            if (!rc && cfg->emit)
-                rc = cfg->emit(cfg->ctx, res.rows, res.n);
+            rc = emit_rows(cfg, &r, &rec, ref >= 0 ? &paired : NULL, flags, &res);
         }
     }
     if (sc->teardown)

@@ -23,6 +23,10 @@ typedef struct sb_row {
      * whether it is the measurement's primary metric (the table shows its cv) */
     char label[32];
     int primary;
+    /* the repetitions behind the statistics (paired deltas: one per pair), in order; valid
+     * only while the row is being handed to the sinks (sb_sink_ops.row), NULL elsewhere */
+    const double *samples;
+    int n_samples;
 } sb_row;
 
 typedef struct sb_results {

@@ -47,7 +47,8 @@ typedef struct sb_sinks {
  * as it comes, the closing brackets at end (the result is the same bytes as one json_dumpf of
  * the whole document). markdown: keeps the rows and redraws its partial file at every flush
  * (a write-through target is drawn once, at end). table: keeps the rows, prints at end. */
-extern const sb_sink_ops sb_csv_sink, sb_json_sink, sb_markdown_sink, sb_table_sink;
+extern const sb_sink_ops sb_csv_sink, sb_json_sink, sb_markdown_sink, sb_table_sink,
+    sb_samples_sink;
 
 /* Before any GPU work: checks the path (sb_out_prepare) and adds the sink. PATH "-" is stdout.
  * Exit 2 with one line for a path that cannot be written, the same path twice, or a path that
@@ -72,7 +73,8 @@ void sb_sinks_abort(sb_sinks *all);
 void sb_sinks_free(sb_sinks *all);
 
 /* ---- pieces the sinks share, also used by tests ---- */
-extern const char *const sb_csv_columns[]; /* NULL-terminated, in order */
+extern const char *const sb_csv_columns[];     /* NULL-terminated, in order */
+extern const char *const sb_samples_columns[]; /* --samples */
 void sb_csv_write_field(FILE *f, const char *s);
 void sb_csv_write_header(FILE *f);
 void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r);

@@ -138,7 +138,10 @@ int sb_sink_keep_begin(sb_sink *s, const sb_env *env)
 int sb_sink_keep_row(sb_sink *s, const sb_env *env, const sb_row *row)
 {
     (void)env;
-    if (sb_results_add(s->state, row) != 0)
+    sb_row kept = *row;
+    kept.samples = NULL; /* valid during this call only */
+    kept.n_samples = 0;
+    if (sb_results_add(s->state, &kept) != 0)
         return sb_fail(SB_EXIT_FAIL, "out of memory storing results");
     return 0;
 }
