@@ -19,6 +19,9 @@ static const sb_optdef cli_optdefs[] = {
      "print the plan (every measurement) and exit, touching no GPU"},
     {"device", 0, NULL, SB_OPT_INT, "N", 0, 1023, "0", AT(device), NULL, "Device:",
      "CUDA device ordinal (default 0)"},
+    {"cpu", 0, NULL, SB_OPT_INT, "N", 0, 4095, "-1", AT(cpu), NULL, NULL,
+     "pin the measuring thread to CPU N (less jitter from the\n"
+     "scheduler moving it; default: not pinned)"},
     {"csv", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(csv), NULL, "Output:",
      "the tidy CSV (one row per metric); '-' = stdout, no table"},
     {"json", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(json), NULL, NULL,

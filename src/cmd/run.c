@@ -1,5 +1,6 @@
 #include "cmd/run.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,6 +122,20 @@ static int add_sinks(const sb_options *o, const char *suite_samples, sb_sinks *s
     return rc;
 }
 
+/* --cpu N: the thread that launches and syncs stays on one CPU. */
+static int pin_cpu(long long cpu)
+{
+    if (cpu < 0)
+        return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+        return sb_fail(SB_EXIT_USAGE, "--cpu %lld: this process may not run there (%d CPUs online)",
+                       cpu, (int)sysconf(_SC_NPROCESSORS_ONLN));
+    return 0;
+}
+
 static int measure_plan(const sb_options *o, const sb_plan *plan, const char *suite_samples,
                         int argc, char **argv)
 {
@@ -129,7 +144,9 @@ static int measure_plan(const sb_options *o, const sb_plan *plan, const char *su
     sb_env env;
     sb_env_host(&env, argc, argv);
     size_t free_b = 0;
-    int rc = add_sinks(o, suite_samples, &sinks);
+    int rc = pin_cpu(o->cpu);
+    if (!rc)
+        rc = add_sinks(o, suite_samples, &sinks);
     if (!rc)
         rc = sb_env_open_device(&env, (int)o->device);
     if (!rc)
