@@ -42,8 +42,10 @@ static const sb_variant variants[] = {
     {"sync-stream", "cudaStreamSynchronize after every iteration", 1, "async", SB_SYNC_STREAM},
     {"sync-event", "cudaEventRecord + cudaEventSynchronize after every iteration", 1, "async",
      SB_SYNC_EVENT},
-    {"sync-readback", "blocking 4-byte copy to the host after every iteration (.item())", 1,
+    {"sync-readback", "blocking 4-byte cudaMemcpy into pageable memory after every iteration", 1,
      "async", SB_SYNC_READBACK},
+    {"sync-item", "4-byte cudaMemcpyAsync into pinned memory + cudaStreamSynchronize (.item())", 1,
+     "async", SB_SYNC_ITEM},
     {NULL, NULL, 0, NULL, 0},
 };
 
@@ -68,7 +70,7 @@ typedef struct gemm_state {
     sb_sync sync[SB_MAX_VARIANTS]; /* per variant, created on first use */
     int sync_ready[SB_MAX_VARIANTS];
     float *gather_dev, *gather_host;
-    float readback; /* pageable destination of sync-readback */
+    float readback; /* pageable destination of sync-readback (sync-item's is pinned) */
     unsigned validations;
 } gemm_state;
 

@@ -22,6 +22,10 @@ SMALL = {
     "readback": ["--set", "pending_us=200"],
     "copy": ["--set", "bytes=64KiB,1MiB"],
     "double-buffer": ["--set", "bytes=4MiB", "--set", "chunks=4"],
+    "busy-stream": ["--set", "other_us=200"],
+    "alloc": ["--set", "bytes=64KiB"],
+    "small-h2d": [],
+    "sched": ["--set", "work_us=50"],
 }
 QUICK = ["--iters", "3", "--warmup", "1", "--warmup-time", "0", "--min-reps", "2",
          "--max-reps", "2", "--quiet"]
