@@ -147,7 +147,7 @@ $(BUILD)/asan/%.o: %.c | deps
 	$(call say,CC-SAN,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h | deps
+$(BUILD)/obj/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
 	@mkdir -p $(dir $@)
 	$(call say,NVCC,$<)
 	$(Q)$(NVCC) $(NVFLAGS) -c -o $@ $<

@@ -4,8 +4,24 @@
     plot/plot.py RESULTS.csv -o DIR
 
 Draws each figure only when the CSV holds its rows, titles each with the GPU and the date of the
-run, and prints the files it wrote. Bad input (no such file, not a syncbench CSV, no rows any
-figure can use) is one line on stderr and exit 2.
+run, and prints the files it wrote. Runs in three steps, so that bad input leaves nothing behind:
+
+1. the output folder: created if missing, and a file written and removed there to prove it
+   can be written;
+2. the whole CSV read and checked: every median a finite number, the parameters each figure
+   reads (GEMM m/n/k, copy bytes) parseable, and each figure's rows gathered (a figure whose
+   scenario is there but whose rows are not is skipped with a one-line note);
+3. each figure drawn to a temporary file in the output folder; only when all are drawn are
+   they renamed into place. On any failure what this run wrote is removed.
+
+Exit status: 0 figures written; 2 bad input, bad usage or an output folder that cannot be
+created or written (one line on stderr: `plot.py: PATH[:LINE]: reason`); 1 a bug or no
+matplotlib (one line); 130 or 143 interrupted (SIGINT, SIGTERM).
+
+No PNG is wider or taller than MAX_PX pixels: forced_sync_gemm.png draws at most MAX_PANELS
+GEMM sizes (evenly spread over the sweep, smallest and largest kept, said on stderr and in the
+figure), and the sweep axes of overhead_share.png and copies.png label at most MAX_TICKS
+sizes while drawing every point.
 
 Figures:
   forced_sync_gemm.png  wall us/iter of async vs each sync variant, per GEMM size
@@ -16,15 +32,15 @@ Figures:
 """
 import argparse
 import csv
+import logging
 import math
 import os
+import signal
+import struct
 import sys
+import tempfile
+import warnings
 from collections import OrderedDict, defaultdict
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
 REQUIRED = ["timestamp", "gpu", "scenario", "variant", "params", "metric", "median"]
 SYNC_VARIANTS = ["sync-device", "sync-stream", "sync-event", "sync-readback"]
@@ -37,15 +53,57 @@ VARIANT_COLORS = {
 }
 GEMMS = ("small-gemm", "big-gemm")
 
+DPI = 120
+MAX_PX = 4000      # no PNG wider or taller than this
+MAX_PANELS = 8     # GEMM sizes in forced_sync_gemm.png ...
+PANEL_COLUMNS = 4  # ... four to a row: at most 4 x 5.2 in wide, 2 x 4.6 in tall
+MAX_TICKS = 12     # labelled sizes on a sweep axis
+MAX_MEDIAN = 1e15  # no time (us, ms), rate or percentage of a run comes near: a damaged file
+
 
 class BadInput(Exception):
-    pass
+    """Bad input, bad usage or an unusable output folder: exit 2."""
+
+
+class Unavailable(Exception):
+    """matplotlib cannot be imported: exit 1, one line."""
+
+
+class Interrupted(Exception):
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.status = 128 + signum
+
+
+def clip(text, n=40):
+    """User text as it goes into a message or a figure: one line, at most n characters."""
+    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and checking the CSV
+
+
+def parse_median(text):
+    """The median as syncbench writes it (%.9g) -> (value, None) or (None, what is wrong)."""
+    if not text or text != text.strip() or "_" in text:
+        return None, "is not a number"
+    try:
+        v = float(text)
+    except ValueError:
+        return None, "is not a number"
+    if not math.isfinite(v):
+        return None, "is not a finite number"
+    if abs(v) >= MAX_MEDIAN:
+        return None, f"is out of range (magnitude {MAX_MEDIAN:.0e} or more)"
+    return v, None
 
 
 def load(path):
-    """Rows as dicts with a float 'median'; raises BadInput with a one-line reason."""
+    """Rows as dicts with a float 'median' and their 'line'; raises BadInput with a reason."""
     try:
-        with open(path, newline="") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:
             reader = csv.DictReader(f)
             header = reader.fieldnames or []
             missing = [c for c in REQUIRED if c not in header]
@@ -53,13 +111,18 @@ def load(path):
                 raise BadInput(f"{path}: not a syncbench CSV: missing column"
                                f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
             rows = []
-            for n, row in enumerate(reader, start=2):
+            end = reader.line_num
+            for row in reader:
+                line, end = end + 1, reader.line_num  # a quoted field may span lines
                 if None in row or any(v is None for v in row.values()):
-                    raise BadInput(f"{path}:{n}: wrong number of fields")
-                try:
-                    row["median"] = float(row["median"])
-                except ValueError:
-                    raise BadInput(f"{path}:{n}: median '{row['median']}' is not a number")
+                    raise BadInput(f"{path}:{line}: wrong number of fields")
+                median, wrong = parse_median(row["median"])
+                if wrong:
+                    raise BadInput(f"{path}:{line}: median '{clip(row['median'])}' of "
+                                   f"{clip(row['scenario'])}/{clip(row['variant'])} "
+                                   f"{clip(row['metric'])} {wrong}")
+                row["median"] = median
+                row["line"] = line
                 rows.append(row)
     except OSError as e:
         raise BadInput(f"{path}: cannot open: {e.strerror}")
@@ -70,16 +133,66 @@ def load(path):
     return rows
 
 
-def num(v):
-    """A figure as people read it: 1634, 16.8, 4.13."""
-    if v is None or not math.isfinite(v):
-        return "?"
-    a = abs(v)
-    return f"{v:.0f}" if a >= 100 else f"{v:.1f}" if a >= 10 else f"{v:.2f}"
-
-
 def params_of(text):
-    return dict(kv.split("=", 1) for kv in text.split(";") if "=" in kv)
+    """`key=value;...` as a dict; None if a piece is not key=value."""
+    out = {}
+    for piece in text.split(";"):
+        if not piece:
+            continue
+        key, eq, value = piece.partition("=")
+        if not eq or not key:
+            return None
+        out[key] = value
+    return out
+
+
+UNITS = [("GiB", 1 << 30), ("GB", 10 ** 9), ("MiB", 1 << 20), ("MB", 10 ** 6), ("KiB", 1 << 10),
+         ("KB", 1000), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10), ("B", 1), ("", 1)]
+
+
+def parse_size(text):
+    """A size as syncbench reads one (4096, 4KiB, 400MB; units in any case); 0 if not one."""
+    for unit, mult in UNITS:
+        if text.lower().endswith(unit.lower()):
+            digits = text[:len(text) - len(unit)]
+            if digits.isascii() and digits.isdigit() and len(digits) <= 19:
+                v = int(digits) * mult
+                return v if v < 1 << 63 else 0  # a long long, as syncbench reads it
+    return 0
+
+
+def positive_int(text):
+    """A GEMM dimension: a positive integer below 2^31; 0 if not one."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 10:
+        return 0
+    return int(text) if 0 < int(text) < 1 << 31 else 0
+
+
+# Parameters a figure computes with, per scenario: (key, parser, what it must be).
+NUMERIC_PARAMS = {
+    "small-gemm": [(k, positive_int, "a positive integer below 2^31") for k in "mnk"],
+    "big-gemm": [(k, positive_int, "a positive integer below 2^31") for k in "mnk"],
+    "copy": [("bytes", parse_size, "a size such as 4096 or 64KiB")],
+}
+FIGURE_SCENARIOS = set(GEMMS) | {"readback", "copy", "double-buffer"}
+
+
+def check_params(path, rows):
+    """Every row a figure may draw has parseable params; GEMM sizes and copy bytes numbers.
+    Stores the parsed dict as row['p']."""
+    for r in rows:
+        if r["scenario"] not in FIGURE_SCENARIOS:
+            continue
+        p = params_of(r["params"])
+        where = f"{path}:{r['line']}: {r['scenario']} params '{clip(r['params'], 60)}'"
+        if p is None:
+            raise BadInput(f"{where}: not key=value pairs joined by ';'")
+        for key, parse, what in NUMERIC_PARAMS.get(r["scenario"], []):
+            if key not in p:
+                raise BadInput(f"{where}: no {key}=")
+            if not parse(p[key]):
+                raise BadInput(f"{where}: {key}='{clip(p[key])}' is not {what}")
+        r["p"] = p
 
 
 def table(rows, scenarios):
@@ -92,41 +205,223 @@ def table(rows, scenarios):
     return out
 
 
-def gemm_size(params):
-    p = params_of(params)
-    m, n, k = (int(p.get(x, 0)) for x in "mnk")
-    return round((m * n * k) ** (1 / 3)) if m and n and k else 0
+def parsed_params(rows):
+    """{(scenario, params text): parsed params} for the rows check_params parsed."""
+    return {(r["scenario"], r["params"]): r["p"] for r in rows if "p" in r}
 
 
-def title(ax_or_fig, what, meta):
-    text = f"{what}\n{meta['gpu']} · {meta['date']}"
+def gemm_dims(p):
+    return tuple(positive_int(p[x]) for x in "mnk")
+
+
+def gemm_size(p):
+    m, n, k = gemm_dims(p)
+    return round((m * n * k) ** (1 / 3))
+
+
+def spread(items, n):
+    """At most n of items, evenly spread, first and last kept."""
+    if len(items) <= n:
+        return list(items)
+    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Each figure: prepare(rows) -> (data, note). data None: nothing to draw; note: why, when the
+# figure's scenario is there (None when it is not: then silence).
+
+
+def prep_forced_sync(rows):
+    tab = table(rows, GEMMS)
+    if not tab:
+        return None, None
+    pmap = parsed_params(rows)
+    groups = []
+    for (scenario, params), variants in tab.items():
+        names = [v for v in ["async"] + SYNC_VARIANTS
+                 if "wall_us_per_iter" in variants.get(v, {})]
+        if "async" in names and len(names) >= 3:
+            groups.append((scenario, pmap[scenario, params], names, variants))
+    if not groups:
+        return None, ("no GEMM size has async and two sync variants with wall_us_per_iter")
+    groups.sort(key=lambda g: (gemm_size(g[1]), g[0]))
+    shown = spread(groups, MAX_PANELS)
+    note = None
+    if len(shown) < len(groups):
+        note = (f"{len(groups)} GEMM sizes, drawing {len(shown)} evenly spread "
+                f"(smallest and largest kept; overhead_share.png has them all)")
+    return {"groups": shown, "of": len(groups)}, note
+
+
+def prep_overhead_share(rows):
+    tab = table(rows, GEMMS)
+    if not tab:
+        return None, None
+    pmap = parsed_params(rows)
+    series = defaultdict(list)  # variant -> [(size, overhead_us, overhead_pct)]
+    for (scenario, params), variants in tab.items():
+        size = gemm_size(pmap[scenario, params])
+        for v in SYNC_VARIANTS:
+            m = variants.get(v, {})
+            if "overhead_pct" in m and "overhead_us" in m:
+                series[v].append((size, m["overhead_us"], m["overhead_pct"]))
+    series = {v: sorted(pts) for v, pts in series.items() if len({p[0] for p in pts}) >= 2}
+    if not series:
+        return None, "no sync variant has overhead_us and overhead_pct at two GEMM sizes or more"
+    return {"series": series}, None
+
+
+READBACK_ORDER = ["idle-pageable", "pending-pageable", "idle-pinned", "pending-pinned",
+                  "print-idle", "print-pending"]
+
+
+def prep_readback(rows):
+    tab = table(rows, ("readback",))
+    if not tab:
+        return None, None
+    pmap = parsed_params(rows)
+    groups = []
+    for (scenario, params), variants in tab.items():
+        names = [v for v in READBACK_ORDER if "readback_us" in variants.get(v, {})]
+        if len(names) >= 2:
+            groups.append((pmap[scenario, params], names, variants))
+    if not groups:
+        return None, "no readback parameters have two variants or more with readback_us"
+    p, names, variants = max(groups, key=lambda g: len(g[1]))
+    return {"p": p, "names": names, "values": [variants[v]["readback_us"] for v in names]}, None
+
+
+COPY_STYLE = {"h2d-pinned": ("#1f77b4", "-"), "h2d-pageable": ("#1f77b4", "--"),
+              "d2h-pinned": ("#ff7f0e", "-"), "d2h-pageable": ("#ff7f0e", "--")}
+
+
+def prep_copies(rows):
+    tab = table(rows, ("copy",))
+    if not tab:
+        return None, None
+    pmap = parsed_params(rows)
+    series = defaultdict(list)  # variant -> [(bytes, GBps, host_call_us)]
+    for (scenario, params), variants in tab.items():
+        size = parse_size(pmap[scenario, params]["bytes"])
+        for v in COPY_STYLE:
+            m = variants.get(v, {})
+            if "GBps" in m and "host_call_us" in m:
+                series[v].append((size, m["GBps"], m["host_call_us"]))
+    series = {v: sorted(p) for v, p in series.items() if len({x[0] for x in p}) >= 2}
+    if not series:
+        return None, "no copy variant has GBps and host_call_us at two sizes or more"
+    return {"series": series}, None
+
+
+DB_ORDER = ["serial-pageable", "serial-pinned", "double-buffered"]
+DB_METRICS = {"total_ms", "copy_ms", "compute_ms", "ideal_ms"}
+
+
+def prep_double_buffer(rows):
+    tab = table(rows, ("double-buffer",))
+    if not tab:
+        return None, None
+    pmap = parsed_params(rows)
+    groups = []
+    for (scenario, params), variants in tab.items():
+        names = [v for v in DB_ORDER if DB_METRICS <= set(variants.get(v, {}))]
+        if names:
+            groups.append((pmap[scenario, params], names, variants))
+    if not groups:
+        return None, "no double-buffer variant has total_ms, copy_ms, compute_ms and ideal_ms"
+    p, names, variants = max(groups, key=lambda g: len(g[1]))
+    return {"p": p, "names": names, "variants": variants}, None
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing (matplotlib is imported only once the input has passed)
+
+
+def pyplot():
+    logging.getLogger("matplotlib").setLevel(logging.ERROR)  # no font-cache chatter on stderr
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise Unavailable(f"cannot import matplotlib ({e}); install python3-matplotlib")
+    return plt
+
+
+def num(v):
+    """A figure as people read it: 1634, 16.8, 4.13."""
+    if v is None or not math.isfinite(v):
+        return "?"
+    a = abs(v)
+    return f"{v:.0f}" if a >= 100 else f"{v:.1f}" if a >= 10 else f"{v:.2f}"
+
+
+def human_size(n):
+    for unit, mult in (("GiB", 1 << 30), ("GB", 10 ** 9), ("MiB", 1 << 20), ("MB", 10 ** 6),
+                       ("KiB", 1 << 10)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult} {unit}"
+    return f"{n} B"
+
+
+def title(ax_or_fig, what, meta, note=None):
+    text = f"{what}\n{meta['gpu']} · {meta['date']}" + (f" · {note}" if note else "")
     if hasattr(ax_or_fig, "suptitle"):
         ax_or_fig.suptitle(text, fontsize=11)
     else:
         ax_or_fig.set_title(text, fontsize=11)
 
 
-def save(fig, out_dir, name, written):
-    path = os.path.join(out_dir, name)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    written.append(path)
-
-
-def fig_forced_sync(rows, meta, out_dir, written):
-    groups = [(key, v) for key, v in table(rows, GEMMS).items()
-              if "async" in v and sum(s in v for s in SYNC_VARIANTS) >= 2]
-    if not groups:
+def y_scale(ax, values, log, top=1.25):
+    """Log when asked and every value is positive, else linear from 0 (or below, if negative)."""
+    lo, hi = min(values), max(values)
+    if log and lo > 0:
+        ax.set_yscale("log")
+        ax.set_ylim(lo / 2, hi * 3)
         return
-    groups.sort(key=lambda g: gemm_size(g[0][1]))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 4.6), squeeze=False)
-    for ax, ((scenario, params), variants) in zip(axes[0], groups):
-        names = [v for v in ["async"] + SYNC_VARIANTS if v in variants]
-        walls = [variants[v].get("wall_us_per_iter", math.nan) for v in names]
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    pad = (hi - lo) * (top - 1) or 1.0
+    ax.set_ylim(lo - (pad if lo < 0 else 0), hi + pad)
+
+
+def log_spread(values, n):
+    """Indices of at most n of the sorted positive values, evenly spread on a log axis:
+    for each of n points evenly spaced from the first to the last, the nearest value."""
+    if len(values) <= n:
+        return list(range(len(values)))
+    lo, hi = math.log(values[0]), math.log(values[-1])
+    logs = [math.log(v) for v in values]
+    keep = set()
+    for i in range(n):
+        target = lo + (hi - lo) * i / (n - 1)
+        keep.add(min(range(len(values)), key=lambda j: abs(logs[j] - target)))
+    return sorted(keep)
+
+
+def sweep_axis(ax, ticks, labels):
+    """Log2 x axis with at most MAX_TICKS labelled sizes; every point is still drawn."""
+    from matplotlib.ticker import NullFormatter
+    ax.set_xscale("log", base=2)
+    keep = log_spread(ticks, MAX_TICKS)
+    ax.set_xticks([ticks[i] for i in keep], [labels[i] for i in keep], rotation=30)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def draw_forced_sync(plt, d, meta):
+    groups = d["groups"]
+    cols = min(len(groups), PANEL_COLUMNS)
+    nrows = math.ceil(len(groups) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 4.6 * nrows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(groups):]:
+        ax.set_visible(False)
+    for ax, (scenario, p, names, variants) in zip(flat, groups):
+        walls = [variants[v]["wall_us_per_iter"] for v in names]
         bars = ax.bar(range(len(names)), walls, color=[VARIANT_COLORS[v] for v in names])
         for bar, v in zip(bars, names):
             if v == "async":
-                label = f"{num(variants[v].get('wall_us_per_iter'))} µs"
+                label = f"{num(variants[v]['wall_us_per_iter'])} µs"
             else:
                 label = (f"+{num(variants[v].get('overhead_us'))} µs\n"
                          f"({num(variants[v].get('overhead_pct'))} %)")
@@ -134,29 +429,24 @@ def fig_forced_sync(rows, meta, out_dir, written):
                         ha="center", va="bottom", fontsize=8, xytext=(0, 2),
                         textcoords="offset points")
         ax.set_xticks(range(len(names)), names, rotation=25, ha="right")
-        size = gemm_size(params)
-        ax.set_title(f"{scenario}: {size}³ {params_of(params).get('dtype', '')} GEMM", fontsize=10)
+        m, n, k = gemm_dims(p)
+        shape = f"{m}³" if m == n == k else f"{m}×{n}×{k}"
+        ax.set_title(f"{scenario}: {shape} {clip(p.get('dtype', ''), 12)} GEMM", fontsize=10)
         ax.set_ylabel("wall µs per iteration")
-        ax.set_ylim(0, max(walls) * 1.25)
+        y_scale(ax, walls, log=False)
         kernel = variants["async"].get("kernel_us")
         if kernel:
             ax.axhline(kernel, color="k", lw=0.8, ls="--", label=f"GEMM alone: {num(kernel)} µs")
             ax.legend(fontsize=8, loc="upper left")
-    title(fig, "A sync after every GEMM: same cost, very different share", meta)
+    shown = (f"{len(groups)} of {d['of']} sizes shown, evenly spread"
+             if len(groups) < d["of"] else None)
+    title(fig, "A sync after every GEMM: same cost, very different share", meta, shown)
     fig.tight_layout()
-    save(fig, out_dir, "forced_sync_gemm.png", written)
+    return fig
 
 
-def fig_overhead_share(rows, meta, out_dir, written):
-    series = defaultdict(list)  # variant -> [(size, overhead_us, overhead_pct)]
-    for (scenario, params), variants in table(rows, GEMMS).items():
-        size = gemm_size(params)
-        for v, metrics in variants.items():
-            if "overhead_pct" in metrics and "overhead_us" in metrics and size:
-                series[v].append((size, metrics["overhead_us"], metrics["overhead_pct"]))
-    series = {v: sorted(pts) for v, pts in series.items() if len({p[0] for p in pts}) >= 2}
-    if not series:
-        return
+def draw_overhead_share(plt, d, meta):
+    series = d["series"]
     fig, (ax_us, ax_pct) = plt.subplots(1, 2, figsize=(11, 4.4))
     for v in [s for s in SYNC_VARIANTS if s in series]:
         pts = series[v]
@@ -165,104 +455,71 @@ def fig_overhead_share(rows, meta, out_dir, written):
         ax_pct.plot(xs, [p[2] for p in pts], "o-", color=VARIANT_COLORS[v], label=v)
     sizes = sorted({p[0] for pts in series.values() for p in pts})
     for ax in (ax_us, ax_pct):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(sizes, [str(x) for x in sizes])
+        sweep_axis(ax, sizes, [str(x) for x in sizes])
         ax.set_xlabel("GEMM size (m = n = k)")
-        ax.grid(True, which="both", alpha=0.3)
     ax_us.set_ylabel("overhead per iteration (µs)")
-    ax_us.set_ylim(bottom=0)
+    y_scale(ax_us, [p[1] for pts in series.values() for p in pts], log=False, top=1.1)
     ax_us.set_title("what a sync costs: microseconds, whatever the size", fontsize=10)
-    ax_pct.set_yscale("log")
+    pcts = [p[2] for pts in series.values() for p in pts]
+    if min(pcts) > 0:
+        ax_pct.set_yscale("log")
+    else:  # a noisy negative overhead: keep it visible rather than drop it from a log axis
+        ax_pct.set_yscale("symlog", linthresh=1.0)
     ax_pct.set_ylabel("overhead (% of the async iteration)")
     ax_pct.set_title("its share: shrinks as the work grows", fontsize=10)
     ax_pct.legend(fontsize=8)
     title(fig, "Forced sync per iteration against work size", meta)
     fig.tight_layout()
-    save(fig, out_dir, "overhead_share.png", written)
+    return fig
 
 
-READBACK_ORDER = ["idle-pageable", "pending-pageable", "idle-pinned", "pending-pinned",
-                  "print-idle", "print-pending"]
-
-
-def fig_readback(rows, meta, out_dir, written):
-    groups = [(k, v) for k, v in table(rows, ("readback",)).items()
-              if sum(x in v for x in READBACK_ORDER) >= 2]
-    if not groups:
-        return
-    (_, params), variants = max(groups, key=lambda g: len(g[1]))
-    names = [v for v in READBACK_ORDER if v in variants and "readback_us" in variants[v]]
-    values = [variants[v]["readback_us"] for v in names]
+def draw_readback(plt, d, meta):
+    names, values, p = d["names"], d["values"], d["p"]
     fig, ax = plt.subplots(figsize=(8, 4.6))
     colors = ["#d62728" if "pending" in v else "#76b900" for v in names]
     bars = ax.bar(range(len(names)), values, color=colors)
     for bar, val in zip(bars, values):
         ax.annotate(f"{num(val)} µs", (bar.get_x() + bar.get_width() / 2, val), ha="center",
                     va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points")
-    ax.set_yscale("log")
-    ax.set_ylim(min(values) / 2, max(values) * 3)
+    y_scale(ax, values, log=True)
     ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
     ax.set_ylabel("host time blocked in the readback (µs, log)")
-    p = params_of(params)
-    pending = (f"{p.get('pending_us')} µs of GPU work pending" if p.get("pending") == "spin"
-               else "an 8192³ GEMM pending")
+    pending = (f"{clip(p.get('pending_us', '?'), 12)} µs of GPU work pending"
+               if p.get("pending") == "spin" else "an 8192³ GEMM pending")
     ax.text(0.01, 0.97, f"red: {pending}; green: after a sync (nothing pending)",
             transform=ax.transAxes, va="top", fontsize=8)
     title(ax, ".item() and print(): the readback waits for everything queued", meta)
     fig.tight_layout()
-    save(fig, out_dir, "readback.png", written)
+    return fig
 
 
-COPY_STYLE = {"h2d-pinned": ("#1f77b4", "-"), "h2d-pageable": ("#1f77b4", "--"),
-              "d2h-pinned": ("#ff7f0e", "-"), "d2h-pageable": ("#ff7f0e", "--")}
-
-
-def fig_copies(rows, meta, out_dir, written):
-    series = defaultdict(list)  # variant -> [(bytes, GBps, host_call_us)]
-    for (_, params), variants in table(rows, ("copy",)).items():
-        size = parse_size(params_of(params).get("bytes", ""))
-        for v, m in variants.items():
-            if size and "GBps" in m and "host_call_us" in m:
-                series[v].append((size, m["GBps"], m["host_call_us"]))
-    series = {v: sorted(p) for v, p in series.items() if len(p) >= 2}
-    if not series:
-        return
+def draw_copies(plt, d, meta):
+    series = d["series"]
     fig, (ax_bw, ax_call) = plt.subplots(1, 2, figsize=(11, 4.4))
     for v in [v for v in COPY_STYLE if v in series]:
         color, ls = COPY_STYLE[v]
         xs = [p[0] for p in series[v]]
         ax_bw.plot(xs, [p[1] for p in series[v]], "o", ls=ls, color=color, label=v)
         ax_call.plot(xs, [p[2] for p in series[v]], "o", ls=ls, color=color, label=v)
+    ticks = sorted({p[0] for pts in series.values() for p in pts})
     for ax in (ax_bw, ax_call):
-        ax.set_xscale("log", base=2)
+        sweep_axis(ax, ticks, [human_size(t) for t in ticks])
         ax.set_xlabel("bytes per copy")
-        ax.grid(True, which="both", alpha=0.3)
-        ticks = sorted({p[0] for pts in series.values() for p in pts})
-        ax.set_xticks(ticks, [human_size(t) for t in ticks], rotation=30)
     ax_bw.set_ylabel("GB/s")
     ax_bw.set_title("bandwidth: pinned reaches the link's speed", fontsize=10)
     ax_bw.legend(fontsize=8)
-    ax_call.set_yscale("log")
+    calls = [p[2] for pts in series.values() for p in pts]
+    if min(calls) > 0:
+        ax_call.set_yscale("log")
     ax_call.set_ylabel("host time inside cudaMemcpyAsync (µs, log)")
     ax_call.set_title("CPU blocked in the call: pageable waits for the copy", fontsize=10)
     title(fig, "Copies: pageable vs pinned", meta)
     fig.tight_layout()
-    save(fig, out_dir, "copies.png", written)
+    return fig
 
 
-DB_ORDER = ["serial-pageable", "serial-pinned", "double-buffered"]
-
-
-def fig_double_buffer(rows, meta, out_dir, written):
-    groups = [(k, v) for k, v in table(rows, ("double-buffer",)).items()
-              if any(x in v for x in DB_ORDER)]
-    if not groups:
-        return
-    (_, params), variants = max(groups, key=lambda g: len(g[1]))
-    names = [v for v in DB_ORDER if v in variants and
-             {"total_ms", "copy_ms", "compute_ms", "ideal_ms"} <= set(variants[v])]
-    if not names:
-        return
+def draw_double_buffer(plt, d, meta):
+    names, variants, p = d["names"], d["variants"], d["p"]
     fig, ax = plt.subplots(figsize=(8, 4.6))
     x = range(len(names))
     copy = [variants[v]["copy_ms"] for v in names]
@@ -278,65 +535,191 @@ def fig_double_buffer(rows, meta, out_dir, written):
         ax.hlines(ideal[i], i - w, i + w, colors="k", linestyles="--",
                   label="ideal = max(copy, compute)" if i == 0 else None)
         eff = variants[v].get("efficiency")
-        ax.annotate(f"{num(total[i])} ms\nefficiency {eff:.2f}" if eff is not None else "",
-                    (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom",
-                    fontsize=8, xytext=(0, 2), textcoords="offset points")
+        label = f"{num(total[i])} ms" + (f"\nefficiency {eff:.2f}" if eff is not None else "")
+        ax.annotate(label, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center",
+                    va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points")
     ax.set_xticks(list(x), names)
     ax.set_ylabel("ms per pass")
-    ax.set_ylim(0, max(max(total), max(c + k for c, k in zip(copy, compute))) * 1.2)
+    y_scale(ax, total + ideal + [c + k for c, k in zip(copy, compute)], log=False, top=1.2)
     ax.legend(fontsize=8, loc="upper right")
-    p = params_of(params)
-    ax.text(0.01, 0.97, f"{p.get('bytes', '?')} in {p.get('chunks', '?')} chunks",
-            transform=ax.transAxes, va="top", fontsize=8)
+    ax.text(0.01, 0.97, f"{clip(p.get('bytes', '?'), 16)} in {clip(p.get('chunks', '?'), 8)} "
+            "chunks", transform=ax.transAxes, va="top", fontsize=8)
     title(ax, "Double buffering: overlap copy and compute", meta)
     fig.tight_layout()
-    save(fig, out_dir, "double_buffer.png", written)
+    return fig
 
 
-UNITS = [("GiB", 1 << 30), ("GB", 10 ** 9), ("MiB", 1 << 20), ("MB", 10 ** 6), ("KiB", 1 << 10),
-         ("KB", 1000), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10), ("B", 1)]
+FIGURES = [
+    ("forced_sync_gemm.png", prep_forced_sync, draw_forced_sync),
+    ("overhead_share.png", prep_overhead_share, draw_overhead_share),
+    ("readback.png", prep_readback, draw_readback),
+    ("copies.png", prep_copies, draw_copies),
+    ("double_buffer.png", prep_double_buffer, draw_double_buffer),
+]
 
 
-def parse_size(text):
-    for unit, mult in UNITS:
-        if text.endswith(unit) and text[:-len(unit)].isdigit():
-            return int(text[:-len(unit)]) * mult
-    return int(text) if text.isdigit() else 0
+# ---------------------------------------------------------------------------------------------
+# Files
 
 
-def human_size(n):
-    for unit, mult in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= mult and n % mult == 0:
-            return f"{n // mult} {unit}"
-    return f"{n} B"
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return struct.unpack(">II", head[16:24]) if head[:8] == b"\x89PNG\r\n\x1a\n" else (0, 0)
 
 
-FIGURES = [fig_forced_sync, fig_overhead_share, fig_readback, fig_copies, fig_double_buffer]
+class Output:
+    """The output folder and what this run put in it, so that a failure can take it back."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.created = []  # folders this run made, deepest first
+        self.temps = []    # temporary PNGs not yet renamed
+        self.placed = []   # PNGs renamed into place
+        mode = os.umask(0)
+        os.umask(mode)
+        self.file_mode = 0o666 & ~mode
+
+    def prepare(self):
+        """Create the folder if missing and prove it can be written; BadInput if not."""
+        f = self.folder
+        if not f:
+            raise BadInput("-o: empty folder name")
+        if os.path.lexists(f) and not os.path.isdir(f):
+            raise BadInput(f"{f}: not a folder")
+        p = os.path.abspath(f)
+        missing = []
+        while not os.path.lexists(p):
+            missing.append(p)
+            p = os.path.dirname(p)
+        try:
+            for d in reversed(missing):
+                os.mkdir(d)
+                self.created.insert(0, d)
+        except OSError as e:
+            raise BadInput(f"{f}: cannot create the folder: {e.strerror}")
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".plot-probe-", dir=f)
+            os.close(fd)
+            os.remove(probe)
+        except OSError as e:
+            raise BadInput(f"{f}: cannot write there: {e.strerror}")
+
+    def save(self, plt, fig, name):
+        """The figure as a temporary PNG in the folder, at most MAX_PX in either dimension."""
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.folder)
+        self.temps.append((tmp, os.path.join(self.folder, name)))
+        try:
+            with os.fdopen(fd, "wb") as f:
+                fig.savefig(f, format="png", dpi=DPI, bbox_inches="tight")
+            if max(png_size(tmp)) > MAX_PX:
+                # Text ran far outside the axes: draw the figure at its own size instead,
+                # which the layouts above keep within MAX_PX.
+                with open(tmp, "wb") as f:
+                    fig.savefig(f, format="png", dpi=DPI)
+            w, h = png_size(tmp)
+            if max(w, h) > MAX_PX:
+                raise RuntimeError(f"{name} came out {w}x{h} pixels, over {MAX_PX}")
+            os.chmod(tmp, self.file_mode)
+        finally:
+            plt.close(fig)
+
+    def commit(self):
+        while self.temps:
+            tmp, final = self.temps[0]
+            os.replace(tmp, final)
+            self.temps.pop(0)
+            self.placed.append(final)
+        return self.placed
+
+    def discard(self):
+        for path in [t for t, _ in self.temps] + self.placed:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+        for d in self.created:
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        self.temps, self.placed, self.created = [], [], []
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not argparse's usage block
+        raise BadInput(f"{message} (see --help)")
+
+
+def run(args, notes):
+    out = Output(args.out)
+    try:
+        out.prepare()
+        rows = load(args.csv)
+        check_params(args.csv, rows)
+        meta = {"gpu": clip(rows[0]["gpu"] or "unknown GPU", 60),
+                "date": clip(rows[0]["timestamp"][:10], 10)}
+        todo = []
+        for name, prep, draw in FIGURES:
+            data, note = prep(rows)
+            if note:
+                notes.append(f"{name} skipped: {note}" if data is None else f"{name}: {note}")
+            if data is not None:
+                todo.append((name, draw, data))
+        if not todo:
+            notes.clear()
+            raise BadInput(f"{args.csv}: no rows any figure can use (scenarios: "
+                           f"{', '.join(sorted({clip(r['scenario']) for r in rows}))})")
+        plt = pyplot()
+        for name, draw, data in todo:
+            out.save(plt, draw(plt, data, meta), name)
+        return out.commit()
+    except BaseException as e:
+        out.discard()
+        if isinstance(e, OSError):  # writing or renaming in the folder: full disk, quota, ...
+            raise BadInput(f"{args.out}: cannot write there: {e.strerror or e}") from e
+        raise
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="syncbench CSV -> PNG figures")
-    ap.add_argument("csv", help="a syncbench CSV (--csv)")
-    ap.add_argument("-o", "--out", default="results/plots", help="folder for the PNGs")
-    args = ap.parse_args(argv)
+    def on_signal(signum, _frame):
+        raise Interrupted(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    warnings.simplefilter("ignore")  # stderr carries one line per error or note, nothing else
+    notes = []
     try:
-        rows = load(args.csv)
-        meta = {"gpu": rows[0]["gpu"] or "unknown GPU", "date": rows[0]["timestamp"][:10]}
-        os.makedirs(args.out, exist_ok=True)
-        written = []
-        for fig in FIGURES:
-            fig(rows, meta, args.out, written)
-        if not written:
-            raise BadInput(f"{args.csv}: no rows any figure can use (scenarios: "
-                           f"{', '.join(sorted({r['scenario'] for r in rows}))})")
+        ap = Parser(prog="plot.py", description="syncbench CSV -> PNG figures")
+        ap.add_argument("csv", help="a syncbench CSV (--csv)")
+        ap.add_argument("-o", "--out", default="results/plots", help="folder for the PNGs")
+        args = ap.parse_args(argv)
+        written = run(args, notes)
     except BadInput as e:
-        print(f"plot.py: {e}", file=sys.stderr)
+        print(f"plot.py: {clip(e, 400)}", file=sys.stderr)
         return 2
-    except OSError as e:
-        print(f"plot.py: {args.out}: {e.strerror}", file=sys.stderr)
-        return 2
-    for path in written:
-        print(path)
+    except Unavailable as e:
+        print(f"plot.py: {clip(e, 400)}", file=sys.stderr)
+        return 1
+    except Interrupted as e:
+        print(f"plot.py: interrupted ({e}); nothing written", file=sys.stderr)
+        return e.status
+    except Exception as e:  # a bug: still one line, and nothing left behind (run cleaned up)
+        print(f"plot.py: internal error: {type(e).__name__}: {clip(e, 300)}", file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the files are in place: nothing to undo
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for note in notes:
+        print(f"plot.py: note: {clip(note, 400)}", file=sys.stderr)
+    try:
+        for path in written:
+            print(path)
+        sys.stdout.flush()
+    except BrokenPipeError:  # plot.py ... | head -1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

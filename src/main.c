@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cmd/list.h"
 #include "cmd/run.h"
+#include "cmd/sched_worker.h"
 #include "compare/compare.h"
 
 static const struct {
@@ -15,6 +16,7 @@ static const struct {
     {"run", sb_cmd_run},
     {"compare", sb_compare_main},
     {"list", sb_cmd_list},
+    {SB_SCHED_WORKER_CMD, sb_cmd_sched_worker}, /* hidden: the sched scenario's helper */
 };
 
 static int finish(int rc)

@@ -9,7 +9,11 @@
 
 void sb_utc_now(char *buf, int n)
 {
-    time_t t = time(NULL);
+    sb_utc_format(time(NULL), buf, n);
+}
+
+void sb_utc_format(time_t t, char *buf, int n)
+{
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, (size_t)n, "%Y-%m-%dT%H:%M:%SZ", &tm);

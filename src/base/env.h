@@ -4,6 +4,8 @@
 #ifndef SB_ENV_H
 #define SB_ENV_H
 
+#include <time.h>
+
 #include "base/nvml.h"
 
 typedef struct sb_env {
@@ -35,6 +37,8 @@ typedef struct sb_env {
 void sb_env_host(sb_env *e, int argc, char **argv);
 /* ISO 8601 UTC now: "2026-11-22T15:46:30Z". */
 void sb_utc_now(char *buf, int n);
+/* The same for a given time. */
+void sb_utc_format(time_t t, char *buf, int n);
 /* "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3" */
 void sb_gpu_slug(const char *gpu, char *buf, size_t n);
 

@@ -25,10 +25,8 @@ int sb_parse_ll(const char *s, long long *out)
 
 int sb_parse_double(const char *s, double *out)
 {
-    if (!s || !*s)
-        return SB_PARSE_INVALID;
-    /* decimal notation only: strtod would also take blanks, hexadecimal, inf and nan */
-    if (s[strspn(s, "0123456789+-.eE")] != '\0')
+    /* decimal only: strtod would also take hex floats ("0x10") */
+    if (!s || !*s || isspace((unsigned char)*s) || strpbrk(s, "xX"))
         return SB_PARSE_INVALID;
     char *end;
     errno = 0;

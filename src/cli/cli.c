@@ -19,6 +19,9 @@ static const sb_optdef cli_optdefs[] = {
      "print the plan (every measurement) and exit, touching no GPU"},
     {"device", 0, NULL, SB_OPT_INT, "N", 0, 1023, "0", AT(device), NULL, "Device:",
      "CUDA device ordinal (default 0)"},
+    {"cpu", 0, NULL, SB_OPT_INT, "N", 0, 4095, "-1", AT(cpu), NULL, NULL,
+     "pin the measuring thread to CPU N (less jitter from the\n"
+     "scheduler moving it; default: not pinned)"},
     {"csv", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(csv), NULL, "Output:",
      "the tidy CSV (one row per metric); '-' = stdout, no table"},
     {"json", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(json), NULL, NULL,
@@ -26,6 +29,9 @@ static const sb_optdef cli_optdefs[] = {
     {"markdown", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(markdown), NULL, NULL,
      "the table as GitHub-flavoured Markdown (CI job summaries);\n"
      "{gpu} and {date} in file names are filled in"},
+    {"samples", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(samples), NULL, NULL,
+     "every repetition (paired deltas: every pair), tidy, for compare's\n"
+     "statistical test; a suite may set it with samples = PATH"},
     {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
      "print nothing but errors"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},

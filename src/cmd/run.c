@@ -1,5 +1,6 @@
 #include "cmd/run.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,8 +78,10 @@ int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const 
 }
 
 /* The plan of the command line, or of --config FILE with the command line's overrides. */
-int sb_cli_plan(const sb_options *o, sb_plan *plan)
+int sb_cli_plan_outputs(const sb_options *o, sb_plan *plan, char *samples, size_t n)
 {
+    if (samples && n)
+        samples[0] = '\0';
     if (!o->config)
         return sb_plan_build(&o->run, 1, plan);
     sb_suite suite;
@@ -87,12 +90,20 @@ int sb_cli_plan(const sb_options *o, sb_plan *plan)
         rc = sb_suite_override(&suite, &o->run);
     if (!rc)
         rc = sb_plan_build(suite.specs, suite.n, plan);
+    if (!rc && samples && n)
+        snprintf(samples, n, "%s", suite.samples);
     sb_suite_free(&suite);
     return rc;
 }
 
-/* Every output is checked before the GPU is touched. */
-static int add_sinks(const sb_options *o, sb_sinks *sinks)
+int sb_cli_plan(const sb_options *o, sb_plan *plan)
+{
+    return sb_cli_plan_outputs(o, plan, NULL, 0);
+}
+
+/* Every output is checked before the GPU is touched. The command line's --samples wins over
+ * the suite's. */
+static int add_sinks(const sb_options *o, const char *suite_samples, sb_sinks *sinks)
 {
     const char *inputs[] = {o->config, NULL};
     int rc = 0;
@@ -103,19 +114,39 @@ static int add_sinks(const sb_options *o, sb_sinks *sinks)
         rc = sb_sinks_add(sinks, &sb_json_sink, "json", o->json, inputs);
     if (!rc && o->markdown)
         rc = sb_sinks_add(sinks, &sb_markdown_sink, "markdown", o->markdown, inputs);
+    const char *samples = o->samples ? o->samples : *suite_samples ? suite_samples : NULL;
+    if (!rc && samples)
+        rc = sb_sinks_add(sinks, &sb_samples_sink, "samples", samples, inputs);
     if (!rc && table)
         rc = sb_sinks_add(sinks, &sb_table_sink, "table", "-", NULL);
     return rc;
 }
 
-static int measure_plan(const sb_options *o, const sb_plan *plan, int argc, char **argv)
+/* --cpu N: the thread that launches and syncs stays on one CPU. */
+static int pin_cpu(long long cpu)
+{
+    if (cpu < 0)
+        return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+        return sb_fail(SB_EXIT_USAGE, "--cpu %lld: this process may not run there (%d CPUs online)",
+                       cpu, (int)sysconf(_SC_NPROCESSORS_ONLN));
+    return 0;
+}
+
+static int measure_plan(const sb_options *o, const sb_plan *plan, const char *suite_samples,
+                        int argc, char **argv)
 {
     sb_sinks sinks;
     memset(&sinks, 0, sizeof sinks);
     sb_env env;
     sb_env_host(&env, argc, argv);
     size_t free_b = 0;
-    int rc = add_sinks(o, &sinks);
+    int rc = pin_cpu(o->cpu);
+    if (!rc)
+        rc = add_sinks(o, suite_samples, &sinks);
     if (!rc)
         rc = sb_env_open_device(&env, (int)o->device);
     if (!rc)
@@ -167,12 +198,13 @@ int sb_cmd_run(int argc, char **argv)
     if (o.list)
         return sb_cmd_list(0, NULL);
     sb_plan plan;
-    if ((rc = sb_cli_plan(&o, &plan)) != 0)
+    char suite_samples[4096];
+    if ((rc = sb_cli_plan_outputs(&o, &plan, suite_samples, sizeof suite_samples)) != 0)
         return rc;
     if (o.dry_run)
         sb_plan_print(stdout, &plan);
     else
-        rc = measure_plan(&o, &plan, argc, argv);
+        rc = measure_plan(&o, &plan, suite_samples, argc, argv);
     sb_plan_free(&plan);
     return rc;
 }

@@ -15,6 +15,8 @@ struct sb_options;
 /* The plan of the command line, or of --config FILE with the command line's overrides: the
  * one validation path for both. 0, or exit 2 recorded. */
 int sb_cli_plan(const struct sb_options *o, sb_plan *plan);
+/* The same, also giving the suite's `samples = PATH` (NULL-able out, n bytes; "" if none). */
+int sb_cli_plan_outputs(const struct sb_options *o, sb_plan *plan, char *samples, size_t n);
 
 /* Measures every entry of `plan` into open `sinks`, then commits them (also after a failure
  * or Ctrl-C: what was measured is kept). cfg->emit and cfg->ctx are set here. */

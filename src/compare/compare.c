@@ -189,7 +189,9 @@ int sb_compare_main(int argc, char **argv)
         sb_csv_data_free(&base);
         return rc;
     }
-    if (markdown && (rc = sb_out_open(&md, "markdown", markdown)) != 0)
+    if (markdown &&
+        (rc = sb_out_create(&md, "markdown", markdown,
+                            (const char *const[]){argv[optind], argv[optind + 1], NULL})) != 0)
         goto out;
 
     line *lines = calloc((size_t)(base.rows.n + cur.rows.n), sizeof *lines);
@@ -239,16 +241,14 @@ int sb_compare_main(int argc, char **argv)
                 argv[optind], base.gpu, argv[optind + 1], cur.gpu);
         print_lines(md.f, lines, n, 1);
         fprintf(md.f, "\n%s\n", summary);
-        sb_env env;
-        memset(&env, 0, sizeof env);
-        rc = sb_out_commit(&md, &env);
+        rc = sb_out_commit(&md);
     }
     free(lines);
     if (!rc && count[SB_REGRESSION])
         rc = sb_fail(SB_EXIT_FAIL, "compare: %d regression%s beyond %g %% and the noise",
                      count[SB_REGRESSION], count[SB_REGRESSION] == 1 ? "" : "s", o.threshold_pct);
 out:
-    sb_out_discard(&md);
+    sb_out_abort(&md);
     sb_csv_data_free(&base);
     sb_csv_data_free(&cur);
     return rc;

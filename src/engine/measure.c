@@ -8,32 +8,13 @@
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "engine/clock_watch.h"
 #include "engine/recorder.h"
+#include "engine/stopping.h"
 #include "scenarios/registry.h"
 #include "gpu/trace.h"
 
 volatile sig_atomic_t sb_stop_requested;
-
-/* Welford's running mean and variance of the primary metric, for the stopping rule. */
-typedef struct {
-    int n;
-    double mean, m2;
-} running;
-
-static void running_add(running *s, double x)
-{
-    s->n++;
-    double d = x - s->mean;
-    s->mean += d / s->n;
-    s->m2 += d * (x - s->mean);
-}
-
-static double running_cv(const running *s)
-{
-    if (s->n < 2 || s->mean == 0)
-        return INFINITY;
-    return 100.0 * sqrt(s->m2 / (s->n - 1)) / fabs(s->mean);
-}
 
 static int check_recorder(const sb_recorder *rec)
 {
@@ -75,11 +56,12 @@ static int repeat(const sb_measure_cfg *cfg, const sb_measure_opts *m, sb_run *r
 {
     const char *primary = r->sc->metrics[0].name;
     const int variant = r->variant;
-    running acc = {0};
+    const sb_stopping_ops *rule = cfg->stopping ? cfg->stopping : &sb_stop_by_cv;
+    sb_stopping acc;
     int rc = 0;
     sb_trace_push("measure", SB_COLOR_MEASURE);
     rc = cfg->capture ? sb_trace_capture_start() : 0;
-    double t0 = sb_now_us();
+    rule->start(&acc, m);
     while (!rc) {
         for (int half = 0; half < 2 && !rc; half++) {
             int ref_turn = (half == 0) == (acc.n % 2 == 0);
@@ -102,25 +84,13 @@ static int repeat(const sb_measure_cfg *cfg, const sb_measure_opts *m, sb_run *r
                          sb_error_context(), n - acc.n, primary);
             break;
         }
-        running_add(&acc, x[n - 1]);
-        if (acc.n >= m->max_reps)
-            break;
-        if (acc.n >= m->min_reps &&
-            (running_cv(&acc) < m->target_cv || sb_now_us() - t0 >= m->max_time_s * 1e6))
+        rule->add(&acc, x[n - 1]);
+        if (rule->done(&acc))
             break;
     }
     int stop_rc = cfg->capture ? sb_trace_capture_stop() : 0;
     sb_trace_pop();
     return rc ? rc : stop_rc;
-}
-
-int sb_clock_throttled(const sb_clock_sample *before, const sb_clock_sample *after)
-{
-    if (!before->valid || !after->valid)
-        return 0;
-    if ((double)after->sm_mhz < 0.95 * (double)before->sm_mhz)
-        return 1;
-    return ((before->reasons | after->reasons) & SB_NVML_THROTTLE_MASK) != 0;
 }
 
 void sb_deltas(const double *x, const double *ref, int n, double *abs, double *pct)
@@ -147,16 +117,18 @@ static int add_row(sb_results *res, const sb_run *r, const char *params, const c
     snprintf(row.flags, sizeof row.flags, "%s", flags);
     snprintf(row.label, sizeof row.label, "%s", m->label ? m->label : "");
     row.primary = m == &r->sc->metrics[0];
-    sb_utc_now(row.timestamp, sizeof row.timestamp);
+    row.finished = time(NULL);
+    row.samples = x;
+    row.n_samples = n;
     if (sb_stats_compute(x, n, &row.st) != 0 || sb_results_add(res, &row) != 0)
         return sb_fail(SB_EXIT_FAIL, "out of memory storing results");
     return 0;
 }
 
 /* Rows of one finished measurement: every recorded metric, and the paired deltas against the
- * reference variant when the scenario declares them. */
-static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder *paired,
-                     const char *flags, sb_results *res)
+ * reference variant when the scenario declares them; handed to cfg->emit with their samples. */
+static int emit_rows(const sb_measure_cfg *cfg, const sb_run *r, const sb_recorder *rec,
+                     const sb_recorder *paired, const char *flags, sb_results *res)
 {
     const sb_scenario *sc = r->sc;
     char params[256];
@@ -200,6 +172,10 @@ static int emit_rows(const sb_run *r, const sb_recorder *rec, const sb_recorder 
         else if (x)
             rc = add_row(res, r, params, flags, reps, m, x, n);
     }
+    if (!rc && cfg->emit)
+        rc = cfg->emit(cfg->ctx, res->rows, res->n);
+    for (int i = 0; i < res->n; i++)
+        res->rows[i].samples = NULL; /* abs and pct are freed below */
     free(abs);
     free(pct);
     return rc;
@@ -220,7 +196,9 @@ int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e)
     sb_recorder_init(&paired, sc->metrics);
     sb_recorder_init(&scratch, sc->metrics);
 
-    int rc = sc->setup(&r);
+    int rc = sb_get_host(&r.res, &r.state, sc->state_size);
+    if (!rc)
+        rc = sc->setup(&r);
     for (int i = 0; i < e->n_variants && !rc; i++) {
         if (sb_stop_requested) {
             rc = SB_EXIT_INTERRUPT;
@@ -257,9 +235,7 @@ int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e)
             snprintf(flags, sizeof flags, "%s%s%s", throttled ? "throttled" : "",
                      throttled && noisy ? ";" : "", noisy ? "noisy" : "");
             res.n = 0;
-            rc = emit_rows(&r, &rec, ref >= 0 ? &paired : NULL, flags, &res);
-            if (!rc && cfg->emit)
-                rc = cfg->emit(cfg->ctx, res.rows, res.n);
+            rc = emit_rows(cfg, &r, &rec, ref >= 0 ? &paired : NULL, flags, &res);
         }
     }
     if (sc->teardown)

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include "base/nvml.h"
+#include "engine/stopping.h"
 #include "suite/plan.h"
 #include "engine/results.h"
 
@@ -27,6 +28,7 @@ typedef struct sb_measure_cfg {
      * sinks write them out); a non-zero return stops the run with that code */
     int (*emit)(void *ctx, const sb_row *rows, int n);
     void *ctx;
+    const sb_stopping_ops *stopping; /* NULL: sb_stop_by_cv */
 } sb_measure_cfg;
 
 /* Set by the SIGINT handler: the engine stops after the current measurement. */
@@ -36,10 +38,6 @@ extern volatile sig_atomic_t sb_stop_requested;
  * (also when a later one fails). Returns 0, SB_EXIT_FAIL (error recorded), SB_EXIT_INTERRUPT,
  * or what emit returned. */
 int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e);
-
-/* A measurement ran throttled if the SM clock fell by more than 5 % across it, or a reason
- * that slows a busy GPU (power cap, thermal, HW slowdown) was active before or after it. */
-int sb_clock_throttled(const sb_clock_sample *before, const sb_clock_sample *after);
 
 /* Paired per-repetition differences x - ref (abs) and in percent of ref (pct). */
 void sb_deltas(const double *x, const double *ref, int n, double *abs, double *pct);

@@ -5,6 +5,8 @@
 #include "scenarios/scenario.h"
 #include "engine/stats.h"
 
+#include <time.h>
+
 typedef struct sb_row {
     char scenario[32];
     char variant[32];
@@ -15,12 +17,16 @@ typedef struct sb_row {
     char unit[16];
     sb_better better;
     sb_stats st;
-    char timestamp[32]; /* ISO 8601 UTC, when the measurement finished */
+    time_t finished; /* when the measurement finished (sinks write it as ISO 8601 UTC) */
     char flags[32];     /* ";"-joined: "throttled", "noisy"; "" when clean */
     /* for the table only (not in the CSV): the metric's column header ("" = not shown), and
      * whether it is the measurement's primary metric (the table shows its cv) */
     char label[32];
     int primary;
+    /* the repetitions behind the statistics (paired deltas: one per pair), in order; valid
+     * only while the row is being handed to the sinks (sb_sink_ops.row), NULL elsewhere */
+    const double *samples;
+    int n_samples;
 } sb_row;
 
 typedef struct sb_results {

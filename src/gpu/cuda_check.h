@@ -13,19 +13,16 @@
 int sb_cuda_fail(const char *call, cudaError_t e, const char *file, int line);
 int sb_cublas_fail(const char *call, cublasStatus_t s, const char *file, int line);
 
-#define SB_CUDA(call)                                                                              \
+/* Evaluates `call` once; if it does not return `ok`, returns fail(...) from the caller. */
+#define SB_CHECK(type, call, ok, fail)                                                             \
     do {                                                                                           \
-        cudaError_t sb_e_ = (call);                                                                \
-        if (sb_e_ != cudaSuccess)                                                                  \
-            return sb_cuda_fail(#call, sb_e_, __FILE__, __LINE__);                                 \
+        type sb_r_ = (call);                                                                       \
+        if (sb_r_ != (ok))                                                                         \
+            return fail(#call, sb_r_, __FILE__, __LINE__);                                         \
     } while (0)
 
-#define SB_CUBLAS(call)                                                                            \
-    do {                                                                                           \
-        cublasStatus_t sb_s_ = (call);                                                             \
-        if (sb_s_ != CUBLAS_STATUS_SUCCESS)                                                        \
-            return sb_cublas_fail(#call, sb_s_, __FILE__, __LINE__);                               \
-    } while (0)
+#define SB_CUDA(call) SB_CHECK(cudaError_t, call, cudaSuccess, sb_cuda_fail)
+#define SB_CUBLAS(call) SB_CHECK(cublasStatus_t, call, CUBLAS_STATUS_SUCCESS, sb_cublas_fail)
 
 /* For a kernel launcher (returns cudaError_t from cudaGetLastError after the launch). */
 #define SB_LAUNCH(call) SB_CUDA(call)

@@ -13,5 +13,9 @@ int sb_sync_init(sb_sync *s, sb_resources *res, sb_sync_kind kind, cudaStream_t 
     s->src = src;
     s->dst = dst;
     s->bytes = bytes;
-    return kind == SB_SYNC_EVENT ? sb_get_event(res, &s->event, cudaEventDisableTiming) : 0;
+    if (kind == SB_SYNC_EVENT)
+        return sb_get_event(res, &s->event, cudaEventDisableTiming);
+    if (kind == SB_SYNC_ITEM)
+        return sb_get_pinned(res, &s->dst, bytes, cudaHostAllocDefault);
+    return 0;
 }

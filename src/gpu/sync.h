@@ -1,5 +1,6 @@
 /* The sync policies a loop can apply after each iteration: none (async), device, stream,
- * event, or a blocking 4-byte readback (what `loss.item()` does). */
+ * event, a blocking 4-byte readback into pageable memory (what plain C code does), or
+ * PyTorch's `.item()`: an async 4-byte copy into pinned memory, then a stream sync. */
 #ifndef SB_SYNC_H
 #define SB_SYNC_H
 
@@ -13,18 +14,20 @@ typedef enum {
     SB_SYNC_STREAM,
     SB_SYNC_EVENT,
     SB_SYNC_READBACK,
+    SB_SYNC_ITEM,
 } sb_sync_kind;
 
 typedef struct sb_sync {
     sb_sync_kind kind;
     cudaStream_t stream;
     cudaEvent_t event; /* SB_SYNC_EVENT: recorded and waited on after each iteration */
-    const void *src;   /* SB_SYNC_READBACK: device value read back */
-    void *dst;         /* pageable host memory, as a framework's scalar readback uses */
+    const void *src;   /* SB_SYNC_READBACK, SB_SYNC_ITEM: device value read back */
+    void *dst;         /* READBACK: the caller's pageable memory; ITEM: pinned, acquired here */
     size_t bytes;
 } sb_sync;
 
-/* Creates what the policy needs (an event for SB_SYNC_EVENT). */
+/* Creates what the policy needs: an event for SB_SYNC_EVENT, a pinned buffer of `bytes` for
+ * SB_SYNC_ITEM (which then ignores `dst`), both kept in `res`. */
 int sb_sync_init(sb_sync *s, sb_resources *res, sb_sync_kind kind, cudaStream_t stream,
                  const void *src, void *dst, size_t bytes);
 
@@ -42,8 +45,15 @@ static inline cudaError_t sb_sync_point(const sb_sync *s)
     }
     case SB_SYNC_READBACK:
         /* a plain cudaMemcpy runs on the legacy default stream, which waits for the work
-         * queued on the (blocking) scenario stream: the implicit sync of `.item()` */
+         * queued on the (blocking) scenario stream: a blocking copy into pageable memory */
         return cudaMemcpy(s->dst, s->src, s->bytes, cudaMemcpyDeviceToHost);
+    case SB_SYNC_ITEM: {
+        /* PyTorch's .item() (as CUPTI shows it, torch 2.11): the copy queued on the current
+         * stream into pinned memory, then that stream synchronized */
+        cudaError_t e =
+            cudaMemcpyAsync(s->dst, s->src, s->bytes, cudaMemcpyDeviceToHost, s->stream);
+        return e != cudaSuccess ? e : cudaStreamSynchronize(s->stream);
+    }
     default:
         return cudaSuccess;
     }

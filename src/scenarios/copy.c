@@ -84,12 +84,9 @@ static void fill_host_pattern(uint32_t *w, size_t n)
 
 static int setup(sb_run *r)
 {
-    copy_state *s;
+    copy_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->bytes = (size_t)sb_run_param(r, "bytes");
     s->prepared = -1;
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
@@ -179,6 +176,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_copy = {
     .name = "copy",
+    .state_size = sizeof(copy_state),
     .summary = "host<->device copies, pageable vs pinned: bandwidth and time the CPU is blocked",
     .params = params,
     .variants = variants,

@@ -105,12 +105,9 @@ static int measure_chunk_copy_ns(db_state *s, sb_resources *res, unsigned long l
 
 static int setup(sb_run *r)
 {
-    db_state *s;
+    db_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->bytes = (size_t)sb_run_param(r, "bytes");
     s->chunks = (int)sb_run_param(r, "chunks");
     s->chunk_bytes = s->bytes / (size_t)s->chunks;
@@ -263,6 +260,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_double_buffer = {
     .name = "double-buffer",
+    .state_size = sizeof(db_state),
     .summary = "stream chunks host->device and process them: serial vs copy/compute overlap",
     .params = params,
     .variants = variants,

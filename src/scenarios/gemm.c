@@ -42,8 +42,10 @@ static const sb_variant variants[] = {
     {"sync-stream", "cudaStreamSynchronize after every iteration", 1, "async", SB_SYNC_STREAM},
     {"sync-event", "cudaEventRecord + cudaEventSynchronize after every iteration", 1, "async",
      SB_SYNC_EVENT},
-    {"sync-readback", "blocking 4-byte copy to the host after every iteration (.item())", 1,
+    {"sync-readback", "blocking 4-byte cudaMemcpy into pageable memory after every iteration", 1,
      "async", SB_SYNC_READBACK},
+    {"sync-item", "4-byte cudaMemcpyAsync into pinned memory + cudaStreamSynchronize (.item())", 1,
+     "async", SB_SYNC_ITEM},
     {NULL, NULL, 0, NULL, 0},
 };
 
@@ -68,7 +70,7 @@ typedef struct gemm_state {
     sb_sync sync[SB_MAX_VARIANTS]; /* per variant, created on first use */
     int sync_ready[SB_MAX_VARIANTS];
     float *gather_dev, *gather_host;
-    float readback; /* pageable destination of sync-readback */
+    float readback; /* pageable destination of sync-readback (sync-item's is pinned) */
     unsigned validations;
 } gemm_state;
 
@@ -100,12 +102,9 @@ static size_t host_bytes(const sb_param_values *p)
 
 static int setup(sb_run *r)
 {
-    gemm_state *s;
+    gemm_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->tf32 = (int)sb_run_param(r, "tf32");
     size_t gather = gather_floats(sb_run_param(r, "k")) * sizeof(float);
     /* a blocking stream (not cudaStreamNonBlocking): the legacy default stream, which a plain
@@ -235,6 +234,7 @@ static int validate(sb_run *r)
 #define GEMM_SCENARIO(var, scen_name, text, param_defs, iters, warmup)                             \
     const sb_scenario var = {                                                                      \
         .name = scen_name,                                                                         \
+        .state_size = sizeof(gemm_state),                                                          \
         .summary = text,                                                                           \
         .params = param_defs,                                                                      \
         .variants = variants,                                                                      \

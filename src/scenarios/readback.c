@@ -86,12 +86,9 @@ static size_t host_bytes(const sb_param_values *p)
 
 static int setup(sb_run *r)
 {
-    readback_state *s;
+    readback_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->pending = (int)sb_run_param(r, "pending");
     s->pending_ns = (unsigned long long)sb_run_param(r, "pending_us") * 1000ull;
     s->print_elems = (int)sb_run_param(r, "print_elems");
@@ -209,6 +206,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_readback = {
     .name = "readback",
+    .state_size = sizeof(readback_state),
     .summary = ".item() and print() with GPU work pending vs after a sync, pageable vs pinned",
     .params = params,
     .variants = variants,

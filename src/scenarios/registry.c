@@ -6,9 +6,12 @@
 #include "base/textutil.h"
 
 extern const sb_scenario sb_small_gemm, sb_big_gemm, sb_readback, sb_copy, sb_double_buffer;
+extern const sb_scenario sb_busy_stream, sb_alloc, sb_small_h2d, sb_sched;
 
 const sb_scenario *const sb_scenarios[] = {
-    &sb_small_gemm, &sb_big_gemm, &sb_readback, &sb_copy, &sb_double_buffer, NULL,
+    &sb_small_gemm, &sb_big_gemm, &sb_readback, &sb_copy, &sb_double_buffer,
+    &sb_busy_stream, &sb_alloc, &sb_small_h2d, &sb_sched,
+    NULL,
 };
 
 const sb_scenario *sb_scenario_find(const char *name)

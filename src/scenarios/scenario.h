@@ -51,7 +51,7 @@ typedef struct sb_run {
     int variant;            /* index into sc->variants */
     long long iters;
     int device;
-    void *state;      /* the scenario's own */
+    void *state;      /* the scenario's own: state_size zeroed bytes, made by the engine */
     sb_resources res; /* what setup acquires; the engine releases it after teardown */
 } sb_run;
 
@@ -90,6 +90,7 @@ typedef struct sb_scenario {
     /* Host memory one plan entry needs (0 if negligible). */
     size_t (*host_bytes)(const sb_param_values *p);
 
+    size_t state_size; /* bytes of the scenario's own state (r->state) */
     /* allocate (through r->res, so that nothing needs freeing by hand), create handles, poison
      * outputs */
     int (*setup)(sb_run *r);

@@ -41,7 +41,9 @@ static void num(FILE *f, double v)
 
 void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r)
 {
-    const char *text[] = {env->run_id,       r->timestamp, env->host,  env->gpu, env->driver,
+    char stamp[32];
+    sb_utc_format(r->finished, stamp, sizeof stamp);
+    const char *text[] = {env->run_id,       stamp,        env->host,  env->gpu, env->driver,
                           env->cuda_runtime, r->scenario,  r->variant, r->params};
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
         if (i)
@@ -66,12 +68,22 @@ void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r)
     fputc('\n', f);
 }
 
-int sb_csv_commit(sb_out_file *o, const sb_env *env, const sb_results *res)
+/* The header at begin, each row as it comes; the set's flush makes them durable. */
+static int csv_begin(sb_sink *s, const sb_env *env)
 {
-    if (!o->f)
-        return 0;
-    sb_csv_write_header(o->f);
-    for (int i = 0; i < res->n; i++)
-        sb_csv_write_row(o->f, env, &res->rows[i]);
-    return sb_out_commit(o, env);
+    (void)env;
+    sb_csv_write_header(s->out.f);
+    return 0;
 }
+
+static int csv_row(sb_sink *s, const sb_env *env, const sb_row *row)
+{
+    sb_csv_write_row(s->out.f, env, row);
+    return 0;
+}
+
+const sb_sink_ops sb_csv_sink = {
+    .name = "csv",
+    .begin = csv_begin,
+    .row = csv_row,
+};

@@ -1,28 +1,76 @@
-/* Output files written atomically: to a temporary name in the target's folder, renamed when
- * complete, so an interrupted run never leaves a truncated file. `{gpu}` and `{date}` in the
- * file name are replaced when the file is committed, once the GPU is known. */
+/* Output files: checked before any GPU work, written as the run goes, renamed into place at
+ * the end.
+ *
+ *   sb_out_prepare  before any GPU work: "-" is stdout; otherwise the folder must exist and be
+ *                   writable, the target must not be a folder, and the final name must fit the
+ *                   file system ({gpu} counted at its longest, {date} at its fixed length, plus
+ *                   ".partial"). Exit 2 with one line.
+ *   sb_out_open     once the GPU is known: expands {gpu} and {date} and creates TARGET.partial.
+ *   sb_out_flush    fflush: after SIGKILL, TARGET.partial holds everything flushed so far.
+ *   sb_out_commit   fsync, close, rename TARGET.partial onto TARGET (exit 1 on a write error).
+ *   sb_out_abort    close and remove TARGET.partial.
+ *
+ * A target that exists and is not a regular file (a character device such as /dev/null or
+ * /dev/full, a FIFO, a terminal, /dev/stdout) is written through directly and never replaced.
+ * A symlink is followed: the partial file and the rename go to the link's target and the link
+ * stays a link. */
 #ifndef SB_OUTFILE_H
 #define SB_OUTFILE_H
 
+#include <limits.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "base/env.h"
 
+/* The longest text {gpu} expands to (longer slugs are cut), and {date}'s fixed length
+ * ("20261122-154630"). */
+#define SB_GPU_SLUG_MAX 64
+#define SB_DATE_LEN 15
+#define SB_PARTIAL_SUFFIX ".partial"
+
+enum { SB_OUT_NONE, SB_OUT_PREPARED, SB_OUT_OPEN, SB_OUT_COMMITTED, SB_OUT_ABORTED };
+
 typedef struct sb_out_file {
-    char opt[16];       /* "csv": for error messages */
-    char pattern[4096]; /* as given */
-    char tmp[4200];
-    char path[4200]; /* the final name, after commit */
+    char opt[16];                /* "csv": for error messages */
+    char pattern[PATH_MAX];      /* as given, {gpu} and {date} not yet expanded */
+    char path[PATH_MAX];         /* after sb_out_open: the name expanded, as the user spelled it */
+    char target[PATH_MAX];       /* where the content goes: symlinks followed, folder canonical */
+    char partial[PATH_MAX + 16]; /* target + ".partial" ("" when written through) */
     FILE *f;
-    int to_stdout;
+    int to_stdout; /* "-" */
+    int direct;    /* an existing non-regular target (device, FIFO): written through */
+    int state;     /* SB_OUT_* */
+    int exists;    /* the target existed when last resolved: dev/ino below are valid */
+    dev_t dev;
+    ino_t ino;
 } sb_out_file;
 
-/* "-" writes to stdout. Fails with exit 2 if the file cannot be created. */
-int sb_out_open(sb_out_file *o, const char *opt, const char *path);
-/* Closes and renames into place (exit 1 on a write error). No-op if never opened. */
-int sb_out_commit(sb_out_file *o, const sb_env *env);
-void sb_out_discard(sb_out_file *o);
-/* results/{gpu}-{date}.csv -> results/h100-80gb-hbm3-20261122-154630.csv */
+/* Exit 2 with one line ("--csv PATH: ...") if the path cannot be written. */
+int sb_out_prepare(sb_out_file *o, const char *opt, const char *pattern);
+/* Expands {gpu}/{date} (env may be NULL: {date} is then now, {gpu} "gpu") and opens the
+ * output. Exit 2 if it cannot be created. */
+int sb_out_open(sb_out_file *o, const sb_env *env);
+/* Exit 1 on a write error. */
+int sb_out_flush(sb_out_file *o);
+/* Exit 1 with one line on a write error (ENOSPC included); the partial file is then removed.
+ * No-op unless open. */
+int sb_out_commit(sb_out_file *o);
+/* Closes and removes the partial file. No-op unless open. */
+void sb_out_abort(sb_out_file *o);
+
+/* Whether two prepared (or opened) outputs go to the same file: `a.csv`, `./a.csv` and a
+ * symlink to it are the same. */
+int sb_out_same(const sb_out_file *a, const sb_out_file *b);
+/* Exit 2 with one line if the output is one of `inputs` (NULL-terminated, may be NULL). */
+int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs);
+/* For a single-file writer (compare --markdown): prepare + check inputs + open, with {gpu}
+ * as "gpu" and {date} now. */
+int sb_out_create(sb_out_file *o, const char *opt, const char *pattern, const char *const *inputs);
+
+/* results/{gpu}-{date}.csv -> results/h100-80gb-hbm3-20261122-154630.csv. env may be NULL;
+ * an empty env->date expands to the current UTC time, as sb_env_host sets it, an empty
+ * slug to "gpu". */
 void sb_expand_path(const char *pattern, const sb_env *env, char *out, size_t n);
 
 #endif

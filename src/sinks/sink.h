@@ -33,6 +33,7 @@ struct sb_sink {
     const sb_sink_ops *ops;
     sb_out_file out; /* the file (or stdout) it writes */
     void *state;     /* the sink's own */
+    int rc;          /* the sink's first error: it takes no more rows and is not committed */
 };
 
 /* The sinks of one run. */
@@ -42,7 +43,12 @@ typedef struct sb_sinks {
     int n;
 } sb_sinks;
 
-extern const sb_sink_ops sb_csv_sink, sb_json_sink, sb_markdown_sink, sb_table_sink;
+/* csv: the header at begin, each row as it comes. json: the document's head at begin, each row
+ * as it comes, the closing brackets at end (the result is the same bytes as one json_dumpf of
+ * the whole document). markdown: keeps the rows and redraws its partial file at every flush
+ * (a write-through target is drawn once, at end). table: keeps the rows, prints at end. */
+extern const sb_sink_ops sb_csv_sink, sb_json_sink, sb_markdown_sink, sb_table_sink,
+    sb_samples_sink;
 
 /* Before any GPU work: checks the path (sb_out_prepare) and adds the sink. PATH "-" is stdout.
  * Exit 2 with one line for a path that cannot be written, the same path twice, or a path that
@@ -52,6 +58,10 @@ int sb_sinks_add(sb_sinks *all, const sb_sink_ops *ops, const char *opt, const c
 /* Once the environment (GPU name) is known: opens every output (PATH.partial, or the target
  * itself when it is not a regular file) and calls begin. Exit 2 if a file cannot be created. */
 int sb_sinks_open(sb_sinks *all, const sb_env *env);
+/* One finished row to every sink; then, once the rows of a measurement are all in, flush
+ * (fflush: after SIGKILL, PATH.partial holds every flushed row). A sink that fails (exit 1,
+ * e.g. ENOSPC) is dropped from the run: it takes no more rows and its partial file is removed
+ * at commit. Both return the first error. */
 int sb_sinks_row(sb_sinks *all, const sb_env *env, const sb_row *row);
 int sb_sinks_flush(sb_sinks *all, const sb_env *env);
 /* end + commit for every sink (also after a failed or interrupted run: what was measured is
@@ -59,21 +69,21 @@ int sb_sinks_flush(sb_sinks *all, const sb_env *env);
 int sb_sinks_commit(sb_sinks *all, const sb_env *env);
 /* A run that measured nothing: removes every partial file. */
 void sb_sinks_abort(sb_sinks *all);
+/* Frees what the sinks kept; an output still open (neither committed nor aborted) is aborted. */
 void sb_sinks_free(sb_sinks *all);
 
 /* ---- pieces the sinks share, also used by tests ---- */
-extern const char *const sb_csv_columns[]; /* NULL-terminated, in order */
+extern const char *const sb_csv_columns[];     /* NULL-terminated, in order */
+extern const char *const sb_samples_columns[]; /* --samples */
 void sb_csv_write_field(FILE *f, const char *s);
 void sb_csv_write_header(FILE *f);
 void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r);
 /* The aligned table (markdown = 0) or GitHub-flavoured Markdown table of `res`, one block per
  * scenario in order of appearance, drawn from the rows alone. */
 void sb_table_print(FILE *f, const sb_results *res, int markdown);
-
-/* ---- the old whole-run writers, until main.c uses the sink set (to be removed) ---- */
-void sb_report_table(FILE *f, const sb_results *res);
-int sb_csv_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
-int sb_json_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
-int sb_markdown_commit(sb_out_file *o, const sb_env *env, const sb_results *res);
+/* begin, row and destroy of a sink that keeps a copy of the rows (an sb_results in state) */
+int sb_sink_keep_begin(sb_sink *s, const sb_env *env);
+int sb_sink_keep_row(sb_sink *s, const sb_env *env, const sb_row *row);
+void sb_sink_keep_destroy(sb_sink *s);
 
 #endif

@@ -1,14 +1,22 @@
+/* The results table, drawn from the rows alone: one block per scenario in order of
+ * appearance; columns scenario, variant, params, then each labelled metric in order of first
+ * appearance (its median), the cv of the primary metric, and the flags when any row has some. */
 #include "sinks/sink.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "sinks/grid.h"
-#include "scenarios/registry.h"
+#include "base/error.h"
 #include "base/textutil.h"
+#include "sinks/grid.h"
 
-#define MAX_COLS (SB_MAX_METRICS + 4)
 #define CELL 256
+
+typedef struct {
+    const char *head;
+    const char *metric; /* NULL: scenario, variant, params or flags */
+    int cv;             /* the primary metric's cv rather than its median */
+} column;
 
 static int same_line(const sb_row *a, const sb_row *b)
 {
@@ -16,110 +24,149 @@ static int same_line(const sb_row *a, const sb_row *b)
            !strcmp(a->params, b->params);
 }
 
-static void scenario_block(FILE *f, const sb_results *res, const sb_scenario *sc, int markdown)
+static void cell_text(char *out, const sb_results *res, const sb_row *r, int c, const column *col)
 {
-    const char *heads[MAX_COLS];
-    const char *metric[MAX_COLS];
-    int nc = 0;
-    heads[nc] = "scenario", metric[nc++] = NULL;
-    heads[nc] = "variant", metric[nc++] = NULL;
-    heads[nc] = "params", metric[nc++] = NULL;
-    for (int i = 0; sc->metrics[i].name; i++)
-        if (sc->metrics[i].label)
-            heads[nc] = sc->metrics[i].label, metric[nc++] = sc->metrics[i].name;
-    heads[nc] = "cv %", metric[nc++] = sc->metrics[0].name;
-    int any_flags = 0;
-    for (int i = 0; i < res->n; i++)
-        any_flags |= !strcmp(res->rows[i].scenario, sc->name) && res->rows[i].flags[0];
-    if (any_flags)
-        heads[nc] = "flags", metric[nc++] = NULL;
+    if (c == 0)
+        snprintf(out, CELL, "%s", r->scenario);
+    else if (c == 1)
+        snprintf(out, CELL, "%s", r->variant);
+    else if (c == 2)
+        snprintf(out, CELL, "%s", r->params);
+    else if (!col->metric)
+        snprintf(out, CELL, "%s", r->flags);
+    else {
+        const sb_row *m = sb_results_find(res, r->scenario, r->variant, r->params, col->metric);
+        if (!m)
+            snprintf(out, CELL, "-");
+        else if (col->cv)
+            snprintf(out, CELL, "%.2f", m->st.cv);
+        else
+            sb_format_figure(m->st.median, out, CELL);
+    }
+}
 
-    /* distinct lines (scenario, variant, params) in order of appearance */
-    const sb_row **lines = malloc(sizeof *lines * (size_t)res->n);
-    char(*cell)[MAX_COLS][CELL] = malloc(sizeof *cell * (size_t)res->n);
-    int nl = 0;
-    for (int i = 0; lines && cell && i < res->n; i++) {
+/* The block of the scenario of row `first` (its first row). */
+static void scenario_block(FILE *f, const sb_results *res, int first, int markdown)
+{
+    const char *sc = res->rows[first].scenario;
+    /* at most 3 + one per row + cv + flags columns */
+    column *cols = calloc((size_t)(res->n - first) + 5, sizeof *cols);
+    const sb_row **lines = calloc((size_t)(res->n - first), sizeof *lines);
+    if (!cols || !lines)
+        goto out;
+    int nc = 0, nl = 0, any_flags = 0;
+    const char *primary = NULL;
+    cols[nc++].head = "scenario";
+    cols[nc++].head = "variant";
+    cols[nc++].head = "params";
+    for (int i = first; i < res->n; i++) {
         const sb_row *r = &res->rows[i];
-        if (strcmp(r->scenario, sc->name))
+        if (strcmp(r->scenario, sc))
             continue;
+        any_flags |= r->flags[0] != '\0';
+        if (r->primary && !primary)
+            primary = r->metric;
         int seen = 0;
         for (int j = 0; j < nl && !seen; j++)
             seen = same_line(lines[j], r);
         if (!seen)
             lines[nl++] = r;
+        if (!r->label[0])
+            continue;
+        seen = 0;
+        for (int c = 3; c < nc && !seen; c++)
+            seen = !strcmp(cols[c].metric, r->metric);
+        if (!seen)
+            cols[nc++] = (column){r->label, r->metric, 0};
     }
-    for (int l = 0; l < nl; l++) {
-        const sb_row *r = lines[l];
+    if (primary)
+        cols[nc++] = (column){"cv %", primary, 1};
+    if (any_flags)
+        cols[nc++] = (column){"flags", NULL, 0};
+
+    char(*cells)[CELL] = malloc(sizeof *cells * (size_t)nl * (size_t)nc);
+    const char **ptrs = malloc(sizeof *ptrs * (size_t)nl * (size_t)nc);
+    const char **heads = malloc(sizeof *heads * (size_t)nc);
+    int *right = malloc(sizeof *right * (size_t)nc);
+    if (cells && ptrs && heads && right) {
         for (int c = 0; c < nc; c++) {
-            char *out = cell[l][c];
-            if (c == 0)
-                snprintf(out, CELL, "%s", r->scenario);
-            else if (c == 1)
-                snprintf(out, CELL, "%s", r->variant);
-            else if (c == 2)
-                snprintf(out, CELL, "%s", r->params);
-            else if (!metric[c])
-                snprintf(out, CELL, "%s", r->flags);
-            else {
-                const sb_row *m =
-                    sb_results_find(res, r->scenario, r->variant, r->params, metric[c]);
-                if (!m)
-                    snprintf(out, CELL, "-");
-                else if (!strcmp(heads[c], "cv %"))
-                    snprintf(out, CELL, "%.2f", m->st.cv);
-                else
-                    sb_format_figure(m->st.median, out, CELL);
-            }
+            heads[c] = cols[c].head;
+            right[c] = cols[c].metric != NULL;
         }
-    }
-    const char **ptrs = malloc(sizeof *ptrs * (size_t)(nl ? nl : 1) * (size_t)nc);
-    if (nl && ptrs) {
-        int right[MAX_COLS];
-        for (int c = 0; c < nc; c++)
-            right[c] = c >= 3 && metric[c];
         for (int l = 0; l < nl; l++)
-            for (int c = 0; c < nc; c++)
-                ptrs[(size_t)l * nc + c] = cell[l][c];
+            for (int c = 0; c < nc; c++) {
+                size_t k = (size_t)l * (size_t)nc + (size_t)c;
+                cell_text(cells[k], res, lines[l], c, &cols[c]);
+                ptrs[k] = cells[k];
+            }
         sb_grid g = {nc, nl, heads, right, ptrs};
         sb_grid_print(f, &g, markdown);
     }
+    free(right);
+    free(heads);
     free(ptrs);
+    free(cells);
+out:
     free(lines);
-    free(cell);
+    free(cols);
 }
 
-static void blocks(FILE *f, const sb_results *res, int markdown)
+void sb_table_print(FILE *f, const sb_results *res, int markdown)
 {
-    int n = 0;
-    for (int s = 0; sb_scenarios[s]; s++) {
-        int has = 0;
-        for (int i = 0; i < res->n && !has; i++)
-            has = !strcmp(res->rows[i].scenario, sb_scenarios[s]->name);
-        if (!has)
+    int blocks = 0;
+    for (int i = 0; i < res->n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(res->rows[j].scenario, res->rows[i].scenario);
+        if (seen)
             continue;
-        if (n++)
+        if (blocks++)
             fputc('\n', f);
-        scenario_block(f, res, sb_scenarios[s], markdown);
+        scenario_block(f, res, i, markdown);
     }
 }
 
-void sb_report_table(FILE *f, const sb_results *res)
+/* ---- the table sink: keeps the rows, prints them at end ---- */
+
+int sb_sink_keep_begin(sb_sink *s, const sb_env *env)
 {
-    blocks(f, res, 0);
+    (void)env;
+    s->state = calloc(1, sizeof(sb_results));
+    return s->state ? 0 : sb_fail(SB_EXIT_FAIL, "out of memory");
 }
 
-void sb_report_markdown(FILE *f, const sb_env *env, const sb_results *res)
+int sb_sink_keep_row(sb_sink *s, const sb_env *env, const sb_row *row)
 {
-    fprintf(f, "### syncbench on %s\n\n", env->gpu);
-    fprintf(f, "driver %s, CUDA %s, host %s, run `%s`\n\n", env->driver, env->cuda_runtime,
-            env->host, env->run_id);
-    blocks(f, res, 1);
+    (void)env;
+    sb_row kept = *row;
+    kept.samples = NULL; /* valid during this call only */
+    kept.n_samples = 0;
+    if (sb_results_add(s->state, &kept) != 0)
+        return sb_fail(SB_EXIT_FAIL, "out of memory storing results");
+    return 0;
 }
 
-int sb_markdown_commit(sb_out_file *o, const sb_env *env, const sb_results *res)
+void sb_sink_keep_destroy(sb_sink *s)
 {
-    if (!o->f)
-        return 0;
-    sb_report_markdown(o->f, env, res);
-    return sb_out_commit(o, env);
+    if (s->state)
+        sb_results_free(s->state);
+    free(s->state);
+    s->state = NULL;
 }
+
+static int table_end(sb_sink *s, const sb_env *env)
+{
+    (void)env;
+    const sb_results *res = s->state;
+    if (res->n)
+        sb_table_print(s->out.f, res, 0);
+    return 0;
+}
+
+const sb_sink_ops sb_table_sink = {
+    .name = "table",
+    .begin = sb_sink_keep_begin,
+    .row = sb_sink_keep_row,
+    .end = table_end,
+    .destroy = sb_sink_keep_destroy,
+};

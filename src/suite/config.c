@@ -33,6 +33,8 @@ typedef struct {
     const char *path;
     FILE *f;
     int line; /* of the line inih is handling */
+    char *samples; /* the suite-wide `samples = PATH` */
+    int samples_set;
     cfg_section *sections;
     int n_sections;
     int failed; /* the exit code of the first error, 0 if none */
@@ -100,8 +102,16 @@ static int on_key(void *user, const char *section, const char *name, const char 
     cfg_file *c = user;
     if (c->failed)
         return 0;
+    if (!*section && !strcmp(name, "samples") && !c->samples_set && *value) {
+        snprintf(c->samples, 4096, "%s", value);
+        c->samples_set = 1;
+        return 1;
+    }
     if (!*section) {
-        cfg_error(c, c->line, "key '%s' outside a section; runs start with [name]", name);
+        cfg_error(c, c->line,
+                  "key '%s' outside a section; runs start with [name] (only samples = PATH "
+                  "stands before them, once)",
+                  name);
         return 0;
     }
     /* inih keeps blanks inside the brackets; the header scan trims them */
@@ -268,6 +278,7 @@ int sb_suite_load(const char *path, sb_suite *s)
         return sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
     s->text = c;
     c->path = path;
+    c->samples = s->samples;
     c->f = fopen(path, "r");
     if (!c->f)
         return sb_fail(SB_EXIT_USAGE, "--config %s: cannot open: %s", path, strerror(errno));

@@ -60,8 +60,10 @@ int sb_suite_override(sb_suite *s, const sb_run_spec *cli)
     int used_variant[MAX_NAMES] = {0}, used_set[SB_MAX_SETS] = {0};
     int kept = 0;
     for (int i = 0; i < s->n; i++) {
-        sb_run_spec spec = s->specs[i];
-        const sb_scenario *sc = sb_scenario_find(spec.scenarios);
+        /* in place (the kept ones move down): spec.variants may point into the spec itself */
+        s->specs[kept] = s->specs[i];
+        sb_run_spec *spec = &s->specs[kept];
+        const sb_scenario *sc = sb_scenario_find(spec->scenarios);
         int keep = 1;
         if (cli->scenarios) {
             keep = 0;
@@ -69,7 +71,7 @@ int sb_suite_override(sb_suite *s, const sb_run_spec *cli)
                 keep |= !strcmp(snames[j], sc->name);
         }
         if (keep && cli->variants)
-            keep = filter_variants(&spec, sc, vnames, nv, used_variant);
+            keep = filter_variants(spec, sc, vnames, nv, used_variant);
         if (!keep)
             continue;
         /* the command line's --set keys that are this scenario's parameters */
@@ -80,8 +82,8 @@ int sb_suite_override(sb_suite *s, const sb_run_spec *cli)
                 over.sets[over.n_sets++] = cli->sets[j];
                 used_set[j] = 1;
             }
-        sb_run_spec_override(&spec, &over);
-        s->specs[kept++] = spec;
+        sb_run_spec_override(spec, &over);
+        kept++;
     }
     s->n = kept;
     for (int i = 0; i < nv; i++)

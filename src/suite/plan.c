@@ -38,6 +38,25 @@ static int spec_fail(const sb_run_spec *spec, int line, const char *fmt, ...)
     return sb_fail(SB_EXIT_USAGE, "%s%s", at, msg);
 }
 
+typedef struct {
+    char buf[4096];
+    char *names[64];
+    int n;
+} name_list;
+
+/* A comma list of names into l; what: "scenario" or "variant", for the messages. */
+static int split_names(const sb_run_spec *spec, int line, const char *list, const char *what,
+                       name_list *l)
+{
+    if (strlen(list) >= sizeof l->buf)
+        return spec_fail(spec, line, "%s list longer than %zu bytes", what, sizeof l->buf - 1);
+    strcpy(l->buf, list);
+    l->n = sb_split_commas(l->buf, l->names, 64);
+    if (l->n < 0)
+        return spec_fail(spec, line, "more than 64 %s names", what);
+    return 0;
+}
+
 static int select_scenarios(const sb_run_spec *spec, selection *sel)
 {
     sel->n = 0;
@@ -46,20 +65,13 @@ static int select_scenarios(const sb_run_spec *spec, selection *sel)
             sel->list[sel->n++] = sb_scenarios[i];
         return 0;
     }
-    char buf[4096];
-    char *names[64];
-    if (strlen(spec->scenarios) >= sizeof buf)
-        return spec_fail(spec, spec->scenario_line, "scenario list longer than %zu bytes",
-                         sizeof buf - 1);
-    snprintf(buf, sizeof buf, "%s", spec->scenarios);
-    int k = sb_split_commas(buf, names, 64);
-    if (k < 0)
-        return spec_fail(spec, spec->scenario_line, "too many scenario names");
-    for (int i = 0; i < k; i++) {
-        const sb_scenario *sc = sb_scenario_find(names[i]);
+    name_list l;
+    int rc = split_names(spec, spec->scenario_line, spec->scenarios, "scenario", &l);
+    for (int i = 0; !rc && i < l.n; i++) {
+        const sb_scenario *sc = sb_scenario_find(l.names[i]);
         if (!sc) {
             char msg[256];
-            sb_unknown_scenario(names[i], msg, sizeof msg);
+            sb_unknown_scenario(l.names[i], msg, sizeof msg);
             return spec_fail(spec, spec->scenario_line, "%s", msg);
         }
         int dup = 0;
@@ -68,7 +80,7 @@ static int select_scenarios(const sb_run_spec *spec, selection *sel)
         if (!dup)
             sel->list[sel->n++] = sc;
     }
-    return 0;
+    return rc;
 }
 
 static int check_set_keys(const sb_run_spec *spec, const selection *sel)
@@ -112,16 +124,12 @@ static int select_variants(const sb_run_spec *spec, const selection *sel,
             want[i][v] = !spec->variants && v < sb_variant_count(sel->list[i]);
     if (!spec->variants)
         return 0;
-    char buf[4096];
-    char *names[64];
-    if (strlen(spec->variants) >= sizeof buf)
-        return spec_fail(spec, spec->variants_line, "variant list longer than %zu bytes",
-                         sizeof buf - 1);
-    snprintf(buf, sizeof buf, "%s", spec->variants);
-    int k = sb_split_commas(buf, names, 64);
-    if (k < 0)
-        return spec_fail(spec, spec->variants_line, "too many variant names");
-    for (int n = 0; n < k; n++) {
+    name_list l;
+    int rc = split_names(spec, spec->variants_line, spec->variants, "variant", &l);
+    if (rc)
+        return rc;
+    char **names = l.names;
+    for (int n = 0; n < l.n; n++) {
         int found = 0;
         const char *cands[SB_MAX_VARIANTS * 64 + 1];
         int c = 0;

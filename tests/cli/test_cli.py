@@ -53,7 +53,7 @@ def test_list_shows_scenarios_variants_params():
     assert r.returncode == 0
     for word in ["small-gemm", "big-gemm", "readback", "copy", "double-buffer",
                  "pending-pageable", "print-pending", "h2d-pinned", "double-buffered", "async", "sync-device", "sync-stream", "sync-event",
-                 "sync-readback", "dtype", "fp16|bf16|fp32", "tf32", "wall_us_per_iter",
+                 "sync-readback", "sync-item", "dtype", "fp16|bf16|fp32", "tf32", "wall_us_per_iter",
                  "TFLOPs"]:
         assert word in r.stdout, word
 

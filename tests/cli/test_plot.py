@@ -1,5 +1,6 @@
 """plot/plot.py on the committed CSV of a real H100 run (results/h100/default.csv), on parts of
-it, and on bad input. No GPU needed."""
+it, on a wide synthetic sweep, and on bad input: each bad input is one line and exit 2 and
+leaves no PNG and no temporary file behind. No GPU needed."""
 import csv
 import os
 import struct
@@ -48,6 +49,7 @@ def test_every_figure_from_a_real_run(tmp_path):
     assert r.returncode == 0, r.stderr
     assert set(os.listdir(tmp_path)) == ALL
     assert sorted(os.path.basename(p) for p in r.stdout.split()) == sorted(ALL)
+    assert r.stderr == ""  # no notes, no warnings
     for name in ALL:
         w, h = png_size(tmp_path / name)
         assert 700 <= w <= 2500 and 350 <= h <= 1500, (name, w, h)
@@ -64,11 +66,18 @@ def test_only_the_figures_whose_rows_are_there(tmp_path):
     assert set(os.listdir(tmp_path / "out2")) == {"readback.png", "double_buffer.png"}
 
 
-def one_line_exit_2(r, fragment):
-    assert r.returncode == 2
+def one_line(r, status, fragment):
+    assert r.returncode == status, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith("plot.py: ") and fragment in lines[0], lines[0]
+    assert r.stdout == ""
+    return lines[0]
+
+
+def one_line_exit_2(r, fragment):
+    return one_line(r, 2, fragment)
 
 
 def test_missing_columns(tmp_path):
@@ -81,7 +90,7 @@ def test_not_a_csv(tmp_path):
     bad = tmp_path / "image.csv"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
     one_line_exit_2(plot(bad, tmp_path / "out"), "image.csv")
-    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+    assert not (tmp_path / "out").exists()
 
 
 def test_no_such_file(tmp_path):
@@ -92,3 +101,226 @@ def test_nothing_to_plot(tmp_path):
     only = subset(tmp_path, lambda row: row["scenario"] == "big-gemm"
                   and row["variant"] == "async")
     one_line_exit_2(plot(only, tmp_path / "out"), "no rows any figure can use")
+
+
+# --- bad input leaves nothing behind -------------------------------------------------------
+
+
+def run_rows():
+    with open(RUN_CSV, newline="") as f:
+        reader = csv.DictReader(f)
+        return reader.fieldnames, list(reader)
+
+
+def write_rows(path, fields, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def line_of(rows, row):
+    """The CSV line of a row (header is line 1; no field of the committed run spans lines)."""
+    return next(i for i, r in enumerate(rows) if r is row) + 2
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "Infinity", "1e308"])
+def test_non_finite_median_is_bad_input(tmp_path, value):
+    # On the last scenario of the file: the old plot.py had written four PNGs by then.
+    fields, rows = run_rows()
+    row = [r for r in rows if r["scenario"] == "double-buffer"][-1]
+    row["median"] = value
+    bad = write_rows(tmp_path / "bad.csv", fields, rows)
+    out = tmp_path / "new" / "out"
+    msg = one_line_exit_2(plot(bad, out), f"bad.csv:{line_of(rows, row)}: median '{value}'")
+    assert "double-buffer" in msg
+    assert not (tmp_path / "new").exists()  # the folders this run made are gone too
+
+
+def test_bad_input_leaves_an_existing_folder_as_it_was(tmp_path):
+    fields, rows = run_rows()
+    rows[-1]["median"] = "nan"
+    bad = write_rows(tmp_path / "bad.csv", fields, rows)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "copies.png").write_bytes(b"an older figure")
+    one_line_exit_2(plot(bad, out), "not a finite number")
+    assert os.listdir(out) == ["copies.png"]  # no new PNG, no temporary file
+    assert (out / "copies.png").read_bytes() == b"an older figure"
+
+
+def test_line_numbers_count_lines_not_records(tmp_path):
+    fields, rows = run_rows()
+    for r in rows:
+        r["gpu"] = "NVIDIA\nH100"  # a quoted field over two lines: every record is two lines
+    rows[2]["median"] = "inf"
+    bad = write_rows(tmp_path / "bad.csv", fields, rows)
+    one_line_exit_2(plot(bad, tmp_path / "out"), "bad.csv:6: median 'inf'")
+
+
+@pytest.mark.parametrize("scenario,params,fragment", [
+    ("copy", "bytes=abc", "bytes='abc' is not a size"),
+    ("copy", "bytes=12QiB", "bytes='12QiB' is not a size"),
+    ("copy", "bytes=0", "bytes='0' is not a size"),
+    ("small-gemm", "m=x;n=512;k=512;dtype=fp16;tf32=0", "m='x' is not a positive integer"),
+    ("big-gemm", "m=8192;n=-1;k=8192;dtype=fp16;tf32=0", "n='-1' is not a positive integer"),
+    ("big-gemm", "m=8192;n=8192;dtype=fp16;tf32=0", "no k="),
+    ("readback", "pending_us=1000;spin", "not key=value pairs"),
+])
+def test_unparseable_params(tmp_path, scenario, params, fragment):
+    fields, rows = run_rows()
+    row = [r for r in rows if r["scenario"] == scenario][-1]
+    row["params"] = params
+    bad = write_rows(tmp_path / "bad.csv", fields, rows)
+    one_line_exit_2(plot(bad, tmp_path / "out"),
+                    f"bad.csv:{line_of(rows, row)}: {scenario} params '{params}': {fragment}")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("skipped,drop", [
+    ("forced_sync_gemm.png", lambda r: r["scenario"].endswith("gemm")
+     and r["metric"] == "wall_us_per_iter"),
+    ("overhead_share.png", lambda r: r["scenario"].endswith("gemm")
+     and r["metric"] == "overhead_pct"),
+    ("readback.png", lambda r: r["metric"] == "readback_us"),
+    ("copies.png", lambda r: r["metric"] == "GBps"),
+    ("double_buffer.png", lambda r: r["metric"] == "total_ms"),
+])
+def test_scenario_without_the_metrics_a_figure_needs(tmp_path, skipped, drop):
+    fields, rows = run_rows()
+    some = write_rows(tmp_path / "some.csv", fields, [r for r in rows if not drop(r)])
+    r = plot(some, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [r.stderr.strip()]
+    assert r.stderr.startswith(f"plot.py: note: {skipped} skipped: "), r.stderr
+    assert set(os.listdir(tmp_path / "out")) == ALL - {skipped}
+
+
+def test_only_rows_no_figure_can_draw(tmp_path):
+    fields, rows = run_rows()
+    only = write_rows(tmp_path / "only.csv", fields,
+                      [r for r in rows if r["scenario"] == "readback" and r["metric"] == "wait_us"])
+    one_line_exit_2(plot(only, tmp_path / "out"),
+                    "no rows any figure can use (scenarios: readback)")
+    assert not (tmp_path / "out").exists()
+
+
+# --- wide sweeps ---------------------------------------------------------------------------
+
+MAX_PX = 4000
+
+
+def sweep_rows(n):
+    """n GEMM sizes with every sync variant, and n copy sizes: a 120-size sweep."""
+    fields, rows = run_rows()
+    base = rows[0]
+    out = []
+
+    def add(scenario, variant, params, metric, median):
+        out.append(dict(base, scenario=scenario, variant=variant, params=params, metric=metric,
+                        median=repr(median)))
+
+    for i in range(1, n + 1):
+        params = f"m={64 * i};n={64 * i};k={64 * i};dtype=fp16;tf32=0"
+        add("small-gemm", "async", params, "wall_us_per_iter", 10.0 + i)
+        add("small-gemm", "async", params, "kernel_us", 4.0 + i)
+        for v in ("sync-device", "sync-stream", "sync-event", "sync-readback"):
+            add("small-gemm", v, params, "wall_us_per_iter", 18.0 + i)
+            add("small-gemm", v, params, "overhead_us", 8.0)
+            add("small-gemm", v, params, "overhead_pct", 800.0 / (10 + i))
+        for v in ("h2d-pinned", "h2d-pageable", "d2h-pinned", "d2h-pageable"):
+            add("copy", v, f"bytes={4096 * i}", "GBps", i / 3)
+            add("copy", v, f"bytes={4096 * i}", "host_call_us", 1.0 + i)
+    return fields, out
+
+
+def test_wide_sweep_stays_within_the_pixel_cap(tmp_path):
+    fields, rows = sweep_rows(120)
+    wide = write_rows(tmp_path / "wide.csv", fields, rows)
+    r = plot(wide, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [
+        "plot.py: note: forced_sync_gemm.png: 120 GEMM sizes, drawing 8 evenly spread "
+        "(smallest and largest kept; overhead_share.png has them all)"]
+    names = {"forced_sync_gemm.png", "overhead_share.png", "copies.png"}
+    assert set(os.listdir(tmp_path / "out")) == names
+    for name in names:
+        w, h = png_size(tmp_path / "out" / name)
+        assert w <= MAX_PX and h <= MAX_PX, (name, w, h)
+        assert os.path.getsize(tmp_path / "out" / name) > 20_000, name
+
+
+def test_sweep_of_eight_sizes_draws_them_all(tmp_path):
+    fields, rows = sweep_rows(8)
+    r = plot(write_rows(tmp_path / "eight.csv", fields, rows), tmp_path / "out")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    w, h = png_size(tmp_path / "out" / "forced_sync_gemm.png")
+    assert 2000 <= w <= MAX_PX and 900 <= h <= MAX_PX, (w, h)  # 4 x 2 panels
+
+
+# --- the output folder ---------------------------------------------------------------------
+
+
+def test_output_folder_is_created(tmp_path):
+    r = plot(RUN_CSV, tmp_path / "a" / "b" / "c")
+    assert r.returncode == 0, r.stderr
+    assert set(os.listdir(tmp_path / "a" / "b" / "c")) == ALL
+
+
+def test_output_folder_is_a_file(tmp_path):
+    (tmp_path / "out").write_text("not a folder")
+    one_line_exit_2(plot(RUN_CSV, tmp_path / "out"), "out: not a folder")
+    one_line_exit_2(plot(RUN_CSV, tmp_path / "out" / "sub"), "cannot create the folder")
+    assert (tmp_path / "out").read_text() == "not a folder"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in a read-only folder")
+def test_output_folder_not_writable(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        one_line_exit_2(plot(RUN_CSV, ro), "cannot write there")
+        one_line_exit_2(plot(RUN_CSV, ro / "sub"), "cannot create the folder")
+        assert os.listdir(ro) == []
+    finally:
+        ro.chmod(0o755)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="no /proc")
+def test_output_folder_where_nothing_can_be_written(tmp_path):
+    one_line_exit_2(plot(RUN_CSV, "/proc"), "/proc: cannot write there")
+
+
+def test_usage_errors_are_one_line():
+    r = subprocess.run([sys.executable, PLOT], capture_output=True, text=True)
+    one_line_exit_2(r, "required: csv")
+
+
+# --- failures while drawing: one line, and what the run wrote is removed -------------------
+
+
+def plot_with(last_draw, tmp_path):
+    """plot.py on the real run with the last figure's draw function replaced by last_draw."""
+    code = (f"import os, signal, sys; sys.path.insert(0, {str(ROOT / 'plot')!r}); import plot\n"
+            f"name, prep, _ = plot.FIGURES[-1]\n"
+            f"def draw(*a):\n    {last_draw}\n"
+            f"plot.FIGURES[-1] = (name, prep, draw)\n"
+            f"sys.exit(plot.main([{str(RUN_CSV)!r}, '-o', {str(tmp_path / 'out')!r}]))\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_a_bug_is_one_line_exit_1_and_leaves_nothing(tmp_path):
+    # By the last figure four PNGs are drawn to temporary files: all are removed.
+    r = plot_with("raise ZeroDivisionError('boom')", tmp_path)
+    one_line(r, 1, "internal error: ZeroDivisionError: boom")
+    assert not (tmp_path / "out").exists()
+
+
+def test_interrupted_leaves_nothing(tmp_path):
+    r = plot_with("os.kill(os.getpid(), signal.SIGINT)", tmp_path)
+    one_line(r, 130, "interrupted")
+    assert not (tmp_path / "out").exists()

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on th
 
 COLUMNS = ("run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,iters,reps,"
            "metric,unit,better,median,mean,stddev,min,max,p05,p95,cv,flags").split(",")
-SYNC_VARIANTS = ["sync-device", "sync-stream", "sync-event", "sync-readback"]
+SYNC_VARIANTS = ["sync-device", "sync-stream", "sync-event", "sync-readback", "sync-item"]
 SMALL = "m=512;n=512;k=512;dtype=fp16;tf32=0"
 BIG = "m=8192;n=8192;k=8192;dtype=fp16;tf32=0"
 

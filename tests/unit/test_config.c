@@ -132,7 +132,11 @@ static void errors_name_file_and_line(void **state)
            ":2: unknown key 'frobnicate' in [small-gemm] (keys: scenario, variants, iters, ... "
            "and small-gemm's parameters, see --list)");
     expect("iters = 3\n[small-gemm]\n", NULL,
-           ":1: key 'iters' outside a section; runs start with [name]");
+           ":1: key 'iters' outside a section; runs start with [name] (only samples = PATH "
+           "stands before them, once)");
+    expect("samples = a.csv\nsamples = b.csv\n[small-gemm]\n", NULL,
+           ":2: key 'samples' outside a section; runs start with [name] (only samples = PATH "
+           "stands before them, once)");
     expect("[a]\nscenario = copy\n\n[a]\nscenario = copy\n", NULL,
            ":4: duplicate section [a] (first at line 1)");
     expect("[small-gemm]\niters = 5\niters = 6\n", NULL,
@@ -164,6 +168,26 @@ static void errors_name_file_and_line(void **state)
     /* the same measurement twice, in two sections */
     expect("[a]\nscenario = copy\nbytes = 4KiB\n[b]\nscenario = copy\nbytes = 4096,8KiB\n",
            NULL, ":4: [b] copy/h2d-pageable bytes=4KiB is planned already by [a] (line 1)");
+}
+
+static void suite_samples_path(void **state)
+{
+    (void)state;
+    strcpy(path, "/tmp/syncbench-cfg-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("samples = out/{gpu}.samples.csv\n[small-gemm]\n", f);
+    fclose(f);
+    sb_options o;
+    const char *const lead[] = {"--config", path, NULL};
+    assert_int_equal(parse_args(&o, lead, NULL), 0);
+    sb_plan p;
+    char samples[256] = "x";
+    assert_int_equal(sb_cli_plan_outputs(&o, &p, samples, sizeof samples), 0);
+    assert_string_equal(samples, "out/{gpu}.samples.csv");
+    sb_plan_free(&p);
+    unlink(path);
 }
 
 static const char suite_name_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnop";
@@ -244,6 +268,7 @@ int main(void)
         cmocka_unit_test(unmatched_names),
         cmocka_unit_test(missing_file),
         cmocka_unit_test(long_lines_and_bom),
+        cmocka_unit_test(suite_samples_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,7 +70,7 @@ static const sb_scenario fake = {
     .validate = fake_validate,
 };
 
-static char dir[64], csv[128], json[128], partial[160];
+static char dir[64], csv[128], json[128], samples[128], partial[160];
 
 static int run_three(void)
 {
@@ -93,6 +93,8 @@ static int run_three(void)
     int rc = sb_sinks_add(&sinks, &sb_csv_sink, "csv", csv, NULL);
     if (!rc)
         rc = sb_sinks_add(&sinks, &sb_json_sink, "json", json, NULL);
+    if (!rc)
+        rc = sb_sinks_add(&sinks, &sb_samples_sink, "samples", samples, NULL);
     if (!rc)
         rc = sb_sinks_open(&sinks, &env);
     if (!rc)
@@ -127,6 +129,7 @@ static int setup_dir(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(csv, sizeof csv, "%s/out.csv", dir);
     snprintf(json, sizeof json, "%s/out.json", dir);
+    snprintf(samples, sizeof samples, "%s/out.samples.csv", dir);
     validated = 0;
     sb_error_clear();
     return 0;
@@ -186,6 +189,10 @@ static void normal_end_commits(void **state)
     snprintf(partial, sizeof partial, "%s.partial", json);
     assert_false(exists(partial));
     assert_int_equal(count_lines(json, "\"p=3\""), 1);
+    /* every repetition: 3 measurements x 2 reps, with its value */
+    assert_int_equal(count_lines(samples, NULL), 1 + 6);
+    assert_int_equal(count_lines(samples, "run_id,scenario,variant,params,metric,rep,value"), 1);
+    assert_int_equal(count_lines(samples, "kill-test,fake,only,p=3,wall,2,30\n"), 1);
 }
 
 int main(void)

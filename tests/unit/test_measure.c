@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/clock_watch.h"
 #include "engine/measure.h"
 #include "engine/recorder.h"
 #include "scenarios/registry.h"

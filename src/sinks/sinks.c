@@ -1,0 +1,125 @@
+/* The sink set: every output of a run behind one interface. */
+#include <string.h>
+
+#include "base/error.h"
+#include "sinks/sink.h"
+
+int sb_sinks_add(sb_sinks *all, const sb_sink_ops *ops, const char *opt, const char *path,
+                 const char *const *inputs)
+{
+    if (all->n == SB_MAX_SINKS)
+        return sb_fail(SB_EXIT_FAIL, "internal: more than %d outputs", SB_MAX_SINKS);
+    sb_sink *s = &all->s[all->n];
+    memset(s, 0, sizeof *s);
+    int rc = sb_out_prepare(&s->out, opt, path);
+    if (!rc)
+        rc = sb_out_check_inputs(&s->out, inputs);
+    for (int i = 0; !rc && i < all->n; i++) {
+        const sb_out_file *o = &all->s[i].out;
+        if (sb_out_same(o, &s->out))
+            rc = sb_fail(SB_EXIT_USAGE, "--%s %s: same file as --%s %s", opt, path, o->opt,
+                         o->pattern);
+    }
+    if (rc) {
+        memset(s, 0, sizeof *s);
+        return rc;
+    }
+    s->ops = ops;
+    all->n++;
+    return 0;
+}
+
+/* The first error of `s` is kept; the sink takes no more rows. */
+static int failed(sb_sink *s, int rc)
+{
+    if (rc && !s->rc)
+        s->rc = rc;
+    return rc;
+}
+
+int sb_sinks_open(sb_sinks *all, const sb_env *env)
+{
+    int rc = 0;
+    for (int i = 0; i < all->n && !rc; i++) {
+        sb_sink *s = &all->s[i];
+        rc = sb_out_open(&s->out, env);
+        if (!rc && s->ops->begin)
+            rc = s->ops->begin(s, env);
+    }
+    /* {gpu} and {date} are expanded now: two patterns may have met on one name */
+    for (int i = 0; i < all->n && !rc; i++)
+        for (int j = 0; j < i && !rc; j++) {
+            const sb_out_file *a = &all->s[j].out, *b = &all->s[i].out;
+            if (sb_out_same(a, b))
+                rc = sb_fail(SB_EXIT_USAGE, "--%s %s: same file as --%s %s (%s)", b->opt,
+                             b->pattern, a->opt, a->pattern, b->path);
+        }
+    if (rc)
+        sb_sinks_abort(all);
+    return rc;
+}
+
+int sb_sinks_row(sb_sinks *all, const sb_env *env, const sb_row *row)
+{
+    int first = 0;
+    for (int i = 0; i < all->n; i++) {
+        sb_sink *s = &all->s[i];
+        if (s->rc || s->out.state != SB_OUT_OPEN)
+            continue;
+        int rc = failed(s, s->ops->row(s, env, row));
+        if (!first)
+            first = rc;
+    }
+    return first;
+}
+
+int sb_sinks_flush(sb_sinks *all, const sb_env *env)
+{
+    int first = 0;
+    for (int i = 0; i < all->n; i++) {
+        sb_sink *s = &all->s[i];
+        if (s->rc || s->out.state != SB_OUT_OPEN)
+            continue;
+        int rc = s->ops->flush ? s->ops->flush(s, env) : 0;
+        if (!rc)
+            rc = sb_out_flush(&s->out);
+        failed(s, rc);
+        if (!first)
+            first = rc;
+    }
+    return first;
+}
+
+int sb_sinks_commit(sb_sinks *all, const sb_env *env)
+{
+    int first = 0;
+    for (int i = 0; i < all->n; i++) {
+        sb_sink *s = &all->s[i];
+        if (s->out.state != SB_OUT_OPEN)
+            continue;
+        if (!s->rc && s->ops->end)
+            failed(s, s->ops->end(s, env));
+        if (s->rc)
+            sb_out_abort(&s->out);
+        else
+            failed(s, sb_out_commit(&s->out));
+        if (!first)
+            first = s->rc;
+    }
+    return first;
+}
+
+void sb_sinks_abort(sb_sinks *all)
+{
+    for (int i = 0; i < all->n; i++)
+        sb_out_abort(&all->s[i].out);
+}
+
+void sb_sinks_free(sb_sinks *all)
+{
+    sb_sinks_abort(all);
+    for (int i = 0; i < all->n; i++)
+        if (all->s[i].ops->destroy)
+            all->s[i].ops->destroy(&all->s[i]);
+    memset(all, 0, sizeof *all);
+}

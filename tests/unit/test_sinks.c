@@ -1,0 +1,759 @@
+/* The sinks: exact CSV header and quoting, rows streamed to TARGET.partial, the atomic commit,
+ * JSON written incrementally, the table drawn from rows alone, and the output path checks
+ * (write-through targets, symlinks, duplicates, inputs, long names, write errors). */
+#include "cmocka_all.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "sinks/sink.h"
+
+/* ---- helpers ---- */
+
+static char *capture(void (*write)(FILE *, const void *), const void *arg)
+{
+    static char buf[8192];
+    memset(buf, 0, sizeof buf);
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    write(f, arg);
+    fclose(f);
+    return buf;
+}
+
+static void write_field(FILE *f, const void *s)
+{
+    sb_csv_write_field(f, s);
+}
+
+static void write_header(FILE *f, const void *unused)
+{
+    (void)unused;
+    sb_csv_write_header(f);
+}
+
+static sb_env test_env(void)
+{
+    sb_env e;
+    memset(&e, 0, sizeof e);
+    strcpy(e.run_id, "r1");
+    strcpy(e.host, "host,with,commas");
+    strcpy(e.gpu, "NVIDIA H100 80GB HBM3");
+    strcpy(e.gpu_slug, "h100-80gb-hbm3");
+    strcpy(e.date, "20261122-154630");
+    strcpy(e.driver, "580.159.04");
+    strcpy(e.cuda_runtime, "13.0");
+    strcpy(e.version, "0.1.0");
+    strcpy(e.git_rev, "abc1234");
+    strcpy(e.command_line, "syncbench --csv \"x y.csv\"");
+    return e;
+}
+
+static sb_row test_row(void)
+{
+    sb_row r;
+    memset(&r, 0, sizeof r);
+    strcpy(r.scenario, "small-gemm");
+    strcpy(r.variant, "sync-device");
+    strcpy(r.params, "m=512;n=512;k=512;dtype=fp16;tf32=0");
+    strcpy(r.metric, "wall_us_per_iter");
+    strcpy(r.unit, "us");
+    r.finished = 1795359600; /* 2026-11-22T15:00:00Z */
+    strcpy(r.label, "wall us");
+    r.primary = 1;
+    r.iters = 1000;
+    r.reps = 12;
+    r.better = SB_LOWER;
+    strcpy(r.flags, "throttled;noisy");
+    r.st = (sb_stats){.n = 12,
+                      .median = 14.5,
+                      .mean = 14.75,
+                      .stddev = 0.25,
+                      .min = 14.25,
+                      .max = 15.5,
+                      .p05 = 14.3,
+                      .p95 = 15.25,
+                      .cv = 1.6949152};
+    return r;
+}
+
+static sb_row make_row(const char *scenario, const char *variant, const char *metric,
+                       const char *label, int primary, double median, const char *flags)
+{
+    sb_row r = test_row();
+    snprintf(r.scenario, sizeof r.scenario, "%s", scenario);
+    snprintf(r.variant, sizeof r.variant, "%s", variant);
+    snprintf(r.params, sizeof r.params, "p=1");
+    snprintf(r.metric, sizeof r.metric, "%s", metric);
+    snprintf(r.label, sizeof r.label, "%s", label);
+    snprintf(r.flags, sizeof r.flags, "%s", flags);
+    r.primary = primary;
+    r.st.median = median;
+    r.st.cv = 0.5;
+    return r;
+}
+
+/* A fresh temporary folder; removed (it and its files, one level) by rm_dir. */
+static void make_dir(char *dir)
+{
+    strcpy(dir, "/tmp/syncbench-sinks-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+}
+
+static int count_files(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+static void rm_dir(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' && rm -rf '%s'", dir, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[65536];
+    memset(buf, 0, sizeof buf);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (; text && *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The recorded error is one line that contains `part`. */
+static void assert_error(const char *part)
+{
+    const char *msg = sb_error_message();
+    assert_non_null(strstr(msg, part));
+    assert_null(strchr(msg, '\n'));
+}
+
+/* ---- CSV format ---- */
+
+static void quoting(void **state)
+{
+    (void)state;
+    assert_string_equal(capture(write_field, "plain"), "plain");
+    assert_string_equal(capture(write_field, "m=512;n=512"), "m=512;n=512");
+    assert_string_equal(capture(write_field, "a,b"), "\"a,b\"");
+    assert_string_equal(capture(write_field, "say \"hi\""), "\"say \"\"hi\"\"\"");
+    assert_string_equal(capture(write_field, "two\nlines"), "\"two\nlines\"");
+    assert_string_equal(capture(write_field, ""), "");
+}
+
+static void exact_header(void **state)
+{
+    (void)state;
+    assert_string_equal(capture(write_header, NULL),
+                        "run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,"
+                        "iters,reps,metric,unit,better,median,mean,stddev,min,max,p05,p95,cv,"
+                        "flags\n");
+}
+
+static void one_row(void **state)
+{
+    (void)state;
+    char buf[2048];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    sb_env e = test_env();
+    sb_row r = test_row();
+    sb_csv_write_row(f, &e, &r);
+    fclose(f);
+    assert_string_equal(buf, "r1,2026-11-22T15:00:00Z,\"host,with,commas\",NVIDIA H100 80GB HBM3,"
+                             "580.159.04,13.0,small-gemm,sync-device,"
+                             "m=512;n=512;k=512;dtype=fp16;tf32=0,1000,12,wall_us_per_iter,us,"
+                             "lower,14.5,14.75,0.25,14.25,15.5,14.3,15.25,1.6949152,"
+                             "throttled;noisy\n");
+}
+
+/* ---- streaming and the commit ---- */
+
+static void partial_holds_rows_then_commit_renames(void **state)
+{
+    (void)state;
+    char dir[64], pattern[512], target[512], partial[600];
+    make_dir(dir);
+    snprintf(pattern, sizeof pattern, "%s/{gpu}-{date}.csv", dir);
+    snprintf(target, sizeof target, "%s/h100-80gb-hbm3-20261122-154630.csv", dir);
+    snprintf(partial, sizeof partial, "%s.partial", target);
+    write_text(target, "old content\n"); /* replaced only at the commit */
+
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_env e = test_env();
+    sb_row r = test_row();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", pattern, NULL), 0);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    assert_string_equal(sinks.s[0].out.path, target);
+    assert_string_equal(sinks.s[0].out.partial, partial);
+    /* the header is there once flushed */
+    assert_int_equal(sb_sinks_flush(&sinks, &e), 0);
+    assert_string_equal(slurp(partial), capture(write_header, NULL));
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0);
+        assert_int_equal(sb_sinks_flush(&sinks, &e), 0);
+        /* as after a SIGKILL here: header + every flushed row, the target untouched */
+        assert_int_equal(count_lines(slurp(partial)), 2 + i);
+        assert_string_equal(slurp(target), "old content\n");
+    }
+    assert_int_equal(sb_sinks_commit(&sinks, &e), 0);
+    assert_int_equal(sinks.s[0].out.state, SB_OUT_COMMITTED);
+    assert_int_equal(count_lines(slurp(target)), 3);
+    assert_int_not_equal(access(partial, F_OK), 0);
+    assert_int_equal(count_files(dir), 1);
+    sb_sinks_free(&sinks);
+    rm_dir(dir);
+}
+
+static void abort_leaves_nothing(void **state)
+{
+    (void)state;
+    char dir[64], csv[512], json[512], md[512];
+    make_dir(dir);
+    snprintf(csv, sizeof csv, "%s/a.csv", dir);
+    snprintf(json, sizeof json, "%s/a.json", dir);
+    snprintf(md, sizeof md, "%s/a.md", dir);
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_env e = test_env();
+    sb_row r = test_row();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", csv, NULL), 0);
+    assert_int_equal(sb_sinks_add(&sinks, &sb_json_sink, "json", json, NULL), 0);
+    assert_int_equal(sb_sinks_add(&sinks, &sb_markdown_sink, "markdown", md, NULL), 0);
+    assert_int_equal(count_files(dir), 0); /* prepare creates nothing */
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    assert_int_equal(count_files(dir), 3);
+    assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0);
+    assert_int_equal(sb_sinks_flush(&sinks, &e), 0);
+    sb_sinks_abort(&sinks);
+    assert_int_equal(count_files(dir), 0);
+    sb_sinks_free(&sinks);
+
+    /* freeing a set that is still open aborts it too */
+    memset(&sinks, 0, sizeof sinks);
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", csv, NULL), 0);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    sb_sinks_free(&sinks);
+    assert_int_equal(count_files(dir), 0);
+    rm_dir(dir);
+}
+
+static void json_is_valid_and_complete(void **state)
+{
+    (void)state;
+    char dir[64], path[512];
+    make_dir(dir);
+    for (int nrows = 0; nrows <= 3; nrows += 3) {
+        snprintf(path, sizeof path, "%s/run-%d.json", dir, nrows);
+        sb_sinks sinks;
+        memset(&sinks, 0, sizeof sinks);
+        sb_env e = test_env();
+        sb_row r = test_row();
+        assert_int_equal(sb_sinks_add(&sinks, &sb_json_sink, "json", path, NULL), 0);
+        assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+        for (int i = 0; i < nrows; i++) {
+            r.iters = 1000 + i;
+            assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0);
+            assert_int_equal(sb_sinks_flush(&sinks, &e), 0);
+        }
+        assert_int_equal(sb_sinks_commit(&sinks, &e), 0);
+        sb_sinks_free(&sinks);
+
+        json_error_t err;
+        json_t *root = json_load_file(path, 0, &err);
+        assert_non_null(root);
+        assert_string_equal(json_string_value(json_object_get(root, "run_id")), "r1");
+        assert_string_equal(json_string_value(json_object_get(root, "command_line")),
+                            e.command_line);
+        json_t *sb = json_object_get(root, "syncbench");
+        assert_string_equal(json_string_value(json_object_get(sb, "version")), "0.1.0");
+        json_t *gpu = json_object_get(json_object_get(root, "environment"), "gpu");
+        assert_string_equal(json_string_value(json_object_get(gpu, "name")), e.gpu);
+        json_t *rows = json_object_get(root, "rows");
+        assert_true(json_is_array(rows));
+        assert_int_equal(json_array_size(rows), nrows);
+        for (int i = 0; i < nrows; i++) {
+            json_t *row = json_array_get(rows, (size_t)i);
+            assert_int_equal(json_integer_value(json_object_get(row, "iters")), 1000 + i);
+            assert_true(json_real_value(json_object_get(row, "median")) == 14.5);
+            json_t *flags = json_object_get(row, "flags");
+            assert_int_equal(json_array_size(flags), 2);
+            assert_string_equal(json_string_value(json_array_get(flags, 1)), "noisy");
+        }
+        /* the same bytes as one dump of the whole document */
+        char *whole = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char expect[65536];
+        snprintf(expect, sizeof expect, "%s\n", whole);
+        assert_string_equal(slurp(path), expect);
+        free(whole);
+        json_decref(root);
+    }
+    rm_dir(dir);
+}
+
+static void markdown_partial_is_redrawn(void **state)
+{
+    (void)state;
+    char dir[64], path[512], partial[600];
+    make_dir(dir);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_env e = test_env();
+    sb_row a = make_row("copy", "h2d-pinned", "GBps", "GB/s", 1, 55, "");
+    sb_row b = make_row("copy", "d2h-pinned", "GBps", "GB/s", 1, 54, "");
+    assert_int_equal(sb_sinks_add(&sinks, &sb_markdown_sink, "markdown", path, NULL), 0);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    assert_int_equal(sb_sinks_row(&sinks, &e, &a), 0);
+    assert_int_equal(sb_sinks_flush(&sinks, &e), 0);
+    const char *text = slurp(partial);
+    assert_non_null(strstr(text, "### syncbench on NVIDIA H100 80GB HBM3\n"));
+    assert_non_null(strstr(text, "| copy | h2d-pinned |"));
+    assert_null(strstr(text, "d2h-pinned"));
+    assert_int_equal(sb_sinks_row(&sinks, &e, &b), 0);
+    assert_int_equal(sb_sinks_flush(&sinks, &e), 0);
+    assert_int_equal(sb_sinks_commit(&sinks, &e), 0);
+    text = slurp(path);
+    /* drawn once, not appended to */
+    assert_non_null(strstr(text, "| copy | d2h-pinned |"));
+    assert_null(strstr(strstr(text, "###") + 3, "###"));
+    assert_int_not_equal(access(partial, F_OK), 0);
+    sb_sinks_free(&sinks);
+    rm_dir(dir);
+}
+
+/* ---- the table, from rows alone ---- */
+
+static void table_drawn_from_rows(void **state)
+{
+    (void)state;
+    sb_results res = {0};
+    sb_row rows[] = {
+        make_row("readback", "idle", "wall_us", "wall us", 1, 12.5, ""),
+        make_row("readback", "idle", "hidden", "", 0, 3, ""),
+        make_row("copy", "h2d-pinned", "GBps", "GB/s", 1, 55.25, "throttled"),
+        make_row("readback", "pending", "wall_us", "wall us", 1, 1634, ""),
+        make_row("readback", "pending", "wait_us", "wait us", 0, 1500, ""),
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(sb_results_add(&res, &rows[i]), 0);
+    char buf[4096] = {0};
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    sb_table_print(f, &res, 1);
+    fclose(f);
+    assert_string_equal(buf, "| scenario | variant | params | wall us | wait us | cv % |\n"
+                             "| --- | --- | --- | ---: | ---: | ---: |\n"
+                             "| readback | idle | p=1 | 12.50 | - | 0.50 |\n"
+                             "| readback | pending | p=1 | 1634 | 1500 | 0.50 |\n"
+                             "\n"
+                             "| scenario | variant | params | GB/s | cv % | flags |\n"
+                             "| --- | --- | --- | ---: | ---: | --- |\n"
+                             "| copy | h2d-pinned | p=1 | 55.25 | 0.50 | throttled |\n");
+    memset(buf, 0, sizeof buf);
+    f = fmemopen(buf, sizeof buf, "w");
+    sb_table_print(f, &res, 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "scenario  variant  params  wall us  wait us  cv %\n"));
+    assert_non_null(strstr(buf, "readback  pending  p=1        1634     1500  0.50\n"));
+    sb_results_free(&res);
+}
+
+/* ---- targets that are not regular files ---- */
+
+typedef struct {
+    char path[512];
+    char buf[8192];
+} fifo_reader;
+
+static void *read_fifo(void *arg)
+{
+    fifo_reader *r = arg;
+    int fd = open(r->path, O_RDONLY);
+    size_t n = 0;
+    ssize_t k;
+    while (fd >= 0 && n + 1 < sizeof r->buf &&
+           (k = read(fd, r->buf + n, sizeof r->buf - 1 - n)) > 0)
+        n += (size_t)k;
+    r->buf[n] = '\0';
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+static void fifo_is_written_through(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_dir(dir);
+    static fifo_reader reader;
+    snprintf(reader.path, sizeof reader.path, "%s/pipe", dir);
+    assert_int_equal(mkfifo(reader.path, 0600), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, read_fifo, &reader), 0);
+
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_env e = test_env();
+    sb_row r = test_row();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", reader.path, NULL), 0);
+    assert_true(sinks.s[0].out.direct);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0); /* blocks until the reader is there */
+    assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0);
+    assert_int_equal(sb_sinks_flush(&sinks, &e), 0);
+    assert_int_equal(sb_sinks_commit(&sinks, &e), 0);
+    sb_sinks_free(&sinks);
+    assert_int_equal(pthread_join(t, NULL), 0);
+
+    assert_int_equal(count_lines(reader.buf), 2);
+    assert_int_equal(strncmp(reader.buf, "run_id,", 7), 0);
+    struct stat st;
+    assert_int_equal(lstat(reader.path, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode)); /* still the FIFO, not a regular file */
+    assert_int_equal(count_files(dir), 1);
+    rm_dir(dir);
+}
+
+static void dev_null_stays_a_device(void **state)
+{
+    (void)state;
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_env e = test_env();
+    sb_row r = test_row();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_json_sink, "json", "/dev/null", NULL), 0);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    assert_string_equal(sinks.s[0].out.partial, "");
+    assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0);
+    assert_int_equal(sb_sinks_commit(&sinks, &e), 0);
+    sb_sinks_free(&sinks);
+    struct stat st;
+    assert_int_equal(lstat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    assert_int_not_equal(access("/dev/null.partial", F_OK), 0);
+
+    /* /dev/stdout reaches whatever stdout is (a pipe, a terminal, a file) through /proc: it is
+     * written through even when that is a regular file */
+    sb_out_file o;
+    assert_int_equal(sb_out_prepare(&o, "csv", "/dev/stdout"), 0);
+    assert_true(o.direct);
+}
+
+static void write_error_is_exit_1(void **state)
+{
+    (void)state;
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_env e = test_env();
+    sb_row r = test_row();
+    sb_error_clear();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", "/dev/full", NULL), 0);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0);
+    assert_int_equal(sb_sinks_commit(&sinks, &e), SB_EXIT_FAIL);
+    assert_error("--csv /dev/full: write failed: No space left on device");
+    sb_sinks_free(&sinks);
+
+    /* found at a flush: the sink is dropped, the commit reports it */
+    memset(&sinks, 0, sizeof sinks);
+    sb_error_clear();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", "/dev/full", NULL), 0);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0);
+    assert_int_equal(sb_sinks_flush(&sinks, &e), SB_EXIT_FAIL);
+    assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0); /* ignored */
+    assert_int_equal(sb_sinks_commit(&sinks, &e), SB_EXIT_FAIL);
+    assert_error("No space left on device");
+    sb_sinks_free(&sinks);
+}
+
+static void symlink_is_followed(void **state)
+{
+    (void)state;
+    char dir[64], sub[128], real[512], link[512], dangling[512], fresh[512];
+    make_dir(dir);
+    snprintf(sub, sizeof sub, "%s/data", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(real, sizeof real, "%s/real.csv", sub);
+    snprintf(link, sizeof link, "%s/link.csv", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling.csv", dir);
+    snprintf(fresh, sizeof fresh, "%s/fresh.csv", sub);
+    write_text(real, "old\n");
+    assert_int_equal(symlink("data/real.csv", link), 0);
+    assert_int_equal(symlink("data/fresh.csv", dangling), 0); /* its target does not exist */
+
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_env e = test_env();
+    sb_row r = test_row();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", link, NULL), 0);
+    assert_int_equal(sb_sinks_add(&sinks, &sb_json_sink, "json", dangling, NULL), 0);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    char partial[600];
+    snprintf(partial, sizeof partial, "%s.partial", real);
+    assert_int_equal(access(partial, F_OK), 0); /* beside the link's target */
+    assert_int_equal(sb_sinks_row(&sinks, &e, &r), 0);
+    assert_int_equal(sb_sinks_commit(&sinks, &e), 0);
+    sb_sinks_free(&sinks);
+
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(dangling, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(count_lines(slurp(real)), 2);
+    assert_int_equal(strncmp(slurp(real), "run_id,", 7), 0);
+    json_error_t err;
+    json_t *root = json_load_file(fresh, 0, &err);
+    assert_non_null(root);
+    json_decref(root);
+    assert_int_equal(count_files(dir), 3); /* data, link.csv, dangling.csv */
+    assert_int_equal(count_files(sub), 2); /* real.csv, fresh.csv */
+    rm_dir(dir);
+}
+
+/* ---- path checks at add (exit 2, one line, nothing created) ---- */
+
+static void same_target_twice_is_refused(void **state)
+{
+    (void)state;
+    char dir[64], a[512], spelled[3][512];
+    make_dir(dir);
+    snprintf(a, sizeof a, "%s/a.csv", dir);
+    snprintf(spelled[0], sizeof spelled[0], "%s/./a.csv", dir);
+    snprintf(spelled[1], sizeof spelled[1], "%s/sub/../a.csv", dir);
+    snprintf(spelled[2], sizeof spelled[2], "%s/link.csv", dir);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(symlink("a.csv", spelled[2]), 0); /* dangling until a.csv exists */
+    for (int exists = 0; exists < 2; exists++) {
+        if (exists)
+            write_text(a, "x\n");
+        for (int i = 0; i < 3; i++) {
+            sb_sinks sinks;
+            memset(&sinks, 0, sizeof sinks);
+            assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", a, NULL), 0);
+            sb_error_clear();
+            assert_int_equal(sb_sinks_add(&sinks, &sb_json_sink, "json", spelled[i], NULL),
+                             SB_EXIT_USAGE);
+            assert_error("same file as --csv ");
+            assert_int_equal(sinks.n, 1);
+            sb_sinks_free(&sinks);
+        }
+    }
+    /* "-" twice */
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", "-", NULL), 0);
+    sb_error_clear();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_table_sink, "table", "-", NULL), SB_EXIT_USAGE);
+    sb_sinks_free(&sinks);
+    rm_dir(dir);
+}
+
+static void output_that_is_an_input_is_refused(void **state)
+{
+    (void)state;
+    char dir[64], ini[512], spelled[512], other[512];
+    make_dir(dir);
+    snprintf(ini, sizeof ini, "%s/suite.ini", dir);
+    snprintf(spelled, sizeof spelled, "%s/./suite.ini", dir);
+    snprintf(other, sizeof other, "%s/out.csv", dir);
+    write_text(ini, "[copy]\n");
+    const char *const inputs[] = {ini, NULL};
+    sb_sinks sinks;
+    memset(&sinks, 0, sizeof sinks);
+    sb_error_clear();
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", spelled, inputs), SB_EXIT_USAGE);
+    assert_error("is also an input");
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", other, inputs), 0);
+    sb_sinks_free(&sinks);
+
+    /* compare's single file */
+    sb_out_file md;
+    sb_error_clear();
+    assert_int_equal(sb_out_create(&md, "markdown", spelled, inputs), SB_EXIT_USAGE);
+    assert_error("--markdown ");
+    assert_string_equal(slurp(ini), "[copy]\n");
+    assert_int_equal(count_files(dir), 1);
+    rm_dir(dir);
+}
+
+static void bad_paths_are_refused_at_prepare(void **state)
+{
+    (void)state;
+    char dir[64], path[1024], name[300];
+    make_dir(dir);
+    sb_out_file o;
+
+    memset(name, 'a', 300);
+    snprintf(path, sizeof path, "%s/%.251s.csv", dir, name); /* 255 bytes, 263 as .partial */
+    sb_error_clear();
+    assert_int_equal(sb_out_prepare(&o, "csv", path), SB_EXIT_USAGE);
+    assert_error("file name too long");
+    /* {gpu} counts 64 bytes: 180 + 64 + 4 + 8 = 256 */
+    snprintf(path, sizeof path, "%s/%.180s{gpu}.csv", dir, name);
+    sb_error_clear();
+    assert_int_equal(sb_out_prepare(&o, "csv", path), SB_EXIT_USAGE);
+    assert_error("{gpu} at its longest");
+    snprintf(path, sizeof path, "%s/%.179s{gpu}.csv", dir, name);
+    assert_int_equal(sb_out_prepare(&o, "csv", path), 0);
+    /* {date} counts 15 */
+    snprintf(path, sizeof path, "%s/%.228s{date}.csv", dir, name);
+    assert_int_equal(sb_out_prepare(&o, "csv", path), 0);
+    snprintf(path, sizeof path, "%s/%.229s{date}.csv", dir, name);
+    assert_int_equal(sb_out_prepare(&o, "csv", path), SB_EXIT_USAGE);
+
+    sb_error_clear();
+    assert_int_equal(sb_out_prepare(&o, "csv", "/proc/syncbench/out.csv"), SB_EXIT_USAGE);
+    assert_error("--csv /proc/syncbench/out.csv: folder '/proc/syncbench' does not exist");
+    sb_error_clear();
+    assert_int_equal(sb_out_prepare(&o, "json", dir), SB_EXIT_USAGE);
+    assert_error("is a folder");
+    snprintf(path, sizeof path, "%s/", dir);
+    sb_error_clear();
+    assert_int_equal(sb_out_prepare(&o, "json", path), SB_EXIT_USAGE);
+    assert_error("is a folder");
+    snprintf(path, sizeof path, "%s/{gpu}/x.csv", dir);
+    sb_error_clear();
+    assert_int_equal(sb_out_prepare(&o, "csv", path), SB_EXIT_USAGE);
+    assert_error("{gpu} and {date} go in the file name only");
+    sb_error_clear();
+    assert_int_equal(sb_out_prepare(&o, "csv", ""), SB_EXIT_USAGE);
+    assert_error("--csv: empty path");
+
+    /* a folder that cannot be written (root writes anyway: then only the mode is checked) */
+    assert_int_equal(chmod(dir, 0500), 0);
+    snprintf(path, sizeof path, "%s/x.csv", dir);
+    sb_error_clear();
+    if (access(dir, W_OK) != 0) {
+        assert_int_equal(sb_out_prepare(&o, "csv", path), SB_EXIT_USAGE);
+        assert_error("is not writable");
+    }
+    assert_int_equal(count_files(dir), 0);
+    rm_dir(dir);
+}
+
+/* ---- {gpu} and {date} ---- */
+
+static void path_placeholders(void **state)
+{
+    (void)state;
+    sb_env e = test_env();
+    strcpy(e.gpu_slug, "a100-sxm4-80gb");
+    strcpy(e.date, "20260101-000000");
+    char out[512];
+    sb_expand_path("results/{gpu}-{date}.json", &e, out, sizeof out);
+    assert_string_equal(out, "results/a100-sxm4-80gb-20260101-000000.json");
+    sb_expand_path("plain.csv", &e, out, sizeof out);
+    assert_string_equal(out, "plain.csv");
+    /* a slug is cut at SB_GPU_SLUG_MAX, as prepare counted it */
+    memset(e.gpu_slug, 'x', 100);
+    e.gpu_slug[100] = '\0';
+    sb_expand_path("{gpu}", &e, out, sizeof out);
+    assert_int_equal(strlen(out), SB_GPU_SLUG_MAX);
+    char slug[64];
+    sb_gpu_slug("NVIDIA H100 80GB HBM3", slug, sizeof slug);
+    assert_string_equal(slug, "h100-80gb-hbm3");
+    sb_gpu_slug("NVIDIA GeForce RTX 4090", slug, sizeof slug);
+    assert_string_equal(slug, "geforce-rtx-4090");
+}
+
+static int is_date(const char *s)
+{
+    if (strlen(s) < SB_DATE_LEN || s[8] != '-')
+        return 0;
+    for (int i = 0; i < SB_DATE_LEN; i++)
+        if (i != 8 && (s[i] < '0' || s[i] > '9'))
+            return 0;
+    return 1;
+}
+
+static void date_with_zeroed_env(void **state)
+{
+    (void)state;
+    sb_env zero;
+    memset(&zero, 0, sizeof zero);
+    char out[256];
+    sb_expand_path("{date}.md", &zero, out, sizeof out);
+    assert_int_equal(strlen(out), SB_DATE_LEN + 3);
+    assert_true(is_date(out));
+    sb_expand_path("{gpu}-{date}.md", NULL, out, sizeof out);
+    assert_int_equal(strncmp(out, "gpu-", 4), 0);
+    assert_true(is_date(out + 4));
+
+    /* compare's path: sb_out_create with no environment */
+    char dir[64], pattern[512];
+    make_dir(dir);
+    snprintf(pattern, sizeof pattern, "%s/cmp-{date}.md", dir);
+    sb_out_file md;
+    assert_int_equal(sb_out_create(&md, "markdown", pattern, NULL), 0);
+    fputs("hello\n", md.f);
+    assert_int_equal(sb_out_commit(&md), 0);
+    const char *name = strrchr(md.path, '/') + 1;
+    assert_int_equal(strncmp(name, "cmp-", 4), 0);
+    assert_true(is_date(name + 4));
+    assert_string_equal(slurp(md.path), "hello\n");
+    assert_int_equal(count_files(dir), 1);
+    rm_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(quoting),
+        cmocka_unit_test(exact_header),
+        cmocka_unit_test(one_row),
+        cmocka_unit_test(partial_holds_rows_then_commit_renames),
+        cmocka_unit_test(abort_leaves_nothing),
+        cmocka_unit_test(json_is_valid_and_complete),
+        cmocka_unit_test(markdown_partial_is_redrawn),
+        cmocka_unit_test(table_drawn_from_rows),
+        cmocka_unit_test(fifo_is_written_through),
+        cmocka_unit_test(dev_null_stays_a_device),
+        cmocka_unit_test(write_error_is_exit_1),
+        cmocka_unit_test(symlink_is_followed),
+        cmocka_unit_test(same_target_twice_is_refused),
+        cmocka_unit_test(output_that_is_an_input_is_refused),
+        cmocka_unit_test(bad_paths_are_refused_at_prepare),
+        cmocka_unit_test(path_placeholders),
+        cmocka_unit_test(date_with_zeroed_env),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
