@@ -1,5 +1,5 @@
 /* syncbench: parse -> plan -> open device -> measure -> report; maps failures to exit codes.
- * `syncbench compare` is the regression gate (compare.c). */
+ * `syncbench compare` is the regression gate (cli/compare_args.c, compare/). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "base/clock.h"
-#include "compare/compare.h"
+#include "cli/compare_args.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "suite/fit.h"
