@@ -19,18 +19,17 @@ static int same_key(const sb_cmp_row *a, const sb_cmp_row *b)
            a->metric == b->metric;
 }
 
-/* A slot: the key hash's high half (compared before the row is touched) and row number + 1. */
-static uint64_t slot(uint64_t hash, size_t i)
-{
-    return (hash & 0xffffffff00000000ULL) | (uint64_t)(i + 1);
-}
+/* A slot: the key hash's high half, which also places it (so growing never reads a row), and
+ * row number + 1. */
+#define TAG(h) ((h)&0xffffffff00000000ULL)
+#define HOME(tag, cap) ((size_t)((tag) >> 32) & ((cap)-1))
 
 static size_t slot_row(uint64_t s)
 {
     return (size_t)(s & 0xffffffffULL) - 1;
 }
 
-static int grow(sb_row_index *ix, const sb_cmp_row *rows)
+static int grow(sb_row_index *ix)
 {
     size_t cap = ix->cap ? ix->cap * 2 : 1024;
     uint64_t *slots = calloc(cap, sizeof *slots);
@@ -39,7 +38,7 @@ static int grow(sb_row_index *ix, const sb_cmp_row *rows)
     for (size_t i = 0; i < ix->cap; i++) {
         if (!ix->slots[i])
             continue;
-        size_t j = key_hash(&rows[slot_row(ix->slots[i])]) & (cap - 1);
+        size_t j = HOME(TAG(ix->slots[i]), cap);
         while (slots[j])
             j = (j + 1) & (cap - 1);
         slots[j] = ix->slots[i];
@@ -52,20 +51,18 @@ static int grow(sb_row_index *ix, const sb_cmp_row *rows)
 
 int sb_row_index_add(sb_row_index *ix, const sb_cmp_row *rows, size_t i, size_t *dup)
 {
-    if (i >= UINT32_MAX - 1)
+    if (i >= UINT32_MAX - 1 || ix->cap >= ((size_t)1 << 32))
         return -1;
-    if ((ix->n + 1) * 2 > ix->cap && grow(ix, rows) != 0)
+    if ((ix->n + 1) * 2 > ix->cap && grow(ix) != 0)
         return -1;
-    uint64_t h = key_hash(&rows[i]);
-    uint64_t tag = h & 0xffffffff00000000ULL;
-    size_t j = h & (ix->cap - 1);
+    uint64_t tag = TAG(key_hash(&rows[i]));
+    size_t j = HOME(tag, ix->cap);
     for (; ix->slots[j]; j = (j + 1) & (ix->cap - 1))
-        if ((ix->slots[j] & 0xffffffff00000000ULL) == tag &&
-            same_key(&rows[slot_row(ix->slots[j])], &rows[i])) {
+        if (TAG(ix->slots[j]) == tag && same_key(&rows[slot_row(ix->slots[j])], &rows[i])) {
             *dup = slot_row(ix->slots[j]);
             return 1;
         }
-    ix->slots[j] = slot(h, i);
+    ix->slots[j] = tag | (uint64_t)(i + 1);
     ix->n++;
     return 0;
 }
@@ -74,12 +71,10 @@ long sb_row_index_find(const sb_row_index *ix, const sb_cmp_row *rows, const sb_
 {
     if (!ix->cap)
         return -1;
-    uint64_t h = key_hash(key);
-    uint64_t tag = h & 0xffffffff00000000ULL;
-    size_t j = h & (ix->cap - 1);
+    uint64_t tag = TAG(key_hash(key));
+    size_t j = HOME(tag, ix->cap);
     for (; ix->slots[j]; j = (j + 1) & (ix->cap - 1))
-        if ((ix->slots[j] & 0xffffffff00000000ULL) == tag &&
-            same_key(&rows[slot_row(ix->slots[j])], key))
+        if (TAG(ix->slots[j]) == tag && same_key(&rows[slot_row(ix->slots[j])], key))
             return (long)slot_row(ix->slots[j]);
     return -1;
 }
