@@ -7,7 +7,7 @@
 #include "cmd/list.h"
 #include "cmd/run.h"
 #include "cmd/sched_worker.h"
-#include "compare/compare.h"
+#include "cli/compare_args.h"
 
 static const struct {
     const char *name;

@@ -1,255 +1,185 @@
 #include "compare/compare.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare/csv_read.h"
 #include "base/error.h"
+#include "base/textutil.h"
+#include "compare/csv_read.h"
+#include "compare/match.h"
 #include "sinks/grid.h"
 #include "sinks/outfile.h"
-#include "base/textutil.h"
 
-const char *sb_verdict_name(sb_verdict v)
+void sb_compare_request_defaults(sb_compare_request *req)
 {
-    static const char *const names[] = {"same", "faster", "slower", "REGRESSION", "new", "missing"};
-    return names[v];
+    memset(req, 0, sizeof *req);
+    req->opts = (sb_compare_opts){5.0, 3.0, 2.0};
 }
 
-sb_verdict sb_compare_rows(const sb_row *base, const sb_row *cur, const sb_compare_opts *o,
-                           double *change_pct, double *noise_pct)
+/* s with line breaks and other control characters as '?', so that a warning is one line. */
+static const char *one_line(const char *s, char *buf, size_t n)
 {
-    double b = base->st.median, c = cur->st.median;
-    double change;
-    if (b != 0)
-        change = 100.0 * (c - b) / fabs(b);
-    else
-        change = c == 0 ? 0.0 : (c > 0 ? INFINITY : -INFINITY);
-    double noise = o->noise_k * sqrt(base->st.cv * base->st.cv + cur->st.cv * cur->st.cv +
-                                     o->run_noise_pct * o->run_noise_pct);
-    *change_pct = change;
-    *noise_pct = noise;
-    if (fabs(change) <= o->threshold_pct)
-        return SB_SAME;
-    int worse = base->better == SB_HIGHER ? change < 0 : change > 0;
-    if (!worse)
-        return SB_FASTER;
-    return fabs(change) > noise ? SB_REGRESSION : SB_SLOWER;
-}
-
-static int metric_selected(const char *list, const char *metric)
-{
-    return !list || sb_list_contains(list, metric);
-}
-
-static const sb_row *find(const sb_results *res, const sb_row *key)
-{
-    return sb_results_find(res, key->scenario, key->variant, key->params, key->metric);
+    size_t k = 0;
+    for (; s[k] && k + 1 < n; k++)
+        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
+    buf[k] = '\0';
+    return buf;
 }
 
 typedef struct {
-    const sb_row *base, *cur;
+    const sb_cmp_row *base, *cur;
     sb_verdict v;
     double change, noise;
 } line;
 
-static void print_lines(FILE *f, const line *l, int n, int markdown)
+enum { NC = 9 };
+
+/* The table's cells, row by row: the key's text is the pool's, figures are formatted into it. */
+static const char **table_cells(sb_strpool *pool, const line *l, size_t n)
 {
-    static const char *const heads[] = {"scenario", "variant",  "params",  "metric", "base",
-                                        "current",  "change %", "noise %", "verdict"};
-    enum { NC = 9 };
-    char(*cells)[NC][256] = calloc((size_t)n + 1, sizeof *cells);
+    const char **cells = malloc(sizeof *cells * NC * (n ? n : 1));
     if (!cells)
-        return;
-    for (int i = 0; i < n; i++) {
-        const sb_row *k = l[i].base ? l[i].base : l[i].cur;
-        snprintf(cells[i][0], 256, "%s", k->scenario);
-        snprintf(cells[i][1], 256, "%s", k->variant);
-        snprintf(cells[i][2], 256, "%s", k->params);
-        snprintf(cells[i][3], 256, "%s", k->metric);
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char **c = cells + i * NC;
+        const sb_cmp_row *k = l[i].base ? l[i].base : l[i].cur;
+        char buf[4][64];
+        for (int j = 0; j < 4; j++)
+            strcpy(buf[j], "-");
         if (l[i].base)
-            sb_format_figure(l[i].base->st.median, cells[i][4], 256);
-        else
-            strcpy(cells[i][4], "-");
+            sb_format_figure(l[i].base->median, buf[0], sizeof buf[0]);
         if (l[i].cur)
-            sb_format_figure(l[i].cur->st.median, cells[i][5], 256);
-        else
-            strcpy(cells[i][5], "-");
+            sb_format_figure(l[i].cur->median, buf[1], sizeof buf[1]);
         if (l[i].base && l[i].cur) {
-            snprintf(cells[i][6], 256, "%+.2f", l[i].change);
-            snprintf(cells[i][7], 256, "%.2f", l[i].noise);
-        } else {
-            strcpy(cells[i][6], "-");
-            strcpy(cells[i][7], "-");
+            if (isfinite(l[i].change))
+                snprintf(buf[2], sizeof buf[2], "%+.2f", l[i].change);
+            if (l[i].v != SB_NO_BASELINE && !sb_near_zero(l[i].base))
+                snprintf(buf[3], sizeof buf[3], "%.2f", l[i].noise);
         }
-        /* Markdown shows regressions in bold */
-        snprintf(cells[i][8], 256, markdown && l[i].v == SB_REGRESSION ? "**%s**" : "%s",
-                 sb_verdict_name(l[i].v));
+        c[0] = k->scenario;
+        c[1] = k->variant;
+        c[2] = k->params;
+        c[3] = k->metric;
+        for (int j = 0; j < 4; j++) {
+            c[4 + j] = strcmp(buf[j], "-") ? sb_strpool_copy(pool, buf[j], strlen(buf[j])) : "-";
+            if (!c[4 + j]) {
+                free(cells);
+                return NULL;
+            }
+        }
+        c[8] = sb_verdict_name(l[i].v);
     }
+    return cells;
+}
+
+static void print_table(FILE *f, const char **cells, size_t n, int markdown)
+{
+    static const char *const heads[NC] = {"scenario", "variant",  "params",  "metric", "base",
+                                          "current",  "change %", "noise %", "verdict"};
     static const int right[NC] = {0, 0, 0, 0, 1, 1, 1, 1, 0};
-    const char **ptrs = malloc(sizeof *ptrs * (size_t)(n > 0 ? n : 1) * NC);
-    if (ptrs) {
-        for (int i = 0; i < n; i++)
-            for (int c = 0; c < NC; c++)
-                ptrs[(size_t)i * NC + c] = cells[i][c];
-        sb_grid g = {NC, n, heads, right, ptrs};
-        sb_grid_print(f, &g, markdown);
-    }
-    free(ptrs);
-    free(cells);
+    sb_grid g = {NC, (int)n, heads, right, cells};
+    sb_grid_print(f, &g, markdown);
 }
 
-static void usage(FILE *f)
+int sb_compare_run(const sb_compare_request *req)
 {
-    fputs("usage: syncbench compare BASELINE.csv CURRENT.csv [options]\n"
-          "\n"
-          "Matches rows on scenario, variant, params and metric, and gives each a verdict:\n"
-          "same, faster, slower, REGRESSION, new, missing. A REGRESSION is a change in the\n"
-          "worse direction beyond --threshold AND beyond the noise of both runs:\n"
-          "--noise-k x sqrt(cv_base^2 + cv_current^2 + run_noise^2), in percent.\n"
-          "\n"
-          "  --threshold PCT   smallest change that counts (default 5)\n"
-          "  --noise-k K       noise band in combined relative stddevs (default 3)\n"
-          "  --run-noise PCT   spread between runs a run's cv cannot see (default 2)\n"
-          "  --metric LIST     compare only these metrics (comma-separated)\n"
-          "  --markdown PATH   also write the table as Markdown (CI job summary)\n"
-          "  -q, --quiet       print only the summary line\n"
-          "\n"
-          "Exit codes: 0 no regression, 1 regression, 2 bad input.\n",
-          f);
-}
-
-int sb_compare_main(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"threshold", required_argument, NULL, 't'},
-        {"noise-k", required_argument, NULL, 'k'},
-        {"metric", required_argument, NULL, 'm'},
-        {"markdown", required_argument, NULL, 'M'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    sb_compare_opts o = {5.0, 3.0, 2.0};
-    const char *metrics = NULL, *markdown = NULL;
-    int quiet = 0;
-    opterr = 0;
-    optind = 1;
-    for (;;) {
-        int prev = optind;
-        int c = getopt_long(argc, argv, ":qh", opts, NULL);
-        if (c == -1)
-            break;
-        double v;
-        switch (c) {
-        case 't':
-        case 'k':
-        case 'r':
-            if (sb_parse_double(optarg, &v) != SB_PARSE_OK || v < 0 || v > 1e6)
-                return sb_fail(SB_EXIT_USAGE, "compare: %s %s: expected a number from 0 to 1e6",
-                               argv[prev], optarg);
-            if (c == 't')
-                o.threshold_pct = v;
-            else if (c == 'k')
-                o.noise_k = v;
-            else
-                o.run_noise_pct = v;
-            break;
-        case 'm':
-            metrics = optarg;
-            break;
-        case 'M':
-            markdown = optarg;
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        case ':':
-            return sb_fail(SB_EXIT_USAGE, "compare: option '%s' needs a value", argv[prev]);
-        default:
-            return sb_fail(SB_EXIT_USAGE, "compare: unknown option '%s' (see compare --help)",
-                           argv[prev]);
-        }
-    }
-    if (argc - optind != 2)
-        return sb_fail(SB_EXIT_USAGE, "compare: expected BASELINE.csv CURRENT.csv (see compare "
-                                      "--help)");
+    sb_strpool pool;
+    sb_strpool_init(&pool);
+    sb_cmp_table base, cur;
+    memset(&cur, 0, sizeof cur);
     sb_out_file md;
     memset(&md, 0, sizeof md);
-    sb_csv_data base, cur;
-    int rc = sb_csv_read(argv[optind], &base);
-    if (rc)
-        return rc;
-    if ((rc = sb_csv_read(argv[optind + 1], &cur)) != 0) {
-        sb_csv_data_free(&base);
+    sb_pair *pairs = NULL;
+    line *lines = NULL;
+    const char **cells = NULL;
+    int rc = sb_csv_read(req->baseline, &pool, &base);
+    if (rc) {
+        sb_strpool_free(&pool);
         return rc;
     }
-    if (markdown &&
-        (rc = sb_out_create(&md, "markdown", markdown,
-                            (const char *const[]){argv[optind], argv[optind + 1], NULL})) != 0)
+    if ((rc = sb_csv_read(req->current, &pool, &cur)) != 0)
+        goto out;
+    /* one pool: the same text is the same pointer */
+    if (base.gpu[0] && cur.gpu[0] && base.gpu != cur.gpu) {
+        char a[256], b[256];
+        fprintf(stderr,
+                "syncbench: compare: warning: baseline is from GPU %s, current from GPU %s\n",
+                one_line(base.gpu, a, sizeof a), one_line(cur.gpu, b, sizeof b));
+    }
+    if (req->markdown &&
+        (rc = sb_out_create(&md, "markdown", req->markdown,
+                            (const char *const[]){req->baseline, req->current, NULL})) != 0)
         goto out;
 
-    line *lines = calloc((size_t)(base.rows.n + cur.rows.n), sizeof *lines);
-    if (!lines) {
+    size_t n;
+    if (sb_match(&base, &cur, req->metrics, req->n_metrics, &pairs, &n) != 0 ||
+        !(lines = calloc(n ? n : 1, sizeof *lines))) {
         rc = sb_fail(SB_EXIT_FAIL, "out of memory");
         goto out;
     }
-    int n = 0, count[6] = {0};
-    for (int i = 0; i < base.rows.n; i++) {
-        const sb_row *b = &base.rows.rows[i];
-        if (!metric_selected(metrics, b->metric))
-            continue;
-        line *l = &lines[n++];
-        l->base = b;
-        l->cur = find(&cur.rows, b);
-        l->v = l->cur ? sb_compare_rows(b, l->cur, &o, &l->change, &l->noise) : SB_MISSING;
-        count[l->v]++;
-    }
-    for (int i = 0; i < cur.rows.n; i++) {
-        const sb_row *c = &cur.rows.rows[i];
-        if (!metric_selected(metrics, c->metric) || find(&base.rows, c))
-            continue;
-        lines[n++] = (line){.cur = c, .v = SB_NEW};
-        count[SB_NEW]++;
-    }
     if (n == 0) {
-        free(lines);
         rc = sb_fail(SB_EXIT_USAGE, "compare: no rows with metric%s %s",
-                     strchr(metrics, ',') ? "s" : "", metrics);
+                     req->n_metrics > 1 ? "s" : "", req->metric_arg);
         goto out;
     }
+    size_t count[SB_VERDICTS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        line *l = &lines[i];
+        l->base = pairs[i].base;
+        l->cur = pairs[i].cur;
+        if (l->base && l->cur)
+            l->v = sb_compare_rows(l->base, l->cur, &req->opts, &l->change, &l->noise);
+        else
+            l->v = l->base ? SB_MISSING : SB_NEW;
+        count[l->v]++;
+    }
+    free(pairs);
+    pairs = NULL;
+    const sb_compare_opts *o = &req->opts;
     char summary[512];
     snprintf(summary, sizeof summary,
-             "compare: %d rows: %d REGRESSION, %d slower, %d faster, %d same, %d new, %d missing "
+             "compare: %zu rows: %zu REGRESSION, %zu slower, %zu faster, %zu same, "
+             "%zu no-baseline, %zu new, %zu missing "
              "(threshold %g %%, noise %g x cv, run noise %g %%)",
              n, count[SB_REGRESSION], count[SB_SLOWER], count[SB_FASTER], count[SB_SAME],
-             count[SB_NEW], count[SB_MISSING], o.threshold_pct, o.noise_k, o.run_noise_pct);
-    if (!quiet) {
-        printf("baseline: %s (%s, %s)\ncurrent:  %s (%s, %s)\n\n", argv[optind], base.gpu,
-               base.run_id, argv[optind + 1], cur.gpu, cur.run_id);
-        print_lines(stdout, lines, n, 0);
+             count[SB_NO_BASELINE], count[SB_NEW], count[SB_MISSING], o->threshold_pct, o->noise_k,
+             o->run_noise_pct);
+    if (!req->quiet || md.f) {
+        if (!(cells = table_cells(&pool, lines, n))) {
+            rc = sb_fail(SB_EXIT_FAIL, "out of memory");
+            goto out;
+        }
+    }
+    if (!req->quiet) {
+        printf("baseline: %s (%s, %s)\ncurrent:  %s (%s, %s)\n\n", req->baseline, base.gpu,
+               base.run_id, req->current, cur.gpu, cur.run_id);
+        print_table(stdout, cells, n, 0);
         putchar('\n');
     }
     puts(summary);
     if (md.f) {
+        /* Markdown shows regressions in bold */
+        for (size_t i = 0; i < n; i++)
+            if (lines[i].v == SB_REGRESSION)
+                cells[i * NC + 8] = "**REGRESSION**";
         fprintf(md.f, "### syncbench compare\n\nbaseline `%s` (%s), current `%s` (%s)\n\n",
-                argv[optind], base.gpu, argv[optind + 1], cur.gpu);
-        print_lines(md.f, lines, n, 1);
+                req->baseline, base.gpu, req->current, cur.gpu);
+        print_table(md.f, cells, n, 1);
         fprintf(md.f, "\n%s\n", summary);
         rc = sb_out_commit(&md);
     }
-    free(lines);
     if (!rc && count[SB_REGRESSION])
-        rc = sb_fail(SB_EXIT_FAIL, "compare: %d regression%s beyond %g %% and the noise",
-                     count[SB_REGRESSION], count[SB_REGRESSION] == 1 ? "" : "s", o.threshold_pct);
+        rc = sb_fail(SB_EXIT_FAIL, "compare: %zu regression%s beyond %g %% and the noise",
+                     count[SB_REGRESSION], count[SB_REGRESSION] == 1 ? "" : "s", o->threshold_pct);
 out:
     sb_out_abort(&md);
-    sb_csv_data_free(&base);
-    sb_csv_data_free(&cur);
+    free(cells);
+    free(lines);
+    free(pairs);
+    sb_cmp_table_free(&base);
+    sb_cmp_table_free(&cur);
+    sb_strpool_free(&pool);
     return rc;
 }

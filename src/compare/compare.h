@@ -1,35 +1,32 @@
-/* `syncbench compare BASELINE.csv CURRENT.csv`: the CI regression gate. Rows are matched on
- * (scenario, variant, params, metric); a change is a REGRESSION only when it is in the worse
- * direction (the CSV's `better`), beyond --threshold, and beyond the noise of both runs. */
+/* `syncbench compare BASELINE.csv CURRENT.csv`: the CI regression gate. The command line is
+ * parsed by cli/compare_args.c into an sb_compare_request; this runs it: read both files
+ * (compare/csv_read.c), match their rows (compare/match.c), give each a verdict
+ * (compare/verdict.c), print the table and the summary, write the Markdown. */
 #ifndef SB_COMPARE_H
 #define SB_COMPARE_H
 
-#include "engine/results.h"
+#include "compare/verdict.h"
 
-typedef enum {
-    SB_SAME,
-    SB_FASTER, /* better beyond the threshold */
-    SB_SLOWER, /* worse beyond the threshold, but within the noise */
-    SB_REGRESSION,
-    SB_NEW,     /* only in the current run */
-    SB_MISSING, /* only in the baseline */
-} sb_verdict;
+#define SB_COMPARE_MAX_METRICS 64
 
-typedef struct sb_compare_opts {
-    double threshold_pct; /* default 5 */
-    double noise_k;       /* default 3 */
-    /* Spread between runs that a run's own cv cannot see (clocks, temperature, another
-     * machine of the same kind), in percent; default 2. The noise band is
-     * noise_k * sqrt(cv_base^2 + cv_current^2 + run_noise^2). */
-    double run_noise_pct;
-} sb_compare_opts;
+typedef struct sb_compare_request {
+    sb_compare_opts opts;
+    const char *baseline, *current; /* paths */
+    /* --metric: the list as given, and its names (pointing into metric_buf); n_metrics 0:
+     * every metric */
+    const char *metric_arg;
+    const char *metrics[SB_COMPARE_MAX_METRICS];
+    int n_metrics;
+    char metric_buf[1024];
+    const char *markdown; /* --markdown PATH, or NULL */
+    int quiet;
+    int help;
+} sb_compare_request;
 
-/* change_pct: (current - base) / |base| in percent; noise_pct: the noise band in percent. */
-sb_verdict sb_compare_rows(const sb_row *base, const sb_row *cur, const sb_compare_opts *o,
-                           double *change_pct, double *noise_pct);
-const char *sb_verdict_name(sb_verdict v);
+/* Defaults: threshold 5 %, noise-k 3, run noise 2 %, every metric, no Markdown. */
+void sb_compare_request_defaults(sb_compare_request *req);
 
-/* The subcommand: argv[0] is "compare". Exit 0 no regression, 1 regression, 2 bad input. */
-int sb_compare_main(int argc, char **argv);
+/* Exit 0 no regression, 1 regression, 2 bad input. */
+int sb_compare_run(const sb_compare_request *req);
 
 #endif

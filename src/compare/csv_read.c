@@ -2,12 +2,16 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/textutil.h"
+#include "compare/match.h"
 
 enum {
     C_SCENARIO,
@@ -30,48 +34,109 @@ static const char *const wanted[C_COUNT] = {"scenario", "variant", "params", "me
                                             "median",   "mean",    "stddev", "cv",     "unit",
                                             "reps",     "gpu",     "run_id", "flags"};
 #define REQUIRED 9 /* the first nine above */
-#define MAX_FIELDS 64
 
 typedef struct {
     const char *path;
-    sb_csv_data *out;
-    int line;
-    int col[C_COUNT]; /* column index of each wanted name, -1 if absent */
+    sb_strpool *pool;
+    sb_cmp_table *out;
+    /* Physical lines, counted as libcsv is fed: the input goes to it one piece at a time, each
+     * ending at a line break (CR or LF) or at the end of what was read, so every record ends at
+     * the end of a piece. */
+    long line;        /* the line being fed */
+    long start;       /* the line the current record starts on */
+    size_t rec_len;   /* bytes of the current record fed so far */
+    int in_record;    /* a record has begun and not ended */
+    int ended;        /* a record ended in the piece just fed */
+    long records;     /* records so far, the header included */
+    int col[C_COUNT]; /* column of each wanted name, -1 if absent */
     int n_header;
-    char *fields[MAX_FIELDS];
+    /* the current record's fields, NUL-terminated, one after another */
+    char *buf;
+    size_t buf_len;
+    size_t off[SB_CSV_MAX_FIELDS], len[SB_CSV_MAX_FIELDS];
     int n_fields;
     int failed; /* the exit code of the first error, 0 if none */
+    /* each column's last interned value: consecutive rows mostly repeat scenario, variant,
+     * params, unit, which then costs a comparison instead of a hash lookup */
+    const char *last[C_COUNT];
+    size_t last_len[C_COUNT];
 } reader;
 
-static void field(void *s, size_t len, void *data)
+#define BUF_SIZE (SB_CSV_MAX_RECORD + SB_CSV_MAX_FIELDS + 1)
+
+__attribute__((format(printf, 3, 4))) static int fail_at(reader *r, long line, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!r->failed)
+        r->failed = sb_fail(SB_EXIT_USAGE, "%s:%ld: %s", r->path, line, msg);
+    return r->failed;
+}
+
+static int out_of_memory(reader *r)
+{
+    if (!r->failed)
+        r->failed = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", r->path);
+    return r->failed;
+}
+
+/* Text from the file as an error message shows it: at most 40 bytes, line breaks and other
+ * control characters as '?', so the message stays one line. */
+static const char *shown(const char *s, char *buf, size_t n)
+{
+    size_t k = 0, max = n - 4 < 40 ? n - 4 : 40;
+    for (; s[k] && k < max; k++)
+        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
+    if (s[k])
+        buf[k++] = '.', buf[k++] = '.', buf[k++] = '.';
+    buf[k] = '\0';
+    return buf;
+}
+
+static void on_field(void *s, size_t len, void *data)
 {
     reader *r = data;
-    (void)len;
-    if (r->n_fields < MAX_FIELDS)
-        r->fields[r->n_fields] = strdup(s ? (const char *)s : "");
+    if (r->failed)
+        return;
+    if (r->n_fields == SB_CSV_MAX_FIELDS) {
+        fail_at(r, r->start, "more than %d fields", SB_CSV_MAX_FIELDS);
+        return;
+    }
+    if (r->buf_len + len + 1 > BUF_SIZE) { /* cannot happen: records are at most 64 KiB */
+        fail_at(r, r->start, "record longer than %d KiB", SB_CSV_MAX_RECORD / 1024);
+        return;
+    }
+    if (len)
+        memcpy(r->buf + r->buf_len, s, len);
+    r->buf[r->buf_len + len] = '\0';
+    r->off[r->n_fields] = r->buf_len;
+    r->len[r->n_fields] = len;
     r->n_fields++;
+    r->buf_len += len + 1;
 }
 
-static int fail_at(reader *r, const char *fmt, const char *a, const char *b)
+static const char *field(const reader *r, int i)
 {
-    char msg[512];
-    snprintf(msg, sizeof msg, fmt, a, b);
-    return r->failed = sb_fail(SB_EXIT_USAGE, "%s:%d: %s", r->path, r->line, msg);
-}
-
-static int number(reader *r, const char *name, const char *text, double *out)
-{
-    if (sb_parse_double(text, out) != SB_PARSE_OK)
-        return fail_at(r, "%s '%s' is not a number", name, text);
-    return 0;
+    return r->buf + r->off[i];
 }
 
 static void header(reader *r)
 {
+    for (int i = 0; i < r->n_fields; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(field(r, i), field(r, j))) {
+                char a[64];
+                fail_at(r, r->start, "duplicate column '%s' (columns %d and %d)",
+                        shown(field(r, i), a, sizeof a), j + 1, i + 1);
+                return;
+            }
     for (int c = 0; c < C_COUNT; c++) {
         r->col[c] = -1;
-        for (int i = 0; i < r->n_fields && i < MAX_FIELDS; i++)
-            if (!strcmp(r->fields[i], wanted[c]))
+        for (int i = 0; i < r->n_fields; i++)
+            if (!strcmp(field(r, i), wanted[c]))
                 r->col[c] = i;
     }
     r->n_header = r->n_fields;
@@ -83,30 +148,61 @@ static void header(reader *r)
         }
 }
 
-static const char *get(reader *r, int c)
+static const char *get(const reader *r, int c)
 {
-    return r->col[c] >= 0 ? r->fields[r->col[c]] : "";
+    return r->col[c] >= 0 ? field(r, r->col[c]) : "";
+}
+
+static int number(reader *r, int c, double *out)
+{
+    const char *text = get(r, c);
+    char a[64];
+    int rc = sb_parse_double(text, out);
+    if (rc == SB_PARSE_RANGE)
+        return fail_at(r, r->start, "%s '%s' is out of range", wanted[c], shown(text, a, sizeof a));
+    if (rc != SB_PARSE_OK)
+        return fail_at(r, r->start, "%s '%s' is not a number", wanted[c], shown(text, a, sizeof a));
+    if ((c == C_STDDEV || c == C_CV) && *out < 0)
+        return fail_at(r, r->start, "%s '%s' is negative", wanted[c], shown(text, a, sizeof a));
+    return 0;
+}
+
+/* An integer column: a whole decimal number from lo to hi, or an error naming the line (no
+ * detour through double: 1e10 and 1.5 are not integers). */
+static int integer(reader *r, int c, long long lo, long long hi, long long *out)
+{
+    const char *text = get(r, c);
+    if (sb_parse_ll(text, out) != SB_PARSE_OK || *out < lo || *out > hi) {
+        char a[64];
+        return fail_at(r, r->start, "%s '%s' is not an integer from %lld to %lld", wanted[c],
+                       shown(text, a, sizeof a), lo, hi);
+    }
+    return 0;
+}
+
+static const char *intern(reader *r, int c)
+{
+    const char *s = get(r, c);
+    size_t len = r->col[c] >= 0 ? r->len[r->col[c]] : 0;
+    if (r->last[c] && r->last_len[c] == len && !memcmp(r->last[c], s, len))
+        return r->last[c];
+    const char *p = sb_strpool_intern(r->pool, s, len);
+    r->last[c] = p;
+    r->last_len[c] = len;
+    return p;
 }
 
 static void data_row(reader *r)
 {
     if (r->n_fields != r->n_header) {
-        char a[16], b[16];
-        snprintf(a, sizeof a, "%d", r->n_header);
-        snprintf(b, sizeof b, "%d", r->n_fields);
-        fail_at(r, "expected %s fields, found %s", a, b);
+        fail_at(r, r->start, "expected %d fields, found %d", r->n_header, r->n_fields);
         return;
     }
-    sb_row row;
+    sb_cmp_row row;
     memset(&row, 0, sizeof row);
-    snprintf(row.scenario, sizeof row.scenario, "%s", get(r, C_SCENARIO));
-    snprintf(row.variant, sizeof row.variant, "%s", get(r, C_VARIANT));
-    snprintf(row.params, sizeof row.params, "%s", get(r, C_PARAMS));
-    snprintf(row.metric, sizeof row.metric, "%s", get(r, C_METRIC));
-    snprintf(row.unit, sizeof row.unit, "%s", get(r, C_UNIT));
-    snprintf(row.flags, sizeof row.flags, "%s", get(r, C_FLAGS));
-    if (!row.scenario[0] || !row.variant[0] || !row.metric[0]) {
-        fail_at(r, "empty %s%s", "scenario, variant or metric", "");
+    row.line = r->start;
+    if (!get(r, C_SCENARIO)[0] || !get(r, C_VARIANT)[0] || !get(r, C_METRIC)[0]) {
+        fail_at(r, r->start, "empty scenario, variant or metric");
         return;
     }
     const char *better = get(r, C_BETTER);
@@ -115,99 +211,188 @@ static void data_row(reader *r)
     else if (!strcmp(better, "higher"))
         row.better = SB_HIGHER;
     else {
-        fail_at(r, "better must be 'lower' or 'higher', not '%s'%s", better, "");
+        char a[64];
+        fail_at(r, r->start, "better must be 'lower' or 'higher', not '%s'",
+                shown(better, a, sizeof a));
         return;
     }
-    if (number(r, "median", get(r, C_MEDIAN), &row.st.median) ||
-        number(r, "mean", get(r, C_MEAN), &row.st.mean) ||
-        number(r, "stddev", get(r, C_STDDEV), &row.st.stddev) ||
-        number(r, "cv", get(r, C_CV), &row.st.cv))
+    if (number(r, C_MEDIAN, &row.median) || number(r, C_MEAN, &row.mean) ||
+        number(r, C_STDDEV, &row.stddev) || number(r, C_CV, &row.cv))
         return;
-    double reps = 0;
-    if (r->col[C_REPS] >= 0 && number(r, "reps", get(r, C_REPS), &reps))
+    if (r->col[C_REPS] >= 0) {
+        long long reps;
+        if (integer(r, C_REPS, 1, INT_MAX, &reps))
+            return;
+        row.reps = (int)reps;
+    }
+    row.scenario = intern(r, C_SCENARIO);
+    row.variant = intern(r, C_VARIANT);
+    row.params = intern(r, C_PARAMS);
+    row.metric = intern(r, C_METRIC);
+    row.unit = intern(r, C_UNIT);
+    row.flags = intern(r, C_FLAGS);
+    if (!row.scenario || !row.variant || !row.params || !row.metric || !row.unit || !row.flags) {
+        out_of_memory(r);
         return;
-    row.reps = (int)reps;
-    sb_csv_data *d = r->out;
-    for (int i = 0; i < d->rows.n; i++) {
-        const sb_row *o = &d->rows.rows[i];
-        if (!strcmp(o->scenario, row.scenario) && !strcmp(o->variant, row.variant) &&
-            !strcmp(o->params, row.params) && !strcmp(o->metric, row.metric)) {
-            char first[16];
-            snprintf(first, sizeof first, "%d", d->lines[i]);
-            fail_at(r, "duplicate row for %s (first at line %s)", row.metric, first);
+    }
+    sb_cmp_table *t = r->out;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        sb_cmp_row *rows = realloc(t->rows, sizeof *rows * cap);
+        if (!rows) {
+            out_of_memory(r);
+            return;
+        }
+        t->rows = rows;
+        t->cap = cap;
+    }
+    t->rows[t->n] = row;
+    size_t dup;
+    int rc = sb_row_index_add(&t->index, t->rows, t->n, &dup);
+    if (rc < 0) {
+        out_of_memory(r);
+        return;
+    }
+    if (rc > 0) {
+        char s[64], v[64], p[64], m[64];
+        fail_at(r, r->start, "duplicate row for %s %s %s %s (first at line %ld)",
+                shown(row.scenario, s, sizeof s), shown(row.variant, v, sizeof v),
+                shown(row.params, p, sizeof p), shown(row.metric, m, sizeof m), t->rows[dup].line);
+        return;
+    }
+    if (t->n == 0) {
+        t->gpu = intern(r, C_GPU);
+        t->run_id = intern(r, C_RUN_ID);
+        if (!t->gpu || !t->run_id) {
+            out_of_memory(r);
             return;
         }
     }
-    if (d->rows.n == 0) {
-        snprintf(d->gpu, sizeof d->gpu, "%s", get(r, C_GPU));
-        snprintf(d->run_id, sizeof d->run_id, "%s", get(r, C_RUN_ID));
-    }
-    int *lines = realloc(d->lines, sizeof *lines * (size_t)(d->rows.n + 1));
-    if (lines)
-        d->lines = lines;
-    if (!lines || sb_results_add(&d->rows, &row) != 0) {
-        r->failed = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", r->path);
-        return;
-    }
-    d->lines[d->rows.n - 1] = r->line;
+    t->n++;
 }
 
-static void record(int c, void *data)
+static void on_record(int c, void *data)
 {
     reader *r = data;
     (void)c;
-    r->line++;
+    r->ended = 1;
     if (!r->failed) {
-        if (r->n_fields > MAX_FIELDS)
-            fail_at(r, "more than %s fields%s", "64", "");
-        else if (r->line == 1)
+        if (r->records++ == 0)
             header(r);
         else
             data_row(r);
     }
-    for (int i = 0; i < r->n_fields && i < MAX_FIELDS; i++)
-        free(r->fields[i]);
     r->n_fields = 0;
+    r->buf_len = 0;
 }
 
-int sb_csv_read(const char *path, sb_csv_data *out)
+static int blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+            return 0;
+    return 1;
+}
+
+/* Feeds s[0..n) to libcsv one piece at a time, each ending at a CR or LF (or at n). */
+static int feed(reader *r, struct csv_parser *p, const char *s, size_t n)
+{
+    while (n && !r->failed) {
+        const char *nl = memchr(s, '\n', n);
+        size_t len = nl ? (size_t)(nl - s) + 1 : n;
+        const char *cr = memchr(s, '\r', len);
+        if (cr)
+            len = (size_t)(cr - s) + 1;
+        if (memchr(s, '\0', len))
+            return fail_at(r, r->line, "binary data (a NUL byte): not a CSV file");
+        if (r->rec_len + len > SB_CSV_MAX_RECORD)
+            return fail_at(r, r->start, "record longer than %d KiB (the limit)",
+                           SB_CSV_MAX_RECORD / 1024);
+        r->rec_len += len;
+        if (csv_parse(p, s, len, on_field, on_record, r) != len) {
+            if (!r->failed)
+                fail_at(r, r->line, "malformed CSV: %s", csv_strerror(csv_error(p)));
+            return r->failed;
+        }
+        char last = s[len - 1];
+        int eol = last == '\n' || last == '\r';
+        if (r->ended || (!r->in_record && eol && blank(s, len))) {
+            /* a record ended here, or a blank line that libcsv skips: the next record starts
+             * after this piece */
+            r->ended = 0;
+            r->in_record = 0;
+            r->rec_len = 0;
+            r->start = last == '\n' ? r->line + 1 : r->line;
+        } else if (!r->in_record && blank(s, len)) {
+            /* blanks, the line not ended yet: they count towards the record's length (an
+             * endless line of spaces is an endless line) */
+        } else {
+            r->in_record = 1;
+        }
+        if (last == '\n')
+            r->line++;
+        s += len;
+        n -= len;
+    }
+    return r->failed;
+}
+
+static int too_big(const char *path)
+{
+    return sb_fail(SB_EXIT_USAGE, "%s: larger than %lld GiB, the most compare reads", path,
+                   SB_CSV_MAX_FILE >> 30);
+}
+
+int sb_csv_read(const char *path, sb_strpool *pool, sb_cmp_table *out)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f)
         return sb_fail(SB_EXIT_USAGE, "%s: cannot open: %s", path, strerror(errno));
-    struct csv_parser p;
-    csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL);
-    reader r = {.path = path, .out = out};
-    char buf[65536];
-    size_t n;
-    int bad = 0;
-    while (!bad && !r.failed && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        bad = csv_parse(&p, buf, n, field, record, &r) != n;
-    if (!bad && !r.failed)
-        bad = csv_fini(&p, field, record, &r) != 0;
-    if (bad && !r.failed) {
-        r.line++; /* the record being read */
-        r.failed = sb_fail(SB_EXIT_USAGE, "%s:%d: malformed CSV: %s", path, r.line,
-                           csv_strerror(csv_error(&p)));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > SB_CSV_MAX_FILE) {
+        fclose(f);
+        return too_big(path);
     }
-    for (int i = 0; i < r.n_fields && i < MAX_FIELDS; i++)
-        free(r.fields[i]);
-    csv_free(&p);
+    enum { CHUNK = 1 << 20 };
+    reader r = {.path = path, .pool = pool, .out = out, .line = 1, .start = 1};
+    char *chunk = malloc(CHUNK);
+    r.buf = malloc(BUF_SIZE);
+    struct csv_parser p;
+    int have_parser = csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) == 0;
+    if (!chunk || !r.buf || !have_parser)
+        out_of_memory(&r);
+    long long total = 0;
+    size_t n;
+    while (!r.failed && (n = fread(chunk, 1, CHUNK, f)) > 0) {
+        total += (long long)n;
+        if (total > SB_CSV_MAX_FILE)
+            r.failed = too_big(path);
+        else
+            feed(&r, &p, chunk, n);
+    }
+    if (!r.failed && ferror(f))
+        r.failed = sb_fail(SB_EXIT_USAGE, "%s: read error: %s", path, strerror(errno));
+    if (!r.failed && csv_fini(&p, on_field, on_record, &r) != 0 && !r.failed)
+        fail_at(&r, r.start, "malformed CSV: a quoted field is never closed");
+    if (have_parser)
+        csv_free(&p);
+    free(chunk);
+    free(r.buf);
     fclose(f);
     int rc = r.failed;
-    if (!rc && r.line == 0)
+    if (!rc && r.records == 0)
         rc = sb_fail(SB_EXIT_USAGE, "%s: empty file (not a syncbench CSV?)", path);
-    if (!rc && out->rows.n == 0)
+    if (!rc && out->n == 0)
         rc = sb_fail(SB_EXIT_USAGE, "%s: no rows after the header", path);
     if (rc)
-        sb_csv_data_free(out);
+        sb_cmp_table_free(out);
     return rc;
 }
 
-void sb_csv_data_free(sb_csv_data *d)
+void sb_cmp_table_free(sb_cmp_table *t)
 {
-    sb_results_free(&d->rows);
-    free(d->lines);
-    memset(d, 0, sizeof *d);
+    free(t->rows);
+    sb_row_index_free(&t->index);
+    memset(t, 0, sizeof *t);
 }

@@ -1,21 +1,22 @@
-/* Reads a syncbench CSV back into rows (libcsv), for `syncbench compare`. Columns are found by
- * name, so files with extra columns or a different order read too. */
+/* Reads a syncbench CSV back (libcsv), for `syncbench compare`. Columns are found by name, so
+ * files with extra columns or a different order read too. Errors name the file's physical line
+ * (a quoted field with a line break spans two), e.g. "base.csv:7: median 'abc' is not a
+ * number", and are one line each. */
 #ifndef SB_CSV_READ_H
 #define SB_CSV_READ_H
 
-#include <stddef.h>
+#include "compare/row.h"
+#include "compare/strpool.h"
 
-#include "engine/results.h"
+/* Input limits; past them the reader stops with one line and exit 2. */
+#define SB_CSV_MAX_RECORD (64 * 1024) /* bytes of one record, its line ending(s) included */
+#define SB_CSV_MAX_FIELDS 64          /* fields of one record */
+#define SB_CSV_MAX_FILE (4LL << 30)   /* bytes of one file: 4 GiB */
 
-typedef struct sb_csv_data {
-    sb_results rows;
-    int *lines;      /* line of each row in the file */
-    char gpu[256];   /* of the first row */
-    char run_id[64]; /* of the first row */
-} sb_csv_data;
-
-/* 0, or SB_EXIT_USAGE with "base.csv:7: median 'abc' is not a number"-style errors. */
-int sb_csv_read(const char *path, sb_csv_data *out);
-void sb_csv_data_free(sb_csv_data *d);
+/* Reads path into *out (rows in file order, strings interned in pool, the index by key built);
+ * refuses duplicate columns, duplicate rows (naming both lines), NUL bytes, the limits above.
+ * 0, SB_EXIT_USAGE for bad input, SB_EXIT_FAIL when out of memory; *out is empty on failure. */
+int sb_csv_read(const char *path, sb_strpool *pool, sb_cmp_table *out);
+void sb_cmp_table_free(sb_cmp_table *t);
 
 #endif

@@ -134,7 +134,7 @@ static void plan_sweeps_and_references(void **state)
     assert_int_equal(PLAN(&p, "--iters", "7", "--scenario", "small-gemm,big-gemm"), 0);
     assert_int_equal(p.n, 2); /* defaults: no sweep */
     assert_int_equal(p.entries[1].m.iters, 7);
-    assert_int_equal(p.entries[0].n_variants, 5);
+    assert_int_equal(p.entries[0].n_variants, 6); /* async, 4 syncs and sync-item */
     sb_plan_free(&p);
 
     /* no --scenario: every scenario; copy sweeps 9 sizes with iterations per size */

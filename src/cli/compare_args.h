@@ -1,0 +1,18 @@
+/* `syncbench compare` command line -> sb_compare_request (compare/compare.h), and its --help. */
+#ifndef SB_COMPARE_ARGS_H
+#define SB_COMPARE_ARGS_H
+
+#include <stdio.h>
+
+#include "compare/compare.h"
+
+/* argv[0] is "compare". Fills *req (defaults first); 0, or SB_EXIT_USAGE with a one-line
+ * "compare: ..." error. req->help is set for -h/--help. */
+int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req);
+void sb_compare_usage(FILE *f);
+
+/* The subcommand, main.c's one call: parse, --help, run. Exit 0 no regression, 1 regression,
+ * 2 bad input. */
+int sb_compare_main(int argc, char **argv);
+
+#endif

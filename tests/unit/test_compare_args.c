@@ -1,0 +1,94 @@
+/* `syncbench compare` command line -> sb_compare_request: defaults, every option (--run-noise
+ * was documented but missing from the option table), the metric list, and the errors. */
+#include "cmocka_all.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cli/compare_args.h"
+
+#define ARGV(...) ((char *[]){"compare", __VA_ARGS__, NULL})
+#define ARGC(...) ((int)(sizeof((char *[]){"compare", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(req, ...) sb_compare_parse_args(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), req)
+
+static void defaults(void **state)
+{
+    (void)state;
+    sb_compare_request req;
+    assert_int_equal(PARSE(&req, "base.csv", "cur.csv"), 0);
+    assert_string_equal(req.baseline, "base.csv");
+    assert_string_equal(req.current, "cur.csv");
+    assert_float_equal(req.opts.threshold_pct, 5, 0);
+    assert_float_equal(req.opts.noise_k, 3, 0);
+    assert_float_equal(req.opts.run_noise_pct, 2, 0);
+    assert_int_equal(req.n_metrics, 0);
+    assert_null(req.markdown);
+    assert_false(req.quiet);
+    assert_false(req.help);
+}
+
+static void every_option(void **state)
+{
+    (void)state;
+    sb_compare_request req;
+    sb_error_clear();
+    assert_int_equal(PARSE(&req, "b.csv", "--run-noise", "0.5", "--threshold=7", "--noise-k", "2",
+                           "c.csv", "--metric", "GBps,kernel_us", "--markdown", "x.md", "-q"),
+                     0);
+    assert_float_equal(req.opts.run_noise_pct, 0.5, 0);
+    assert_float_equal(req.opts.threshold_pct, 7, 0);
+    assert_float_equal(req.opts.noise_k, 2, 0);
+    assert_string_equal(req.baseline, "b.csv");
+    assert_string_equal(req.current, "c.csv");
+    assert_int_equal(req.n_metrics, 2);
+    assert_string_equal(req.metrics[0], "GBps");
+    assert_string_equal(req.metrics[1], "kernel_us");
+    assert_string_equal(req.metric_arg, "GBps,kernel_us");
+    assert_string_equal(req.markdown, "x.md");
+    assert_true(req.quiet);
+    assert_int_equal(PARSE(&req, "--run-noise", "0", "b", "c"), 0);
+    assert_float_equal(req.opts.run_noise_pct, 0, 0);
+    assert_int_equal(PARSE(&req, "--help"), 0);
+    assert_true(req.help);
+}
+
+static void bad(int argc, char **argv, const char *want)
+{
+    sb_compare_request req;
+    sb_error_clear();
+    assert_int_equal(sb_compare_parse_args(argc, argv, &req), SB_EXIT_USAGE);
+    assert_string_equal(sb_error_message(), want);
+}
+
+#define BAD(want, ...) bad(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), want)
+
+static void errors(void **state)
+{
+    (void)state;
+    BAD("compare: expected BASELINE.csv CURRENT.csv (see compare --help)", "a.csv");
+    BAD("compare: expected BASELINE.csv CURRENT.csv (see compare --help)", "a", "b", "c");
+    BAD("compare: --run-noise x: expected a number from 0 to 1e6", "a", "b", "--run-noise", "x");
+    BAD("compare: --run-noise -1: expected a number from 0 to 1e6", "--run-noise", "-1", "a", "b");
+    BAD("compare: --threshold 1e7: expected a number from 0 to 1e6", "a", "b", "--threshold",
+        "1e7");
+    BAD("compare: option '--run-noise' needs a value", "a", "b", "--run-noise");
+    BAD("compare: unknown option '--bogus' (see compare --help)", "a", "b", "--bogus");
+    BAD("compare: unknown option '-x' (see compare --help)", "-x", "a", "b");
+    BAD("compare: --metric a,,b: empty metric name", "a", "b", "--metric", "a,,b");
+    BAD("compare: --metric : empty metric name", "a", "b", "--metric", "");
+    char many[512] = "m";
+    for (int i = 0; i < 64; i++)
+        strcat(many, ",m");
+    BAD("compare: --metric: more than 64 metrics", "a", "b", "--metric", many);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults),
+        cmocka_unit_test(every_option),
+        cmocka_unit_test(errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
