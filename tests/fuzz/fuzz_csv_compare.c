@@ -1,18 +1,20 @@
 /* `syncbench compare`, fuzzed: an input is two CSV files, the baseline and the current run,
  * split at the first 0xFF byte (a byte no syncbench CSV holds); without one the file is
  * compared with itself. Each is read by compare/csv_read.c, then both go through the whole
- * subcommand, sb_compare_main, table included (printed to /dev/null). Checked besides memory and
- * undefined behaviour: every row read has a scenario, variant and metric and finite figures, a
- * row compares with itself as "same", a file compared with itself has no regression, and a
- * failure records one printable line. */
+ * subcommand, sb_compare_main (cli/compare_args.c: reading, matching, verdicts, the table,
+ * printed to /dev/null). Checked besides memory and undefined behaviour: every row read has a
+ * scenario, variant and metric, finite figures and a later line than the row before, is found
+ * by its own key, and compares with itself as "same"; a file compared with itself has no
+ * regression; a failure records one printable line. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
-#include "compare/compare.h"
+#include "cli/compare_args.h"
 #include "compare/csv_read.h"
+#include "compare/match.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -26,24 +28,31 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void check_rows(const char *path)
 {
     static const sb_compare_opts o = {5.0, 3.0, 2.0};
-    sb_csv_data d;
+    sb_strpool pool;
+    sb_strpool_init(&pool);
+    sb_cmp_table t;
     sb_error_clear();
-    if (sb_csv_read(path, &d) != 0) {
+    if (sb_csv_read(path, &pool, &t) != 0) {
         FUZZ_CHECK(sb_error_code() == SB_EXIT_USAGE);
         fuzz_check_message(sb_error_message());
+        FUZZ_CHECK(t.n == 0);
+        sb_strpool_free(&pool);
         return;
     }
-    FUZZ_CHECK(d.rows.n >= 1);
-    for (int i = 0; i < d.rows.n; i++) {
-        const sb_row *r = &d.rows.rows[i];
+    FUZZ_CHECK(t.n >= 1);
+    for (size_t i = 0; i < t.n; i++) {
+        const sb_cmp_row *r = &t.rows[i];
         FUZZ_CHECK(r->scenario[0] && r->variant[0] && r->metric[0]);
         FUZZ_CHECK(r->better == SB_LOWER || r->better == SB_HIGHER);
-        FUZZ_CHECK(isfinite(r->st.median) && isfinite(r->st.cv));
-        FUZZ_CHECK(i == 0 || d.lines[i] > d.lines[i - 1]);
+        FUZZ_CHECK(isfinite(r->median) && isfinite(r->mean) && isfinite(r->stddev) &&
+                   isfinite(r->cv));
+        FUZZ_CHECK(r->line >= 1 && (i == 0 || r->line > t.rows[i - 1].line));
+        FUZZ_CHECK(sb_row_index_find(&t.index, t.rows, r) == (long)i);
         double change, noise;
         FUZZ_CHECK(sb_compare_rows(r, r, &o, &change, &noise) == SB_SAME && change == 0);
     }
-    sb_csv_data_free(&d);
+    sb_cmp_table_free(&t);
+    sb_strpool_free(&pool);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
