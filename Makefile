@@ -283,7 +283,7 @@ fuzz-deps:
 	  { echo "make fuzz-deps: $(FUZZ_CC) cannot build a libFuzzer target with ASan and UBSan" >&2; exit 1; }
 
 # Valgrind: the unit tests and the binary's paths that need no GPU. tests/valgrind.supp holds
-# the one known false positive (glibc's dynamic loader while the CUDA libraries start up).
+# the one known false positive (glibc's dynamic loader mapping cuBLAS, which syncbench dlopens).
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
             --suppressions=tests/valgrind.supp
 # test_coproc is left out: it starts /proc/self/exe as its helper, which under valgrind is
