@@ -144,10 +144,11 @@ $(BUILD)/asan/%.o: %.c | deps
 	$(call say,CC-SAN,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
+# -MMD -MP: a kernel's own header (kernels/<concept>.h) is a dependency too
+$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h | deps
 	@mkdir -p $(dir $@)
 	$(call say,NVCC,$<)
-	$(Q)$(NVCC) $(NVFLAGS) -c -o $@ $<
+	$(Q)$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)
@@ -205,4 +206,4 @@ deps:
 	  echo "  install them with: sudo apt-get install -y$$missing" >&2; exit 1; \
 	fi
 
--include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(BUILD)/obj/src/main.d
+-include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(BUILD)/obj/src/main.d
