@@ -74,12 +74,9 @@ static long long iters_for(const sb_param_values *p)
 
 static int setup(sb_run *r)
 {
-    coalesce_state *s;
+    coalesce_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->k = (int)sb_run_param(r, "values");
     s->ns = (unsigned long long)sb_run_param(r, "work_us") * 1000ull;
     size_t k = (size_t)s->k;
@@ -190,6 +187,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_coalesce = {
     .name = "coalesce",
+    .state_size = sizeof(coalesce_state),
     .summary = "K scalars read back per step: K .item() calls vs one stacked readback",
     .params = params,
     .variants = variants,

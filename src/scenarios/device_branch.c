@@ -65,12 +65,9 @@ static long long iters_for(const sb_param_values *p)
 
 static int setup(sb_run *r)
 {
-    branch_state *s;
+    branch_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->ns = (unsigned long long)sb_run_param(r, "work_us") * 1000ull;
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
         (rc = sb_get_device(res, &s->flag, sizeof *s->flag)) ||
@@ -150,6 +147,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_device_branch = {
     .name = "device-branch",
+    .state_size = sizeof(branch_state),
     .summary = "control flow on a GPU value: read it back and branch on the host vs select on "
                "the GPU",
     .params = params,

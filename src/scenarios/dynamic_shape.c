@@ -79,12 +79,9 @@ static long long iters_for(const sb_param_values *p)
 
 static int setup(sb_run *r)
 {
-    shape_state *s;
+    shape_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->n = (size_t)sb_run_param(r, "n");
     s->density = (int)sb_run_param(r, "density");
     s->tiles = sb_compact_tiles(s->n);
@@ -197,6 +194,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_dynamic_shape = {
     .name = "dynamic-shape",
+    .state_size = sizeof(shape_state),
     .summary = "a data-dependent output size (x[mask], nonzero): count readback vs fixed shape",
     .params = params,
     .variants = variants,

@@ -108,12 +108,9 @@ static int capture(graph_state *s, sb_resources *res)
 
 static int setup(sb_run *r)
 {
-    graph_state *s;
+    graph_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->kernels = (int)sb_run_param(r, "kernels");
     s->ns = (unsigned long long)sb_run_param(r, "work_us") * 1000ull;
     /* a non-blocking stream: capture must not meet the legacy default stream */
@@ -176,6 +173,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_graph = {
     .name = "graph",
+    .state_size = sizeof(graph_state),
     .summary = "K short kernels and a sync per step: K launches vs one CUDA graph launch",
     .params = params,
     .variants = variants,

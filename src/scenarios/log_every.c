@@ -79,12 +79,9 @@ static long long iters_for(const sb_param_values *p)
 
 static int setup(sb_run *r)
 {
-    log_state *s;
+    log_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->kernels = (int)sb_run_param(r, "kernels");
     s->every = sb_run_param(r, "every");
     s->ns = (unsigned long long)sb_run_param(r, "work_us") * 1000ull;
@@ -190,6 +187,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_log_every = {
     .name = "log-every",
+    .state_size = sizeof(log_state),
     .summary = "log the loss every step (.item()) vs every n steps vs never (summed on the GPU)",
     .params = params,
     .variants = variants,
