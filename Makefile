@@ -1,6 +1,7 @@
 # syncbench: build, test, install, run.
 #   make            build build/syncbench (fat binary: every CUDA 13 architecture + PTX)
 #   make run        build, run configs/default.ini, print the table, write results/<gpu>-<date>.*
+#   make fixes      build, run configs/fixes.ini (the price list of sync-free code)
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
@@ -63,7 +64,7 @@ NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 BIN      := $(BUILD)/syncbench
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all run plot perf-check perf-metrics test test-asan unit install uninstall clean deps format
+.PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -72,6 +73,11 @@ run: $(BIN)
 	@mkdir -p results
 	$(BIN) --config configs/default.ini --csv 'results/{gpu}-{date}.csv' \
 	  --json 'results/{gpu}-{date}.json'
+
+# The price list of sync-free code (configs/fixes.ini), and its figure.
+fixes: $(BIN)
+	@mkdir -p results
+	$(BIN) --config configs/fixes.ini --csv 'results/{gpu}-fixes-{date}.csv'
 
 # Figures. With no PLOT_CSV, runs configs/default.ini first (on this machine's GPU).
 PLOT_CSV ?=
