@@ -1,6 +1,7 @@
 # syncbench: build, test, install, run.
 #   make            build build/syncbench (fat binary: every CUDA 13 architecture + PTX)
 #   make run        build, run configs/default.ini, print the table, write results/<gpu>-<date>.*
+#   make fixes      build, run configs/fixes.ini (the price list of sync-free code)
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
@@ -65,7 +66,7 @@ NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 BIN      := $(BUILD)/syncbench
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all run plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
+.PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
         fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
 .DEFAULT_GOAL := all
 
@@ -75,6 +76,11 @@ run: $(BIN)
 	@mkdir -p results
 	$(BIN) --config configs/default.ini --csv 'results/{gpu}-{date}.csv' \
 	  --json 'results/{gpu}-{date}.json'
+
+# The price list of sync-free code (configs/fixes.ini), and its figure.
+fixes: $(BIN)
+	@mkdir -p results
+	$(BIN) --config configs/fixes.ini --csv 'results/{gpu}-fixes-{date}.csv'
 
 # Figures. With no PLOT_CSV, runs configs/default.ini first (on this machine's GPU).
 PLOT_CSV ?=
@@ -147,10 +153,11 @@ $(BUILD)/asan/%.o: %.c | deps
 	$(call say,CC-SAN,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
+# -MMD -MP: a kernel's own header (kernels/<concept>.h) is a dependency too
+$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h | deps
 	@mkdir -p $(dir $@)
 	$(call say,NVCC,$<)
-	$(Q)$(NVCC) $(NVFLAGS) -c -o $@ $<
+	$(Q)$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)
@@ -311,5 +318,6 @@ apt_install = if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	  echo "  install them with: sudo apt-get install -y $(1)" >&2; false; \
 	fi
 
--include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(BUILD)/obj/src/main.d $(FUZZ_LIB_OBJ:.o=.d) \
-         $(FUZZ_DIR)/obj/tests/fuzz/cuda_stubs.d $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/tests/fuzz/%.d)
+-include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(BUILD)/obj/src/main.d \
+         $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_DIR)/obj/tests/fuzz/cuda_stubs.d \
+         $(FUZZ_TARGETS:%=$(FUZZ_DIR)/obj/tests/fuzz/%.d)

@@ -80,12 +80,9 @@ static void destroy_pool(void *p)
 
 static int setup(sb_run *r)
 {
-    alloc_state *s;
+    alloc_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->bytes = (size_t)sb_run_param(r, "bytes");
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
         (rc = sb_get_device(res, &s->cached, s->bytes)) ||
@@ -184,6 +181,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_alloc = {
     .name = "alloc",
+    .state_size = sizeof(alloc_state),
     .summary = "cudaMalloc/cudaFree per step vs a stream-ordered pool vs a cached buffer",
     .params = params,
     .variants = variants,

@@ -65,12 +65,9 @@ typedef struct busy_state {
 
 static int setup(sb_run *r)
 {
-    busy_state *s;
+    busy_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->work_ns = (unsigned long long)sb_run_param(r, "work_us") * 1000ull;
     s->other_ns = (unsigned long long)sb_run_param(r, "other_us") * 1000ull;
     void *marks = NULL;
@@ -164,6 +161,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_busy_stream = {
     .name = "busy-stream",
+    .state_size = sizeof(busy_state),
     .summary = "device-wide vs stream sync while a second stream runs long work",
     .params = params,
     .variants = variants,

@@ -237,11 +237,7 @@ static void stop_worker(void *p)
 
 static int setup(sb_run *r)
 {
-    sched_state *s;
-    int rc = sb_get_host(&r->res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    sched_state *s = r->state;
     s->variant = -1;
     /* released before the state: the worker of the last variant ends with the plan entry */
     return sb_keep(&r->res, stop_worker, s);
@@ -360,6 +356,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_sched = {
     .name = "sched",
+    .state_size = sizeof(sched_state),
     .summary = "cudaDeviceSchedule* flags: sync latency vs the CPU a waiting thread burns",
     .params = params,
     .variants = variants,

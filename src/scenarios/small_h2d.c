@@ -96,12 +96,9 @@ static size_t host_bytes(const sb_param_values *p)
 
 static int setup(sb_run *r)
 {
-    h2d_state *s;
+    h2d_state *s = r->state;
     sb_resources *res = &r->res;
-    int rc = sb_get_host(res, &s, sizeof *s);
-    if (rc)
-        return rc;
-    r->state = s;
+    int rc;
     s->bytes = (size_t)sb_run_param(r, "bytes");
     s->slots = (int)ring_slots(s->bytes, r->iters);
     /* a blocking stream: the pageable cudaMemcpy (legacy default stream) and the checking
@@ -206,6 +203,7 @@ static int validate(sb_run *r)
 
 const sb_scenario sb_small_h2d = {
     .name = "small-h2d",
+    .state_size = sizeof(h2d_state),
     .summary = "small tensors from host data: blocking pageable copy vs pinned async staging",
     .params = params,
     .variants = variants,
