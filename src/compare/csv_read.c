@@ -115,6 +115,16 @@ static const char *shown(const char *s, char *buf, size_t n)
     return buf;
 }
 
+/* A file name as a message shows it: control characters as '?', at most n - 1 bytes. */
+static const char *shown_path(const char *s, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (; s[k] && k + 1 < n; k++)
+        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
+    buf[k] = '\0';
+    return buf;
+}
+
 static void on_field(void *s, size_t len, void *data)
 {
     reader *r = data;
@@ -484,11 +494,11 @@ static void sample_row(reader *r)
         k.metric = key[3];
         long i = sb_row_index_find(&t->index, t->rows, &k);
         if (i < 0) {
-            char s[64], v[64], p[64], m[64], c[64];
+            char s[64], v[64], p[64], m[64], c[256];
             fail_at(r, r->start, "sample of %s %s %s %s, which %s has no row for",
                     shown(key[0], s, sizeof s), shown(key[1], v, sizeof v),
                     shown(key[2], p, sizeof p), shown(key[3], m, sizeof m),
-                    shown(st->csv_path, c, sizeof c));
+                    shown_path(st->csv_path, c, sizeof c));
             return;
         }
         st->key_row = i;
@@ -497,9 +507,9 @@ static void sample_row(reader *r)
     size_t row = (size_t)st->key_row;
     const sb_cmp_row *cr = &t->rows[row];
     if (run_id[0] && cr->run_id[0] && run_id != cr->run_id) {
-        char a[64], b[64], c[64];
+        char a[64], b[64], c[256];
         fail_at(r, r->start, "run_id '%s' is not %s:%ld's '%s' (samples of another run?)",
-                shown(run_id, a, sizeof a), shown(st->csv_path, c, sizeof c), cr->line,
+                shown(run_id, a, sizeof a), shown_path(st->csv_path, c, sizeof c), cr->line,
                 shown(cr->run_id, b, sizeof b));
         return;
     }
