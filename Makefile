@@ -1,6 +1,7 @@
 # syncbench: build, test, install, run.
 #   make            build build/syncbench (fat binary: every CUDA 13 architecture + PTX)
 #   make run        build, run configs/default.ini, print the table, write results/<gpu>-<date>.*
+#   make fixes      build, run configs/fixes.ini (the price list of sync-free code)
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
@@ -63,7 +64,7 @@ NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 BIN      := $(BUILD)/syncbench
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all run plot perf-check perf-metrics test test-asan unit install uninstall clean deps format
+.PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -72,6 +73,11 @@ run: $(BIN)
 	@mkdir -p results
 	$(BIN) --config configs/default.ini --csv 'results/{gpu}-{date}.csv' \
 	  --json 'results/{gpu}-{date}.json'
+
+# The price list of sync-free code (configs/fixes.ini), and its figure.
+fixes: $(BIN)
+	@mkdir -p results
+	$(BIN) --config configs/fixes.ini --csv 'results/{gpu}-fixes-{date}.csv'
 
 # Figures. With no PLOT_CSV, runs configs/default.ini first (on this machine's GPU).
 PLOT_CSV ?=
@@ -164,10 +170,11 @@ $(BUILD)/asan/%.o: %.c | deps
 	$(call say,CC-SAN,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
+# -MMD -MP: a kernel's own header (kernels/<concept>.h) is a dependency too
+$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h | deps
 	@mkdir -p $(dir $@)
 	$(call say,NVCC,$<)
-	$(Q)$(NVCC) $(NVFLAGS) -c -o $@ $<
+	$(Q)$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)
@@ -225,4 +232,4 @@ deps:
 	  echo "  install them with: sudo apt-get install -y$$missing" >&2; exit 1; \
 	fi
 
--include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(BUILD)/obj/src/main.d
+-include $(LIB_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(BUILD)/obj/src/main.d

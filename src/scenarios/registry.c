@@ -6,13 +6,18 @@
 #include "base/textutil.h"
 
 extern const sb_scenario sb_small_gemm, sb_big_gemm, sb_readback, sb_copy, sb_double_buffer;
+extern const sb_scenario sb_coalesce, sb_log_every, sb_graph, sb_dynamic_shape, sb_device_branch;
 extern const sb_scenario sb_busy_stream, sb_alloc, sb_small_h2d, sb_sched;
 
+/* clang-format off */
 const sb_scenario *const sb_scenarios[] = {
     &sb_small_gemm, &sb_big_gemm, &sb_readback, &sb_copy, &sb_double_buffer,
+    /* sync-free fixes, each against the syncing way */
+    &sb_coalesce, &sb_log_every, &sb_graph, &sb_dynamic_shape, &sb_device_branch,
     &sb_busy_stream, &sb_alloc, &sb_small_h2d, &sb_sched,
     NULL,
 };
+/* clang-format on */
 
 const sb_scenario *sb_scenario_find(const char *name)
 {

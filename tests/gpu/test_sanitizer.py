@@ -17,6 +17,11 @@ SANITIZER = shutil.which("compute-sanitizer") or os.path.join(CUDA_HOME, "bin",
                                                               "compute-sanitizer")
 # small sizes, so that the instrumented kernels finish in seconds
 SMALL = {
+    "coalesce": ["--set", "values=8", "--set", "work_us=5"],
+    "log-every": ["--set", "every=2", "--set", "kernels=3", "--set", "work_us=2"],
+    "graph": ["--set", "kernels=5"],
+    "dynamic-shape": ["--set", "n=5000", "--set", "density=30"],
+    "device-branch": ["--set", "work_us=2"],
     "small-gemm": ["--set", "m=128", "--set", "n=128", "--set", "k=128"],
     "big-gemm": ["--set", "m=256", "--set", "n=256", "--set", "k=256"],
     "readback": ["--set", "pending_us=200"],
