@@ -29,6 +29,8 @@ Figures:
   readback.png          readback cost, pending vs idle, pageable vs pinned, print
   copies.png            GB/s and host time blocked in the copy call against size
   double_buffer.png     copy and compute time per variant beside total and the ideal
+  fixes.png             the price list: per fix the guides recommend, the step with the sync
+                        beside the step without it, the saving labelled in us and %
 """
 import argparse
 import csv
@@ -333,6 +335,53 @@ def prep_double_buffer(rows):
     return {"p": p, "names": names, "variants": variants}, None
 
 
+# The price list: the guide's advice for each fix scenario (configs/fixes.ini), and .item()
+# after every small GEMM. A pattern is any (scenario, params) whose sync-free variants carry
+# saving_us against a syncing reference.
+ADVICE = OrderedDict([
+    ("coalesce", "coalesce .item() calls into one"),
+    ("log-every", "log the loss every 100 steps"),
+    ("device-branch", "branch on the GPU (torch.where)"),
+    ("dynamic-shape", "fixed shapes instead of nonzero/x[mask]"),
+    ("graph", "capture the launches in a CUDA graph"),
+    ("busy-stream", "sync the stream, not the device"),
+    ("alloc", "no cudaFree in the loop"),
+    ("small-h2d", "pinned staging + async copy"),
+])
+MAX_FIX_ROWS = 24  # bars in fixes.png: at most 24 x 0.45 in tall
+
+
+def prep_fixes(rows):
+    if not table(rows, tuple(ADVICE)):  # the price list needs a fix scenario
+        return None, None
+    tab = table(rows, tuple(ADVICE) + GEMMS)
+    groups = []
+    for (scenario, params), variants in tab.items():
+        if scenario in GEMMS:  # .item() after every GEMM, against no sync at all
+            item = variants.get("sync-item", {})
+            if "wall_us_per_iter" in item and "overhead_us" in item and "async" in variants:
+                base = item["wall_us_per_iter"]
+                save = item["overhead_us"]
+                groups.append((f"no .item() after every {scenario}", params, "sync-item", base,
+                               [("async", variants["async"]["wall_us_per_iter"], save,
+                                 100 * save / base)]))
+            continue
+        free = [(v, m["step_us"], m["saving_us"], m.get("saving_pct", math.nan))
+                for v, m in variants.items() if "saving_us" in m and "step_us" in m]
+        syncing = [v for v, m in variants.items() if "step_us" in m and "saving_us" not in m]
+        if free and syncing:
+            groups.append((ADVICE[scenario], params, syncing[0],
+                           variants[syncing[0]]["step_us"], free))
+    if not groups:
+        return None, "no fix scenario has a syncing variant and a saving_us row"
+    bars = sum(1 + len(g[4]) for g in groups)
+    note = None
+    while bars > MAX_FIX_ROWS and len(groups) > 1:
+        bars -= 1 + len(groups.pop()[4])
+        note = f"the first {len(groups)} patterns of the CSV"
+    return {"groups": groups}, note
+
+
 # ---------------------------------------------------------------------------------------------
 # Drawing (matplotlib is imported only once the input has passed)
 
@@ -549,11 +598,43 @@ def draw_double_buffer(plt, d, meta):
     return fig
 
 
+def draw_fixes(plt, d, meta):
+    groups = d["groups"]
+    labels, values, colors, notes = [], [], [], []
+    for advice, params, syncing, base, free in groups:
+        labels.append(f"{advice}\n{syncing}  ({clip(params, 30)})")
+        values.append(base)
+        colors.append("#d62728")
+        notes.append(f"{num(base)} µs")
+        for v, step, save, pct in free:
+            labels.append(f"{v}")
+            values.append(step)
+            colors.append("#76b900")
+            notes.append(f"{num(step)} µs: saves {num(save)} µs ({num(pct)} %)")
+    n = len(values)
+    fig, ax = plt.subplots(figsize=(10, 1.2 + 0.45 * n))
+    y = list(range(n))[::-1]
+    ax.barh(y, values, color=colors)
+    for yi, val, text in zip(y, values, notes):
+        ax.annotate(text, (val, yi), va="center", fontsize=8, xytext=(3, 0),
+                    textcoords="offset points")
+    ax.set_yticks(y, labels, fontsize=8)
+    positive = [v for v in values if v > 0]
+    if positive and min(positive) > 0 and len(positive) == n:
+        ax.set_xscale("log")
+        ax.set_xlim(min(values) / 2, max(values) * 12)
+    ax.set_xlabel("time per step (µs, log): red with the sync, green sync-free")
+    title(ax, "The price list of sync-free code", meta)
+    fig.tight_layout()
+    return fig
+
+
 FIGURES = [
     ("forced_sync_gemm.png", prep_forced_sync, draw_forced_sync),
     ("overhead_share.png", prep_overhead_share, draw_overhead_share),
     ("readback.png", prep_readback, draw_readback),
     ("copies.png", prep_copies, draw_copies),
+    ("fixes.png", prep_fixes, draw_fixes),
     ("double_buffer.png", prep_double_buffer, draw_double_buffer),
 ]
 

@@ -10,7 +10,7 @@ static void range_text(const sb_optdef *d, char *buf, size_t n)
     if (d->type == SB_OPT_INT)
         snprintf(buf, n, "an integer from %.0f to %.0f", d->lo, d->hi);
     else
-        snprintf(buf, n, "a number from %g to %g", d->lo, d->hi);
+        snprintf(buf, n, "a number from %.15g to %.15g", d->lo, d->hi);
 }
 
 static int number(const sb_optdef *d, const char *text, void *dst, char *err, size_t n)

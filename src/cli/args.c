@@ -102,14 +102,18 @@ int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, in
     opterr = 0;
     optind = 1;
     for (;;) {
-        int prev = optind;
         int c = getopt_long(argc, argv, s.shorts, s.longs, NULL);
         if (c == -1)
             break;
-        const char *arg = argv[prev];
+        /* the option just read: getopt permutes argv as it goes, so after operands (compare's
+         * `a.csv b.csv --bogus`) it is not where optind was before the call; no value follows
+         * it when it is refused */
+        const char *arg = argv[optind - 1];
         if (c == ':')
             return sb_fail(SB_EXIT_USAGE, "%soption '%s' needs a value", prefix, arg);
         int k = c >= 256 ? c - 256 : find_short(&s, c);
+        if (c == '?' && optopt > 0 && optopt < 256) /* an unknown letter, maybe in a cluster */
+            return sb_fail(SB_EXIT_USAGE, "%sunknown option '-%c' (see --help)", prefix, optopt);
         if (c == '?' || k < 0)
             return refused(prefix, &s, arg);
         const sb_optdef *d = s.def[k];

@@ -1,34 +1,80 @@
 #include "cli/compare_args.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "base/textutil.h"
+#include "cli/args.h"
+
+#define AT(field) offsetof(sb_compare_request, field)
+
+/* Defaults are sb_compare_request_defaults' (compare/compare.c), which the help text repeats. */
+/* clang-format off */
+static const sb_optdef compare_optdefs[] = {
+    {"threshold", 0, NULL, SB_OPT_NUMBER, "PCT", 0, 1e6, NULL, AT(opts.threshold_pct), NULL,
+     "Verdicts:", "smallest change that counts (default 5)"},
+    {"confidence", 0, NULL, SB_OPT_NUMBER, "PCT", 50, 99.9, NULL, AT(confidence_pct), NULL, NULL,
+     "confidence of the interval on samples (default 99)"},
+    {"noise-k", 0, NULL, SB_OPT_NUMBER, "K", 0, 1e6, NULL, AT(opts.noise_k), NULL, NULL,
+     "summary rule: noise band in combined relative stddevs\n(default 3)"},
+    {"run-noise", 0, NULL, SB_OPT_NUMBER, "PCT", 0, 1e6, NULL, AT(opts.run_noise_pct), NULL, NULL,
+     "summary rule: spread between runs a run's cv cannot see\n(default 2)"},
+    {"strict", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(strict), NULL, NULL,
+     "an inconclusive row fails the gate too (exit 1)"},
+    {"metric", 0, NULL, SB_OPT_TEXT, "LIST", 0, 0, NULL, AT(metric_arg), NULL, "Rows:",
+     "compare only these metrics (comma-separated)"},
+    {"subset", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(subset), NULL, NULL,
+     "compare only the rows CURRENT has (a confirmation run):\n"
+     "the baseline's other rows are left out, not `missing`"},
+    {"base-samples", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(base_samples), NULL,
+     "Samples:", "the baseline's samples (default: BASELINE.samples.csv\nbeside it, if there)"},
+    {"current-samples", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(current_samples), NULL,
+     NULL, "the current run's samples (default: CURRENT.samples.csv)"},
+    {"markdown", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(markdown), NULL, "Output:",
+     "also write the table as Markdown (CI job summary)"},
+    {"rerun", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(rerun), NULL, NULL,
+     "write a suite that measures the REGRESSION and inconclusive\n"
+     "rows again (syncbench --config PATH); with none, a file\n"
+     "holding only a comment"},
+    {"rerun-reps", 0, NULL, SB_OPT_INT, "N", 1, 1e6, NULL, AT(rerun_reps), NULL, NULL,
+     "min_reps of the --rerun suite (default 30; max_reps 10 N,\nmax_time 3 s)"},
+    {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
+     "print only the summary"},
+    {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},
+    {NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
+};
+/* clang-format on */
 
 void sb_compare_usage(FILE *f)
 {
     fputs("usage: syncbench compare BASELINE.csv CURRENT.csv [options]\n"
           "\n"
           "Matches rows on scenario, variant, params and metric, and gives each a verdict:\n"
-          "same, faster, slower, REGRESSION, no-baseline, new, missing. A REGRESSION is a\n"
-          "change in the worse direction beyond --threshold AND beyond the noise of both\n"
-          "runs: --noise-k x sqrt(cv_base^2 + cv_current^2 + run_noise^2), in percent.\n"
+          "same, faster, slower, REGRESSION, inconclusive, no-baseline, new, missing.\n"
+          "\n"
+          "With samples (X.samples.csv beside each X.csv, from syncbench --samples), a row is\n"
+          "judged by a bootstrap confidence interval (--confidence) of the relative change of\n"
+          "its median: REGRESSION when the interval lies wholly on the worse side and the\n"
+          "change is beyond --threshold; same when the interval lies within +-threshold;\n"
+          "inconclusive when it reaches past the threshold without excluding zero: too few\n"
+          "repetitions or too much spread to tell. inconclusive is never same, and fails the\n"
+          "gate only with --strict; measure again with more repetitions for a verdict.\n"
+          "Without samples in both runs, the summary rule: a REGRESSION is a change in the\n"
+          "worse direction beyond --threshold AND beyond --noise-k x sqrt(cv_base^2 +\n"
+          "cv_current^2 + run_noise^2), in percent. The output says which rule it used.\n"
           "A baseline at or near zero (|median| <= its stddev; 0 always is) has no relative\n"
           "change: the row is `same` when the current is at or near zero too, else\n"
-          "`no-baseline`, which is counted in the summary and is never a REGRESSION.\n"
-          "\n"
-          "  --threshold PCT   smallest change that counts (default 5)\n"
-          "  --noise-k K       noise band in combined relative stddevs (default 3)\n"
-          "  --run-noise PCT   spread between runs a run's cv cannot see (default 2)\n"
-          "  --metric LIST     compare only these metrics (comma-separated)\n"
-          "  --markdown PATH   also write the table as Markdown (CI job summary)\n"
-          "  -q, --quiet       print only the summary line\n"
-          "\n"
+          "`no-baseline`, which is counted in the summary and is never a REGRESSION.\n",
+          f);
+    sb_argtable t = {compare_optdefs, NULL, NULL};
+    sb_args_usage(f, &t, 1);
+    fputs("\n"
           "Inputs: at most 4 GiB per file, 64 KiB per record, 64 fields; no NUL bytes.\n"
           "Files from different GPUs are compared with a warning on stderr.\n"
-          "Exit codes: 0 no regression, 1 regression, 2 bad input.\n",
+          "Exit codes: 0 no regression, 1 regression (or inconclusive with --strict),\n"
+          "2 bad input.\n",
           f);
 }
 
@@ -49,79 +95,26 @@ static int metric_list(const char *arg, sb_compare_request *req)
         req->metrics[i] = items[i];
     }
     req->n_metrics = n;
-    req->metric_arg = arg;
     return 0;
 }
 
 int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req)
 {
-    static const struct option opts[] = {
-        {"threshold", required_argument, NULL, 't'},
-        {"noise-k", required_argument, NULL, 'k'},
-        {"run-noise", required_argument, NULL, 'r'},
-        {"metric", required_argument, NULL, 'm'},
-        {"markdown", required_argument, NULL, 'M'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     sb_compare_request_defaults(req);
-    opterr = 0;
-    optind = 1;
-    for (;;) {
-        /* Options are named by their long names, not by argv[optind]: getopt permutes argv, so
-         * options after the file names are not where optind was. */
-        int li = -1;
-        int c = getopt_long(argc, argv, ":qh", opts, &li);
-        if (c == -1)
-            break;
-        double v;
-        int rc;
-        switch (c) {
-        case 't':
-        case 'k':
-        case 'r':
-            if (sb_parse_double(optarg, &v) != SB_PARSE_OK || v < 0 || v > 1e6)
-                return sb_fail(SB_EXIT_USAGE, "compare: --%s %s: expected a number from 0 to 1e6",
-                               opts[li].name, optarg);
-            if (c == 't')
-                req->opts.threshold_pct = v;
-            else if (c == 'k')
-                req->opts.noise_k = v;
-            else
-                req->opts.run_noise_pct = v;
-            break;
-        case 'm':
-            if ((rc = metric_list(optarg, req)) != 0)
-                return rc;
-            break;
-        case 'M':
-            req->markdown = optarg;
-            break;
-        case 'q':
-            req->quiet = 1;
-            break;
-        case 'h':
-            req->help = 1;
-            return 0;
-        case ':':
-            for (const struct option *o = opts; o->name; o++)
-                if (o->val == optopt)
-                    return sb_fail(SB_EXIT_USAGE, "compare: option '--%s' needs a value", o->name);
-            return sb_fail(SB_EXIT_USAGE, "compare: option '%s' needs a value", argv[optind - 1]);
-        default:
-            if (optopt)
-                return sb_fail(SB_EXIT_USAGE, "compare: unknown option '-%c' (see compare --help)",
-                               optopt);
-            return sb_fail(SB_EXIT_USAGE, "compare: unknown option '%s' (see compare --help)",
-                           argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 2)
+    sb_argtable t = {compare_optdefs, req, NULL};
+    int first;
+    int rc = sb_args_parse("compare: ", &t, 1, argc, argv, &first);
+    if (rc)
+        return rc;
+    if (req->help)
+        return 0;
+    if (req->metric_arg && (rc = metric_list(req->metric_arg, req)) != 0)
+        return rc;
+    if (argc - first != 2)
         return sb_fail(SB_EXIT_USAGE, "compare: expected BASELINE.csv CURRENT.csv (see compare "
                                       "--help)");
-    req->baseline = argv[optind];
-    req->current = argv[optind + 1];
+    req->baseline = argv[first];
+    req->current = argv[first + 1];
     return 0;
 }
 

@@ -1,14 +1,19 @@
 #include "compare/compare.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/textutil.h"
 #include "compare/csv_read.h"
+#include "compare/gate.h"
 #include "compare/match.h"
+#include "compare/rerun.h"
 #include "sinks/grid.h"
 #include "sinks/outfile.h"
 
@@ -16,6 +21,8 @@ void sb_compare_request_defaults(sb_compare_request *req)
 {
     memset(req, 0, sizeof *req);
     req->opts = (sb_compare_opts){5.0, 3.0, 2.0};
+    req->confidence_pct = 99;
+    req->rerun_reps = 30;
 }
 
 /* s with line breaks and other control characters as '?', so that a warning is one line. */
@@ -28,59 +35,211 @@ static const char *one_line(const char *s, char *buf, size_t n)
     return buf;
 }
 
+/* Which rule gave a row its verdict. */
+enum { RULE_NONE, RULE_SUMMARY, RULE_SAMPLES, RULE_ZERO };
+
 typedef struct {
     const sb_cmp_row *base, *cur;
     sb_verdict v;
-    double change, noise;
+    int rule;
+    double change, noise; /* noise: the summary rule's band */
+    double lo, hi;        /* the samples' interval of the change */
 } line;
 
-enum { NC = 9 };
+/* ---- samples ---- */
+
+typedef struct {
+    const char *path; /* NULL: none */
+    char buf[PATH_MAX];
+} samples_file;
+
+/* The samples file of one side: the one given (which must exist), else X.samples.csv beside
+ * X.csv when it exists. */
+static int find_samples(const char *given, const char *opt, const char *csv, samples_file *s)
+{
+    struct stat st;
+    s->path = NULL;
+    if (given) {
+        if (stat(given, &st) != 0)
+            return sb_fail(SB_EXIT_USAGE, "compare: %s %s: cannot open: %s", opt, given,
+                           strerror(errno));
+        s->path = given;
+        return 0;
+    }
+    if (sb_samples_path(csv, s->buf, sizeof s->buf) == 0 && stat(s->buf, &st) == 0)
+        s->path = s->buf;
+    return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the median of x[0..n) is 0: no relative change to it. -1 when out of memory. */
+static int zero_median(const double *x, int n)
+{
+    double *t = malloc(sizeof *t * (size_t)n);
+    if (!t)
+        return -1;
+    memcpy(t, x, sizeof *t * (size_t)n);
+    qsort(t, (size_t)n, sizeof *t, by_value);
+    double m = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    free(t);
+    return m == 0;
+}
+
+/* The verdict of a row in both files: a baseline at or near zero has no relative change (the
+ * summary rule's `same` / `no-baseline`, whichever rule); otherwise the samples' interval when
+ * both rows have samples, else the summary rule. 0, or SB_EXIT_FAIL when out of memory. */
+static int decide(line *l, const sb_compare_request *req, int use_samples)
+{
+    const sb_cmp_row *b = l->base, *c = l->cur;
+    l->lo = l->hi = NAN;
+    l->v = sb_compare_rows(b, c, &req->opts, &l->change, &l->noise);
+    l->rule = RULE_SUMMARY;
+    if (sb_near_zero(b)) {
+        l->rule = RULE_ZERO;
+        return 0;
+    }
+    if (!use_samples || !b->n_samples || !c->n_samples)
+        return 0;
+    int z = zero_median(b->samples, b->n_samples);
+    if (z < 0)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    if (z) { /* the samples' median is 0 though the row's is not: no relative change either */
+        l->rule = RULE_ZERO;
+        l->v = sb_near_zero(c) ? SB_SAME : SB_NO_BASELINE;
+        l->change = NAN;
+        return 0;
+    }
+    sb_gate_opts o;
+    sb_gate_defaults(&o);
+    o.threshold_pct = req->opts.threshold_pct;
+    o.confidence_pct = req->confidence_pct;
+    sb_gate_result g;
+    if (sb_gate_decide(b->samples, b->n_samples, c->samples, c->n_samples, b->better == SB_HIGHER,
+                       &o, &g) != 0)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    static const sb_verdict from_gate[] = {
+        [SB_GATE_SAME] = SB_SAME,
+        [SB_GATE_FASTER] = SB_FASTER,
+        [SB_GATE_SLOWER] = SB_SLOWER,
+        [SB_GATE_REGRESSION] = SB_REGRESSION,
+        [SB_GATE_INCONCLUSIVE] = SB_INCONCLUSIVE,
+    };
+    l->v = from_gate[g.verdict];
+    l->rule = RULE_SAMPLES;
+    l->change = g.change_pct;
+    l->lo = g.lo_pct;
+    l->hi = g.hi_pct;
+    return 0;
+}
+
+/* ---- the table ---- */
+
+enum { MAX_COLS = 10 };
+
+typedef struct {
+    int cols;
+    const char *heads[MAX_COLS];
+    int right[MAX_COLS];
+    int noise_col, ci_col; /* -1 when not shown */
+    char ci_head[32];
+} layout;
+
+/* The columns: the noise band when the summary rule decided a row, the interval when samples
+ * did. */
+static void make_layout(layout *t, int show_noise, int show_ci, double confidence)
+{
+    static const char *const keys[] = {"scenario", "variant", "params",  "metric",
+                                       "base",     "current", "change %"};
+    memset(t, 0, sizeof *t);
+    for (int i = 0; i < 7; i++) {
+        t->heads[t->cols] = keys[i];
+        t->right[t->cols++] = i >= 4;
+    }
+    t->noise_col = t->ci_col = -1;
+    if (show_noise) {
+        t->noise_col = t->cols;
+        t->heads[t->cols] = "noise %";
+        t->right[t->cols++] = 1;
+    }
+    if (show_ci) {
+        snprintf(t->ci_head, sizeof t->ci_head, "%g %% CI", confidence);
+        t->ci_col = t->cols;
+        t->heads[t->cols] = t->ci_head;
+        t->right[t->cols++] = 1;
+    }
+    t->heads[t->cols] = "verdict";
+    t->right[t->cols++] = 0;
+}
 
 /* The table's cells, row by row: the key's text is the pool's, figures are formatted into it. */
-static const char **table_cells(sb_strpool *pool, const line *l, size_t n)
+static const char **table_cells(sb_strpool *pool, const layout *t, const line *l, size_t n)
 {
-    const char **cells = malloc(sizeof *cells * NC * (n ? n : 1));
+    const int nc = t->cols;
+    const char **cells = malloc(sizeof *cells * (size_t)nc * (n ? n : 1));
     if (!cells)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        const char **c = cells + i * NC;
+        const char **c = cells + i * (size_t)nc;
         const sb_cmp_row *k = l[i].base ? l[i].base : l[i].cur;
-        char buf[4][64];
-        for (int j = 0; j < 4; j++)
-            strcpy(buf[j], "-");
-        if (l[i].base)
-            sb_format_figure(l[i].base->median, buf[0], sizeof buf[0]);
-        if (l[i].cur)
-            sb_format_figure(l[i].cur->median, buf[1], sizeof buf[1]);
-        if (l[i].base && l[i].cur) {
-            if (isfinite(l[i].change))
-                snprintf(buf[2], sizeof buf[2], "%+.2f", l[i].change);
-            if (l[i].v != SB_NO_BASELINE && !sb_near_zero(l[i].base))
-                snprintf(buf[3], sizeof buf[3], "%.2f", l[i].noise);
-        }
         c[0] = k->scenario;
         c[1] = k->variant;
         c[2] = k->params;
         c[3] = k->metric;
-        for (int j = 0; j < 4; j++) {
-            c[4 + j] = strcmp(buf[j], "-") ? sb_strpool_copy(pool, buf[j], strlen(buf[j])) : "-";
-            if (!c[4 + j]) {
+        char buf[MAX_COLS][64];
+        for (int j = 4; j < nc - 1; j++)
+            strcpy(buf[j], "-");
+        if (l[i].base)
+            sb_format_figure(l[i].base->median, buf[4], sizeof buf[4]);
+        if (l[i].cur)
+            sb_format_figure(l[i].cur->median, buf[5], sizeof buf[5]);
+        if (l[i].base && l[i].cur) {
+            if (isfinite(l[i].change))
+                snprintf(buf[6], sizeof buf[6], "%+.2f", l[i].change);
+            if (t->noise_col >= 0 && l[i].rule == RULE_SUMMARY)
+                snprintf(buf[t->noise_col], sizeof buf[0], "%.2f", l[i].noise);
+            if (t->ci_col >= 0 && l[i].rule == RULE_SAMPLES)
+                snprintf(buf[t->ci_col], sizeof buf[0], "[%+.2f,%+.2f]", l[i].lo, l[i].hi);
+        }
+        for (int j = 4; j < nc - 1; j++) {
+            c[j] = strcmp(buf[j], "-") ? sb_strpool_copy(pool, buf[j], strlen(buf[j])) : "-";
+            if (!c[j]) {
                 free(cells);
                 return NULL;
             }
         }
-        c[8] = sb_verdict_name(l[i].v);
+        c[nc - 1] = sb_verdict_name(l[i].v);
     }
     return cells;
 }
 
-static void print_table(FILE *f, const char **cells, size_t n, int markdown)
+static void print_table(FILE *f, const layout *t, const char **cells, size_t n, int markdown)
 {
-    static const char *const heads[NC] = {"scenario", "variant",  "params",  "metric", "base",
-                                          "current",  "change %", "noise %", "verdict"};
-    static const int right[NC] = {0, 0, 0, 0, 1, 1, 1, 1, 0};
-    sb_grid g = {NC, (int)n, heads, right, cells};
+    sb_grid g = {t->cols, (int)n, t->heads, t->right, cells};
     sb_grid_print(f, &g, markdown);
+}
+
+/* ---- the run ---- */
+
+/* The confirmation suite for the REGRESSION and inconclusive rows, written to out. */
+static int write_rerun(const sb_compare_request *req, const line *l, size_t n, sb_out_file *out,
+                       int *sections)
+{
+    sb_rerun_item *items = malloc(sizeof *items * (n ? n : 1));
+    if (!items)
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (l[i].v == SB_REGRESSION || l[i].v == SB_INCONCLUSIVE)
+            items[k++] = (sb_rerun_item){l[i].cur, l[i].v, l[i].change};
+    sb_rerun_opts o = {req->rerun_reps, req->baseline, req->current};
+    int rc = sb_rerun_write(out->f, items, k, &o, sections);
+    free(items);
+    return rc ? rc : sb_out_commit(out);
 }
 
 int sb_compare_run(const sb_compare_request *req)
@@ -89,11 +248,13 @@ int sb_compare_run(const sb_compare_request *req)
     sb_strpool_init(&pool);
     sb_cmp_table base, cur;
     memset(&cur, 0, sizeof cur);
-    sb_out_file md;
+    sb_out_file md, rr;
     memset(&md, 0, sizeof md);
+    memset(&rr, 0, sizeof rr);
     sb_pair *pairs = NULL;
     line *lines = NULL;
     const char **cells = NULL;
+    samples_file bs, cs;
     int rc = sb_csv_read(req->baseline, &pool, &base);
     if (rc) {
         sb_strpool_free(&pool);
@@ -108,10 +269,27 @@ int sb_compare_run(const sb_compare_request *req)
                 "syncbench: compare: warning: baseline is from GPU %s, current from GPU %s\n",
                 one_line(base.gpu, a, sizeof a), one_line(cur.gpu, b, sizeof b));
     }
-    if (req->markdown &&
-        (rc = sb_out_create(&md, "markdown", req->markdown,
-                            (const char *const[]){req->baseline, req->current, NULL})) != 0)
+
+    /* samples: read when both runs have them */
+    if ((rc = find_samples(req->base_samples, "--base-samples", req->baseline, &bs)) != 0 ||
+        (rc = find_samples(req->current_samples, "--current-samples", req->current, &cs)) != 0)
         goto out;
+    int use_samples = bs.path && cs.path;
+    if (use_samples && ((rc = sb_samples_read(bs.path, req->baseline, &pool, &base)) != 0 ||
+                        (rc = sb_samples_read(cs.path, req->current, &pool, &cur)) != 0))
+        goto out;
+
+    const char *inputs[] = {req->baseline, req->current, bs.path ? bs.path : cs.path,
+                            bs.path ? cs.path : NULL, NULL};
+    if (req->markdown && (rc = sb_out_create(&md, "markdown", req->markdown, inputs)) != 0)
+        goto out;
+    if (req->rerun && (rc = sb_out_create(&rr, "rerun", req->rerun, inputs)) != 0)
+        goto out;
+    if (md.f && rr.f && sb_out_same(&md, &rr)) {
+        rc = sb_fail(SB_EXIT_USAGE, "compare: --rerun %s: same file as --markdown %s", req->rerun,
+                     req->markdown);
+        goto out;
+    }
 
     size_t n;
     if (sb_match(&base, &cur, req->metrics, req->n_metrics, &pairs, &n) != 0 ||
@@ -119,62 +297,154 @@ int sb_compare_run(const sb_compare_request *req)
         rc = sb_fail(SB_EXIT_FAIL, "out of memory");
         goto out;
     }
+    size_t left_out = 0;
+    if (req->subset) { /* only the rows CURRENT has: a confirmation run re-measures a few */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (pairs[i].cur)
+                pairs[k++] = pairs[i];
+        left_out = n - k;
+        n = k;
+    }
     if (n == 0) {
-        rc = sb_fail(SB_EXIT_USAGE, "compare: no rows with metric%s %s",
-                     req->n_metrics > 1 ? "s" : "", req->metric_arg);
+        if (req->n_metrics)
+            rc = sb_fail(SB_EXIT_USAGE, "compare: no rows with metric%s %s",
+                         req->n_metrics > 1 ? "s" : "", req->metric_arg);
+        else
+            rc = sb_fail(SB_EXIT_USAGE, "compare: no rows to compare");
         goto out;
     }
     size_t count[SB_VERDICTS] = {0};
+    size_t by_samples = 0, by_summary = 0;
     for (size_t i = 0; i < n; i++) {
         line *l = &lines[i];
         l->base = pairs[i].base;
         l->cur = pairs[i].cur;
-        if (l->base && l->cur)
-            l->v = sb_compare_rows(l->base, l->cur, &req->opts, &l->change, &l->noise);
-        else
+        if (l->base && l->cur) {
+            if ((rc = decide(l, req, use_samples)) != 0)
+                goto out;
+            by_samples += l->rule == RULE_SAMPLES;
+            by_summary += l->rule == RULE_SUMMARY;
+        } else {
             l->v = l->base ? SB_MISSING : SB_NEW;
+            l->rule = RULE_NONE;
+        }
         count[l->v]++;
     }
     free(pairs);
     pairs = NULL;
+
+    /* which rule: one line before the table, and in the summary */
     const sb_compare_opts *o = &req->opts;
-    char summary[512];
+    char rule[PATH_MAX * 2 + 256], rule_short[512];
+    if (use_samples) {
+        char a[PATH_MAX], b[PATH_MAX];
+        snprintf(rule_short, sizeof rule_short,
+                 "statistics: bootstrap CI of the change of medians on samples (%g %%)",
+                 req->confidence_pct);
+        if (by_summary) {
+            size_t used = strlen(rule_short);
+            snprintf(rule_short + used, sizeof rule_short - used,
+                     "; summary rule for %zu row%s without samples in both files (noise %g x "
+                     "cv, run noise %g %%)",
+                     by_summary, by_summary == 1 ? "" : "s", o->noise_k, o->run_noise_pct);
+        }
+        snprintf(rule, sizeof rule, "%s: %s, %s", rule_short, one_line(bs.path, a, sizeof a),
+                 one_line(cs.path, b, sizeof b));
+    } else {
+        /* the files looked for and not found (a file given must exist) */
+        char missing[PATH_MAX * 2 + 8] = "";
+        const char *csvs[2] = {bs.path ? NULL : req->baseline, cs.path ? NULL : req->current};
+        for (int k = 0; k < 2; k++) {
+            char want[PATH_MAX], shown[PATH_MAX];
+            if (!csvs[k] || sb_samples_path(csvs[k], want, sizeof want) != 0)
+                continue;
+            size_t used = strlen(missing);
+            snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
+                     one_line(want, shown, sizeof shown));
+        }
+        snprintf(rule, sizeof rule, "summary rule: samples not found (%s)", missing);
+        snprintf(rule_short, sizeof rule_short,
+                 "noise %g x cv, run noise %g %%; summary rule: samples not found (%.300s)",
+                 o->noise_k, o->run_noise_pct, missing);
+    }
+    char subset_note[96] = "";
+    if (req->subset)
+        snprintf(subset_note, sizeof subset_note,
+                 "; --subset: %zu baseline row%s not in CURRENT left out", left_out,
+                 left_out == 1 ? "" : "s");
+    char summary[1024];
     snprintf(summary, sizeof summary,
              "compare: %zu rows: %zu REGRESSION, %zu slower, %zu faster, %zu same, "
-             "%zu no-baseline, %zu new, %zu missing "
-             "(threshold %g %%, noise %g x cv, run noise %g %%)",
+             "%zu no-baseline, %zu new, %zu missing, %zu inconclusive (threshold %g %%%s%s%s)",
              n, count[SB_REGRESSION], count[SB_SLOWER], count[SB_FASTER], count[SB_SAME],
-             count[SB_NO_BASELINE], count[SB_NEW], count[SB_MISSING], o->threshold_pct, o->noise_k,
-             o->run_noise_pct);
+             count[SB_NO_BASELINE], count[SB_NEW], count[SB_MISSING], count[SB_INCONCLUSIVE],
+             o->threshold_pct, use_samples ? "; " : ", ", rule_short, subset_note);
+    char advice[512] = "";
+    if (count[SB_INCONCLUSIVE])
+        snprintf(advice, sizeof advice,
+                 "compare: %zu inconclusive: the samples neither show nor exclude a change of "
+                 "%g %%; for a verdict measure again with more repetitions (syncbench "
+                 "--min-reps %lld; make perf-check re-measures them; compare --rerun PATH "
+                 "writes the suite)%s",
+                 count[SB_INCONCLUSIVE], o->threshold_pct, req->rerun_reps,
+                 req->strict ? "; --strict: they fail the gate"
+                             : "; they fail the gate only with --strict");
+
+    layout t;
+    make_layout(&t, !use_samples || by_summary, by_samples, req->confidence_pct);
     if (!req->quiet || md.f) {
-        if (!(cells = table_cells(&pool, lines, n))) {
+        if (!(cells = table_cells(&pool, &t, lines, n))) {
             rc = sb_fail(SB_EXIT_FAIL, "out of memory");
             goto out;
         }
     }
     if (!req->quiet) {
-        printf("baseline: %s (%s, %s)\ncurrent:  %s (%s, %s)\n\n", req->baseline, base.gpu,
-               base.run_id, req->current, cur.gpu, cur.run_id);
-        print_table(stdout, cells, n, 0);
+        printf("baseline: %s (%s, %s)\ncurrent:  %s (%s, %s)\n%s\n\n", req->baseline, base.gpu,
+               base.run_id, req->current, cur.gpu, cur.run_id, rule);
+        print_table(stdout, &t, cells, n, 0);
         putchar('\n');
     }
     puts(summary);
+    if (advice[0])
+        puts(advice);
     if (md.f) {
         /* Markdown shows regressions in bold */
         for (size_t i = 0; i < n; i++)
             if (lines[i].v == SB_REGRESSION)
-                cells[i * NC + 8] = "**REGRESSION**";
-        fprintf(md.f, "### syncbench compare\n\nbaseline `%s` (%s), current `%s` (%s)\n\n",
-                req->baseline, base.gpu, req->current, cur.gpu);
-        print_table(md.f, cells, n, 1);
+                cells[i * (size_t)t.cols + (size_t)t.cols - 1] = "**REGRESSION**";
+        fprintf(md.f, "### syncbench compare\n\nbaseline `%s` (%s), current `%s` (%s)\n\n%s\n\n",
+                req->baseline, base.gpu, req->current, cur.gpu, rule);
+        print_table(md.f, &t, cells, n, 1);
         fprintf(md.f, "\n%s\n", summary);
-        rc = sb_out_commit(&md);
+        if (advice[0])
+            fprintf(md.f, "\n%s\n", advice);
+        if ((rc = sb_out_commit(&md)) != 0)
+            goto out;
     }
-    if (!rc && count[SB_REGRESSION])
-        rc = sb_fail(SB_EXIT_FAIL, "compare: %zu regression%s beyond %g %% and the noise",
-                     count[SB_REGRESSION], count[SB_REGRESSION] == 1 ? "" : "s", o->threshold_pct);
+    if (rr.f) {
+        int sections;
+        if ((rc = write_rerun(req, lines, n, &rr, &sections)) != 0)
+            goto out;
+        if (!req->quiet)
+            printf("rerun: %d measurement%s to confirm in %s\n", sections, sections == 1 ? "" : "s",
+                   req->rerun);
+    }
+    size_t fails = count[SB_REGRESSION], unsure = req->strict ? count[SB_INCONCLUSIVE] : 0;
+    if (fails && unsure)
+        rc = sb_fail(SB_EXIT_FAIL,
+                     "compare: %zu regression%s beyond %g %% and the noise, %zu inconclusive "
+                     "(--strict)",
+                     fails, fails == 1 ? "" : "s", o->threshold_pct, unsure);
+    else if (fails)
+        rc = sb_fail(SB_EXIT_FAIL, "compare: %zu regression%s beyond %g %% and the noise", fails,
+                     fails == 1 ? "" : "s", o->threshold_pct);
+    else if (unsure)
+        rc = sb_fail(SB_EXIT_FAIL, "compare: %zu inconclusive row%s (--strict)", unsure,
+                     unsure == 1 ? "" : "s");
 out:
     sb_out_abort(&md);
+    sb_out_abort(&rr);
     free(cells);
     free(lines);
     free(pairs);

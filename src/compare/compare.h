@@ -1,7 +1,9 @@
 /* `syncbench compare BASELINE.csv CURRENT.csv`: the CI regression gate. The command line is
- * parsed by cli/compare_args.c into an sb_compare_request; this runs it: read both files
- * (compare/csv_read.c), match their rows (compare/match.c), give each a verdict
- * (compare/verdict.c), print the table and the summary, write the Markdown. */
+ * parsed by cli/compare_args.c into an sb_compare_request; this runs it: read both files and,
+ * when both runs have one, their samples files (compare/csv_read.c), match their rows
+ * (compare/match.c), give each a verdict (on samples: compare/gate.c; without: the summary rule
+ * of compare/verdict.c), print the table and the summary, write the Markdown and the rerun
+ * suite (compare/rerun.c). */
 #ifndef SB_COMPARE_H
 #define SB_COMPARE_H
 
@@ -19,14 +21,24 @@ typedef struct sb_compare_request {
     int n_metrics;
     char metric_buf[1024];
     const char *markdown; /* --markdown PATH, or NULL */
+    /* the samples' interval: its confidence in percent (--confidence, default 99) */
+    double confidence_pct;
+    /* --base-samples, --current-samples: the samples files, NULL: X.samples.csv beside X.csv
+     * when there is one */
+    const char *base_samples, *current_samples;
+    const char *rerun;    /* --rerun PATH: the confirmation suite, or NULL */
+    long long rerun_reps; /* --rerun-reps: its min_reps (default 30) */
+    int subset;           /* --subset: only the rows CURRENT has (no `missing`) */
+    int strict;           /* --strict: an inconclusive row fails the gate */
     int quiet;
     int help;
 } sb_compare_request;
 
-/* Defaults: threshold 5 %, noise-k 3, run noise 2 %, every metric, no Markdown. */
+/* Defaults: threshold 5 %, noise-k 3, run noise 2 %, confidence 99 %, rerun reps 30, every
+ * metric, no Markdown, samples beside the CSVs. */
 void sb_compare_request_defaults(sb_compare_request *req);
 
-/* Exit 0 no regression, 1 regression, 2 bad input. */
+/* Exit 0 no regression, 1 regression (or, with strict, an inconclusive row), 2 bad input. */
 int sb_compare_run(const sb_compare_request *req);
 
 #endif

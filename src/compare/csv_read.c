@@ -28,27 +28,46 @@ enum {
     C_GPU,
     C_RUN_ID,
     C_FLAGS,
+    C_ITERS,
     C_COUNT
 };
-static const char *const wanted[C_COUNT] = {"scenario", "variant", "params", "metric", "better",
-                                            "median",   "mean",    "stddev", "cv",     "unit",
-                                            "reps",     "gpu",     "run_id", "flags"};
-#define REQUIRED 9 /* the first nine above */
+static const char *const csv_columns[C_COUNT] = {
+    "scenario", "variant", "params", "metric", "better", "median", "mean", "stddev",
+    "cv",       "unit",    "reps",   "gpu",    "run_id", "flags",  "iters"};
 
-typedef struct {
+/* The samples file's columns (sinks/samples.c), the required ones first. */
+enum { S_SCENARIO, S_VARIANT, S_PARAMS, S_METRIC, S_REP, S_VALUE, S_RUN_ID, S_COUNT };
+static const char *const samples_columns[S_COUNT] = {"scenario", "variant", "params", "metric",
+                                                     "rep",      "value",   "run_id"};
+
+#define MAX_COLUMNS 16 /* at least C_COUNT and S_COUNT */
+
+_Static_assert(C_COUNT <= MAX_COLUMNS && S_COUNT <= MAX_COLUMNS, "MAX_COLUMNS");
+
+typedef struct reader reader;
+typedef struct samples_state samples_state;
+
+struct reader {
     const char *path;
+    /* the kind of file: its columns (the first n_required required), what a file without
+     * them is not ("syncbench CSV"), and what one data record does */
+    const char *const *wanted;
+    int n_wanted, n_required;
+    const char *kind;
+    void (*data_row)(reader *r);
     sb_strpool *pool;
     sb_cmp_table *out;
+    samples_state *samples; /* sb_samples_read's */
     /* Physical lines, counted as libcsv is fed: the input goes to it one piece at a time, each
      * ending at a line break (CR or LF) or at the end of what was read, so every record ends at
      * the end of a piece. */
-    long line;        /* the line being fed */
-    long start;       /* the line the current record starts on */
-    size_t rec_len;   /* bytes of the current record fed so far */
-    int in_record;    /* a record has begun and not ended */
-    int ended;        /* a record ended in the piece just fed */
-    long records;     /* records so far, the header included */
-    int col[C_COUNT]; /* column of each wanted name, -1 if absent */
+    long line;            /* the line being fed */
+    long start;           /* the line the current record starts on */
+    size_t rec_len;       /* bytes of the current record fed so far */
+    int in_record;        /* a record has begun and not ended */
+    int ended;            /* a record ended in the piece just fed */
+    long records;         /* records so far, the header included */
+    int col[MAX_COLUMNS]; /* column of each wanted name, -1 if absent */
     int n_header;
     /* the current record's fields, NUL-terminated, one after another */
     char *buf;
@@ -58,9 +77,9 @@ typedef struct {
     int failed; /* the exit code of the first error, 0 if none */
     /* each column's last interned value: consecutive rows mostly repeat scenario, variant,
      * params, unit, which then costs a comparison instead of a hash lookup */
-    const char *last[C_COUNT];
-    size_t last_len[C_COUNT];
-} reader;
+    const char *last[MAX_COLUMNS];
+    size_t last_len[MAX_COLUMNS];
+};
 
 #define BUF_SIZE (SB_CSV_MAX_RECORD + SB_CSV_MAX_FIELDS + 1)
 
@@ -92,6 +111,16 @@ static const char *shown(const char *s, char *buf, size_t n)
         buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
     if (s[k])
         buf[k++] = '.', buf[k++] = '.', buf[k++] = '.';
+    buf[k] = '\0';
+    return buf;
+}
+
+/* A file name as a message shows it: control characters as '?', at most n - 1 bytes. */
+static const char *shown_path(const char *s, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (; s[k] && k + 1 < n; k++)
+        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
     buf[k] = '\0';
     return buf;
 }
@@ -133,17 +162,17 @@ static void header(reader *r)
                         shown(field(r, i), a, sizeof a), j + 1, i + 1);
                 return;
             }
-    for (int c = 0; c < C_COUNT; c++) {
+    for (int c = 0; c < r->n_wanted; c++) {
         r->col[c] = -1;
         for (int i = 0; i < r->n_fields; i++)
-            if (!strcmp(field(r, i), wanted[c]))
+            if (!strcmp(field(r, i), r->wanted[c]))
                 r->col[c] = i;
     }
     r->n_header = r->n_fields;
-    for (int c = 0; c < REQUIRED; c++)
+    for (int c = 0; c < r->n_required; c++)
         if (r->col[c] < 0) {
-            r->failed = sb_fail(SB_EXIT_USAGE, "%s: missing column '%s' (not a syncbench CSV?)",
-                                r->path, wanted[c]);
+            r->failed = sb_fail(SB_EXIT_USAGE, "%s: missing column '%s' (not a %s?)", r->path,
+                                r->wanted[c], r->kind);
             return;
         }
 }
@@ -159,11 +188,11 @@ static int number(reader *r, int c, double *out)
     char a[64];
     int rc = sb_parse_double(text, out);
     if (rc == SB_PARSE_RANGE)
-        return fail_at(r, r->start, "%s '%s' is out of range", wanted[c], shown(text, a, sizeof a));
+        return fail_at(r, r->start, "%s '%s' is out of range", r->wanted[c],
+                       shown(text, a, sizeof a));
     if (rc != SB_PARSE_OK)
-        return fail_at(r, r->start, "%s '%s' is not a number", wanted[c], shown(text, a, sizeof a));
-    if ((c == C_STDDEV || c == C_CV) && *out < 0)
-        return fail_at(r, r->start, "%s '%s' is negative", wanted[c], shown(text, a, sizeof a));
+        return fail_at(r, r->start, "%s '%s' is not a number", r->wanted[c],
+                       shown(text, a, sizeof a));
     return 0;
 }
 
@@ -174,7 +203,7 @@ static int integer(reader *r, int c, long long lo, long long hi, long long *out)
     const char *text = get(r, c);
     if (sb_parse_ll(text, out) != SB_PARSE_OK || *out < lo || *out > hi) {
         char a[64];
-        return fail_at(r, r->start, "%s '%s' is not an integer from %lld to %lld", wanted[c],
+        return fail_at(r, r->start, "%s '%s' is not an integer from %lld to %lld", r->wanted[c],
                        shown(text, a, sizeof a), lo, hi);
     }
     return 0;
@@ -192,7 +221,16 @@ static const char *intern(reader *r, int c)
     return p;
 }
 
-static void data_row(reader *r)
+static int not_negative(reader *r, int c, double v)
+{
+    char a[64];
+    if (v < 0)
+        return fail_at(r, r->start, "%s '%s' is negative", r->wanted[c],
+                       shown(get(r, c), a, sizeof a));
+    return 0;
+}
+
+static void csv_row(reader *r)
 {
     if (r->n_fields != r->n_header) {
         fail_at(r, r->start, "expected %d fields, found %d", r->n_header, r->n_fields);
@@ -217,7 +255,8 @@ static void data_row(reader *r)
         return;
     }
     if (number(r, C_MEDIAN, &row.median) || number(r, C_MEAN, &row.mean) ||
-        number(r, C_STDDEV, &row.stddev) || number(r, C_CV, &row.cv))
+        number(r, C_STDDEV, &row.stddev) || not_negative(r, C_STDDEV, row.stddev) ||
+        number(r, C_CV, &row.cv) || not_negative(r, C_CV, row.cv))
         return;
     if (r->col[C_REPS] >= 0) {
         long long reps;
@@ -225,13 +264,21 @@ static void data_row(reader *r)
             return;
         row.reps = (int)reps;
     }
+    if (r->col[C_ITERS] >= 0) {
+        long long iters;
+        if (integer(r, C_ITERS, 1, INT_MAX, &iters))
+            return;
+        row.iters = (int)iters;
+    }
     row.scenario = intern(r, C_SCENARIO);
     row.variant = intern(r, C_VARIANT);
     row.params = intern(r, C_PARAMS);
     row.metric = intern(r, C_METRIC);
     row.unit = intern(r, C_UNIT);
     row.flags = intern(r, C_FLAGS);
-    if (!row.scenario || !row.variant || !row.params || !row.metric || !row.unit || !row.flags) {
+    row.run_id = intern(r, C_RUN_ID);
+    if (!row.scenario || !row.variant || !row.params || !row.metric || !row.unit || !row.flags ||
+        !row.run_id) {
         out_of_memory(r);
         return;
     }
@@ -262,8 +309,8 @@ static void data_row(reader *r)
     }
     if (t->n == 0) {
         t->gpu = intern(r, C_GPU);
-        t->run_id = intern(r, C_RUN_ID);
-        if (!t->gpu || !t->run_id) {
+        t->run_id = row.run_id;
+        if (!t->gpu) {
             out_of_memory(r);
             return;
         }
@@ -280,7 +327,7 @@ static void on_record(int c, void *data)
         if (r->records++ == 0)
             header(r);
         else
-            data_row(r);
+            r->data_row(r);
     }
     r->n_fields = 0;
     r->buf_len = 0;
@@ -343,9 +390,10 @@ static int too_big(const char *path)
                    SB_CSV_MAX_FILE >> 30);
 }
 
-int sb_csv_read(const char *path, sb_strpool *pool, sb_cmp_table *out)
+/* Feeds the file at r->path through libcsv into r->data_row. 0, or the first error's code. */
+static int read_file(reader *r)
 {
-    memset(out, 0, sizeof *out);
+    const char *path = r->path;
     FILE *f = fopen(path, "rb");
     if (!f)
         return sb_fail(SB_EXIT_USAGE, "%s: cannot open: %s", path, strerror(errno));
@@ -355,34 +403,50 @@ int sb_csv_read(const char *path, sb_strpool *pool, sb_cmp_table *out)
         return too_big(path);
     }
     enum { CHUNK = 1 << 20 };
-    reader r = {.path = path, .pool = pool, .out = out, .line = 1, .start = 1};
+    r->line = 1;
+    r->start = 1;
     char *chunk = malloc(CHUNK);
-    r.buf = malloc(BUF_SIZE);
+    r->buf = malloc(BUF_SIZE);
     struct csv_parser p;
     int have_parser = csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) == 0;
-    if (!chunk || !r.buf || !have_parser)
-        out_of_memory(&r);
+    if (!chunk || !r->buf || !have_parser)
+        out_of_memory(r);
     long long total = 0;
     size_t n;
-    while (!r.failed && (n = fread(chunk, 1, CHUNK, f)) > 0) {
+    while (!r->failed && (n = fread(chunk, 1, CHUNK, f)) > 0) {
         total += (long long)n;
         if (total > SB_CSV_MAX_FILE)
-            r.failed = too_big(path);
+            r->failed = too_big(path);
         else
-            feed(&r, &p, chunk, n);
+            feed(r, &p, chunk, n);
     }
-    if (!r.failed && ferror(f))
-        r.failed = sb_fail(SB_EXIT_USAGE, "%s: read error: %s", path, strerror(errno));
-    if (!r.failed && csv_fini(&p, on_field, on_record, &r) != 0 && !r.failed)
-        fail_at(&r, r.start, "malformed CSV: a quoted field is never closed");
+    if (!r->failed && ferror(f))
+        r->failed = sb_fail(SB_EXIT_USAGE, "%s: read error: %s", path, strerror(errno));
+    if (!r->failed && csv_fini(&p, on_field, on_record, r) != 0 && !r->failed)
+        fail_at(r, r->start, "malformed CSV: a quoted field is never closed");
     if (have_parser)
         csv_free(&p);
     free(chunk);
-    free(r.buf);
+    free(r->buf);
+    r->buf = NULL;
     fclose(f);
-    int rc = r.failed;
-    if (!rc && r.records == 0)
-        rc = sb_fail(SB_EXIT_USAGE, "%s: empty file (not a syncbench CSV?)", path);
+    if (!r->failed && r->records == 0)
+        r->failed = sb_fail(SB_EXIT_USAGE, "%s: empty file (not a %s?)", path, r->kind);
+    return r->failed;
+}
+
+int sb_csv_read(const char *path, sb_strpool *pool, sb_cmp_table *out)
+{
+    memset(out, 0, sizeof *out);
+    reader r = {.path = path,
+                .wanted = csv_columns,
+                .n_wanted = C_COUNT,
+                .n_required = 9, /* scenario ... cv */
+                .kind = "syncbench CSV",
+                .data_row = csv_row,
+                .pool = pool,
+                .out = out};
+    int rc = read_file(&r);
     if (!rc && out->n == 0)
         rc = sb_fail(SB_EXIT_USAGE, "%s: no rows after the header", path);
     if (rc)
@@ -390,8 +454,196 @@ int sb_csv_read(const char *path, sb_strpool *pool, sb_cmp_table *out)
     return rc;
 }
 
+/* ---- samples files ---- */
+
+struct samples_state {
+    const char *csv_path; /* the table's file, for messages */
+    double *values;       /* in file order */
+    uint32_t *row_of;     /* the row of each value */
+    size_t n, cap;
+    int *count;    /* samples of each row */
+    int *last_rep; /* the last rep read for each row */
+    size_t *first; /* index of each row's first sample */
+    int scattered; /* some row's samples are not one run of lines */
+    long prev_row; /* the row of the sample before, -1 */
+    long key_row;  /* the row of the last key looked up, and that key */
+    const char *key[4];
+};
+
+static void sample_row(reader *r)
+{
+    samples_state *st = r->samples;
+    sb_cmp_table *t = r->out;
+    if (r->n_fields != r->n_header) {
+        fail_at(r, r->start, "expected %d fields, found %d", r->n_header, r->n_fields);
+        return;
+    }
+    const char *key[4] = {intern(r, S_SCENARIO), intern(r, S_VARIANT), intern(r, S_PARAMS),
+                          intern(r, S_METRIC)};
+    const char *run_id = intern(r, S_RUN_ID);
+    if (!key[0] || !key[1] || !key[2] || !key[3] || !run_id) {
+        out_of_memory(r);
+        return;
+    }
+    if (st->key_row < 0 || memcmp(key, st->key, sizeof key)) {
+        sb_cmp_row k;
+        memset(&k, 0, sizeof k);
+        k.scenario = key[0];
+        k.variant = key[1];
+        k.params = key[2];
+        k.metric = key[3];
+        long i = sb_row_index_find(&t->index, t->rows, &k);
+        if (i < 0) {
+            char s[64], v[64], p[64], m[64], c[256];
+            fail_at(r, r->start, "sample of %s %s %s %s, which %s has no row for",
+                    shown(key[0], s, sizeof s), shown(key[1], v, sizeof v),
+                    shown(key[2], p, sizeof p), shown(key[3], m, sizeof m),
+                    shown_path(st->csv_path, c, sizeof c));
+            return;
+        }
+        st->key_row = i;
+        memcpy(st->key, key, sizeof key);
+    }
+    size_t row = (size_t)st->key_row;
+    const sb_cmp_row *cr = &t->rows[row];
+    if (run_id[0] && cr->run_id[0] && run_id != cr->run_id) {
+        char a[64], b[64], c[256];
+        fail_at(r, r->start, "run_id '%s' is not %s:%ld's '%s' (samples of another run?)",
+                shown(run_id, a, sizeof a), shown_path(st->csv_path, c, sizeof c), cr->line,
+                shown(cr->run_id, b, sizeof b));
+        return;
+    }
+    long long rep;
+    if (integer(r, S_REP, 1, INT_MAX, &rep))
+        return;
+    if (rep <= st->last_rep[row]) {
+        char s[64], v[64], p[64], m[64];
+        fail_at(r, r->start, "rep %lld of %s %s %s %s after rep %d: a row's reps must increase",
+                rep, shown(key[0], s, sizeof s), shown(key[1], v, sizeof v),
+                shown(key[2], p, sizeof p), shown(key[3], m, sizeof m), st->last_rep[row]);
+        return;
+    }
+    double value;
+    if (sb_parse_double(get(r, S_VALUE), &value) != SB_PARSE_OK) {
+        char a[64];
+        fail_at(r, r->start, "value '%s' is not a finite number",
+                shown(get(r, S_VALUE), a, sizeof a));
+        return;
+    }
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 4096;
+        double *values = realloc(st->values, sizeof *values * cap);
+        if (values)
+            st->values = values;
+        uint32_t *row_of = realloc(st->row_of, sizeof *row_of * cap);
+        if (row_of)
+            st->row_of = row_of;
+        if (!values || !row_of) {
+            out_of_memory(r);
+            return;
+        }
+        st->cap = cap;
+    }
+    if (st->count[row] == 0)
+        st->first[row] = st->n;
+    else if (st->prev_row != (long)row)
+        st->scattered = 1;
+    st->values[st->n] = value;
+    st->row_of[st->n] = (uint32_t)row;
+    st->n++;
+    st->count[row]++;
+    st->last_rep[row] = (int)rep;
+    st->prev_row = (long)row;
+}
+
+/* Points each row at its samples: into the values as read when every row's samples are one run
+ * of lines (what syncbench writes), else into a copy grouped by row (a counting sort). */
+static int attach(samples_state *st, sb_cmp_table *t)
+{
+    double *store = st->values;
+    if (st->scattered) {
+        store = malloc(sizeof *store * (st->n ? st->n : 1));
+        if (!store)
+            return -1;
+        size_t at = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            st->first[i] = at;
+            at += (size_t)st->count[i];
+        }
+        size_t *next = st->first; /* reused as each row's write position, then restored */
+        for (size_t k = 0; k < st->n; k++)
+            store[next[st->row_of[k]]++] = st->values[k];
+        for (size_t i = 0; i < t->n; i++)
+            next[i] -= (size_t)st->count[i];
+        free(st->values);
+    }
+    st->values = NULL;
+    t->samples = store;
+    t->n_samples = st->n;
+    for (size_t i = 0; i < t->n; i++) {
+        t->rows[i].samples = st->count[i] ? store + st->first[i] : NULL;
+        t->rows[i].n_samples = st->count[i];
+    }
+    return 0;
+}
+
+void sb_samples_detach(sb_cmp_table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        t->rows[i].samples = NULL;
+        t->rows[i].n_samples = 0;
+    }
+    free(t->samples);
+    t->samples = NULL;
+    t->n_samples = 0;
+}
+
+int sb_samples_read(const char *path, const char *csv_path, sb_strpool *pool, sb_cmp_table *t)
+{
+    sb_samples_detach(t);
+    samples_state st = {.csv_path = csv_path, .prev_row = -1, .key_row = -1};
+    reader r = {.path = path,
+                .wanted = samples_columns,
+                .n_wanted = S_COUNT,
+                .n_required = 6, /* scenario ... value */
+                .kind = "syncbench samples file",
+                .data_row = sample_row,
+                .pool = pool,
+                .out = t,
+                .samples = &st};
+    size_t n = t->n ? t->n : 1;
+    st.count = calloc(n, sizeof *st.count);
+    st.last_rep = calloc(n, sizeof *st.last_rep);
+    st.first = calloc(n, sizeof *st.first);
+    int rc;
+    if (!st.count || !st.last_rep || !st.first)
+        rc = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
+    else
+        rc = read_file(&r);
+    if (!rc && st.n == 0)
+        rc = sb_fail(SB_EXIT_USAGE, "%s: no samples after the header", path);
+    if (!rc && attach(&st, t) != 0)
+        rc = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
+    free(st.values);
+    free(st.row_of);
+    free(st.count);
+    free(st.last_rep);
+    free(st.first);
+    return rc;
+}
+
+int sb_samples_path(const char *csv_path, char *out, size_t n)
+{
+    size_t len = strlen(csv_path);
+    if (len >= 4 && !strcmp(csv_path + len - 4, ".csv"))
+        len -= 4;
+    int w = snprintf(out, n, "%.*s.samples.csv", (int)len, csv_path);
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
 void sb_cmp_table_free(sb_cmp_table *t)
 {
+    free(t->samples);
     free(t->rows);
     sb_row_index_free(&t->index);
     memset(t, 0, sizeof *t);

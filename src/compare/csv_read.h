@@ -1,7 +1,7 @@
-/* Reads a syncbench CSV back (libcsv), for `syncbench compare`. Columns are found by name, so
- * files with extra columns or a different order read too. Errors name the file's physical line
- * (a quoted field with a line break spans two), e.g. "base.csv:7: median 'abc' is not a
- * number", and are one line each. */
+/* Reads a syncbench CSV, and the samples file beside it, back (libcsv), for `syncbench compare`.
+ * Columns are found by name, so files with extra columns or a different order read too. Errors name
+ * the file's physical line (a quoted field with a line break spans two), e.g. "base.csv:7: median
+ * 'abc' is not a number", and are one line each. */
 #ifndef SB_CSV_READ_H
 #define SB_CSV_READ_H
 
@@ -18,5 +18,19 @@
  * 0, SB_EXIT_USAGE for bad input, SB_EXIT_FAIL when out of memory; *out is empty on failure. */
 int sb_csv_read(const char *path, sb_strpool *pool, sb_cmp_table *out);
 void sb_cmp_table_free(sb_cmp_table *t);
+
+/* Reads a samples file (`syncbench --samples`: run_id,scenario,variant,params,metric,rep,value;
+ * run_id optional) into the rows of t, which csv_path was read into with the same pool: each
+ * row's samples in file order (row->samples, row->n_samples; rows without any keep NULL, 0).
+ * The same input hygiene and limits as sb_csv_read, and: a sample whose key has no row in t,
+ * a run_id that is not its row's (when both have one), rep not an integer from 1 to INT_MAX or
+ * not above the row's rep before it, value not a finite number, no samples at all. 0,
+ * SB_EXIT_USAGE for bad input, SB_EXIT_FAIL when out of memory; t has no samples on failure. */
+int sb_samples_read(const char *path, const char *csv_path, sb_strpool *pool, sb_cmp_table *t);
+/* Drops t's samples. */
+void sb_samples_detach(sb_cmp_table *t);
+/* The samples file beside a CSV: X.csv -> X.samples.csv (a name without .csv gets
+ * .samples.csv appended). 0, or -1 when it does not fit in n bytes. */
+int sb_samples_path(const char *csv_path, char *out, size_t n);
 
 #endif

@@ -4,8 +4,8 @@
 
 const char *sb_verdict_name(sb_verdict v)
 {
-    static const char *const names[SB_VERDICTS] = {"same",        "faster", "slower", "REGRESSION",
-                                                   "no-baseline", "new",    "missing"};
+    static const char *const names[SB_VERDICTS] = {
+        "same", "faster", "slower", "REGRESSION", "inconclusive", "no-baseline", "new", "missing"};
     return (unsigned)v < SB_VERDICTS ? names[v] : "?";
 }
 

@@ -1,5 +1,7 @@
-/* The verdict on one row: a change is a REGRESSION only when it is in the worse direction (the
- * CSV's `better`), beyond --threshold, and beyond the noise of both runs. */
+/* The verdict on one row. Two rules give it: on samples (both runs' repetitions), the bootstrap
+ * CI of compare/gate.h; without them, the summary rule here: a change is a REGRESSION only when
+ * it is in the worse direction (the CSV's `better`), beyond --threshold, and beyond the noise of
+ * both runs. */
 #ifndef SB_VERDICT_H
 #define SB_VERDICT_H
 
@@ -10,9 +12,11 @@ typedef enum {
     SB_FASTER, /* better beyond the threshold */
     SB_SLOWER, /* worse beyond the threshold, but within the noise */
     SB_REGRESSION,
-    SB_NO_BASELINE, /* the baseline is at or near zero, the current is not: no relative change */
-    SB_NEW,         /* only in the current run */
-    SB_MISSING,     /* only in the baseline */
+    SB_INCONCLUSIVE, /* samples only: a change of the threshold's size is neither shown nor
+                        excluded (too few repetitions, too much spread); never `same` */
+    SB_NO_BASELINE,  /* the baseline is at or near zero, the current is not: no relative change */
+    SB_NEW,          /* only in the current run */
+    SB_MISSING,      /* only in the baseline */
     SB_VERDICTS
 } sb_verdict;
 
@@ -36,7 +40,7 @@ int sb_near_zero(const sb_cmp_row *r);
  * is 0. noise_pct: the noise band in percent. */
 sb_verdict sb_compare_rows(const sb_cmp_row *base, const sb_cmp_row *cur, const sb_compare_opts *o,
                            double *change_pct, double *noise_pct);
-/* "same", ..., "REGRESSION", "no-baseline", "new", "missing". */
+/* "same", ..., "REGRESSION", "inconclusive", "no-baseline", "new", "missing". */
 const char *sb_verdict_name(sb_verdict v);
 
 #endif

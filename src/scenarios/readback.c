@@ -37,11 +37,11 @@ enum { RB_PAGEABLE = 0, RB_PINNED = 1, RB_PRINT = 2, IDLE = 4 };
 static const sb_variant variants[] = {
     {"idle-pageable", "blocking 4-byte copy to pageable memory after a sync (nothing pending)", 0,
      NULL, RB_PAGEABLE | IDLE},
-    {"pending-pageable", "blocking 4-byte copy to pageable memory with work pending (.item())", 1,
+    {"pending-pageable", "blocking 4-byte copy to pageable memory with work pending (plain C)", 1,
      "idle-pageable", RB_PAGEABLE},
     {"idle-pinned", "cudaMemcpyAsync to pinned memory + stream sync, nothing pending", 0, NULL,
      RB_PINNED | IDLE},
-    {"pending-pinned", "cudaMemcpyAsync to pinned memory + stream sync, work pending", 1,
+    {"pending-pinned", "cudaMemcpyAsync to pinned memory + stream sync, work pending (.item())", 1,
      "idle-pinned", RB_PINNED},
     {"print-idle", "read back print_elems values and format them, nothing pending", 0, NULL,
      RB_PRINT | IDLE},
@@ -135,7 +135,7 @@ static int read_back(readback_state *s, int mode, int n, const float **got)
     switch (mode) {
     case RB_PAGEABLE:
     case RB_PRINT:
-        /* synchronous copy into pageable memory: the implicit sync of .item() */
+        /* synchronous copy into pageable memory: the implicit sync of a plain C readback */
         SB_CUDA(
             cudaMemcpy(s->pageable, s->marker, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost));
         if (mode == RB_PRINT)

@@ -257,7 +257,7 @@ def test_compare_verdicts_and_exit_codes(tmp_path):
     ([], "compare: expected BASELINE.csv CURRENT.csv"),
     (["a.csv"], "compare: expected BASELINE.csv CURRENT.csv"),
     (["/nonexistent.csv", "/nonexistent.csv"], "/nonexistent.csv: cannot open"),
-    (["--threshold", "x", "a", "b"], "compare: --threshold x: expected a number"),
+    (["--threshold", "x", "a", "b"], "compare: --threshold x: not a number (expected a number"),
     (["--bogus", "a", "b"], "compare: unknown option '--bogus'"),
 ])
 def test_compare_bad_usage(args, message):
@@ -283,3 +283,18 @@ def test_user_text_in_messages_is_escaped(arg):
     assert len(r.stderr.splitlines()) == 1, r.stderr
     assert "\x1b" not in r.stderr
     assert "unknown scenario" in r.stderr
+
+
+def test_file_text_in_tables_is_escaped(tmp_path):
+    """compare's table shows fields of the user's CSVs: control characters never reach the
+    terminal raw, and in Markdown no cell can break the table or inject HTML."""
+    bad = tmp_path / "odd.csv"
+    bad.write_text(HEADER + 'r,t,h,G,d,13,"sc|<b>x</b>\x1b[31m","v\nw",p=1,1,20,m,us,lower,'
+                            "10,10,0.1,10,10,10,10,1,\n")
+    r = run("compare", bad, bad, "--markdown", tmp_path / "cmp.md")
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout
+    table = [line for line in r.stdout.splitlines() if line.startswith("sc|")]
+    assert len(table) == 1 and "\\x1b[31m" in table[0] and "v\\nw" in table[0]
+    md = (tmp_path / "cmp.md").read_text()
+    assert "| sc\\|&lt;b&gt;x&lt;/b&gt;\\x1b[31m | v\\nw |" in md

@@ -50,7 +50,7 @@ def test_run_noise_is_an_option(tmp_path):
     assert "run noise 0 %" in r.stdout
     assert run("compare", base, cur, "--run-noise=0.5", "-q").returncode == 1
     one_line_error(run("compare", base, cur, "--run-noise", "x"),
-                   "compare: --run-noise x: expected a number from 0 to 1e6")
+                   "compare: --run-noise x: not a number (expected a number from 0 to 1000000)")
     one_line_error(run("compare", base, cur, "--run-noise"),
                    "compare: option '--run-noise' needs a value")
 

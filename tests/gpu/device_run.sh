@@ -39,16 +39,19 @@ say "suites"
 timed default.ini $B --config configs/default.ini --csv "$res/default.csv" --json "$res/default.json" --quiet
 timed seeds.ini $B --config configs/seeds.ini --csv "$res/seeds.csv"
 for i in 1 2 3; do
-    timed "ci.ini run $i" $B --config configs/ci.ini --csv "$res/ci$i.csv" --markdown "$res/ci$i.md" --quiet
+    timed "ci.ini run $i" $B --config configs/ci.ini --csv "$res/ci$i.csv" --samples "$res/ci$i.samples.csv" \
+        --markdown "$res/ci$i.md" --quiet
 done
-say "pairwise compare of the three ci.ini runs (perf-check's metrics, then every metric)"
+say "pairwise compare of the three ci.ini runs on their samples (perf-check's metrics, then every metric)"
 metrics=$(make -s perf-metrics)
 for pair in 1:2 1:3 2:3; do
     a=${pair%:*} b=${pair#*:}
     $B compare "$res/ci$a.csv" "$res/ci$b.csv" --metric "$metrics" -q 2>&1 | sed "s/^/ci$a vs ci$b: /" | tee -a "$sum"
     $B compare "$res/ci$a.csv" "$res/ci$b.csv" -q 2>&1 | sed "s/^/ci$a vs ci$b (all metrics): /" | tee -a "$sum"
 done
-say "a slower variant swapped in: h2d-pinned reports what h2d-pageable measured"
+say "detection power of the gate: tests/gate/power.py on ci1 vs ci2 (200 trials)"
+python3 tests/gate/power.py "$res/ci1.csv" "$res/ci2.csv" --trials 200 --csv "$res/power.csv" 2>&1 | tee -a "$sum"
+say "a slower variant swapped in: h2d-pinned reports what h2d-pageable measured (summary rule: no samples)"
 $B --scenario copy --variant h2d-pageable --set bytes=64MiB --max-time 0.3 --csv "$res/pageable.csv" --quiet
 python3 - "$res/ci2.csv" "$res/ci2-slowed.csv" "$res/pageable.csv" <<'PY'
 import csv, sys
@@ -63,8 +66,8 @@ PY
 echo "\$ syncbench compare ci1.csv ci2-slowed.csv --metric $metrics" | tee -a "$sum"
 $B compare "$res/ci1.csv" "$res/ci2-slowed.csv" --metric "$metrics" 2>&1 | grep -E "REGRESSION|^compare|^syncbench" | tee -a "$sum"
 echo "exit code: ${PIPESTATUS[0]}" | tee -a "$sum"
-say "make perf-check against run 1"
-make "${make_vars[@]}" perf-check BASELINE="$res/ci1.csv" PERF_MARKDOWN="$res/perf-check.md" 2>&1 | tail -3 | tee -a "$sum"
+say "make perf-check against run 1 (its samples: bootstrap CI, confirmation run)"
+make "${make_vars[@]}" perf-check BASELINE="$res/ci1.csv" PERF_MARKDOWN="$res/perf-check.md" 2>&1 | grep -E "^(perf-check|compare|syncbench|  )" | tee -a "$sum"
 cp "$res/ci1.csv" "$res/baseline-h100.csv"
 echo "make test exit code: $test_rc" | tee -a "$sum"
 tar -C "$res" -czf "$out/results.tar.gz" .

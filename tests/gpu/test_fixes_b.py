@@ -126,8 +126,7 @@ def test_sched_workers_end_with_their_measurements(tmp_path):
     """Two plan entries, two modes each, then another scenario: every worker is gone at the
     end, and the run is right throughout."""
     m = measure_medians(tmp_path, "--scenario", "sched,busy-stream", "--variant",
-                        "blocking-sync,spin,sync-device", "--set", "work_us=50,100", "--max-time",
-                        "0.2")
+                        "blocking-sync,spin,sync-device", "--set", "work_us=50,100")
     for work in (50, 100):
         for mode in ("spin", "blocking-sync"):
             assert m[(mode, f"work_us={work}", "step_us")] >= work

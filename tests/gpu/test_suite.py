@@ -19,14 +19,21 @@ pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on th
 @pytest.fixture(scope="module")
 def ci_runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("ci")
+    # samples in a folder of their own, not beside the CSVs: the tests that compare the CSVs
+    # alone get the summary rule, those that want the samples name them
+    (d / "samples").mkdir()
     first = run("--config", ROOT / "configs/ci.ini", "--csv", d / "{gpu}-{date}.csv",
-                "--json", d / "run1.json", "--markdown", d / "run1.md", "--quiet")
+                "--json", d / "run1.json", "--markdown", d / "run1.md", "--quiet",
+                "--samples", d / "samples" / "run1.samples.csv")
     assert first.returncode == 0, first.stderr
-    second = run("--config", ROOT / "configs/ci.ini", "--csv", d / "run2.csv", "--quiet")
+    second = run("--config", ROOT / "configs/ci.ini", "--csv", d / "run2.csv", "--quiet",
+                 "--samples", d / "samples" / "run2.samples.csv")
     assert second.returncode == 0, second.stderr
     named = [f for f in os.listdir(d) if re.fullmatch(r"[a-z0-9-]+-\d{8}-\d{6}\.csv", f)]
     assert len(named) == 1, os.listdir(d)  # {gpu} and {date} were filled in
-    return {"dir": d, "run1": d / named[0], "run2": d / "run2.csv"}
+    return {"dir": d, "run1": d / named[0], "run2": d / "run2.csv",
+            "samples1": d / "samples" / "run1.samples.csv",
+            "samples2": d / "samples" / "run2.samples.csv"}
 
 
 def rows(path):
@@ -52,6 +59,41 @@ def test_back_to_back_runs_compare_clean(ci_runs):
     r = run("compare", ci_runs["run1"], ci_runs["run2"], "--metric", metrics)
     assert r.returncode == 0, r.stdout + r.stderr
     assert " 0 REGRESSION" in r.stdout
+
+
+def test_gate_on_real_samples_and_a_confirmation_run(ci_runs, tmp_path):
+    """The samples a real run writes are read back: every gated row is decided on them; a
+    --rerun suite (forced: --threshold 0 makes nearly every kernel_us row REGRESSION or
+    inconclusive) passes --dry-run, runs, and its run compares with --subset."""
+    metrics = subprocess.run(["make", "-s", "perf-metrics"], cwd=ROOT, capture_output=True,
+                             text=True).stdout.strip()
+    both = ("--base-samples", ci_runs["samples1"], "--current-samples", ci_runs["samples2"])
+    r = run("compare", ci_runs["run1"], ci_runs["run2"], "--metric", metrics, *both)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    assert "statistics: bootstrap CI of the change of medians on samples (99 %)" in r.stdout
+    assert "summary rule for" not in r.stdout  # every row has its samples
+    suite = tmp_path / "rerun.ini"
+    # one direction has rows to confirm even if every GEMM of run 2 is faster than run 1's
+    for base, base_samples, cur, cur_samples in (
+            (ci_runs["run1"], ci_runs["samples1"], ci_runs["run2"], ci_runs["samples2"]),
+            (ci_runs["run2"], ci_runs["samples2"], ci_runs["run1"], ci_runs["samples1"])):
+        r = run("compare", base, cur, "--metric", "kernel_us", "--threshold", "0",
+                "--rerun", suite, "--rerun-reps", "10", "--base-samples", base_samples,
+                "--current-samples", cur_samples)
+        assert r.returncode in (0, 1), r.stderr
+        if "[confirm-1]" in suite.read_text():
+            break
+    assert "[confirm-1]" in suite.read_text(), r.stdout
+    assert run("--config", suite, "--dry-run").returncode == 0
+    confirm = tmp_path / "confirm.csv"
+    c = run("--config", suite, "--csv", confirm, "--samples", tmp_path / "confirm.samples.csv",
+            "--quiet")
+    assert c.returncode == 0, c.stderr
+    r = run("compare", base, confirm, "--subset", "--metric", "kernel_us",
+            "--base-samples", base_samples)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    assert "statistics: bootstrap CI" in r.stdout and "--subset:" in r.stdout
+    assert " 0 missing" in r.stdout
 
 
 def test_slower_variant_swapped_in_is_a_regression(ci_runs, tmp_path):

@@ -1,5 +1,6 @@
 /* `syncbench compare` command line -> sb_compare_request: defaults, every option (--run-noise
- * was documented but missing from the option table), the metric list, and the errors. */
+ * was documented but missing from the option table), the metric list, and the errors, worded by
+ * the shared option machinery (cli/args.c) since compare uses its table. */
 #include "cmocka_all.h"
 
 #include <stdio.h>
@@ -26,6 +27,13 @@ static void defaults(void **state)
     assert_null(req.markdown);
     assert_false(req.quiet);
     assert_false(req.help);
+    assert_float_equal(req.confidence_pct, 99, 0);
+    assert_int_equal(req.rerun_reps, 30);
+    assert_null(req.rerun);
+    assert_null(req.base_samples);
+    assert_null(req.current_samples);
+    assert_false(req.subset);
+    assert_false(req.strict);
 }
 
 static void every_option(void **state)
@@ -51,6 +59,19 @@ static void every_option(void **state)
     assert_float_equal(req.opts.run_noise_pct, 0, 0);
     assert_int_equal(PARSE(&req, "--help"), 0);
     assert_true(req.help);
+    assert_int_equal(PARSE(&req, "b", "c", "--confidence", "95", "--rerun", "r.ini",
+                           "--rerun-reps=50", "--base-samples", "bs.csv", "--current-samples",
+                           "cs.csv", "--subset", "--strict"),
+                     0);
+    assert_float_equal(req.confidence_pct, 95, 0);
+    assert_string_equal(req.rerun, "r.ini");
+    assert_int_equal(req.rerun_reps, 50);
+    assert_string_equal(req.base_samples, "bs.csv");
+    assert_string_equal(req.current_samples, "cs.csv");
+    assert_true(req.subset);
+    assert_true(req.strict);
+    assert_string_equal(req.baseline, "b");
+    assert_string_equal(req.current, "c");
 }
 
 static void bad(int argc, char **argv, const char *want)
@@ -68,13 +89,25 @@ static void errors(void **state)
     (void)state;
     BAD("compare: expected BASELINE.csv CURRENT.csv (see compare --help)", "a.csv");
     BAD("compare: expected BASELINE.csv CURRENT.csv (see compare --help)", "a", "b", "c");
-    BAD("compare: --run-noise x: expected a number from 0 to 1e6", "a", "b", "--run-noise", "x");
-    BAD("compare: --run-noise -1: expected a number from 0 to 1e6", "--run-noise", "-1", "a", "b");
-    BAD("compare: --threshold 1e7: expected a number from 0 to 1e6", "a", "b", "--threshold",
-        "1e7");
+    BAD("compare: --run-noise x: not a number (expected a number from 0 to 1000000)", "a", "b",
+        "--run-noise", "x");
+    BAD("compare: --run-noise -1: out of range (expected a number from 0 to 1000000)",
+        "--run-noise", "-1", "a", "b");
+    BAD("compare: --threshold 1e7: out of range (expected a number from 0 to 1000000)", "a", "b",
+        "--threshold", "1e7");
     BAD("compare: option '--run-noise' needs a value", "a", "b", "--run-noise");
-    BAD("compare: unknown option '--bogus' (see compare --help)", "a", "b", "--bogus");
-    BAD("compare: unknown option '-x' (see compare --help)", "-x", "a", "b");
+    BAD("compare: unknown option '--bogus' (see --help)", "a", "b", "--bogus");
+    BAD("compare: unknown option '-x' (see --help)", "-x", "a", "b");
+    BAD("compare: unknown option '--thresold'; did you mean '--threshold'?", "a", "b", "--thresold",
+        "3");
+    BAD("compare: --threshold given twice", "a", "b", "--threshold", "3", "--threshold", "4");
+    BAD("compare: --strict takes no value", "a", "b", "--strict=1");
+    BAD("compare: --confidence 100: out of range (expected a number from 50 to 99.9)", "a", "b",
+        "--confidence", "100");
+    BAD("compare: --rerun-reps 0: out of range (expected an integer from 1 to 1000000)", "a", "b",
+        "--rerun-reps", "0");
+    BAD("compare: --rerun-reps 2.5: not a number (expected an integer from 1 to 1000000)", "a", "b",
+        "--rerun-reps", "2.5");
     BAD("compare: --metric a,,b: empty metric name", "a", "b", "--metric", "a,,b");
     BAD("compare: --metric : empty metric name", "a", "b", "--metric", "");
     char many[512] = "m";
