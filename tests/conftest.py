@@ -1,5 +1,7 @@
 """Shared helpers for the CLI and GPU tests: where the binary is, how to run it, whether a GPU
-is here, and how to read what the NVTX recording library wrote."""
+is here, how a usage error looks, a short measurement's CSV rows, the sched scenario's helper
+processes, and how to read what the NVTX recording library wrote."""
+import csv
 import os
 import pathlib
 import shutil
@@ -11,6 +13,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 BIN = os.environ.get("SYNCBENCH", str(ROOT / "build" / "syncbench"))
 NVTX_LIB = os.environ.get("NVTX_RECORD_LIB", str(ROOT / "build" / "tests" / "libnvtx_record.so"))
 MEASURE_TEST = str(ROOT / "build" / "tests" / "test_measure")
+# Every GPU hidden: a binary that touched CUDA before checking its input would exit 3, not 2.
+NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+# A short measurement: enough for the GPU tests' margins.
+FAST = ("--max-time", "0.5", "--warmup-time", "0.1")
 
 
 def run(*args, env=None, timeout=900, **kw):
@@ -26,6 +32,45 @@ def gpu_available():
         return False
     r = subprocess.run([smi, "-L"], capture_output=True, text=True)
     return r.returncode == 0 and "GPU" in r.stdout
+
+
+def assert_usage_error(r, message):
+    """Exit 2 with one line, "syncbench: ..." holding `message`, and nothing on stdout."""
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("syncbench: ")
+    assert message in lines[0], lines[0]
+    assert r.stdout == ""
+
+
+def measure_rows(tmp_path, *args, fast=FAST, env=None):
+    """{(variant, params, metric): CSV row} of one short run, which must succeed."""
+    out = tmp_path / "out.csv"
+    r = run(*args, *fast, "--csv", out, env=env)
+    assert r.returncode == 0, r.stderr
+    with open(out, newline="") as f:
+        return {(row["variant"], row["params"], row["metric"]): row for row in csv.DictReader(f)}
+
+
+def measure_medians(tmp_path, *args, fast=FAST, env=None):
+    """{(variant, params, metric): median} of one short run, which must succeed."""
+    rows = measure_rows(tmp_path, *args, fast=fast, env=env)
+    return {key: float(row["median"]) for key, row in rows.items()}
+
+
+def sched_workers():
+    """Processes running the sched scenario's helper subcommand, from /proc."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"__sched-worker" in f.read():
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return found
 
 
 def nvtx_tree(path):

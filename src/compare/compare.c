@@ -25,13 +25,10 @@ void sb_compare_request_defaults(sb_compare_request *req)
     req->rerun_reps = 30;
 }
 
-/* s with line breaks and other control characters as '?', so that a warning is one line. */
+/* s with line breaks and other control characters escaped, so that a line stays one line. */
 static const char *one_line(const char *s, char *buf, size_t n)
 {
-    size_t k = 0;
-    for (; s[k] && k + 1 < n; k++)
-        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
-    buf[k] = '\0';
+    sb_escape(s, buf, n);
     return buf;
 }
 

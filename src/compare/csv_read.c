@@ -115,13 +115,10 @@ static const char *shown(const char *s, char *buf, size_t n)
     return buf;
 }
 
-/* A file name as a message shows it: control characters as '?', at most n - 1 bytes. */
+/* A file name as a message shows it: control characters escaped, at most n - 1 bytes. */
 static const char *shown_path(const char *s, char *buf, size_t n)
 {
-    size_t k = 0;
-    for (; s[k] && k + 1 < n; k++)
-        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
-    buf[k] = '\0';
+    sb_escape(s, buf, n);
     return buf;
 }
 

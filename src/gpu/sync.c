@@ -19,3 +19,10 @@ int sb_sync_init(sb_sync *s, sb_resources *res, sb_sync_kind kind, cudaStream_t 
         return sb_get_pinned(res, &s->dst, bytes, cudaHostAllocDefault);
     return 0;
 }
+
+int sb_memset_sync(void *dev, int value, size_t bytes, cudaStream_t stream)
+{
+    SB_CUDA(cudaMemsetAsync(dev, value, bytes, stream));
+    SB_CUDA(cudaStreamSynchronize(stream));
+    return 0;
+}

@@ -10,16 +10,15 @@
  * pattern_check.h): the mismatches and the checks that ran are counted on the device and
  * compared in validate. A repetition ends with one stream sync, timed (the work must be done),
  * not counted in syncs_per_step. */
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "base/clock.h"
-#include "base/fault.h"
 #include "gpu/cuda_check.h"
-#include "scenarios/scenario.h"
+#include "scenarios/fixes.h"
+#include "scenarios/pattern_tally.h"
 #include "kernels.h"
-#include "pattern_check.h"
 
 static const sb_param_def params[] = {
     {"bytes", SB_PARAM_SIZE, "1MiB", "bytes allocated per step (a multiple of 4)", 4, 16LL << 30,
@@ -38,34 +37,15 @@ static const sb_variant variants[] = {
     {NULL, NULL, 0, NULL, 0},
 };
 
-static const sb_metric_def metrics[] = {
-    {"step_us", "us", SB_LOWER, "step µs"},
-    {"saving_us", "us", SB_HIGHER, "saving µs"},
-    {"saving_pct", "%", SB_HIGHER, "saving %"},
-    {"syncs_per_step", "count", SB_LOWER, "syncs/step"},
-    {NULL, NULL, 0, NULL},
-};
-
-static const sb_delta_def delta = {"step_us", "saving_us", "saving_pct", 1};
-
 typedef struct alloc_state {
+    sb_pattern_tally tally; /* first: the scenario's validate is sb_tally_validate */
     size_t bytes;
     cudaStream_t stream;
     cudaMemPool_t pool;
-    void *cached;                /* reuse */
-    unsigned long long *counts;  /* device: mismatches, checks that ran */
-    unsigned long long launched; /* checks enqueued since the last validate */
+    void *cached; /* reuse */
     uint32_t seq;
 } alloc_state;
-
-static int check(const sb_param_values *p, char *err, size_t n)
-{
-    if (sb_param(p, "bytes") % 4) {
-        snprintf(err, n, "bytes=%lld is not a multiple of 4", sb_param(p, "bytes"));
-        return -1;
-    }
-    return 0;
-}
+_Static_assert(offsetof(alloc_state, tally) == 0, "sb_tally_validate reads the state's start");
 
 static size_t device_bytes(const sb_param_values *p)
 {
@@ -81,12 +61,13 @@ static void destroy_pool(void *p)
 static int setup(sb_run *r)
 {
     alloc_state *s = r->state;
+    s->bytes = (size_t)sb_run_param(r, "bytes");
     sb_resources *res = &r->res;
     int rc;
-    s->bytes = (size_t)sb_run_param(r, "bytes");
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
         (rc = sb_get_device(res, &s->cached, s->bytes)) ||
-        (rc = sb_get_device(res, &s->counts, 2 * sizeof *s->counts)))
+        (rc = sb_tally_init(&s->tally, res, s->stream, "alloc-data",
+                            "words differed from the pattern written in their step")))
         return rc;
     /* a pool of our own: its memory stays with it between steps (the default pool's release
      * threshold of 0 would hand it back at every sync), and nothing outlives the plan entry */
@@ -100,8 +81,6 @@ static int setup(sb_run *r)
         return rc;
     uint64_t keep = UINT64_MAX;
     SB_CUDA(cudaMemPoolSetAttribute(s->pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    SB_CUDA(cudaMemsetAsync(s->counts, 0, 2 * sizeof *s->counts, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
     return 0;
 }
 
@@ -110,9 +89,7 @@ static int write_and_check(alloc_state *s, void *buf)
 {
     size_t words = s->bytes / 4;
     SB_LAUNCH(sb_fill_pattern(buf, words, s->seq, s->stream));
-    SB_LAUNCH(sb_launch_check_pattern(buf, words, s->seq, s->counts, s->stream));
-    s->launched++;
-    return 0;
+    return sb_tally_check(&s->tally, buf, words, s->seq);
 }
 
 static int step(alloc_state *s, int mode)
@@ -146,51 +123,20 @@ static int measure(sb_run *r, sb_recorder *rec)
 {
     alloc_state *s = r->state;
     const int mode = sb_run_mode(r);
-    double t0 = sb_now_us();
+    sb_fix_timer t = sb_fix_start();
     for (long long i = 0; i < r->iters; i++) {
         int rc = step(s, mode);
         if (rc)
             return rc;
     }
-    SB_CUDA(cudaStreamSynchronize(s->stream)); /* ends the repetition: not a step's sync */
-    double t1 = sb_now_us();
-    sb_record(rec, "step_us", (t1 - t0) / (double)r->iters);
-    sb_record(rec, "syncs_per_step", mode == MALLOC_FREE ? 1.0 : 0.0); /* the cudaFree */
+    SB_CUDA(cudaStreamSynchronize(s->stream));    /* ends the repetition: not a step's sync */
+    t.syncs = mode == MALLOC_FREE ? r->iters : 0; /* the cudaFree of every step */
+    sb_fix_record(rec, &t, sb_now_us(), r->iters);
     return 0;
 }
 
-static int validate(sb_run *r)
-{
-    alloc_state *s = r->state;
-    unsigned long long counts[2];
-    SB_CUDA(cudaMemcpyAsync(counts, s->counts, sizeof counts, cudaMemcpyDeviceToHost, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    if (sb_fault("alloc-data")) /* test hook: a damaged buffer must be caught */
-        counts[0]++;
-    unsigned long long launched = s->launched;
-    s->launched = 0;
-    if (counts[0] || counts[1] != launched)
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: %llu words differed from the pattern written "
-                       "in their step; %llu of %llu checks ran",
-                       sb_error_context(), counts[0], counts[1], launched);
-    SB_CUDA(cudaMemsetAsync(s->counts, 0, 2 * sizeof *s->counts, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    return 0;
-}
-
-const sb_scenario sb_alloc = {
-    .name = "alloc",
-    .state_size = sizeof(alloc_state),
-    .summary = "cudaMalloc/cudaFree per step vs a stream-ordered pool vs a cached buffer",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .delta = &delta,
-    .default_iters = 100,
-    .check = check,
-    .device_bytes = device_bytes,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_alloc, "alloc", alloc_state,
+            "cudaMalloc/cudaFree per step vs a stream-ordered pool vs a cached buffer",
+            .params = params, .metrics = sb_fix_metrics, .delta = &sb_fix_delta,
+            .default_iters = 100, .check = sb_check_whole_words, .device_bytes = device_bytes,
+            .validate = sb_tally_validate);

@@ -16,8 +16,9 @@
 #include "base/clock.h"
 #include "base/fault.h"
 #include "gpu/cuda_check.h"
-#include "gpu/sync.h"
-#include "scenarios/scenario.h"
+#include "scenarios/fixes.h"
+#include "scenarios/validation.h"
+#include "scenarios/variant_sync.h"
 #include "host_mark.h"
 
 static const sb_param_def params[] = {
@@ -37,40 +38,28 @@ static const sb_variant variants[] = {
     {NULL, NULL, 0, NULL, 0},
 };
 
-static const sb_metric_def metrics[] = {
-    {"step_us", "us", SB_LOWER, "step µs"},
-    {"saving_us", "us", SB_HIGHER, "saving µs"},
-    {"saving_pct", "%", SB_HIGHER, "saving %"},
-    {"wait_us", "us", SB_LOWER, "wait µs"},
-    {"syncs_per_step", "count", SB_LOWER, "syncs/step"},
-    {NULL, NULL, 0, NULL},
-};
-
-static const sb_delta_def delta = {"step_us", "saving_us", "saving_pct", 1};
+static const sb_metric_def metrics[] = SB_FIX_METRICS_WITH({"wait_us", "us", SB_LOWER, "wait µs"});
 
 enum { MARK_OWN, MARK_OTHER };
 
 typedef struct busy_state {
     cudaStream_t own, other;
     unsigned long long work_ns, other_ns;
-    volatile unsigned *mark_host;  /* [MARK_OWN], [MARK_OTHER]: pinned, host-mapped */
-    unsigned *mark_dev;            /* the same words as the GPU addresses them */
-    sb_sync sync[SB_MAX_VARIANTS]; /* per variant, created on first use */
-    int sync_ready[SB_MAX_VARIANTS];
+    volatile unsigned *mark_host; /* [MARK_OWN], [MARK_OTHER]: pinned, host-mapped */
+    unsigned *mark_dev;           /* the same words as the GPU addresses them */
+    sb_variant_syncs syncs;
     unsigned seq;
-    unsigned long long bad; /* steps whose sync returned before the work it waits for */
-    unsigned bad_got, bad_want;
-    const char *bad_what;
+    sb_mismatch bad; /* steps whose sync returned before the work it waits for */
 } busy_state;
 
 static int setup(sb_run *r)
 {
     busy_state *s = r->state;
+    s->work_ns = sb_run_param_ns(r, "work_us");
+    s->other_ns = sb_run_param_ns(r, "other_us");
+    void *marks = NULL;
     sb_resources *res = &r->res;
     int rc;
-    s->work_ns = (unsigned long long)sb_run_param(r, "work_us") * 1000ull;
-    s->other_ns = (unsigned long long)sb_run_param(r, "other_us") * 1000ull;
-    void *marks = NULL;
     /* non-blocking streams: neither waits for the other, nor for the legacy default stream */
     if ((rc = sb_get_stream(res, &s->own, cudaStreamNonBlocking)) ||
         (rc = sb_get_stream(res, &s->other, cudaStreamNonBlocking)) ||
@@ -82,40 +71,29 @@ static int setup(sb_run *r)
     return 0;
 }
 
-static int select_sync(sb_run *r, busy_state *s, const sb_sync **out)
+static void mark_wrong(busy_state *s, const char *what, unsigned got)
 {
-    int v = r->variant;
-    if (!s->sync_ready[v]) {
-        int rc =
-            sb_sync_init(&s->sync[v], &r->res, (sb_sync_kind)sb_run_mode(r), s->own, NULL, NULL, 0);
-        if (rc)
-            return rc;
-        s->sync_ready[v] = 1;
-    }
-    *out = &s->sync[v];
-    return 0;
+    sb_mismatch_note(&s->bad, "syncs returned before %s had finished (mark %u, expected %u)", what,
+                     got, s->seq);
 }
 
 static void check_mark(busy_state *s, int which, const char *what)
 {
     unsigned got = s->mark_host[which];
-    if (got != s->seq && !s->bad++) {
-        s->bad_got = got;
-        s->bad_want = s->seq;
-        s->bad_what = what;
-    }
+    if (got != s->seq)
+        mark_wrong(s, what, got);
 }
 
 static int measure(sb_run *r, sb_recorder *rec)
 {
     busy_state *s = r->state;
     const sb_sync *sync = NULL;
-    int rc = select_sync(r, s, &sync);
+    int rc = sb_variant_sync(&s->syncs, r, s->own, NULL, NULL, 0, &sync);
     if (rc)
         return rc;
     const int device_wide = sb_run_mode(r) == SB_SYNC_DEVICE;
     double wait = 0;
-    double t0 = sb_now_us();
+    sb_fix_timer t = sb_fix_start();
     for (long long i = 0; i < r->iters; i++) {
         s->seq++;
         /* the other stream's long work first, so that it is running during this step's sync */
@@ -133,42 +111,20 @@ static int measure(sb_run *r, sb_recorder *rec)
     /* untimed: the other stream's backlog, so that the next repetition starts from an idle GPU */
     SB_CUDA(cudaStreamSynchronize(s->other));
     check_mark(s, MARK_OTHER, "the other stream's last work, after draining it");
-    const double n = (double)r->iters;
-    sb_record(rec, "step_us", (t1 - t0) / n);
-    sb_record(rec, "wait_us", wait / n);
-    sb_record(rec, "syncs_per_step", 1.0); /* one blocking call per step: the sync */
+    t.syncs = r->iters; /* one blocking call per step: the sync */
+    sb_fix_record(rec, &t, t1, r->iters);
+    sb_record(rec, "wait_us", wait / (double)r->iters);
     return 0;
 }
 
 static int validate(sb_run *r)
 {
     busy_state *s = r->state;
-    if (sb_fault("busy-stream-mark") && !s->bad++) { /* test hook */
-        s->bad_got = s->seq - 1;
-        s->bad_want = s->seq;
-        s->bad_what = "the step's own work";
-    }
-    if (s->bad) {
-        unsigned long long bad = s->bad;
-        s->bad = 0;
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: %llu syncs returned before %s had finished "
-                       "(mark %u, expected %u)",
-                       sb_error_context(), bad, s->bad_what, s->bad_got, s->bad_want);
-    }
-    return 0;
+    if (sb_fault("busy-stream-mark")) /* test hook */
+        mark_wrong(s, "the step's own work", s->seq - 1);
+    return sb_mismatch_report(&s->bad);
 }
 
-const sb_scenario sb_busy_stream = {
-    .name = "busy-stream",
-    .state_size = sizeof(busy_state),
-    .summary = "device-wide vs stream sync while a second stream runs long work",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .delta = &delta,
-    .default_iters = 10,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_busy_stream, "busy-stream", busy_state,
+            "device-wide vs stream sync while a second stream runs long work", .params = params,
+            .metrics = metrics, .delta = &sb_fix_delta, .default_iters = 10, .validate = validate);

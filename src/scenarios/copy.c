@@ -2,7 +2,6 @@
  * is a DMA the GPU runs on its own: cudaMemcpyAsync returns at once and the CPU is free. A copy
  * from pageable memory is staged through a driver buffer by the CPU: the "async" call blocks
  * for about the whole transfer (the implicit sync) and the bandwidth is lower. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +9,7 @@
 #include "base/fault.h"
 #include "gpu/cuda_check.h"
 #include "scenarios/scenario.h"
+#include "scenarios/validation.h"
 #include "kernels.h"
 
 #define PATTERN_SEED 0x5EED5EEDu
@@ -50,15 +50,6 @@ typedef struct copy_state {
     int prepared; /* variant whose buffers are set up for it, -1: none */
 } copy_state;
 
-static int check(const sb_param_values *p, char *err, size_t n)
-{
-    if (sb_param(p, "bytes") % 4) {
-        snprintf(err, n, "bytes=%lld is not a multiple of 4", sb_param(p, "bytes"));
-        return -1;
-    }
-    return 0;
-}
-
 /* Enough copies per repetition to time small ones well: 256 MiB moved, 2 to 1000 copies. */
 static long long iters_for(const sb_param_values *p)
 {
@@ -85,10 +76,10 @@ static void fill_host_pattern(uint32_t *w, size_t n)
 static int setup(sb_run *r)
 {
     copy_state *s = r->state;
-    sb_resources *res = &r->res;
-    int rc;
     s->bytes = (size_t)sb_run_param(r, "bytes");
     s->prepared = -1;
+    sb_resources *res = &r->res;
+    int rc;
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
         (rc = sb_get_event(res, &s->ev_start, cudaEventDefault)) ||
         (rc = sb_get_event(res, &s->ev_stop, cudaEventDefault)) ||
@@ -166,27 +157,15 @@ static int validate(sb_run *r)
         ((uint32_t *)got)[s->bytes / 8] ^= 1u;
     for (size_t i = 0; i < s->bytes / 4; i++) {
         if (got[i] != sb_pattern_word(PATTERN_SEED, i))
-            return sb_fail(SB_EXIT_FAIL,
-                           "validation failed in %s: word %zu is 0x%08x, expected 0x%08x",
-                           sb_error_context(), i, got[i], sb_pattern_word(PATTERN_SEED, i));
+            return sb_invalid("word %zu is 0x%08x, expected 0x%08x", i, got[i],
+                              sb_pattern_word(PATTERN_SEED, i));
     }
     s->prepared = -1; /* the next measurement starts from a poisoned destination */
     return 0;
 }
 
-const sb_scenario sb_copy = {
-    .name = "copy",
-    .state_size = sizeof(copy_state),
-    .summary = "host<->device copies, pageable vs pinned: bandwidth and time the CPU is blocked",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .default_iters = 0,
-    .iters_for = iters_for,
-    .check = check,
-    .device_bytes = device_bytes,
-    .host_bytes = host_bytes,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_copy, "copy", copy_state,
+            "host<->device copies, pageable vs pinned: bandwidth and time the CPU is blocked",
+            .params = params, .metrics = metrics, .default_iters = 0, .iters_for = iters_for,
+            .check = sb_check_whole_words, .device_bytes = device_bytes, .host_bytes = host_bytes,
+            .validate = validate);

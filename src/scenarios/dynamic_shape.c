@@ -11,7 +11,9 @@
 #include "base/clock.h"
 #include "base/fault.h"
 #include "gpu/cuda_check.h"
-#include "scenarios/scenario.h"
+#include "gpu/sync.h"
+#include "scenarios/fixes.h"
+#include "scenarios/validation.h"
 #include "compact.h"
 
 #define INPUT_SEED 0x5EEDu
@@ -32,16 +34,6 @@ static const sb_variant variants[] = {
     {NULL, NULL, 0, NULL, 0},
 };
 
-static const sb_metric_def metrics[] = {
-    {"step_us", "us", SB_LOWER, "step µs"},
-    {"saving_us", "us", SB_HIGHER, "saving µs"},
-    {"saving_pct", "%", SB_HIGHER, "saving %"},
-    {"syncs_per_step", "count", SB_LOWER, "syncs/step"},
-    {NULL, NULL, 0, NULL},
-};
-
-static const sb_delta_def delta = {"step_us", "saving_us", "saving_pct", 1};
-
 typedef struct shape_state {
     cudaStream_t stream;
     size_t n, tiles;
@@ -52,10 +44,9 @@ typedef struct shape_state {
     uint32_t *total_h;          /* pinned */
     uint32_t *expected;         /* host: the CPU's selection, in order */
     uint32_t expected_count;
-    uint32_t *got; /* host: validate's copy of the output */
-    int last_mode; /* the variant that wrote the output last */
-    unsigned long long bad;
-    uint32_t bad_count;
+    uint32_t *got;   /* host: validate's copy of the output */
+    int last_mode;   /* the variant that wrote the output last */
+    sb_mismatch bad; /* counts read back in the measurement that were wrong */
 } shape_state;
 
 static size_t device_bytes(const sb_param_values *p)
@@ -72,20 +63,18 @@ static size_t host_bytes(const sb_param_values *p)
 /* About 3 ms: ~30 us of launches and readback, plus 12 bytes per element at ~2.5 TB/s. */
 static long long iters_for(const sb_param_values *p)
 {
-    double est = 30.0 + (double)sb_param(p, "n") / 200000.0;
-    long long n = (long long)(3000.0 / est);
-    return n < 1 ? 1 : n > 1000 ? 1000 : n;
+    return sb_fix_steps(30.0 + (double)sb_param(p, "n") / 200000.0, 1000);
 }
 
 static int setup(sb_run *r)
 {
     shape_state *s = r->state;
-    sb_resources *res = &r->res;
-    int rc;
     s->n = (size_t)sb_run_param(r, "n");
     s->density = (int)sb_run_param(r, "density");
     s->tiles = sb_compact_tiles(s->n);
     size_t bytes = s->n * sizeof(uint32_t), tile_bytes = s->tiles * sizeof(uint32_t);
+    sb_resources *res = &r->res;
+    int rc;
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
         (rc = sb_get_device(res, &s->in, bytes)) || (rc = sb_get_device(res, &s->out, bytes)) ||
         (rc = sb_get_device(res, &s->counts, tile_bytes)) ||
@@ -113,20 +102,18 @@ static int measure(sb_run *r, sb_recorder *rec)
 {
     shape_state *s = r->state;
     const int mode = sb_run_mode(r);
-    long long syncs = 0;
-    double t0 = sb_now_us();
+    sb_fix_timer t = sb_fix_start();
     for (long long i = 0; i < r->iters; i++) {
         SB_LAUNCH(sb_compact_count(s->in, s->n, s->density, s->counts, s->stream));
         SB_LAUNCH(sb_compact_scan(s->counts, s->tiles, s->offsets, s->total, s->stream));
         if (mode == COUNT_READBACK) {
             /* the output's size on the host: x[mask].shape[0] */
-            SB_CUDA(cudaMemcpyAsync(s->total_h, s->total, sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                                    s->stream));
-            SB_CUDA(cudaStreamSynchronize(s->stream));
-            syncs++;
+            SB_CUDA(sb_read_back(s->total_h, s->total, sizeof(uint32_t), s->stream));
+            t.syncs++;
             uint32_t count = *s->total_h;
-            if (count != s->expected_count && !s->bad++)
-                s->bad_count = count;
+            if (count != s->expected_count)
+                sb_mismatch_note(&s->bad, "counts read back were wrong (got %u, expected %u)",
+                                 count, s->expected_count);
             SB_LAUNCH(sb_compact_scatter(s->in, s->n, s->density, s->offsets, s->total, count, 0,
                                          s->out, s->stream));
         } else {
@@ -136,11 +123,9 @@ static int measure(sb_run *r, sb_recorder *rec)
     }
     /* the last step's compaction is still queued either way */
     SB_CUDA(cudaStreamSynchronize(s->stream));
-    syncs++;
-    double t1 = sb_now_us();
+    t.syncs++;
+    sb_fix_record(rec, &t, sb_now_us(), r->iters);
     s->last_mode = mode;
-    sb_record(rec, "step_us", (t1 - t0) / (double)r->iters);
-    sb_record(rec, "syncs_per_step", (double)syncs / (double)r->iters);
     return 0;
 }
 
@@ -150,61 +135,36 @@ static int measure(sb_run *r, sb_recorder *rec)
 static int validate(sb_run *r)
 {
     shape_state *s = r->state;
-    if (s->bad) {
-        unsigned long long bad = s->bad;
-        s->bad = 0;
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: %llu counts read back were wrong (got %u, "
-                       "expected %u)",
-                       sb_error_context(), bad, s->bad_count, s->expected_count);
-    }
+    if (s->bad.count)
+        return sb_mismatch_report(&s->bad);
     SB_CUDA(
         cudaMemcpyAsync(s->total_h, s->total, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->stream));
-    SB_CUDA(cudaMemcpyAsync(s->got, s->out, s->n * sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                            s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
+    SB_CUDA(sb_read_back(s->got, s->out, s->n * sizeof(uint32_t), s->stream));
     uint32_t count = *s->total_h;
     if (sb_fault("compact-output")) /* test hook: a wrong element (the padding if none) */
         s->got[s->expected_count / 2] ^= 1u;
     if (count != s->expected_count)
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: the GPU counted %u selected elements, the CPU "
-                       "%u",
-                       sb_error_context(), count, s->expected_count);
+        return sb_invalid("the GPU counted %u selected elements, the CPU %u", count,
+                          s->expected_count);
     for (size_t i = 0; i < s->n; i++) {
         uint32_t got = s->got[i];
         int ok = i < count                     ? got == s->expected[i]
                  : s->last_mode == FIXED_SHAPE ? got == SB_COMPACT_FILL
                                                : got == POISON || got == SB_COMPACT_FILL;
         if (!ok)
-            return sb_fail(SB_EXIT_FAIL,
-                           "validation failed in %s: output element %zu of %zu (count %u) is "
-                           "0x%08x, expected 0x%08x",
-                           sb_error_context(), i, s->n, count, got,
-                           i < count                     ? s->expected[i]
-                           : s->last_mode == FIXED_SHAPE ? SB_COMPACT_FILL
-                                                         : POISON);
+            return sb_invalid("output element %zu of %zu (count %u) is 0x%08x, expected 0x%08x", i,
+                              s->n, count, got,
+                              i < count                     ? s->expected[i]
+                              : s->last_mode == FIXED_SHAPE ? SB_COMPACT_FILL
+                                                            : POISON);
     }
     /* poison: the next measurement must write the output and the count again */
     SB_CUDA(cudaMemsetAsync(s->out, 0xFE, s->n * sizeof(uint32_t), s->stream));
-    SB_CUDA(cudaMemsetAsync(s->total, 0xFF, sizeof(uint32_t), s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    return 0;
+    return sb_memset_sync(s->total, 0xFF, sizeof(uint32_t), s->stream);
 }
 
-const sb_scenario sb_dynamic_shape = {
-    .name = "dynamic-shape",
-    .state_size = sizeof(shape_state),
-    .summary = "a data-dependent output size (x[mask], nonzero): count readback vs fixed shape",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .delta = &delta,
-    .default_iters = 85,
-    .iters_for = iters_for,
-    .device_bytes = device_bytes,
-    .host_bytes = host_bytes,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_dynamic_shape, "dynamic-shape", shape_state,
+            "a data-dependent output size (x[mask], nonzero): count readback vs fixed shape",
+            .params = params, .metrics = sb_fix_metrics, .delta = &sb_fix_delta,
+            .default_iters = 85, .iters_for = iters_for, .device_bytes = device_bytes,
+            .host_bytes = host_bytes, .validate = validate);

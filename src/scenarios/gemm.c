@@ -12,8 +12,8 @@
 #include "gpu/cuda_check.h"
 #include "gpu/gemm_op.h"
 #include "gpu/kernel_timer.h"
-#include "scenarios/scenario.h"
-#include "gpu/sync.h"
+#include "scenarios/validation.h"
+#include "scenarios/variant_sync.h"
 #include "kernels.h"
 
 #define SAMPLES 16
@@ -67,8 +67,7 @@ typedef struct gemm_state {
     cudaStream_t stream;
     cudaEvent_t ev_start, ev_stop;
     sb_kernel_timer timer;
-    sb_sync sync[SB_MAX_VARIANTS]; /* per variant, created on first use */
-    int sync_ready[SB_MAX_VARIANTS];
+    sb_variant_syncs syncs;
     float *gather_dev, *gather_host;
     float readback; /* pageable destination of sync-readback (sync-item's is pinned) */
     unsigned validations;
@@ -103,10 +102,10 @@ static size_t host_bytes(const sb_param_values *p)
 static int setup(sb_run *r)
 {
     gemm_state *s = r->state;
-    sb_resources *res = &r->res;
-    int rc;
     s->tf32 = (int)sb_run_param(r, "tf32");
     size_t gather = gather_floats(sb_run_param(r, "k")) * sizeof(float);
+    sb_resources *res = &r->res;
+    int rc;
     /* a blocking stream (not cudaStreamNonBlocking): the legacy default stream, which a plain
      * cudaMemcpy uses, then waits for it, as in a framework's default setup */
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamDefault)) ||
@@ -123,25 +122,11 @@ static int setup(sb_run *r)
     return 0;
 }
 
-static int select_sync(sb_run *r, gemm_state *s, const sb_sync **out)
-{
-    int v = r->variant;
-    if (!s->sync_ready[v]) {
-        int rc = sb_sync_init(&s->sync[v], &r->res, (sb_sync_kind)sb_run_mode(r), s->stream,
-                              s->op.C, &s->readback, 4);
-        if (rc)
-            return rc;
-        s->sync_ready[v] = 1;
-    }
-    *out = &s->sync[v];
-    return 0;
-}
-
 static int measure(sb_run *r, sb_recorder *rec)
 {
     gemm_state *s = r->state;
     const sb_sync *sync = NULL;
-    int rc = select_sync(r, s, &sync);
+    int rc = sb_variant_sync(&s->syncs, r, s->stream, s->op.C, &s->readback, 4, &sync);
     if (rc)
         return rc;
     const long long iters = r->iters;
@@ -200,9 +185,8 @@ static int validate(sb_run *r)
     }
     SB_LAUNCH(sb_gather_gemm_samples(op->A, op->B, op->C, op->dt, op->m, op->n, op->k, smp,
                                      s->gather_dev, s->stream));
-    SB_CUDA(cudaMemcpyAsync(s->gather_host, s->gather_dev, gather_floats(op->k) * sizeof(float),
-                            cudaMemcpyDeviceToHost, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
+    SB_CUDA(sb_read_back(s->gather_host, s->gather_dev, gather_floats(op->k) * sizeof(float),
+                         s->stream));
 
     /* products of fp16/bf16 inputs are exact in fp32; TF32 rounds the inputs */
     double u_out = unit_roundoff(op->dt);
@@ -219,10 +203,8 @@ static int validate(sb_run *r)
         double got = a[2 * (size_t)op->k];
         double tol = 2 * u_out * fabs(ref) + (2 * u_in + u_acc) * mag + 1e-6;
         if (!(fabs(got - ref) <= tol)) /* NaN (poison left unwritten) fails too */
-            return sb_fail(SB_EXIT_FAIL,
-                           "validation failed in %s: C[%d,%d] = %g, CPU reference %g "
-                           "(tolerance %.3g)",
-                           sb_error_context(), smp.row[i], smp.col[i], got, ref, tol);
+            return sb_invalid("C[%d,%d] = %g, CPU reference %g (tolerance %.3g)", smp.row[i],
+                              smp.col[i], got, ref, tol);
     }
     /* re-poison: the next measurement cannot pass on this one's output */
     int rc = sb_gemm_op_poison(&s->op);
@@ -232,23 +214,9 @@ static int validate(sb_run *r)
 }
 
 #define GEMM_SCENARIO(var, scen_name, text, param_defs, iters, warmup)                             \
-    const sb_scenario var = {                                                                      \
-        .name = scen_name,                                                                         \
-        .state_size = sizeof(gemm_state),                                                          \
-        .summary = text,                                                                           \
-        .params = param_defs,                                                                      \
-        .variants = variants,                                                                      \
-        .metrics = metrics,                                                                        \
-        .delta = &delta,                                                                           \
-        .default_iters = iters,                                                                    \
-        .warmup_s = warmup,                                                                        \
-        .check = check,                                                                            \
-        .device_bytes = device_bytes,                                                              \
-        .host_bytes = host_bytes,                                                                  \
-        .setup = setup,                                                                            \
-        .measure = measure,                                                                        \
-        .validate = validate,                                                                      \
-    }
+    SB_SCENARIO(var, scen_name, gemm_state, text, .params = param_defs, .metrics = metrics,        \
+                .delta = &delta, .default_iters = iters, .warmup_s = warmup, .check = check,       \
+                .device_bytes = device_bytes, .host_bytes = host_bytes, .validate = validate)
 
 GEMM_SCENARIO(sb_small_gemm, "small-gemm",
               "512^3 fp16 cuBLAS GEMM: launch-bound, a sync per iteration is a large share",

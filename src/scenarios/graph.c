@@ -17,12 +17,14 @@
 #include "base/clock.h"
 #include "base/fault.h"
 #include "gpu/cuda_check.h"
-#include "scenarios/scenario.h"
+#include "gpu/sync.h"
+#include "scenarios/fixes.h"
+#include "scenarios/validation.h"
 #include "scalars.h"
 
 static const sb_param_def params[] = {
     {"kernels", SB_PARAM_INT, "20", "kernels per step (K)", 1, 10000, NULL},
-    {"work_us", SB_PARAM_INT, "2", "GPU time of each kernel", 0, 100000, NULL},
+    SB_FIX_KERNEL_US("2"),
     {NULL, 0, NULL, NULL, 0, 0, NULL},
 };
 enum { LAUNCHES, GRAPH };
@@ -35,12 +37,9 @@ static const sb_variant variants[] = {
 };
 
 static const sb_metric_def metrics[] = {
-    {"step_us", "us", SB_LOWER, "step µs"},     {"saving_us", "us", SB_HIGHER, "saving µs"},
-    {"saving_pct", "%", SB_HIGHER, "saving %"}, {"syncs_per_step", "count", SB_LOWER, "syncs/step"},
-    {"launch_us", "us", SB_LOWER, "launch µs"}, {NULL, NULL, 0, NULL},
+    SB_FIX_STEP_US,        SB_FIX_SAVING, SB_FIX_SYNCS, {"launch_us", "us", SB_LOWER, "launch µs"},
+    {NULL, NULL, 0, NULL},
 };
-
-static const sb_delta_def delta = {"step_us", "saving_us", "saving_pct", 1};
 
 typedef struct graph_state {
     cudaStream_t stream;
@@ -61,10 +60,8 @@ static size_t device_bytes(const sb_param_values *p)
 /* Step estimate of the launch-bound variant: ~3 us of launch per kernel, or its work. */
 static long long iters_for(const sb_param_values *p)
 {
-    long long work = sb_param(p, "work_us");
-    long long est = sb_param(p, "kernels") * (work > 3 ? work : 3) + 10;
-    long long n = 3000 / est;
-    return n < 1 ? 1 : n > 10000 ? 10000 : n;
+    long long est = sb_kernels_step_us(sb_param(p, "kernels"), sb_param(p, "work_us"));
+    return sb_fix_steps((double)est, 10000);
 }
 
 static void destroy_graph(void *p)
@@ -109,30 +106,28 @@ static int capture(graph_state *s, sb_resources *res)
 static int setup(sb_run *r)
 {
     graph_state *s = r->state;
+    s->kernels = (int)sb_run_param(r, "kernels");
+    s->ns = sb_run_param_ns(r, "work_us");
     sb_resources *res = &r->res;
     int rc;
-    s->kernels = (int)sb_run_param(r, "kernels");
-    s->ns = (unsigned long long)sb_run_param(r, "work_us") * 1000ull;
     /* a non-blocking stream: capture must not meet the legacy default stream */
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
         (rc = sb_get_device(res, &s->counter, sizeof *s->counter)) ||
         (rc = sb_get_pinned(res, &s->count_h, sizeof *s->count_h, cudaHostAllocDefault)) ||
         (rc = capture(s, res)))
         return rc;
-    SB_CUDA(cudaMemsetAsync(s->counter, 0, sizeof *s->counter, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    return 0;
+    return sb_memset_sync(s->counter, 0, sizeof *s->counter, s->stream);
 }
 
 static int measure(sb_run *r, sb_recorder *rec)
 {
     graph_state *s = r->state;
-    const int mode = sb_run_mode(r);
+    const int replay = sb_run_mode(r) == GRAPH;
     double launch = 0;
-    double t0 = sb_now_us();
+    sb_fix_timer t = sb_fix_start();
     for (long long i = 0; i < r->iters; i++) {
         double a = sb_now_us();
-        if (mode == GRAPH) {
+        if (replay) {
             SB_CUDA(cudaGraphLaunch(s->exec, s->stream));
         } else {
             int rc = enqueue_kernels(s);
@@ -142,11 +137,10 @@ static int measure(sb_run *r, sb_recorder *rec)
         launch += sb_now_us() - a;
         SB_CUDA(cudaStreamSynchronize(s->stream));
     }
-    double t1 = sb_now_us();
-    s->steps += (unsigned long long)r->iters;
-    sb_record(rec, "step_us", (t1 - t0) / (double)r->iters);
-    sb_record(rec, "syncs_per_step", 1.0); /* one cudaStreamSynchronize per step, either way */
+    t.syncs = r->iters; /* one cudaStreamSynchronize per step, either way */
+    sb_fix_record(rec, &t, sb_now_us(), r->iters);
     sb_record(rec, "launch_us", launch / (double)r->iters);
+    s->steps += (unsigned long long)r->iters;
     return 0;
 }
 
@@ -154,35 +148,18 @@ static int measure(sb_run *r, sb_recorder *rec)
 static int validate(sb_run *r)
 {
     graph_state *s = r->state;
-    SB_CUDA(cudaMemcpyAsync(s->count_h, s->counter, sizeof *s->count_h, cudaMemcpyDeviceToHost,
-                            s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
+    SB_CUDA(sb_read_back(s->count_h, s->counter, sizeof *s->count_h, s->stream));
     unsigned long long got = *s->count_h, want = (unsigned long long)s->kernels * s->steps;
     if (sb_fault("graph-counter")) /* test hook: a kernel that did not run must be caught */
         got--;
     if (got != want)
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: the kernels ran %llu times, expected %d kernels "
-                       "x %llu steps = %llu",
-                       sb_error_context(), got, s->kernels, s->steps, want);
-    SB_CUDA(cudaMemsetAsync(s->counter, 0, sizeof *s->counter, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
+        return sb_invalid("the kernels ran %llu times, expected %d kernels x %llu steps = %llu",
+                          got, s->kernels, s->steps, want);
     s->steps = 0;
-    return 0;
+    return sb_memset_sync(s->counter, 0, sizeof *s->counter, s->stream);
 }
 
-const sb_scenario sb_graph = {
-    .name = "graph",
-    .state_size = sizeof(graph_state),
-    .summary = "K short kernels and a sync per step: K launches vs one CUDA graph launch",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .delta = &delta,
-    .default_iters = 42,
-    .iters_for = iters_for,
-    .device_bytes = device_bytes,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_graph, "graph", graph_state,
+            "K short kernels and a sync per step: K launches vs one CUDA graph launch",
+            .params = params, .metrics = metrics, .delta = &sb_fix_delta, .default_iters = 42,
+            .iters_for = iters_for, .device_bytes = device_bytes, .validate = validate);

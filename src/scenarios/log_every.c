@@ -3,19 +3,22 @@
  * waits for the step to finish, the GPU idles while the host reads, logs and launches the next
  * step. Accumulating the loss on the GPU and reading the sum every `every` steps, or once at the
  * end, lets the host run ahead: the launches of step i+1 overlap the kernels of step i. */
+#include <limits.h>
 #include <stdio.h>
 
 #include "base/clock.h"
 #include "base/fault.h"
 #include "gpu/cuda_check.h"
-#include "scenarios/scenario.h"
+#include "gpu/sync.h"
+#include "scenarios/fixes.h"
+#include "scenarios/validation.h"
 #include "scalars.h"
 
 static const sb_param_def params[] = {
     {"every", SB_PARAM_INT, "100", "every-n: steps between two readbacks of the summed loss", 1,
      1000000, NULL},
     {"kernels", SB_PARAM_INT, "8", "kernels per step", 1, 1000, NULL},
-    {"work_us", SB_PARAM_INT, "5", "GPU time of each kernel", 0, 100000, NULL},
+    SB_FIX_KERNEL_US("5"),
     {NULL, 0, NULL, NULL, 0, 0, NULL},
 };
 enum { EVERY_STEP, EVERY_N, NEVER };
@@ -29,16 +32,6 @@ static const sb_variant variants[] = {
     {NULL, NULL, 0, NULL, 0},
 };
 
-static const sb_metric_def metrics[] = {
-    {"step_us", "us", SB_LOWER, "step µs"},
-    {"saving_us", "us", SB_HIGHER, "saving µs"},
-    {"saving_pct", "%", SB_HIGHER, "saving %"},
-    {"syncs_per_step", "count", SB_LOWER, "syncs/step"},
-    {NULL, NULL, 0, NULL},
-};
-
-static const sb_delta_def delta = {"step_us", "saving_us", "saving_pct", 1};
-
 typedef struct log_state {
     cudaStream_t stream;
     int kernels;
@@ -51,9 +44,7 @@ typedef struct log_state {
     unsigned long long step;
     double logged;   /* what the host logged: the sum of the losses it read */
     double expected; /* the CPU's sum of the same steps' losses */
-    unsigned long long bad;
-    unsigned long long bad_step;
-    double bad_got, bad_want;
+    sb_mismatch bad; /* readbacks in the measurement that returned what the CPU does not expect */
 } log_state;
 
 static size_t device_bytes(const sb_param_values *p)
@@ -66,11 +57,8 @@ static size_t device_bytes(const sb_param_values *p)
  * not far more than that: a whole number of intervals, so syncs_per_step is 1/every. */
 static long long iters_for(const sb_param_values *p)
 {
-    long long work = sb_param(p, "work_us");
-    long long est = sb_param(p, "kernels") * (work > 3 ? work : 3) + 10;
-    long long base = 3000 / est, every = sb_param(p, "every");
-    if (base < 1)
-        base = 1;
+    long long est = sb_kernels_step_us(sb_param(p, "kernels"), sb_param(p, "work_us"));
+    long long base = sb_fix_steps((double)est, LLONG_MAX), every = sb_param(p, "every");
     if (2 * every > 5 * base)
         return base;
     long long n = base > 2 * every ? base : 2 * every;
@@ -80,36 +68,32 @@ static long long iters_for(const sb_param_values *p)
 static int setup(sb_run *r)
 {
     log_state *s = r->state;
-    sb_resources *res = &r->res;
-    int rc;
     s->kernels = (int)sb_run_param(r, "kernels");
     s->every = sb_run_param(r, "every");
-    s->ns = (unsigned long long)sb_run_param(r, "work_us") * 1000ull;
+    s->ns = sb_run_param_ns(r, "work_us");
+    sb_resources *res = &r->res;
+    int rc;
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamNonBlocking)) ||
         (rc = sb_get_device(res, &s->loss, sizeof(float))) ||
         (rc = sb_get_device(res, &s->acc, sizeof(double))) ||
         (rc = sb_get_pinned(res, &s->loss_h, sizeof(float), cudaHostAllocDefault)) ||
         (rc = sb_get_pinned(res, &s->acc_h, sizeof(double), cudaHostAllocDefault)))
         return rc;
-    SB_CUDA(cudaMemsetAsync(s->acc, 0, sizeof(double), s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    return 0;
+    return sb_memset_sync(s->acc, 0, sizeof(double), s->stream);
 }
 
 static void mismatch(log_state *s, double got, double want)
 {
-    if (got != want && !s->bad++) {
-        s->bad_step = s->step;
-        s->bad_got = got;
-        s->bad_want = want;
-    }
+    if (got != want)
+        sb_mismatch_note(&s->bad,
+                         "loss readbacks were wrong (step %llu: got %.17g, expected %.17g)",
+                         s->step, got, want);
 }
 
 /* loss.item(): the step's loss comes back and is logged. */
 static int read_loss(log_state *s)
 {
-    SB_CUDA(cudaMemcpyAsync(s->loss_h, s->loss, sizeof(float), cudaMemcpyDeviceToHost, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
+    SB_CUDA(sb_read_back(s->loss_h, s->loss, sizeof(float), s->stream));
     mismatch(s, *s->loss_h, sb_step_loss(s->step));
     s->logged += *s->loss_h;
     return 0;
@@ -118,8 +102,7 @@ static int read_loss(log_state *s)
 /* The GPU's running sum comes back: the host logs what was added since its last readback. */
 static int read_sum(log_state *s)
 {
-    SB_CUDA(cudaMemcpyAsync(s->acc_h, s->acc, sizeof(double), cudaMemcpyDeviceToHost, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
+    SB_CUDA(sb_read_back(s->acc_h, s->acc, sizeof(double), s->stream));
     mismatch(s, *s->acc_h, s->expected);
     s->logged = *s->acc_h;
     return 0;
@@ -129,9 +112,8 @@ static int measure(sb_run *r, sb_recorder *rec)
 {
     log_state *s = r->state;
     const int mode = sb_run_mode(r);
-    long long syncs = 0;
     int rc = 0;
-    double t0 = sb_now_us();
+    sb_fix_timer t = sb_fix_start();
     for (long long i = 0; i < r->iters && !rc; i++) {
         s->step++;
         for (int k = 0; k < s->kernels; k++) {
@@ -142,19 +124,18 @@ static int measure(sb_run *r, sb_recorder *rec)
         s->expected += sb_step_loss(s->step);
         if (mode == EVERY_STEP) {
             rc = read_loss(s);
-            syncs++;
+            t.syncs++;
         } else if ((mode == EVERY_N && (i + 1) % s->every == 0) || i + 1 == r->iters) {
             /* every-n: every `every` steps, and the rest at the end of the repetition;
              * never: once at the end */
             rc = read_sum(s);
-            syncs++;
+            t.syncs++;
         }
     }
     double t1 = sb_now_us();
     if (rc)
         return rc;
-    sb_record(rec, "step_us", (t1 - t0) / (double)r->iters);
-    sb_record(rec, "syncs_per_step", (double)syncs / (double)r->iters);
+    sb_fix_record(rec, &t, t1, r->iters);
     return 0;
 }
 
@@ -165,38 +146,18 @@ static int validate(sb_run *r)
     log_state *s = r->state;
     if (sb_fault("log-loss")) /* test hook: a lost step must be caught */
         s->logged -= 0.25;
-    if (s->bad) {
-        unsigned long long bad = s->bad;
-        s->bad = 0;
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: %llu loss readbacks were wrong (step %llu: got "
-                       "%.17g, expected %.17g)",
-                       sb_error_context(), bad, s->bad_step, s->bad_got, s->bad_want);
-    }
+    if (s->bad.count)
+        return sb_mismatch_report(&s->bad);
     if (s->logged != s->expected)
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: the logged loss totals %.17g, the CPU's sum of "
-                       "the same steps is %.17g",
-                       sb_error_context(), s->logged, s->expected);
-    SB_CUDA(cudaMemsetAsync(s->acc, 0, sizeof(double), s->stream));
-    SB_CUDA(cudaMemsetAsync(s->loss, 0xFF, sizeof(float), s->stream)); /* NaN */
-    SB_CUDA(cudaStreamSynchronize(s->stream));
+        return sb_invalid("the logged loss totals %.17g, the CPU's sum of the same steps is %.17g",
+                          s->logged, s->expected);
     s->logged = s->expected = 0;
-    return 0;
+    SB_CUDA(cudaMemsetAsync(s->acc, 0, sizeof(double), s->stream));
+    return sb_memset_sync(s->loss, 0xFF, sizeof(float), s->stream); /* NaN */
 }
 
-const sb_scenario sb_log_every = {
-    .name = "log-every",
-    .state_size = sizeof(log_state),
-    .summary = "log the loss every step (.item()) vs every n steps vs never (summed on the GPU)",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .delta = &delta,
-    .default_iters = 200,
-    .iters_for = iters_for,
-    .device_bytes = device_bytes,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_log_every, "log-every", log_state,
+            "log the loss every step (.item()) vs every n steps vs never (summed on the GPU)",
+            .params = params, .metrics = sb_fix_metrics, .delta = &sb_fix_delta,
+            .default_iters = 200, .iters_for = iters_for, .device_bytes = device_bytes,
+            .validate = validate);

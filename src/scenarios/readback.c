@@ -11,7 +11,9 @@
 #include "base/fault.h"
 #include "gpu/cuda_check.h"
 #include "gpu/gemm_op.h"
+#include "gpu/sync.h"
 #include "scenarios/scenario.h"
+#include "scenarios/validation.h"
 #include "kernels.h"
 
 #define GEMM_DIM 8192 /* pending=gemm: one 8192^3 fp16 GEMM */
@@ -67,8 +69,7 @@ typedef struct readback_state {
     char *text;      /* print variants: the formatted values */
     sb_gemm_op gemm; /* pending=gemm */
     unsigned seq;    /* marker value of the current iteration */
-    unsigned long long bad;
-    float bad_got, bad_want;
+    sb_mismatch bad; /* readbacks that returned a stale value */
 } readback_state;
 
 static size_t device_bytes(const sb_param_values *p)
@@ -87,12 +88,12 @@ static size_t host_bytes(const sb_param_values *p)
 static int setup(sb_run *r)
 {
     readback_state *s = r->state;
-    sb_resources *res = &r->res;
-    int rc;
     s->pending = (int)sb_run_param(r, "pending");
-    s->pending_ns = (unsigned long long)sb_run_param(r, "pending_us") * 1000ull;
+    s->pending_ns = sb_run_param_ns(r, "pending_us");
     s->print_elems = (int)sb_run_param(r, "print_elems");
     size_t bytes = (size_t)s->print_elems * sizeof(float);
+    sb_resources *res = &r->res;
+    int rc;
     /* a blocking stream: a plain cudaMemcpy (legacy default stream) waits for it, as
      * `.item()` waits for the work queued on PyTorch's current stream */
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamDefault)) ||
@@ -101,9 +102,8 @@ static int setup(sb_run *r)
         (rc = sb_get_host(res, &s->pageable, bytes)) ||
         (rc = sb_get_host(res, &s->text, (size_t)s->print_elems * 16 + 64)))
         return rc;
-    if (s->pending == PENDING_GEMM &&
-        (rc = sb_gemm_op_init(&s->gemm, res, GEMM_DIM, GEMM_DIM, GEMM_DIM, SB_DTYPE_F16, 0,
-                              s->stream)))
+    if (s->pending == PENDING_GEMM && (rc = sb_gemm_op_init(&s->gemm, res, GEMM_DIM, GEMM_DIM,
+                                                            GEMM_DIM, SB_DTYPE_F16, 0, s->stream)))
         return rc;
     SB_CUDA(cudaStreamSynchronize(s->stream));
     return 0;
@@ -143,12 +143,18 @@ static int read_back(readback_state *s, int mode, int n, const float **got)
         *got = s->pageable;
         return 0;
     default:
-        SB_CUDA(cudaMemcpyAsync(s->pinned, s->marker, sizeof(float), cudaMemcpyDeviceToHost,
-                                s->stream));
-        SB_CUDA(cudaStreamSynchronize(s->stream));
+        SB_CUDA(sb_read_back(s->pinned, s->marker, sizeof(float), s->stream));
         *got = s->pinned;
         return 0;
     }
+}
+
+static void stale(readback_state *s, float got, float want)
+{
+    sb_mismatch_note(&s->bad,
+                     "readbacks returned a stale value (got %g, expected %g): the copy did not "
+                     "wait for the pending work",
+                     got, want);
 }
 
 static int measure(sb_run *r, sb_recorder *rec)
@@ -173,10 +179,8 @@ static int measure(sb_run *r, sb_recorder *rec)
         total += t1 - t0;
         /* the value must be the one the pending work wrote: the readback waited for it */
         for (int j = 0; j < n; j++) {
-            if (got[j] != (float)s->seq + (float)j && !s->bad++) {
-                s->bad_got = got[j];
-                s->bad_want = (float)s->seq + (float)j;
-            }
+            if (got[j] != (float)s->seq + (float)j)
+                stale(s, got[j], (float)s->seq + (float)j);
         }
     }
     sb_record(rec, "readback_us", total / (double)r->iters);
@@ -186,36 +190,15 @@ static int measure(sb_run *r, sb_recorder *rec)
 static int validate(sb_run *r)
 {
     readback_state *s = r->state;
-    if (sb_fault("readback-value") && !s->bad++) { /* test hook */
-        s->bad_got = -1;
-        s->bad_want = (float)s->seq;
-    }
-    if (s->bad) {
-        unsigned long long bad = s->bad;
-        s->bad = 0;
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: %llu readbacks returned a stale value (got %g, "
-                       "expected %g): the copy did not wait for the pending work",
-                       sb_error_context(), bad, s->bad_got, s->bad_want);
-    }
+    if (sb_fault("readback-value")) /* test hook */
+        stale(s, -1, (float)s->seq);
+    if (s->bad.count)
+        return sb_mismatch_report(&s->bad);
     /* poison the marker so that the next measurement must write it again */
-    SB_CUDA(cudaMemsetAsync(s->marker, 0xFF, (size_t)s->print_elems * sizeof(float), s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    return 0;
+    return sb_memset_sync(s->marker, 0xFF, (size_t)s->print_elems * sizeof(float), s->stream);
 }
 
-const sb_scenario sb_readback = {
-    .name = "readback",
-    .state_size = sizeof(readback_state),
-    .summary = ".item() and print() with GPU work pending vs after a sync, pageable vs pinned",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .delta = &delta,
-    .default_iters = 20,
-    .device_bytes = device_bytes,
-    .host_bytes = host_bytes,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_readback, "readback", readback_state,
+            ".item() and print() with GPU work pending vs after a sync, pageable vs pinned",
+            .params = params, .metrics = metrics, .delta = &delta, .default_iters = 20,
+            .device_bytes = device_bytes, .host_bytes = host_bytes, .validate = validate);

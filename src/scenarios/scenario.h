@@ -66,6 +66,12 @@ long long sb_run_param(const sb_run *r, const char *name);
 const char *sb_run_variant(const sb_run *r);
 /* The mode of the variant under measurement (sb_variant.mode). */
 int sb_run_mode(const sb_run *r);
+/* A parameter given in microseconds, in nanoseconds: what the spin kernels take. */
+unsigned long long sb_run_param_ns(const sb_run *r, const char *us_name);
+
+/* The check of a scenario whose `bytes` parameter must hold whole 32-bit words (its data is
+ * written and checked word by word). */
+int sb_check_whole_words(const sb_param_values *p, char *err, size_t errlen);
 
 typedef struct sb_scenario {
     const char *name;    /* "small-gemm": what --scenario takes */
@@ -95,8 +101,21 @@ typedef struct sb_scenario {
      * outputs */
     int (*setup)(sb_run *r);
     int (*measure)(sb_run *r, sb_recorder *rec); /* one repetition: record samples */
-    int (*validate)(sb_run *r); /* after a measurement: check the output, then re-poison it */
+    int (*validate)(sb_run *r);  /* after a measurement: check the output, then re-poison it */
     void (*teardown)(sb_run *r); /* may be NULL: r->res is released after it */
 } sb_scenario;
+
+/* Defines the scenario `var` from its file's variants and functions, named as every scenario
+ * file names them (variants, setup, measure), and its state type for state_size. What differs
+ * from one scenario to the next (params, metrics, delta, iterations, checks, sizes, validate)
+ * follows as designated initializers. */
+#define SB_SCENARIO(var, scenario_name, state_type, text, ...)                                     \
+    const sb_scenario var = {.name = scenario_name,                                                \
+                             .summary = text,                                                      \
+                             .state_size = sizeof(state_type),                                     \
+                             .variants = variants,                                                 \
+                             .setup = setup,                                                       \
+                             .measure = measure,                                                   \
+                             __VA_ARGS__}
 
 #endif

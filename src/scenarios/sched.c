@@ -37,7 +37,8 @@
 #include "base/coproc.h"
 #include "base/fault.h"
 #include "gpu/cuda_check.h"
-#include "scenarios/scenario.h"
+#include "scenarios/fixes.h"
+#include "scenarios/validation.h"
 #include "host_mark.h"
 
 static const sb_param_def params[] = {
@@ -59,10 +60,10 @@ static const sb_variant variants[] = {
 };
 
 static const sb_metric_def metrics[] = {
-    {"step_us", "us", SB_LOWER, "step µs"},
+    SB_FIX_STEP_US,
     {"sync_us", "us", SB_LOWER, "sync µs"},
     {"host_cpu_us", "us", SB_LOWER, "host CPU µs"},
-    {"syncs_per_step", "count", SB_LOWER, "syncs/step"},
+    SB_FIX_SYNCS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -79,8 +80,7 @@ typedef struct worker {
     volatile unsigned *mark_host; /* pinned, host-mapped: the kernel's last store */
     unsigned *mark_dev;
     unsigned seq;
-    unsigned long long bad; /* syncs that returned before their kernel's store */
-    unsigned bad_got, bad_want;
+    sb_mismatch bad; /* syncs that returned before their kernel's store */
 } worker;
 
 static int worker_open(worker *w, sb_resources *res, int device, unsigned flag)
@@ -122,6 +122,14 @@ static double cpu_us(const struct rusage *u)
            (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec);
 }
 
+static void mark_wrong(worker *w, unsigned got)
+{
+    sb_mismatch_note(&w->bad,
+                     "stream syncs returned before their kernel had finished (mark %u, "
+                     "expected %u)",
+                     got, w->seq);
+}
+
 /* One repetition: iters x (launch a work_us kernel, synchronize its stream). */
 static int worker_measure(worker *w, long long iters, long long work_us, double out[4])
 {
@@ -136,10 +144,8 @@ static int worker_measure(worker *w, long long iters, long long work_us, double 
         SB_LAUNCH(sb_launch_spin_mark_host(ns, w->mark_dev, w->seq, w->stream));
         SB_CUDA(cudaStreamSynchronize(w->stream));
         unsigned got = *w->mark_host; /* the kernel's store: the sync waited for it */
-        if (got != w->seq && !w->bad++) {
-            w->bad_got = got;
-            w->bad_want = w->seq;
-        }
+        if (got != w->seq)
+            mark_wrong(w, got);
     }
     double t1 = sb_now_us();
     if (getrusage(RUSAGE_SELF, &u1) != 0)
@@ -155,19 +161,9 @@ static int worker_measure(worker *w, long long iters, long long work_us, double 
 
 static int worker_validate(worker *w)
 {
-    if (sb_fault("sched-mark") && !w->bad++) { /* test hook */
-        w->bad_got = w->seq - 1;
-        w->bad_want = w->seq;
-    }
-    if (w->bad) {
-        unsigned long long bad = w->bad;
-        w->bad = 0;
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: %llu stream syncs returned before their "
-                       "kernel had finished (mark %u, expected %u)",
-                       sb_error_context(), bad, w->bad_got, w->bad_want);
-    }
-    return 0;
+    if (sb_fault("sched-mark")) /* test hook */
+        mark_wrong(w, w->seq - 1);
+    return sb_mismatch_report(&w->bad);
 }
 
 /* "error MESSAGE" for the parent, which reports it; main does not print it a second time. */
@@ -354,15 +350,6 @@ static int validate(sb_run *r)
     return rc;
 }
 
-const sb_scenario sb_sched = {
-    .name = "sched",
-    .state_size = sizeof(sched_state),
-    .summary = "cudaDeviceSchedule* flags: sync latency vs the CPU a waiting thread burns",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .default_iters = 50,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_sched, "sched", sched_state,
+            "cudaDeviceSchedule* flags: sync latency vs the CPU a waiting thread burns",
+            .params = params, .metrics = metrics, .default_iters = 50, .validate = validate);

@@ -11,16 +11,15 @@
  * (up to RING_BYTES), so the query normally finds the copy done; where it does not, the step
  * waits with cudaEventSynchronize, and that wait is counted in syncs_per_step. A repetition
  * ends with one stream sync, timed, not counted in syncs_per_step. */
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "base/clock.h"
-#include "base/fault.h"
 #include "gpu/cuda_check.h"
-#include "scenarios/scenario.h"
+#include "scenarios/fixes.h"
+#include "scenarios/pattern_tally.h"
 #include "kernels.h"
-#include "pattern_check.h"
 
 #define RING_BYTES (64u << 20) /* pinned staging memory, at most (but 2 slots at least) */
 #define RING_SLOTS 1024        /* events, at most */
@@ -40,18 +39,11 @@ static const sb_variant variants[] = {
     {NULL, NULL, 0, NULL, 0},
 };
 
-static const sb_metric_def metrics[] = {
-    {"step_us", "us", SB_LOWER, "step µs"},
-    {"saving_us", "us", SB_HIGHER, "saving µs"},
-    {"saving_pct", "%", SB_HIGHER, "saving %"},
-    {"call_us", "us", SB_LOWER, "copy call µs"},
-    {"syncs_per_step", "count", SB_LOWER, "syncs/step"},
-    {NULL, NULL, 0, NULL},
-};
-
-static const sb_delta_def delta = {"step_us", "saving_us", "saving_pct", 1};
+static const sb_metric_def metrics[] =
+    SB_FIX_METRICS_WITH({"call_us", "us", SB_LOWER, "copy call µs"});
 
 typedef struct h2d_state {
+    sb_pattern_tally tally; /* first: the scenario's validate is sb_tally_validate */
     size_t bytes;
     cudaStream_t stream;
     uint32_t *dev;
@@ -59,19 +51,9 @@ typedef struct h2d_state {
     uint32_t *ring; /* pinned: slots x bytes */
     cudaEvent_t ev[RING_SLOTS];
     int slots, next;
-    unsigned long long *counts;  /* device: mismatches, checks that ran */
-    unsigned long long launched; /* checks enqueued since the last validate */
     uint32_t seq;
 } h2d_state;
-
-static int check(const sb_param_values *p, char *err, size_t n)
-{
-    if (sb_param(p, "bytes") % 4) {
-        snprintf(err, n, "bytes=%lld is not a multiple of 4", sb_param(p, "bytes"));
-        return -1;
-    }
-    return 0;
-}
+_Static_assert(offsetof(h2d_state, tally) == 0, "sb_tally_validate reads the state's start");
 
 static size_t ring_slots(size_t bytes, long long iters)
 {
@@ -97,15 +79,14 @@ static size_t host_bytes(const sb_param_values *p)
 static int setup(sb_run *r)
 {
     h2d_state *s = r->state;
-    sb_resources *res = &r->res;
-    int rc;
     s->bytes = (size_t)sb_run_param(r, "bytes");
     s->slots = (int)ring_slots(s->bytes, r->iters);
+    sb_resources *res = &r->res;
+    int rc;
     /* a blocking stream: the pageable cudaMemcpy (legacy default stream) and the checking
      * kernel on this stream are ordered with each other */
     if ((rc = sb_get_stream(res, &s->stream, cudaStreamDefault)) ||
         (rc = sb_get_device(res, &s->dev, s->bytes)) ||
-        (rc = sb_get_device(res, &s->counts, 2 * sizeof *s->counts)) ||
         (rc = sb_get_host(res, &s->pageable, s->bytes)) ||
         (rc = sb_get_pinned(res, &s->ring, (size_t)s->slots * s->bytes, cudaHostAllocDefault)))
         return rc;
@@ -115,9 +96,8 @@ static int setup(sb_run *r)
     /* touch every page now, so that page faults are not measured */
     memset(s->pageable, 0, s->bytes);
     memset(s->ring, 0, (size_t)s->slots * s->bytes);
-    SB_CUDA(cudaMemsetAsync(s->counts, 0, 2 * sizeof *s->counts, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    return 0;
+    return sb_tally_init(&s->tally, res, s->stream, "h2d-data",
+                         "words on the GPU differed from the host data of their step");
 }
 
 /* The host data of one step: what a Python list would hold. */
@@ -128,7 +108,7 @@ static void fill_host(uint32_t *w, size_t n, uint32_t seed)
 }
 
 /* One step; adds the time spent in the copy call to *call and the blocking waits to *syncs. */
-static int step(h2d_state *s, int mode, double *call, int *syncs)
+static int step(h2d_state *s, int mode, double *call, long long *syncs)
 {
     const size_t words = s->bytes / 4;
     s->seq++;
@@ -155,9 +135,7 @@ static int step(h2d_state *s, int mode, double *call, int *syncs)
         *call += sb_now_us() - c0;
         SB_CUDA(cudaEventRecord(s->ev[slot], s->stream));
     }
-    SB_LAUNCH(sb_launch_check_pattern(s->dev, words, s->seq, s->counts, s->stream));
-    s->launched++;
-    return 0;
+    return sb_tally_check(&s->tally, s->dev, words, s->seq);
 }
 
 static int measure(sb_run *r, sb_recorder *rec)
@@ -165,55 +143,20 @@ static int measure(sb_run *r, sb_recorder *rec)
     h2d_state *s = r->state;
     const int mode = sb_run_mode(r);
     double call = 0;
-    int syncs = 0;
-    double t0 = sb_now_us();
+    sb_fix_timer t = sb_fix_start();
     for (long long i = 0; i < r->iters; i++) {
-        int rc = step(s, mode, &call, &syncs);
+        int rc = step(s, mode, &call, &t.syncs);
         if (rc)
             return rc;
     }
     SB_CUDA(cudaStreamSynchronize(s->stream)); /* ends the repetition: not a step's sync */
-    double t1 = sb_now_us();
-    const double n = (double)r->iters;
-    sb_record(rec, "step_us", (t1 - t0) / n);
-    sb_record(rec, "call_us", call / n);
-    sb_record(rec, "syncs_per_step", syncs / n);
+    sb_fix_record(rec, &t, sb_now_us(), r->iters);
+    sb_record(rec, "call_us", call / (double)r->iters);
     return 0;
 }
 
-static int validate(sb_run *r)
-{
-    h2d_state *s = r->state;
-    unsigned long long counts[2];
-    SB_CUDA(cudaMemcpyAsync(counts, s->counts, sizeof counts, cudaMemcpyDeviceToHost, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    if (sb_fault("h2d-data")) /* test hook: damaged data on the GPU must be caught */
-        counts[0]++;
-    unsigned long long launched = s->launched;
-    s->launched = 0;
-    if (counts[0] || counts[1] != launched)
-        return sb_fail(SB_EXIT_FAIL,
-                       "validation failed in %s: %llu words on the GPU differed from the host "
-                       "data of their step; %llu of %llu checks ran",
-                       sb_error_context(), counts[0], counts[1], launched);
-    SB_CUDA(cudaMemsetAsync(s->counts, 0, 2 * sizeof *s->counts, s->stream));
-    SB_CUDA(cudaStreamSynchronize(s->stream));
-    return 0;
-}
-
-const sb_scenario sb_small_h2d = {
-    .name = "small-h2d",
-    .state_size = sizeof(h2d_state),
-    .summary = "small tensors from host data: blocking pageable copy vs pinned async staging",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .delta = &delta,
-    .default_iters = 200,
-    .check = check,
-    .device_bytes = device_bytes,
-    .host_bytes = host_bytes,
-    .setup = setup,
-    .measure = measure,
-    .validate = validate,
-};
+SB_SCENARIO(sb_small_h2d, "small-h2d", h2d_state,
+            "small tensors from host data: blocking pageable copy vs pinned async staging",
+            .params = params, .metrics = metrics, .delta = &sb_fix_delta, .default_iters = 200,
+            .check = sb_check_whole_words, .device_bytes = device_bytes, .host_bytes = host_bytes,
+            .validate = sb_tally_validate);

@@ -36,9 +36,7 @@ static int markdown_end(sb_sink *s, const sb_env *env)
 
 const sb_sink_ops sb_markdown_sink = {
     .name = "markdown",
-    .begin = sb_sink_keep_begin,
-    .row = sb_sink_keep_row,
+    SB_SINK_KEEPS_ROWS,
     .flush = markdown_flush,
     .end = markdown_end,
-    .destroy = sb_sink_keep_destroy,
 };

@@ -81,9 +81,12 @@ void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r);
 /* The aligned table (markdown = 0) or GitHub-flavoured Markdown table of `res`, one block per
  * scenario in order of appearance, drawn from the rows alone. */
 void sb_table_print(FILE *f, const sb_results *res, int markdown);
-/* begin, row and destroy of a sink that keeps a copy of the rows (an sb_results in state) */
+/* begin, row and destroy of a sink that keeps a copy of the rows (an sb_results in state), and
+ * the three as the members of its sb_sink_ops */
 int sb_sink_keep_begin(sb_sink *s, const sb_env *env);
 int sb_sink_keep_row(sb_sink *s, const sb_env *env, const sb_row *row);
 void sb_sink_keep_destroy(sb_sink *s);
+#define SB_SINK_KEEPS_ROWS                                                                         \
+    .begin = sb_sink_keep_begin, .row = sb_sink_keep_row, .destroy = sb_sink_keep_destroy
 
 #endif

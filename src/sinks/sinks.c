@@ -59,54 +59,67 @@ int sb_sinks_open(sb_sinks *all, const sb_env *env)
     return rc;
 }
 
-int sb_sinks_row(sb_sinks *all, const sb_env *env, const sb_row *row)
+/* What sb_sinks_row, _flush and _commit do to one sink; `row` is for sb_sinks_row. */
+typedef int (*sink_step)(sb_sink *s, const sb_env *env, const sb_row *row);
+
+/* `step` on every sink whose output is open and, unless `failed_too`, that has not failed: the
+ * first error. */
+static int each_open(sb_sinks *all, int failed_too, sink_step step, const sb_env *env,
+                     const sb_row *row)
 {
     int first = 0;
     for (int i = 0; i < all->n; i++) {
         sb_sink *s = &all->s[i];
-        if (s->rc || s->out.state != SB_OUT_OPEN)
+        if (s->out.state != SB_OUT_OPEN || (s->rc && !failed_too))
             continue;
-        int rc = failed(s, s->ops->row(s, env, row));
+        int rc = step(s, env, row);
         if (!first)
             first = rc;
     }
     return first;
+}
+
+static int row_step(sb_sink *s, const sb_env *env, const sb_row *row)
+{
+    return failed(s, s->ops->row(s, env, row));
+}
+
+static int flush_step(sb_sink *s, const sb_env *env, const sb_row *row)
+{
+    (void)row;
+    int rc = s->ops->flush ? s->ops->flush(s, env) : 0;
+    if (!rc)
+        rc = sb_out_flush(&s->out);
+    return failed(s, rc);
+}
+
+/* A sink that failed is aborted (its partial file removed), the others ended and committed;
+ * the sink's first error, also an earlier one. */
+static int commit_step(sb_sink *s, const sb_env *env, const sb_row *row)
+{
+    (void)row;
+    if (!s->rc && s->ops->end)
+        failed(s, s->ops->end(s, env));
+    if (s->rc)
+        sb_out_abort(&s->out);
+    else
+        failed(s, sb_out_commit(&s->out));
+    return s->rc;
+}
+
+int sb_sinks_row(sb_sinks *all, const sb_env *env, const sb_row *row)
+{
+    return each_open(all, 0, row_step, env, row);
 }
 
 int sb_sinks_flush(sb_sinks *all, const sb_env *env)
 {
-    int first = 0;
-    for (int i = 0; i < all->n; i++) {
-        sb_sink *s = &all->s[i];
-        if (s->rc || s->out.state != SB_OUT_OPEN)
-            continue;
-        int rc = s->ops->flush ? s->ops->flush(s, env) : 0;
-        if (!rc)
-            rc = sb_out_flush(&s->out);
-        failed(s, rc);
-        if (!first)
-            first = rc;
-    }
-    return first;
+    return each_open(all, 0, flush_step, env, NULL);
 }
 
 int sb_sinks_commit(sb_sinks *all, const sb_env *env)
 {
-    int first = 0;
-    for (int i = 0; i < all->n; i++) {
-        sb_sink *s = &all->s[i];
-        if (s->out.state != SB_OUT_OPEN)
-            continue;
-        if (!s->rc && s->ops->end)
-            failed(s, s->ops->end(s, env));
-        if (s->rc)
-            sb_out_abort(&s->out);
-        else
-            failed(s, sb_out_commit(&s->out));
-        if (!first)
-            first = s->rc;
-    }
-    return first;
+    return each_open(all, 1, commit_step, env, NULL);
 }
 
 void sb_sinks_abort(sb_sinks *all)

@@ -165,8 +165,6 @@ static int table_end(sb_sink *s, const sb_env *env)
 
 const sb_sink_ops sb_table_sink = {
     .name = "table",
-    .begin = sb_sink_keep_begin,
-    .row = sb_sink_keep_row,
+    SB_SINK_KEEPS_ROWS,
     .end = table_end,
-    .destroy = sb_sink_keep_destroy,
 };

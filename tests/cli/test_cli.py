@@ -7,9 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, ROOT, run
-
-NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+from conftest import BIN, NO_GPU, ROOT, assert_usage_error, run
 
 
 def test_help_lists_every_option():
@@ -96,16 +94,66 @@ BAD = [
     (["--scenario", "double-buffer", "--set", "chunks=0"], "--set chunks=0: out of range"),
 ]
 
+# the sync-free fixes, part A (their plans: test_fixes_params_a.py)
+BAD_FIXES_A = [
+    (["--scenario", "coalesce", "--set", "values=0"],
+     "coalesce: --set values=0: out of range (1 to 4096)"),
+    (["--scenario", "coalesce", "--set", "values=4097"], "--set values=4097: out of range"),
+    (["--scenario", "coalesce", "--set", "work_us=-1"], "--set work_us=-1: out of range"),
+    (["--scenario", "coalesce", "--set", "values=3.5"], "--set values=3.5: not an integer"),
+    (["--scenario", "log-every", "--set", "every=0"],
+     "log-every: --set every=0: out of range (1 to 1000000)"),
+    (["--scenario", "log-every", "--set", "kernels=0"], "--set kernels=0: out of range"),
+    (["--scenario", "log-every", "--set", "work_us=100001"], "--set work_us=100001: out of range"),
+    (["--scenario", "graph", "--set", "kernels=0"],
+     "graph: --set kernels=0: out of range (1 to 10000)"),
+    (["--scenario", "graph", "--set", "kernels=10001"], "--set kernels=10001: out of range"),
+    (["--scenario", "dynamic-shape", "--set", "n=0"],
+     "dynamic-shape: --set n=0: out of range (1 to 268435456)"),
+    (["--scenario", "dynamic-shape", "--set", "n=268435457"], "--set n=268435457: out of range"),
+    (["--scenario", "dynamic-shape", "--set", "density=-1"],
+     "--set density=-1: out of range (0 to 100)"),
+    (["--scenario", "dynamic-shape", "--set", "density=101"],
+     "--set density=101: out of range (0 to 100)"),
+    (["--scenario", "dynamic-shape", "--set", "density=0.5"], "--set density=0.5: not an integer"),
+    (["--scenario", "device-branch", "--set", "work_us=1000001"],
+     "device-branch: --set work_us=1000001: out of range (0 to 1000000)"),
+    (["--scenario", "device-branch", "--set", "every=2"],
+     "--set every: unknown parameter for device-branch"),
+    (["--scenario", "graph", "--variant", "graphs"], "unknown variant 'graphs'; did you mean"),
+    (["--scenario", "log-every", "--variant", "every_n"], "did you mean 'every-n'?"),
+    (["--scenario", "coalesce", "--variant", "async"], "unknown variant 'async'"),
+]
 
-@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) for a, _ in BAD])
+# part B (test_fixes_params_b.py)
+BAD_FIXES_B = [
+    (["--scenario", "busy-stream", "--set", "other_us=0"], "--set other_us=0: out of range"),
+    (["--scenario", "busy-stream", "--set", "other_us=1000001"],
+     "--set other_us=1000001: out of range"),
+    (["--scenario", "busy-stream", "--set", "work_us=0"], "--set work_us=0: out of range"),
+    (["--scenario", "busy-stream", "--set", "work_us=ten"], "--set work_us=ten: not an integer"),
+    (["--scenario", "busy-stream", "--variant", "sync-streem"], "did you mean 'sync-stream'?"),
+    (["--scenario", "alloc", "--set", "bytes=4097"], "bytes=4097 is not a multiple of 4"),
+    (["--scenario", "alloc", "--set", "bytes=0"], "--set bytes=0: out of range"),
+    (["--scenario", "alloc", "--set", "bytes=17GiB"], "--set bytes=17GiB: out of range"),
+    (["--scenario", "alloc", "--variant", "malloc-asnyc"], "did you mean 'malloc-async'?"),
+    (["--scenario", "small-h2d", "--set", "bytes=6"], "bytes=6 is not a multiple of 4"),
+    (["--scenario", "small-h2d", "--set", "bytes=2GiB"], "--set bytes=2GiB: out of range"),
+    (["--scenario", "small-h2d", "--set", "bytes=4XB"], "--set bytes=4XB: not a size"),
+    (["--scenario", "sched", "--set", "work_us=0"], "--set work_us=0: out of range"),
+    (["--scenario", "sched", "--set", "work_us=1000001"], "--set work_us=1000001: out of range"),
+    (["--scenario", "sched", "--variant", "blocking-synk"], "did you mean 'blocking-sync'?"),
+    (["--scenario", "sched", "--set", "other_us=5"], "--set other_us: unknown parameter for sched"),
+]
+
+
+ALL_BAD = BAD + BAD_FIXES_A + BAD_FIXES_B
+
+
+@pytest.mark.parametrize("args,message", ALL_BAD, ids=[" ".join(a) for a, _ in ALL_BAD])
 def test_bad_input_is_one_line_exit_2(args, message, tmp_path):
     r = run(*args, env=NO_GPU, cwd=tmp_path)
-    assert r.returncode == 2, r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("syncbench: ")
-    assert message in lines[0]
-    assert r.stdout == ""
+    assert_usage_error(r, message)
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 

@@ -1,46 +1,10 @@
-"""busy-stream, alloc, small-h2d and sched without a GPU: bad parameters are one line and exit
-2 before any CUDA call (every GPU hidden: a binary that touched CUDA first would exit 3), the
-plans, --list, and sched's hidden helper subcommand (not in --help; its errors travel as one
-"@sb error ..." line on its stdout, which the parent reports as its own)."""
+"""busy-stream, alloc, small-h2d and sched without a GPU: the plans, --list, and sched's hidden
+helper subcommand (not in --help; its errors travel as one "@sb error ..." line on its stdout,
+which the parent reports as its own). Their bad parameters (one line, exit 2, before any CUDA
+call) are in test_cli.py's table."""
 import subprocess
 
-import pytest
-
-from conftest import BIN, run
-
-NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
-
-BAD = [
-    (["--scenario", "busy-stream", "--set", "other_us=0"], "--set other_us=0: out of range"),
-    (["--scenario", "busy-stream", "--set", "other_us=1000001"],
-     "--set other_us=1000001: out of range"),
-    (["--scenario", "busy-stream", "--set", "work_us=0"], "--set work_us=0: out of range"),
-    (["--scenario", "busy-stream", "--set", "work_us=ten"], "--set work_us=ten: not an integer"),
-    (["--scenario", "busy-stream", "--variant", "sync-streem"], "did you mean 'sync-stream'?"),
-    (["--scenario", "alloc", "--set", "bytes=4097"], "bytes=4097 is not a multiple of 4"),
-    (["--scenario", "alloc", "--set", "bytes=0"], "--set bytes=0: out of range"),
-    (["--scenario", "alloc", "--set", "bytes=17GiB"], "--set bytes=17GiB: out of range"),
-    (["--scenario", "alloc", "--variant", "malloc-asnyc"], "did you mean 'malloc-async'?"),
-    (["--scenario", "small-h2d", "--set", "bytes=6"], "bytes=6 is not a multiple of 4"),
-    (["--scenario", "small-h2d", "--set", "bytes=2GiB"], "--set bytes=2GiB: out of range"),
-    (["--scenario", "small-h2d", "--set", "bytes=4XB"], "--set bytes=4XB: not a size"),
-    (["--scenario", "sched", "--set", "work_us=0"], "--set work_us=0: out of range"),
-    (["--scenario", "sched", "--set", "work_us=1000001"], "--set work_us=1000001: out of range"),
-    (["--scenario", "sched", "--variant", "blocking-synk"], "did you mean 'blocking-sync'?"),
-    (["--scenario", "sched", "--set", "other_us=5"], "--set other_us: unknown parameter for sched"),
-]
-
-
-@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) for a, _ in BAD])
-def test_bad_parameter_is_one_line_exit_2(args, message, tmp_path):
-    r = run(*args, env=NO_GPU, cwd=tmp_path)
-    assert r.returncode == 2, r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("syncbench: ")
-    assert message in lines[0], lines[0]
-    assert r.stdout == ""
-    assert list(tmp_path.iterdir()) == []
+from conftest import BIN, NO_GPU, run
 
 
 def test_list_shows_the_scenarios():

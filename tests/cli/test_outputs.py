@@ -11,20 +11,9 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, gpu_available, run
-
-NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+from conftest import NO_GPU, ROOT, assert_usage_error, gpu_available, run
 QUICK = ["--scenario", "copy", "--variant", "h2d-pinned", "--set", "bytes=1MiB",
          "--max-time", "0.2", "--warmup-time", "0.1"]
-
-
-def assert_usage_error(r, message):
-    assert r.returncode == 2, r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("syncbench: ")
-    assert message in lines[0], lines[0]
-    assert r.stdout == ""
 
 
 @pytest.mark.parametrize("json_path", ["out.csv", "./out.csv", "link.csv", "sub/../out.csv"])

@@ -3,6 +3,8 @@
  * order, and the exit codes of the whole subcommand on synthetic CSVs in a temp dir. */
 #include "cmocka_all.h"
 
+#include "tmpdir.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,22 +101,6 @@ static const char header[] =
     "run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,iters,reps,metric,"
     "unit,better,median,mean,stddev,min,max,p05,p95,cv,flags\n";
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    strcpy(tmpdir, "/tmp/syncbench-cmp-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static char *write_tmp_n(const char *text, size_t n)
 {
@@ -259,50 +245,47 @@ static void read_error(const char *text, const char *want)
     read_error_n(text, strlen(text), want);
 }
 
+/* The header, then `rows`: read_error on that. */
+static void rows_error(const char *rows, const char *want)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", header, rows);
+    read_error(text, want);
+}
+
 #define ROW "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,1,1,0,1,1,1,1,0,\n"
 
 static void malformed_csv_names_the_line(void **state)
 {
     (void)state;
-    char text[4096];
     read_error("", ": empty file (not a syncbench CSV?)");
     read_error("\n\n  \n", ": empty file (not a syncbench CSV?)");
     read_error("a,b,c\n1,2,3\n", ": missing column 'scenario' (not a syncbench CSV?)");
     read_error(header, ": no rows after the header");
-    snprintf(text, sizeof text, "%s%s", header, ROW "r,t,h,g,d,c,small-gemm,async,m=1,1,1,gpu\n");
-    read_error(text, ":3: expected 23 fields, found 12");
-    snprintf(text, sizeof text, "%s%s", header,
-             "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,fast,1,0,1,1,1,1,0,\n");
-    read_error(text, ":2: median 'fast' is not a number");
-    snprintf(text, sizeof text, "%s%s", header,
-             "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,1e999,1,0,1,1,1,1,0,\n");
-    read_error(text, ":2: median '1e999' is out of range");
-    snprintf(text, sizeof text, "%s%s", header,
-             "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,1,1,-2,1,1,1,1,0,\n");
-    read_error(text, ":2: stddev '-2' is negative");
-    snprintf(text, sizeof text, "%s%s", header,
-             "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,smaller,1,1,0,1,1,1,1,0,\n");
-    read_error(text, ":2: better must be 'lower' or 'higher', not 'smaller'");
-    snprintf(text, sizeof text, "%s%s", header,
-             "r,t,h,g,d,c,,async,m=1,1,1,wall,us,lower,1,1,0,1,1,1,1,0,\n");
-    read_error(text, ":2: empty scenario, variant or metric");
-    snprintf(text, sizeof text, "%s%s", header,
-             ROW "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,2,1,0,1,1,1,1,0,\n");
-    read_error(text, ":3: duplicate row for small-gemm async m=1 wall (first at line 2)");
-    snprintf(text, sizeof text, "%s%s", header,
-             "r,t,h,g,d,c,small-gemm,async,\"m=1,1,1,wall,us,lower,1,1,0,1,1,1,1,0,\n");
-    read_error(text, ":2: malformed CSV: a quoted field is never closed");
-    snprintf(text, sizeof text, "%s%s", header,
-             ROW "r,t,h,g,d,c,small-gemm,as\"ync,m=1,1,1,wall,us,lower,1,1,0,1,1,1,1,0,\n");
-    read_error(text, ":3: malformed CSV: error parsing data while strict checking enabled");
+    rows_error(ROW "r,t,h,g,d,c,small-gemm,async,m=1,1,1,gpu\n",
+               ":3: expected 23 fields, found 12");
+    rows_error("r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,fast,1,0,1,1,1,1,0,\n",
+               ":2: median 'fast' is not a number");
+    rows_error("r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,1e999,1,0,1,1,1,1,0,\n",
+               ":2: median '1e999' is out of range");
+    rows_error("r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,1,1,-2,1,1,1,1,0,\n",
+               ":2: stddev '-2' is negative");
+    rows_error("r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,smaller,1,1,0,1,1,1,1,0,\n",
+               ":2: better must be 'lower' or 'higher', not 'smaller'");
+    rows_error("r,t,h,g,d,c,,async,m=1,1,1,wall,us,lower,1,1,0,1,1,1,1,0,\n",
+               ":2: empty scenario, variant or metric");
+    rows_error(ROW "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,2,1,0,1,1,1,1,0,\n",
+               ":3: duplicate row for small-gemm async m=1 wall (first at line 2)");
+    rows_error("r,t,h,g,d,c,small-gemm,async,\"m=1,1,1,wall,us,lower,1,1,0,1,1,1,1,0,\n",
+               ":2: malformed CSV: a quoted field is never closed");
+    rows_error(ROW "r,t,h,g,d,c,small-gemm,as\"ync,m=1,1,1,wall,us,lower,1,1,0,1,1,1,1,0,\n",
+               ":3: malformed CSV: error parsing data while strict checking enabled");
     /* text from the file is shown on one line, at most 40 bytes */
-    snprintf(text, sizeof text, "%s%s", header,
-             "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,\"1\n2\",1,0,1,1,1,1,0,\n");
-    read_error(text, ":2: median '1?2' is not a number");
-    snprintf(text, sizeof text, "%s%s", header,
-             "r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,"
-             "0123456789012345678901234567890123456789xyz,1,0,1,1,1,1,0,\n");
-    read_error(text, ":2: median '0123456789012345678901234567890123456789...' is not a number");
+    rows_error("r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,\"1\n2\",1,0,1,1,1,1,0,\n",
+               ":2: median '1?2' is not a number");
+    rows_error("r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,"
+               "0123456789012345678901234567890123456789xyz,1,0,1,1,1,1,0,\n",
+               ":2: median '0123456789012345678901234567890123456789...' is not a number");
 }
 
 /* Errors name physical lines of the file, not CSV record numbers: a quoted field with a line

@@ -4,6 +4,8 @@
  * the --rerun suite (exact text, refused names, and that the suite loads and plans). */
 #include "cmocka_all.h"
 
+#include "tmpdir.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,22 +19,6 @@
 #include "suite/config.h"
 #include "suite/plan.h"
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    strcpy(tmpdir, "/tmp/syncbench-smp-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 /* tmpdir/name */
 static const char *at(const char *name)

@@ -44,12 +44,15 @@ static int helper(void)
     return 0;
 }
 
-static void start(sb_coproc *c)
+/* Starts the helper and sends it `request` (NULL: nothing yet). */
+static void start(sb_coproc *c, const char *request)
 {
     char name[] = "test_coproc", arg[] = "helper";
     char *argv[] = {name, arg, NULL};
     assert_int_equal(sb_coproc_start(c, argv), 0);
     assert_true(c->pid > 0);
+    if (request)
+        assert_int_equal(sb_coproc_send(c, request), 0);
 }
 
 static void request_and_reply(void **state)
@@ -57,8 +60,7 @@ static void request_and_reply(void **state)
     (void)state;
     sb_coproc c;
     char line[64];
-    start(&c);
-    assert_int_equal(sb_coproc_send(&c, "echo one\necho two\n"), 0);
+    start(&c, "echo one\necho two\n");
     assert_int_equal(sb_coproc_recv(&c, line, sizeof line), 0);
     assert_string_equal(line, "got one");
     assert_int_equal(sb_coproc_recv(&c, line, sizeof line), 0);
@@ -81,14 +83,12 @@ static void helper_that_exits_or_dies(void **state)
     (void)state;
     sb_coproc c;
     char line[64], how[128];
-    start(&c);
-    assert_int_equal(sb_coproc_send(&c, "exit 3\n"), 0);
+    start(&c, "exit 3\n");
     assert_int_equal(sb_coproc_recv(&c, line, sizeof line), -1);
     sb_coproc_describe(sb_coproc_stop(&c, 2000), how, sizeof how);
     assert_string_equal(how, "exit status 3");
 
-    start(&c);
-    assert_int_equal(sb_coproc_send(&c, "crash\n"), 0);
+    start(&c, "crash\n");
     assert_int_equal(sb_coproc_recv(&c, line, sizeof line), -1);
     sb_coproc_describe(sb_coproc_stop(&c, 2000), how, sizeof how);
     assert_true(!strncmp(how, "signal 6 ", 9));
@@ -99,8 +99,7 @@ static void send_to_a_dead_helper_is_an_error(void **state)
     (void)state;
     sb_coproc c;
     char line[64];
-    start(&c);
-    assert_int_equal(sb_coproc_send(&c, "exit 0\n"), 0);
+    start(&c, "exit 0\n");
     assert_int_equal(sb_coproc_recv(&c, line, sizeof line), -1);
     /* the peer is gone: EPIPE (or ECONNRESET), and this process is still alive to see it */
     int err = 0;
@@ -115,8 +114,7 @@ static void hanging_helper_is_killed(void **state)
     (void)state;
     sb_coproc c;
     char how[128];
-    start(&c);
-    assert_int_equal(sb_coproc_send(&c, "hang\n"), 0);
+    start(&c, "hang\n");
     int status = sb_coproc_stop(&c, 50);
     sb_coproc_describe(status, how, sizeof how);
     assert_true(WIFSIGNALED(status));
@@ -137,7 +135,7 @@ static void read_survives_a_signal(void **state)
     sigaction(SIGALRM, &sa, &old);
     sb_coproc c;
     char line[64];
-    start(&c);
+    start(&c, NULL);
     struct itimerval t = {{0, 0}, {0, 50000}};
     setitimer(ITIMER_REAL, &t, NULL);
     assert_int_equal(sb_coproc_send(&c, "slow\n"), 0);
@@ -153,8 +151,7 @@ static void helper_has_its_own_process_group(void **state)
     sb_coproc c;
     char line[64];
     int pid = 0, pgid = 0;
-    start(&c);
-    assert_int_equal(sb_coproc_send(&c, "pgid\n"), 0);
+    start(&c, "pgid\n");
     assert_int_equal(sb_coproc_recv(&c, line, sizeof line), 0);
     assert_int_equal(sscanf(line, "%d %d", &pid, &pgid), 2);
     assert_int_equal(pid, (int)c.pid);

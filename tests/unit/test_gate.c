@@ -27,13 +27,19 @@ static sb_gate_result decide(const double *b, const double *c, int n, int higher
     return r;
 }
 
+/* Base and current samples around their centers with the same relative spread, decided. */
+static sb_gate_result decide_around(double base, double cur, double spread, int higher)
+{
+    double b[N], c[N];
+    samples(b, N, base, spread, 1);
+    samples(c, N, cur, spread, 2);
+    return decide(b, c, N, higher);
+}
+
 static void identical_is_same(void **state)
 {
     (void)state;
-    double b[N], c[N];
-    samples(b, N, 100, 0.01, 1);
-    samples(c, N, 100, 0.01, 2);
-    sb_gate_result r = decide(b, c, N, 0);
+    sb_gate_result r = decide_around(100, 100, 0.01, 0);
     assert_int_equal(r.verdict, SB_GATE_SAME);
     assert_true(fabs(r.change_pct) < 1);
     assert_true(r.lo_pct <= r.change_pct && r.change_pct <= r.hi_pct);
@@ -42,32 +48,24 @@ static void identical_is_same(void **state)
 static void tight_ten_percent_is_regression(void **state)
 {
     (void)state;
-    double b[N], c[N];
-    samples(b, N, 100, 0.01, 1);
-    samples(c, N, 110, 0.01, 2); /* lower is better: 10 % slower */
-    sb_gate_result r = decide(b, c, N, 0);
+    sb_gate_result r = decide_around(100, 110, 0.01, 0); /* lower is better: 10 % slower */
     assert_int_equal(r.verdict, SB_GATE_REGRESSION);
     assert_true(r.change_pct > 9 && r.change_pct < 11);
     /* the same data for a higher-is-better metric is an improvement */
-    assert_int_equal(decide(b, c, N, 1).verdict, SB_GATE_FASTER);
+    assert_int_equal(decide_around(100, 110, 0.01, 1).verdict, SB_GATE_FASTER);
 }
 
 static void small_significant_change_is_slower(void **state)
 {
     (void)state;
-    double b[N], c[N];
-    samples(b, N, 100, 0.005, 1);
-    samples(c, N, 102, 0.005, 2); /* 2 %: real, under the 5 % threshold */
-    assert_int_equal(decide(b, c, N, 0).verdict, SB_GATE_SLOWER);
+    assert_int_equal(decide_around(100, 102, 0.005, 0).verdict,
+                     SB_GATE_SLOWER); /* 2 %: real, under the 5 % threshold */
 }
 
 static void huge_spread_is_inconclusive(void **state)
 {
     (void)state;
-    double b[N], c[N];
-    samples(b, N, 100, 0.8, 1);
-    samples(c, N, 100, 0.8, 2);
-    sb_gate_result r = decide(b, c, N, 0);
+    sb_gate_result r = decide_around(100, 100, 0.8, 0);
     assert_int_equal(r.verdict, SB_GATE_INCONCLUSIVE); /* never "same" */
     assert_true(r.hi_pct - r.lo_pct > 10);
 }
@@ -75,10 +73,7 @@ static void huge_spread_is_inconclusive(void **state)
 static void faster_is_faster(void **state)
 {
     (void)state;
-    double b[N], c[N];
-    samples(b, N, 100, 0.01, 1);
-    samples(c, N, 80, 0.01, 2);
-    assert_int_equal(decide(b, c, N, 0).verdict, SB_GATE_FASTER);
+    assert_int_equal(decide_around(100, 80, 0.01, 0).verdict, SB_GATE_FASTER);
 }
 
 static void too_few_repetitions_is_inconclusive(void **state)

@@ -14,17 +14,14 @@
 
 #include "base/error.h"
 #include "cmd/run.h"
+#include "fake_scenario.h"
 
-static const sb_param_def params[] = {
-    {"p", SB_PARAM_INT, "1", "", 1, 100, NULL},
-    {NULL, 0, NULL, NULL, 0, 0, NULL},
-};
 static const sb_variant variants[] = {
     {"only", "", 0, NULL, 0},
     {NULL, NULL, 0, NULL, 0},
 };
 static const sb_metric_def metrics[] = {
-    {"wall", "us", SB_LOWER, "wall"},
+    FAKE_WALL_METRIC,
     {NULL, NULL, 0, NULL},
 };
 
@@ -32,13 +29,13 @@ static int validated;  /* measurements finished */
 static int notify_fd;  /* the parent reads a byte here when the third measurement starts */
 static int hang_third; /* in the child that is killed */
 
-static int fake_setup(sb_run *r)
+static int setup(sb_run *r)
 {
     (void)r;
     return 0;
 }
 
-static int fake_measure(sb_run *r, sb_recorder *rec)
+static int measure(sb_run *r, sb_recorder *rec)
 {
     if (hang_third && validated == 2) {
         /* two measurements are done and their rows flushed: be killed here */
@@ -51,24 +48,14 @@ static int fake_measure(sb_run *r, sb_recorder *rec)
     return 0;
 }
 
-static int fake_validate(sb_run *r)
+static int validate(sb_run *r)
 {
     (void)r;
     validated++;
     return 0;
 }
 
-static const sb_scenario fake = {
-    .name = "fake",
-    .summary = "",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .default_iters = 1,
-    .setup = fake_setup,
-    .measure = fake_measure,
-    .validate = fake_validate,
-};
+FAKE_SCENARIO(NULL, NULL);
 
 static char dir[64], csv[128], json[128], samples[128], partial[160];
 
@@ -80,8 +67,13 @@ static int run_three(void)
         e[i].sc = &fake;
         e[i].values[0] = i + 1;
         e[i].n_variants = 1;
-        e[i].m = (sb_measure_opts){.iters = 1, .warmup = 0, .min_reps = 2, .max_reps = 2,
-                                   .max_time_s = 1, .target_cv = 100, .warmup_s = 0};
+        e[i].m = (sb_measure_opts){.iters = 1,
+                                   .warmup = 0,
+                                   .min_reps = 2,
+                                   .max_reps = 2,
+                                   .max_time_s = 1,
+                                   .target_cv = 100,
+                                   .warmup_s = 0};
     }
     sb_plan plan = {e, 3, 3};
     sb_env env;

@@ -10,18 +10,15 @@
 #include "engine/measure.h"
 #include "engine/recorder.h"
 #include "scenarios/registry.h"
+#include "fake_scenario.h"
 
-static const sb_param_def params[] = {
-    {"p", SB_PARAM_INT, "1", "", 1, 100, NULL},
-    {NULL, 0, NULL, NULL, 0, 0, NULL},
-};
 static const sb_variant variants[] = {
     {"async", "", 0, NULL, 0},
     {"sync", "", 1, "async", 1},
     {NULL, NULL, 0, NULL, 0},
 };
 static const sb_metric_def metrics[] = {
-    {"wall", "us", SB_LOWER, "wall"},
+    FAKE_WALL_METRIC,
     {"over", "us", SB_LOWER, "over"},
     {"over_pct", "%", SB_LOWER, "over %"},
     {NULL, NULL, 0, NULL},
@@ -35,14 +32,14 @@ static int fail_validation_of = -1;
 static int setups, teardowns;
 static double noise; /* relative alternating noise on wall */
 
-static int fake_setup(sb_run *r)
+static int setup(sb_run *r)
 {
     (void)r;
     setups++;
     return 0;
 }
 
-static int fake_measure(sb_run *r, sb_recorder *rec)
+static int measure(sb_run *r, sb_recorder *rec)
 {
     /* async: 10 * p; sync: 10 * p + 4; drifting upward by 0.5 each call so that only a
      * paired difference recovers the 4 exactly */
@@ -57,7 +54,7 @@ static int fake_measure(sb_run *r, sb_recorder *rec)
     return 0;
 }
 
-static int fake_validate(sb_run *r)
+static int validate(sb_run *r)
 {
     trace[ntrace++] = 'v';
     if (r->variant == fail_validation_of)
@@ -65,25 +62,13 @@ static int fake_validate(sb_run *r)
     return 0;
 }
 
-static void fake_teardown(sb_run *r)
+static void teardown(sb_run *r)
 {
     (void)r;
     teardowns++;
 }
 
-static const sb_scenario fake = {
-    .name = "fake",
-    .summary = "",
-    .params = params,
-    .variants = variants,
-    .metrics = metrics,
-    .delta = &delta,
-    .default_iters = 1,
-    .setup = fake_setup,
-    .measure = fake_measure,
-    .validate = fake_validate,
-    .teardown = fake_teardown,
-};
+FAKE_SCENARIO(&delta, teardown);
 
 /* The engine hands each measurement's rows over as soon as it is done: collect them. */
 static int collect(void *ctx, const sb_row *rows, int n)
@@ -117,8 +102,10 @@ static sb_plan_entry entry(long long p, sb_measure_opts m)
     return e;
 }
 
-static void reset(void)
+/* Every test starts from a fresh fake (a cmocka setup). */
+static int reset(void **state)
 {
+    (void)state;
     memset(trace, 0, sizeof trace);
     ntrace = 0;
     fail_validation_of = -1;
@@ -126,6 +113,7 @@ static void reset(void)
     noise = 0;
     sb_stop_requested = 0;
     sb_error_clear();
+    return 0;
 }
 
 static const sb_row *row(const sb_results *res, const char *variant, const char *metric)
@@ -133,10 +121,31 @@ static const sb_row *row(const sb_results *res, const char *variant, const char 
     return sb_results_find(res, "fake", variant, "p=2", metric);
 }
 
+/* The async variant alone, p=1, measured with `mo`: its row. */
+static sb_row async_alone(sb_measure_cfg cfg, sb_measure_opts mo)
+{
+    sb_plan_entry e = entry(1, mo);
+    e.n_variants = 1;
+    sb_results res = {0};
+    assert_int_equal(measure_into(cfg, &e, &res), 0);
+    assert_int_equal(res.n, 1);
+    sb_row w = res.rows[0];
+    sb_results_free(&res);
+    return w;
+}
+
+/* Both variants, p=2, two repetitions each: what the engine returned. */
+static int both_twice(sb_results *res)
+{
+    sb_measure_opts mo = {
+        .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
+    sb_plan_entry e = entry(2, mo);
+    return measure_into(cfg0, &e, res);
+}
+
 static void paired_deltas_cancel_drift(void **state)
 {
     (void)state;
-    reset();
     sb_measure_opts mo = {
         .warmup = 2, .min_reps = 6, .max_reps = 6, .max_time_s = 10, .target_cv = 1e-9};
     sb_plan_entry e = entry(2, mo);
@@ -168,61 +177,46 @@ static void paired_deltas_cancel_drift(void **state)
 static void stops_at_target_cv(void **state)
 {
     (void)state;
-    reset();
-    sb_measure_opts mo = {
-        .warmup = 0, .min_reps = 3, .max_reps = 1000, .max_time_s = 100, .target_cv = 50};
-    sb_plan_entry e = entry(1, mo);
-    e.n_variants = 1; /* async only */
-    sb_results res = {0};
-    assert_int_equal(measure_into(cfg0, &e, &res), 0);
+    sb_row w = async_alone(
+        cfg0,
+        (sb_measure_opts){
+            .warmup = 0, .min_reps = 3, .max_reps = 1000, .max_time_s = 100, .target_cv = 50});
     /* the drift keeps the cv far under 50 %: stop as soon as min-reps is met */
-    assert_int_equal(res.rows[0].reps, 3);
-    assert_string_equal(res.rows[0].flags, "");
-    sb_results_free(&res);
+    assert_int_equal(w.reps, 3);
+    assert_string_equal(w.flags, "");
 }
 
 static void stops_at_max_reps_when_noisy(void **state)
 {
     (void)state;
-    reset();
     noise = 0.5;
-    sb_measure_opts mo = {
-        .warmup = 0, .min_reps = 2, .max_reps = 25, .max_time_s = 100, .target_cv = 0.001};
-    sb_plan_entry e = entry(1, mo);
-    e.n_variants = 1;
-    sb_results res = {0};
-    assert_int_equal(measure_into(cfg0, &e, &res), 0);
-    assert_int_equal(res.rows[0].reps, 25);
-    assert_true(res.rows[0].st.cv > 10);
-    assert_string_equal(res.rows[0].flags, "noisy"); /* cv stayed above the target */
-    sb_results_free(&res);
+    sb_row w = async_alone(
+        cfg0,
+        (sb_measure_opts){
+            .warmup = 0, .min_reps = 2, .max_reps = 25, .max_time_s = 100, .target_cv = 0.001});
+    assert_int_equal(w.reps, 25);
+    assert_true(w.st.cv > 10);
+    assert_string_equal(w.flags, "noisy"); /* cv stayed above the target */
 }
 
 static void stops_at_time_budget(void **state)
 {
     (void)state;
-    reset();
     noise = 0.5;
-    sb_measure_opts mo = {
-        .warmup = 0, .min_reps = 4, .max_reps = 1000000, .max_time_s = 1e-9, .target_cv = 0.001};
-    sb_plan_entry e = entry(1, mo);
-    e.n_variants = 1;
-    sb_results res = {0};
-    assert_int_equal(measure_into(cfg0, &e, &res), 0);
-    assert_int_equal(res.rows[0].reps, 4); /* budget spent at once: min-reps still holds */
-    sb_results_free(&res);
+    sb_row w = async_alone(cfg0, (sb_measure_opts){.warmup = 0,
+                                                   .min_reps = 4,
+                                                   .max_reps = 1000000,
+                                                   .max_time_s = 1e-9,
+                                                   .target_cv = 0.001});
+    assert_int_equal(w.reps, 4); /* budget spent at once: min-reps still holds */
 }
 
 static void failed_validation_keeps_earlier_rows(void **state)
 {
     (void)state;
-    reset();
     fail_validation_of = 1;
-    sb_measure_opts mo = {
-        .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
-    sb_plan_entry e = entry(2, mo);
     sb_results res = {0};
-    assert_int_equal(measure_into(cfg0, &e, &res), SB_EXIT_FAIL);
+    assert_int_equal(both_twice(&res), SB_EXIT_FAIL);
     assert_string_equal(sb_error_message(), "validation failed in fake/sync p=2");
     assert_non_null(row(&res, "async", "wall"));
     assert_null(row(&res, "sync", "wall"));
@@ -233,13 +227,9 @@ static void failed_validation_keeps_earlier_rows(void **state)
 static void interrupt_stops_between_measurements(void **state)
 {
     (void)state;
-    reset();
     sb_stop_requested = 1;
-    sb_measure_opts mo = {
-        .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 1};
-    sb_plan_entry e = entry(2, mo);
     sb_results res = {0};
-    assert_int_equal(measure_into(cfg0, &e, &res), SB_EXIT_INTERRUPT);
+    assert_int_equal(both_twice(&res), SB_EXIT_INTERRUPT);
     assert_int_equal(res.n, 0);
     assert_int_equal(teardowns, 1);
     sb_results_free(&res);
@@ -276,29 +266,24 @@ static int fake_clocks(int device, sb_clock_sample *out)
 static void throttled_rows_are_flagged(void **state)
 {
     (void)state;
-    reset();
-    sb_measure_opts mo = {
-        .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 100};
-    sb_plan_entry e = entry(1, mo);
-    e.n_variants = 1;
     sb_measure_cfg cfg = {.sample_clocks = fake_clocks};
-    sb_results res = {0};
-    assert_int_equal(measure_into(cfg, &e, &res), 0);
-    assert_string_equal(res.rows[0].flags, "throttled");
-    sb_results_free(&res);
+    sb_row w = async_alone(
+        cfg, (sb_measure_opts){
+                 .warmup = 0, .min_reps = 2, .max_reps = 2, .max_time_s = 1, .target_cv = 100});
+    assert_string_equal(w.flags, "throttled");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(paired_deltas_cancel_drift),
-        cmocka_unit_test(stops_at_target_cv),
-        cmocka_unit_test(stops_at_max_reps_when_noisy),
-        cmocka_unit_test(stops_at_time_budget),
-        cmocka_unit_test(failed_validation_keeps_earlier_rows),
-        cmocka_unit_test(interrupt_stops_between_measurements),
+        cmocka_unit_test_setup(paired_deltas_cancel_drift, reset),
+        cmocka_unit_test_setup(stops_at_target_cv, reset),
+        cmocka_unit_test_setup(stops_at_max_reps_when_noisy, reset),
+        cmocka_unit_test_setup(stops_at_time_budget, reset),
+        cmocka_unit_test_setup(failed_validation_keeps_earlier_rows, reset),
+        cmocka_unit_test_setup(interrupt_stops_between_measurements, reset),
         cmocka_unit_test(throttle_detection),
-        cmocka_unit_test(throttled_rows_are_flagged),
+        cmocka_unit_test_setup(throttled_rows_are_flagged, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,29 +59,27 @@ static sb_env test_env(void)
 
 static sb_row test_row(void)
 {
-    sb_row r;
-    memset(&r, 0, sizeof r);
-    strcpy(r.scenario, "small-gemm");
-    strcpy(r.variant, "sync-device");
-    strcpy(r.params, "m=512;n=512;k=512;dtype=fp16;tf32=0");
-    strcpy(r.metric, "wall_us_per_iter");
-    strcpy(r.unit, "us");
-    r.finished = 1795359600; /* 2026-11-22T15:00:00Z */
-    strcpy(r.label, "wall us");
-    r.primary = 1;
-    r.iters = 1000;
-    r.reps = 12;
-    r.better = SB_LOWER;
-    strcpy(r.flags, "throttled;noisy");
-    r.st = (sb_stats){.n = 12,
-                      .median = 14.5,
-                      .mean = 14.75,
-                      .stddev = 0.25,
-                      .min = 14.25,
-                      .max = 15.5,
-                      .p05 = 14.3,
-                      .p95 = 15.25,
-                      .cv = 1.6949152};
+    sb_row r = {.scenario = "small-gemm",
+                .variant = "sync-device",
+                .params = "m=512;n=512;k=512;dtype=fp16;tf32=0",
+                .metric = "wall_us_per_iter",
+                .unit = "us",
+                .finished = 1795359600, /* 2026-11-22T15:00:00Z */
+                .label = "wall us",
+                .primary = 1,
+                .iters = 1000,
+                .reps = 12,
+                .better = SB_LOWER,
+                .flags = "throttled;noisy",
+                .st = {.n = 12,
+                       .median = 14.5,
+                       .mean = 14.75,
+                       .stddev = 0.25,
+                       .min = 14.25,
+                       .max = 15.5,
+                       .p05 = 14.3,
+                       .p95 = 15.25,
+                       .cv = 1.6949152}};
     return r;
 }
 
@@ -101,29 +99,46 @@ static sb_row make_row(const char *scenario, const char *variant, const char *me
     return r;
 }
 
-/* A fresh temporary folder; removed (it and its files, one level) by rm_dir. */
-static void make_dir(char *dir)
+/* The folder of a test that writes files: made fresh before it (make_dir, a cmocka setup),
+ * removed after it with its files, one level down (rm_dir, a cmocka teardown). */
+static char dir[64];
+static char paths[8][600];
+static int npaths;
+
+static int make_dir(void **state)
 {
+    (void)state;
     strcpy(dir, "/tmp/syncbench-sinks-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    npaths = 0;
+    return mkdtemp(dir) ? 0 : -1;
 }
 
-static int count_files(const char *dir)
+static int rm_dir(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' && rm -rf '%s'", dir, dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* DIR/name, in a buffer of its own until the test ends. */
+static const char *path_in(const char *name)
+{
+    assert_true(npaths < (int)(sizeof paths / sizeof paths[0]));
+    char *p = paths[npaths++];
+    snprintf(p, sizeof paths[0], "%s/%s", dir, name);
+    return p;
+}
+
+static int count_files(const char *folder)
 {
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", folder);
     FILE *p = popen(cmd, "r");
     int n = -1;
     assert_int_equal(fscanf(p, "%d", &n), 1);
     pclose(p);
     return n;
-}
-
-static void rm_dir(const char *dir)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' && rm -rf '%s'", dir, dir);
-    assert_int_equal(system(cmd), 0);
 }
 
 static char *slurp(const char *path)
@@ -206,15 +221,12 @@ static void one_row(void **state)
 static void partial_holds_rows_then_commit_renames(void **state)
 {
     (void)state;
-    char dir[64], pattern[512], target[512], partial[600];
-    make_dir(dir);
-    snprintf(pattern, sizeof pattern, "%s/{gpu}-{date}.csv", dir);
-    snprintf(target, sizeof target, "%s/h100-80gb-hbm3-20261122-154630.csv", dir);
-    snprintf(partial, sizeof partial, "%s.partial", target);
+    const char *pattern = path_in("{gpu}-{date}.csv");
+    const char *target = path_in("h100-80gb-hbm3-20261122-154630.csv");
+    const char *partial = path_in("h100-80gb-hbm3-20261122-154630.csv.partial");
     write_text(target, "old content\n"); /* replaced only at the commit */
 
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    sb_sinks sinks = {0};
     sb_env e = test_env();
     sb_row r = test_row();
     assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", pattern, NULL), 0);
@@ -237,19 +249,13 @@ static void partial_holds_rows_then_commit_renames(void **state)
     assert_int_not_equal(access(partial, F_OK), 0);
     assert_int_equal(count_files(dir), 1);
     sb_sinks_free(&sinks);
-    rm_dir(dir);
 }
 
 static void abort_leaves_nothing(void **state)
 {
     (void)state;
-    char dir[64], csv[512], json[512], md[512];
-    make_dir(dir);
-    snprintf(csv, sizeof csv, "%s/a.csv", dir);
-    snprintf(json, sizeof json, "%s/a.json", dir);
-    snprintf(md, sizeof md, "%s/a.md", dir);
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    const char *csv = path_in("a.csv"), *json = path_in("a.json"), *md = path_in("a.md");
+    sb_sinks sinks = {0};
     sb_env e = test_env();
     sb_row r = test_row();
     assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", csv, NULL), 0);
@@ -270,18 +276,15 @@ static void abort_leaves_nothing(void **state)
     assert_int_equal(sb_sinks_open(&sinks, &e), 0);
     sb_sinks_free(&sinks);
     assert_int_equal(count_files(dir), 0);
-    rm_dir(dir);
 }
 
 static void json_is_valid_and_complete(void **state)
 {
     (void)state;
-    char dir[64], path[512];
-    make_dir(dir);
+    char path[600];
     for (int nrows = 0; nrows <= 3; nrows += 3) {
         snprintf(path, sizeof path, "%s/run-%d.json", dir, nrows);
-        sb_sinks sinks;
-        memset(&sinks, 0, sizeof sinks);
+        sb_sinks sinks = {0};
         sb_env e = test_env();
         sb_row r = test_row();
         assert_int_equal(sb_sinks_add(&sinks, &sb_json_sink, "json", path, NULL), 0);
@@ -323,18 +326,13 @@ static void json_is_valid_and_complete(void **state)
         free(whole);
         json_decref(root);
     }
-    rm_dir(dir);
 }
 
 static void markdown_partial_is_redrawn(void **state)
 {
     (void)state;
-    char dir[64], path[512], partial[600];
-    make_dir(dir);
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    snprintf(partial, sizeof partial, "%s.partial", path);
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    const char *path = path_in("report.md"), *partial = path_in("report.md.partial");
+    sb_sinks sinks = {0};
     sb_env e = test_env();
     sb_row a = make_row("copy", "h2d-pinned", "GBps", "GB/s", 1, 55, "");
     sb_row b = make_row("copy", "d2h-pinned", "GBps", "GB/s", 1, 54, "");
@@ -355,7 +353,6 @@ static void markdown_partial_is_redrawn(void **state)
     assert_null(strstr(strstr(text, "###") + 3, "###"));
     assert_int_not_equal(access(partial, F_OK), 0);
     sb_sinks_free(&sinks);
-    rm_dir(dir);
 }
 
 /* ---- the table, from rows alone ---- */
@@ -419,16 +416,13 @@ static void *read_fifo(void *arg)
 static void fifo_is_written_through(void **state)
 {
     (void)state;
-    char dir[64];
-    make_dir(dir);
     static fifo_reader reader;
     snprintf(reader.path, sizeof reader.path, "%s/pipe", dir);
     assert_int_equal(mkfifo(reader.path, 0600), 0);
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, read_fifo, &reader), 0);
 
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    sb_sinks sinks = {0};
     sb_env e = test_env();
     sb_row r = test_row();
     assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", reader.path, NULL), 0);
@@ -446,14 +440,12 @@ static void fifo_is_written_through(void **state)
     assert_int_equal(lstat(reader.path, &st), 0);
     assert_true(S_ISFIFO(st.st_mode)); /* still the FIFO, not a regular file */
     assert_int_equal(count_files(dir), 1);
-    rm_dir(dir);
 }
 
 static void dev_null_stays_a_device(void **state)
 {
     (void)state;
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    sb_sinks sinks = {0};
     sb_env e = test_env();
     sb_row r = test_row();
     assert_int_equal(sb_sinks_add(&sinks, &sb_json_sink, "json", "/dev/null", NULL), 0);
@@ -477,8 +469,7 @@ static void dev_null_stays_a_device(void **state)
 static void write_error_is_exit_1(void **state)
 {
     (void)state;
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    sb_sinks sinks = {0};
     sb_env e = test_env();
     sb_row r = test_row();
     sb_error_clear();
@@ -505,8 +496,7 @@ static void write_error_is_exit_1(void **state)
 static void symlink_is_followed(void **state)
 {
     (void)state;
-    char dir[64], sub[128], real[512], link[512], dangling[512], fresh[512];
-    make_dir(dir);
+    char sub[128], real[512], link[512], dangling[512], fresh[512];
     snprintf(sub, sizeof sub, "%s/data", dir);
     assert_int_equal(mkdir(sub, 0700), 0);
     snprintf(real, sizeof real, "%s/real.csv", sub);
@@ -517,8 +507,7 @@ static void symlink_is_followed(void **state)
     assert_int_equal(symlink("data/real.csv", link), 0);
     assert_int_equal(symlink("data/fresh.csv", dangling), 0); /* its target does not exist */
 
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    sb_sinks sinks = {0};
     sb_env e = test_env();
     sb_row r = test_row();
     assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", link, NULL), 0);
@@ -544,7 +533,6 @@ static void symlink_is_followed(void **state)
     json_decref(root);
     assert_int_equal(count_files(dir), 3); /* data, link.csv, dangling.csv */
     assert_int_equal(count_files(sub), 2); /* real.csv, fresh.csv */
-    rm_dir(dir);
 }
 
 /* ---- path checks at add (exit 2, one line, nothing created) ---- */
@@ -552,8 +540,7 @@ static void symlink_is_followed(void **state)
 static void same_target_twice_is_refused(void **state)
 {
     (void)state;
-    char dir[64], a[512], spelled[3][512];
-    make_dir(dir);
+    char a[512], spelled[3][512];
     snprintf(a, sizeof a, "%s/a.csv", dir);
     snprintf(spelled[0], sizeof spelled[0], "%s/./a.csv", dir);
     snprintf(spelled[1], sizeof spelled[1], "%s/sub/../a.csv", dir);
@@ -566,8 +553,7 @@ static void same_target_twice_is_refused(void **state)
         if (exists)
             write_text(a, "x\n");
         for (int i = 0; i < 3; i++) {
-            sb_sinks sinks;
-            memset(&sinks, 0, sizeof sinks);
+            sb_sinks sinks = {0};
             assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", a, NULL), 0);
             sb_error_clear();
             assert_int_equal(sb_sinks_add(&sinks, &sb_json_sink, "json", spelled[i], NULL),
@@ -578,31 +564,25 @@ static void same_target_twice_is_refused(void **state)
         }
     }
     /* "-" twice */
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    sb_sinks sinks = {0};
     assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", "-", NULL), 0);
     sb_error_clear();
     assert_int_equal(sb_sinks_add(&sinks, &sb_table_sink, "table", "-", NULL), SB_EXIT_USAGE);
     sb_sinks_free(&sinks);
-    rm_dir(dir);
 }
 
 static void output_that_is_an_input_is_refused(void **state)
 {
     (void)state;
-    char dir[64], ini[512], spelled[512], other[512];
-    make_dir(dir);
-    snprintf(ini, sizeof ini, "%s/suite.ini", dir);
-    snprintf(spelled, sizeof spelled, "%s/./suite.ini", dir);
-    snprintf(other, sizeof other, "%s/out.csv", dir);
+    const char *ini = path_in("suite.ini");
     write_text(ini, "[copy]\n");
     const char *const inputs[] = {ini, NULL};
-    sb_sinks sinks;
-    memset(&sinks, 0, sizeof sinks);
+    const char *spelled = path_in("./suite.ini");
+    sb_sinks sinks = {0};
     sb_error_clear();
     assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", spelled, inputs), SB_EXIT_USAGE);
     assert_error("is also an input");
-    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", other, inputs), 0);
+    assert_int_equal(sb_sinks_add(&sinks, &sb_csv_sink, "csv", path_in("out.csv"), inputs), 0);
     sb_sinks_free(&sinks);
 
     /* compare's single file */
@@ -612,14 +592,12 @@ static void output_that_is_an_input_is_refused(void **state)
     assert_error("--markdown ");
     assert_string_equal(slurp(ini), "[copy]\n");
     assert_int_equal(count_files(dir), 1);
-    rm_dir(dir);
 }
 
 static void bad_paths_are_refused_at_prepare(void **state)
 {
     (void)state;
-    char dir[64], path[1024], name[300];
-    make_dir(dir);
+    char path[1024], name[300];
     sb_out_file o;
 
     memset(name, 'a', 300);
@@ -667,7 +645,6 @@ static void bad_paths_are_refused_at_prepare(void **state)
         assert_error("is not writable");
     }
     assert_int_equal(count_files(dir), 0);
-    rm_dir(dir);
 }
 
 /* ---- {gpu} and {date} ---- */
@@ -719,8 +696,7 @@ static void date_with_zeroed_env(void **state)
     assert_true(is_date(out + 4));
 
     /* compare's path: sb_out_create with no environment */
-    char dir[64], pattern[512];
-    make_dir(dir);
+    char pattern[512];
     snprintf(pattern, sizeof pattern, "%s/cmp-{date}.md", dir);
     sb_out_file md;
     assert_int_equal(sb_out_create(&md, "markdown", pattern, NULL), 0);
@@ -731,8 +707,10 @@ static void date_with_zeroed_env(void **state)
     assert_true(is_date(name + 4));
     assert_string_equal(slurp(md.path), "hello\n");
     assert_int_equal(count_files(dir), 1);
-    rm_dir(dir);
 }
+
+/* A test in a folder of its own */
+#define IN_DIR(test) cmocka_unit_test_setup_teardown(test, make_dir, rm_dir)
 
 int main(void)
 {
@@ -740,20 +718,20 @@ int main(void)
         cmocka_unit_test(quoting),
         cmocka_unit_test(exact_header),
         cmocka_unit_test(one_row),
-        cmocka_unit_test(partial_holds_rows_then_commit_renames),
-        cmocka_unit_test(abort_leaves_nothing),
-        cmocka_unit_test(json_is_valid_and_complete),
-        cmocka_unit_test(markdown_partial_is_redrawn),
+        IN_DIR(partial_holds_rows_then_commit_renames),
+        IN_DIR(abort_leaves_nothing),
+        IN_DIR(json_is_valid_and_complete),
+        IN_DIR(markdown_partial_is_redrawn),
         cmocka_unit_test(table_drawn_from_rows),
-        cmocka_unit_test(fifo_is_written_through),
+        IN_DIR(fifo_is_written_through),
         cmocka_unit_test(dev_null_stays_a_device),
         cmocka_unit_test(write_error_is_exit_1),
-        cmocka_unit_test(symlink_is_followed),
-        cmocka_unit_test(same_target_twice_is_refused),
-        cmocka_unit_test(output_that_is_an_input_is_refused),
-        cmocka_unit_test(bad_paths_are_refused_at_prepare),
+        IN_DIR(symlink_is_followed),
+        IN_DIR(same_target_twice_is_refused),
+        IN_DIR(output_that_is_an_input_is_refused),
+        IN_DIR(bad_paths_are_refused_at_prepare),
         cmocka_unit_test(path_placeholders),
-        cmocka_unit_test(date_with_zeroed_env),
+        IN_DIR(date_with_zeroed_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
