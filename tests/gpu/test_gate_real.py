@@ -1,7 +1,9 @@
-"""The gate against a genuinely slower GPU: the current run's GEMM is really bigger (m=640 in
-place of 512, about 25 % more work) and labelled as the baseline's row, so the kernel that
-is timed is slower, not the numbers edited. compare, deciding on the raw samples, must call it
-a REGRESSION; a second clean run of the same row must not. Skipped where there is no GPU."""
+"""The gate against genuinely slower GPU work: the current run's GEMM is really longer (k=768 in
+place of 512: the same output tiles, each with 50 % more of the k loop; a larger m alone can
+land in the same tile wave and take no longer, as it did at m=640 on the H100) and labelled
+as the baseline's row, so the kernel that is timed is slower, not the numbers edited. compare,
+deciding on the raw samples, must call it a REGRESSION; a second clean run of the same row must
+not. Skipped where there is no GPU."""
 import csv
 
 import pytest
@@ -40,8 +42,8 @@ def test_real_slowdown_is_a_regression_and_a_clean_rerun_is_not(tmp_path):
     base, clean, slow = tmp_path / "base.csv", tmp_path / "clean.csv", tmp_path / "slow.csv"
     measure(base)
     measure(clean)
-    measure(slow, "--set", "m=640")
-    relabel(slow, "m=640;", "m=512;")
+    measure(slow, "--set", "k=768")
+    relabel(slow, "k=768;", "k=512;")
 
     r = run("compare", base, slow, "--metric", "kernel_us,TFLOPs")
     assert r.returncode == 1, r.stdout + r.stderr
