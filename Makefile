@@ -112,6 +112,10 @@ PERF_METRICS  ?= kernel_us,TFLOPs,overhead_us,wait_us,GBps,total_ms,efficiency
 perf-metrics:
 	@echo $(PERF_METRICS)
 
+# Metrics that move more than the threshold between machines of one kind: pinned PCIe
+# bandwidth differed by 8.9 % and 10.7 % between H100 VM starts (another PCIe placement),
+# while back-to-back runs on one VM agree within 0.2 %.
+PERF_THRESHOLDS ?= GBps=12
 perf-check: $(BIN)
 	$(BIN) --config configs/ci.ini --csv $(PERF_CSV) --samples $(PERF_CSV:.csv=.samples.csv) \
 	  --markdown $(BUILD)/perf-run.md
@@ -128,6 +132,7 @@ perf-check: $(BIN)
 	--samples results/baselines/NAME.samples.csv" >&2; exit 2; fi; \
 	echo "perf-check: comparing with $$base"; \
 	rc=0; $(BIN) compare "$$base" $(PERF_CSV) --metric $(PERF_METRICS) \
+	  --threshold-for $(PERF_THRESHOLDS) \
 	  --markdown $(PERF_MARKDOWN) --rerun $(PERF_RERUN) || rc=$$?; \
 	if [ $$rc -ge 2 ] || ! grep -q '^\[' $(PERF_RERUN); then exit $$rc; fi; \
 	echo "perf-check: measuring again the rows that came out REGRESSION or inconclusive:"; \
@@ -136,6 +141,7 @@ perf-check: $(BIN)
 	  --quiet || exit $$?; \
 	echo "perf-check: the verdict is the confirmation run's"; \
 	$(BIN) compare "$$base" $(PERF_CONFIRM) --subset --metric $(PERF_METRICS) \
+	  --threshold-for $(PERF_THRESHOLDS) \
 	  --markdown $(PERF_CONFIRM_MARKDOWN)
 
 test: deps $(BIN) $(UNIT_BIN) $(NVTX_LIB)

@@ -10,11 +10,46 @@
 
 #define AT(field) offsetof(sb_compare_request, field)
 
+/* --threshold-for METRIC=PCT[,METRIC=PCT...] */
+static int store_threshold_for(void *base, const char *text, char *err, size_t n)
+{
+    sb_compare_request *req = base;
+    if (strlen(text) >= sizeof req->threshold_for_buf) {
+        snprintf(err, n, "list longer than %zu characters", sizeof req->threshold_for_buf - 1);
+        return -1;
+    }
+    strcpy(req->threshold_for_buf, text);
+    char *items[SB_COMPARE_MAX_METRICS];
+    int k = sb_split_commas(req->threshold_for_buf, items, SB_COMPARE_MAX_METRICS);
+    if (k < 0) {
+        snprintf(err, n, "more than %d metrics", SB_COMPARE_MAX_METRICS);
+        return -1;
+    }
+    for (int i = 0; i < k; i++) {
+        char *eq = strchr(items[i], '=');
+        double v;
+        if (!eq || eq == items[i] || sb_parse_double(eq + 1, &v) != SB_PARSE_OK || v < 0 ||
+            v > 1e6) {
+            snprintf(err, n, "expected METRIC=PCT (a number from 0 to 1000000) in '%s'", items[i]);
+            return -1;
+        }
+        *eq = '\0';
+        req->threshold_for[i] = items[i];
+        req->threshold_for_pct[i] = v;
+    }
+    req->n_threshold_for = k;
+    return 0;
+}
+
 /* Defaults are sb_compare_request_defaults' (compare/compare.c), which the help text repeats. */
 /* clang-format off */
 static const sb_optdef compare_optdefs[] = {
     {"threshold", 0, NULL, SB_OPT_NUMBER, "PCT", 0, 1e6, NULL, AT(opts.threshold_pct), NULL,
      "Verdicts:", "smallest change that counts (default 5)"},
+    {"threshold-for", 0, NULL, SB_OPT_CUSTOM, "METRIC=PCT[,...]", 0, 0, NULL, 0,
+     store_threshold_for, NULL,
+     "a metric's own threshold, for metrics that move more\n"
+     "between machines (make perf-check: GBps=12)"},
     {"confidence", 0, NULL, SB_OPT_NUMBER, "PCT", 50, 99.9, NULL, AT(confidence_pct), NULL, NULL,
      "confidence of the interval on samples (default 99)"},
     {"noise-k", 0, NULL, SB_OPT_NUMBER, "K", 0, 1e6, NULL, AT(opts.noise_k), NULL, NULL,

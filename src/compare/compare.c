@@ -90,11 +90,21 @@ static int zero_median(const double *x, int n)
 /* The verdict of a row in both files: a baseline at or near zero has no relative change (the
  * summary rule's `same` / `no-baseline`, whichever rule); otherwise the samples' interval when
  * both rows have samples, else the summary rule. 0, or SB_EXIT_FAIL when out of memory. */
+double sb_compare_threshold(const sb_compare_request *req, const char *metric)
+{
+    for (int i = 0; i < req->n_threshold_for; i++)
+        if (!strcmp(req->threshold_for[i], metric))
+            return req->threshold_for_pct[i];
+    return req->opts.threshold_pct;
+}
+
 static int decide(line *l, const sb_compare_request *req, int use_samples)
 {
     const sb_cmp_row *b = l->base, *c = l->cur;
     l->lo = l->hi = NAN;
-    l->v = sb_compare_rows(b, c, &req->opts, &l->change, &l->noise);
+    sb_compare_opts opts = req->opts;
+    opts.threshold_pct = sb_compare_threshold(req, b->metric);
+    l->v = sb_compare_rows(b, c, &opts, &l->change, &l->noise);
     l->rule = RULE_SUMMARY;
     if (sb_near_zero(b)) {
         l->rule = RULE_ZERO;
@@ -113,7 +123,7 @@ static int decide(line *l, const sb_compare_request *req, int use_samples)
     }
     sb_gate_opts o;
     sb_gate_defaults(&o);
-    o.threshold_pct = req->opts.threshold_pct;
+    o.threshold_pct = sb_compare_threshold(req, b->metric);
     o.confidence_pct = req->confidence_pct;
     sb_gate_result g;
     if (sb_gate_decide(b->samples, b->n_samples, c->samples, c->n_samples, b->better == SB_HIGHER,

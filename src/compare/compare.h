@@ -21,6 +21,12 @@ typedef struct sb_compare_request {
     int n_metrics;
     char metric_buf[1024];
     const char *markdown; /* --markdown PATH, or NULL */
+    /* --threshold-for METRIC=PCT[,...]: a metric's own threshold (e.g. PCIe bandwidth, which
+     * moves more between machines than a kernel's time) */
+    const char *threshold_for[SB_COMPARE_MAX_METRICS];
+    double threshold_for_pct[SB_COMPARE_MAX_METRICS];
+    int n_threshold_for;
+    char threshold_for_buf[1024];
     /* the samples' interval: its confidence in percent (--confidence, default 99) */
     double confidence_pct;
     /* --base-samples, --current-samples: the samples files, NULL: X.samples.csv beside X.csv
@@ -40,5 +46,7 @@ void sb_compare_request_defaults(sb_compare_request *req);
 
 /* Exit 0 no regression, 1 regression (or, with strict, an inconclusive row), 2 bad input. */
 int sb_compare_run(const sb_compare_request *req);
+/* The threshold for a metric: its --threshold-for, else --threshold. */
+double sb_compare_threshold(const sb_compare_request *req, const char *metric);
 
 #endif

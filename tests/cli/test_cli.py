@@ -298,3 +298,20 @@ def test_file_text_in_tables_is_escaped(tmp_path):
     assert len(table) == 1 and "\\x1b[31m" in table[0] and "v\\nw" in table[0]
     md = (tmp_path / "cmp.md").read_text()
     assert "| sc\\|&lt;b&gt;x&lt;/b&gt;\\x1b[31m | v\\nw |" in md
+
+
+def test_threshold_for_one_metric(tmp_path):
+    """--threshold-for gives a metric that moves more between machines its own threshold."""
+    base = csv_file(tmp_path / "base.csv", [("copy", "h2d-pinned", "GBps", "higher", 55, 0.2),
+                                            ("small-gemm", "async", "kernel_us", "lower", 4, 0.2)])
+    cur = csv_file(tmp_path / "cur.csv", [("copy", "h2d-pinned", "GBps", "higher", 50.6, 0.2),
+                                          ("small-gemm", "async", "kernel_us", "lower", 4.4, 0.2)])
+    r = run("compare", base, cur)  # -8 % GBps and +10 % kernel_us: both regressions
+    assert r.returncode == 1 and r.stdout.count("REGRESSION ") + r.stdout.count("REGRESSION\n") >= 2
+    r = run("compare", base, cur, "--threshold-for", "GBps=12")
+    assert r.returncode == 1  # kernel_us still is one
+    lines = {line.split()[3]: line.split()[-1] for line in r.stdout.splitlines()
+             if line.startswith(("copy ", "small-gemm "))}
+    assert lines == {"GBps": "same", "kernel_us": "REGRESSION"}, r.stdout
+    r = run("compare", base, cur, "--threshold-for", "GBps")
+    assert r.returncode == 2 and "expected METRIC=PCT" in r.stderr
