@@ -1,4 +1,4 @@
-"""A real run killed with SIGKILL after its second measurement finished: the finished
+"""A suite killed with SIGKILL after its second measurement finished: the finished
 measurements' rows are in OUT.partial, complete and readable, and OUT was never made. Skipped
 where there is no GPU."""
 import csv
@@ -31,9 +31,10 @@ def test_sigkill_keeps_finished_rows(tmp_path):
     out = tmp_path / "out.csv"
     partial = tmp_path / "out.csv.partial"
     sizes = ["1MiB", "2MiB", "4MiB", "8MiB", "16MiB", "32MiB"]
-    proc = subprocess.Popen([BIN, "--scenario", "copy", "--variant", "h2d-pinned",
-                             "--set", "bytes=" + ",".join(sizes), "--max-time", "1",
-                             "--warmup-time", "0.5", "--csv", out, "--quiet"],
+    suite = tmp_path / "suite.ini"
+    suite.write_text("[copy]\nvariants = h2d-pinned\nbytes = %s\nmax_time = 1\n"
+                     "warmup_time = 0.5\n" % ",".join(sizes))
+    proc = subprocess.Popen([BIN, "--config", suite, "--csv", out, "--quiet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while len(measurements(partial)) < 2 and time.monotonic() < deadline:
