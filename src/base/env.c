@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/textutil.h"
+
 void sb_utc_now(char *buf, int n)
 {
     sb_utc_format(time(NULL), buf, n);
@@ -87,5 +89,9 @@ void sb_env_host(sb_env *e, int argc, char **argv)
             break;
         used += (size_t)w;
     }
+    /* the JSON record takes UTF-8 only: a Latin-1 file name or a cut character becomes '?' */
+    char *text[] = {e->host, e->cpu, e->kernel, e->command_line};
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        sb_utf8_sanitize(text[i]);
     snprintf(e->gpu, sizeof e->gpu, "unknown");
 }

@@ -175,3 +175,42 @@ void sb_format_figure(double v, char *buf, size_t n)
     double a = fabs(v);
     snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
 }
+
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 if s does not start one. */
+static int utf8_len(const unsigned char *s)
+{
+    int n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        n = 2;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        n = 3;
+        lo = s[0] == 0xE0 ? 0xA0 : 0x80; /* no overlong forms */
+        hi = s[0] == 0xED ? 0x9F : 0xBF; /* no surrogates */
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        n = 4;
+        lo = s[0] == 0xF0 ? 0x90 : 0x80;
+        hi = s[0] == 0xF4 ? 0x8F : 0xBF;
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+void sb_utf8_sanitize(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        int n = utf8_len(p);
+        if (n)
+            p += n;
+        else
+            *p++ = '?';
+    }
+}

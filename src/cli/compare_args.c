@@ -14,6 +14,10 @@
 static int store_threshold_for(void *base, const char *text, char *err, size_t n)
 {
     sb_compare_request *req = base;
+    if (req->n_threshold_for) {
+        snprintf(err, n, "given twice; name every metric in one list");
+        return -1;
+    }
     if (strlen(text) >= sizeof req->threshold_for_buf) {
         snprintf(err, n, "list longer than %zu characters", sizeof req->threshold_for_buf - 1);
         return -1;
@@ -34,6 +38,11 @@ static int store_threshold_for(void *base, const char *text, char *err, size_t n
             return -1;
         }
         *eq = '\0';
+        for (int j = 0; j < i; j++)
+            if (!strcmp(req->threshold_for[j], items[i])) {
+                snprintf(err, n, "%s given twice", items[i]);
+                return -1;
+            }
         req->threshold_for[i] = items[i];
         req->threshold_for_pct[i] = v;
     }

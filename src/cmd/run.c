@@ -43,6 +43,7 @@ typedef struct {
     const sb_env *env;
     progress prog;
     int show;
+    long rows; /* handed to the sinks so far */
 } run_ctx;
 
 static void on_start(void *ctx, const sb_plan_entry *e, int variant)
@@ -57,6 +58,7 @@ static int on_rows(void *ctx, const sb_row *rows, int n)
 {
     run_ctx *c = ctx;
     int rc = 0;
+    c->rows += n;
     for (int i = 0; i < n && !rc; i++)
         rc = sb_sinks_row(c->sinks, c->env, &rows[i]);
     return rc ? rc : sb_sinks_flush(c->sinks, c->env);
@@ -64,7 +66,7 @@ static int on_rows(void *ctx, const sb_row *rows, int n)
 
 int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const sb_env *env)
 {
-    run_ctx c = {sinks, env, {0, sb_plan_measurements(plan), sb_now_us()}, cfg.on_start != NULL};
+    run_ctx c = {sinks, env, {0, sb_plan_measurements(plan), sb_now_us()}, cfg.on_start != NULL, 0};
     cfg.on_start = c.show ? on_start : NULL;
     cfg.emit = on_rows;
     cfg.ctx = &c;
@@ -73,6 +75,12 @@ int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const 
         rc = sb_stop_requested ? SB_EXIT_INTERRUPT : sb_measure_entry(&cfg, &plan->entries[i]);
     if (c.show)
         fprintf(stderr, "\r\033[K");
+    /* a run that measured nothing leaves the outputs as they were (no empty file replaces an
+     * earlier one); otherwise what was measured is committed, also after a failure or Ctrl-C */
+    if (c.rows == 0) {
+        sb_sinks_abort(sinks);
+        return rc;
+    }
     int wrc = sb_sinks_commit(sinks, env);
     return rc ? rc : wrc;
 }
@@ -107,7 +115,6 @@ static int add_sinks(const sb_options *o, const char *suite_samples, sb_sinks *s
 {
     const char *inputs[] = {o->config, NULL};
     int rc = 0;
-    int table = !o->quiet && !(o->csv && !strcmp(o->csv, "-"));
     if (o->csv)
         rc = sb_sinks_add(sinks, &sb_csv_sink, "csv", o->csv, inputs);
     if (!rc && o->json)
@@ -117,6 +124,10 @@ static int add_sinks(const sb_options *o, const char *suite_samples, sb_sinks *s
     const char *samples = o->samples ? o->samples : *suite_samples ? suite_samples : NULL;
     if (!rc && samples)
         rc = sb_sinks_add(sinks, &sb_samples_sink, "samples", samples, inputs);
+    /* the table, unless quiet or stdout already carries an output ("-", /dev/stdout, ...) */
+    int table = !o->quiet;
+    for (int i = 0; i < sinks->n; i++)
+        table &= !sinks->s[i].out.to_stdout;
     if (!rc && table)
         rc = sb_sinks_add(sinks, &sb_table_sink, "table", "-", NULL);
     return rc;
@@ -173,7 +184,7 @@ static int measure_plan(const sb_options *o, const sb_plan *plan, const char *su
     rc = sb_run_plan(plan, cfg, &sinks, &env);
     if (!o->quiet && isatty(STDERR_FILENO))
         for (int i = 0; i < sinks.n; i++)
-            if (sinks.s[i].out.path[0] && !sinks.s[i].out.to_stdout)
+            if (sinks.s[i].out.state == SB_OUT_COMMITTED && !sinks.s[i].out.to_stdout)
                 fprintf(stderr, "wrote %s\n", sinks.s[i].out.path);
     sb_sinks_free(&sinks);
     sb_nvml_close();
@@ -201,9 +212,16 @@ int sb_cmd_run(int argc, char **argv)
     char suite_samples[4096];
     if ((rc = sb_cli_plan_outputs(&o, &plan, suite_samples, sizeof suite_samples)) != 0)
         return rc;
-    if (o.dry_run)
-        sb_plan_print(stdout, &plan);
-    else
+    if (o.dry_run) {
+        /* the outputs are checked as a real run would check them, then left alone */
+        sb_sinks sinks;
+        memset(&sinks, 0, sizeof sinks);
+        rc = add_sinks(&o, suite_samples, &sinks);
+        sb_sinks_abort(&sinks);
+        sb_sinks_free(&sinks);
+        if (!rc)
+            sb_plan_print(stdout, &plan);
+    } else
         rc = measure_plan(&o, &plan, suite_samples, argc, argv);
     sb_plan_free(&plan);
     return rc;

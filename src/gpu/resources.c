@@ -43,30 +43,36 @@ static void destroy_event(void *p)
     cudaEventDestroy((cudaEvent_t)p);
 }
 
+/* Kept first, then handed out: a pointer sb_keep had to release is never seen. */
+static int publish(sb_resources *r, sb_release_fn release, void *p, void *out_ptr)
+{
+    int rc = sb_keep(r, release, p);
+    if (!rc)
+        memcpy(out_ptr, &p, sizeof p);
+    return rc;
+}
+
 int sb_get_host(sb_resources *r, void *out_ptr, size_t bytes)
 {
     void *p = calloc(1, bytes ? bytes : 1);
     if (!p)
         return sb_fail(SB_EXIT_FAIL, "out of host memory (%zu bytes) in %s", bytes,
                        sb_error_context());
-    memcpy(out_ptr, &p, sizeof p);
-    return sb_keep(r, free, p);
+    return publish(r, free, p, out_ptr);
 }
 
 int sb_get_device(sb_resources *r, void *out_ptr, size_t bytes)
 {
     void *p = NULL;
     SB_CUDA(cudaMalloc(&p, bytes));
-    memcpy(out_ptr, &p, sizeof p);
-    return sb_keep(r, free_device, p);
+    return publish(r, free_device, p, out_ptr);
 }
 
 int sb_get_pinned(sb_resources *r, void *out_ptr, size_t bytes, unsigned flags)
 {
     void *p = NULL;
     SB_CUDA(cudaHostAlloc(&p, bytes, flags));
-    memcpy(out_ptr, &p, sizeof p);
-    return sb_keep(r, free_pinned, p);
+    return publish(r, free_pinned, p, out_ptr);
 }
 
 int sb_get_stream(sb_resources *r, cudaStream_t *s, unsigned flags)

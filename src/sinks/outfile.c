@@ -154,6 +154,11 @@ static int locate(sb_out_file *o, const char *path)
         o->dev = st.st_dev;
         o->ino = st.st_ino;
         o->direct |= !S_ISREG(st.st_mode);
+        /* /dev/stdout, /proc/self/fd/1 or the file stdout is redirected to: one open file with
+         * one offset, so it is written as stdout, never reopened (which would truncate it) */
+        struct stat out;
+        if (fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st.st_dev && out.st_ino == st.st_ino)
+            o->to_stdout = 1;
     } else if (is_magic) {
         return sb_fail(SB_EXIT_USAGE, "--%s %s: %s", o->opt, o->pattern, strerror(errno));
     }
@@ -238,11 +243,16 @@ int sb_out_open(sb_out_file *o, const sb_env *env)
     int rc = locate(o, o->path);
     if (rc)
         return rc;
+    if (o->to_stdout) {
+        o->f = stdout;
+        o->state = SB_OUT_OPEN;
+        return 0;
+    }
     int fd;
     if (o->direct) {
         o->partial[0] = '\0';
         /* no O_CREAT: a device or FIFO that vanished is an error, not a new regular file */
-        fd = open(o->path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+        fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     } else {
         snprintf(o->partial, sizeof o->partial, "%s" SB_PARTIAL_SUFFIX, o->target);
         /* a partial file left by a killed run is replaced; O_EXCL: never through a symlink */

@@ -197,15 +197,20 @@ static int expand_scenario(const sb_run_spec *spec, int spec_index, const sb_sce
                                     spec->m.min_reps, spec->m.max_reps);
     for (int p = 0; p < np; p++) {
         const char *text = defs[p].def;
-        int line = 0;
+        int line = 0, given = 0;
         for (int s = 0; s < spec->n_sets; s++)
             if (!strcmp(spec->sets[s].key, defs[p].name)) {
                 text = spec->sets[s].value;
                 line = spec->sets[s].line;
+                given = 1;
             }
-        if (sb_param_parse_list(&defs[p], text, vals[p], &nvals[p], err, sizeof err) != 0)
+        if (sb_param_parse_list(&defs[p], text, vals[p], &nvals[p], err, sizeof err) != 0) {
+            if (spec->file && given && !line) /* the command line's --set over a suite's run */
+                return sb_fail(SB_EXIT_USAGE, "%s: --set %s (over [%s] of %s)", sc->name, err,
+                               spec->section, spec->file);
             return spec->file ? spec_fail(spec, line, "%s", err)
                               : sb_fail(SB_EXIT_USAGE, "%s: --set %s", sc->name, err);
+        }
     }
 
     sb_plan_entry e;

@@ -315,3 +315,36 @@ def test_threshold_for_one_metric(tmp_path):
     assert lines == {"GBps": "same", "kernel_us": "REGRESSION"}, r.stdout
     r = run("compare", base, cur, "--threshold-for", "GBps")
     assert r.returncode == 2 and "expected METRIC=PCT" in r.stderr
+
+
+# ---- fixes from the review of the house ----
+
+def test_dry_run_checks_the_outputs(tmp_path):
+    r = run("--dry-run", "--csv", "/nonexistent-syncbench-dir/x.csv", env=NO_GPU)
+    assert r.returncode == 2 and "folder '/nonexistent-syncbench-dir' does not exist" in r.stderr
+    assert run("--dry-run", "--json", "-", env=NO_GPU).returncode == 0  # stdout: no table then
+
+
+def test_min_reps_is_checked_after_the_suite_is_merged(tmp_path):
+    ini = tmp_path / "mr.ini"
+    ini.write_text("[small-gemm]\nmax_reps = 1000000\n")
+    r = run("--config", ini, "--min-reps", "200000", "--dry-run", env=NO_GPU)
+    assert r.returncode == 0, r.stderr
+    r = run("--min-reps", "200000", "--dry-run", env=NO_GPU)
+    assert r.returncode == 2 and "--min-reps 200000 is above --max-reps 100000" in r.stderr
+
+
+def test_a_bad_override_names_the_command_line():
+    r = run("--config", "configs/ci.ini", "--scenario", "small-gemm", "--set", "m=0",
+            "--dry-run", env=NO_GPU, cwd=ROOT)
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("syncbench: small-gemm: --set m=0: out of range (1 to 262144) "
+                                "(over [small-gemm] of configs/ci.ini)")
+
+
+def test_threshold_for_given_twice(tmp_path):
+    base = csv_file(tmp_path / "b.csv", [("copy", "h2d-pinned", "GBps", "higher", 55, 0.2)])
+    r = run("compare", base, base, "--threshold-for", "GBps=12", "--threshold-for", "x=1")
+    assert r.returncode == 2 and "given twice" in r.stderr
+    r = run("compare", base, base, "--threshold-for", "GBps=12,GBps=3")
+    assert r.returncode == 2 and "GBps given twice" in r.stderr

@@ -26,6 +26,7 @@ static const sb_metric_def metrics[] = {
 };
 
 static int validated;  /* measurements finished */
+static int fail_first; /* the first measurement's validation fails */
 static int notify_fd;  /* the parent reads a byte here when the third measurement starts */
 static int hang_third; /* in the child that is killed */
 
@@ -51,6 +52,8 @@ static int measure(sb_run *r, sb_recorder *rec)
 static int validate(sb_run *r)
 {
     (void)r;
+    if (fail_first && validated == 0)
+        return sb_fail(SB_EXIT_FAIL, "validation failed in %s", sb_error_context());
     validated++;
     return 0;
 }
@@ -187,11 +190,56 @@ static void normal_end_commits(void **state)
     assert_int_equal(count_lines(samples, "kill-test,fake,only,p=3,wall,2,30\n"), 1);
 }
 
+/* A run that measured nothing leaves an earlier output as it was, and no partial file. */
+static void nothing_measured_leaves_outputs_alone(void **state)
+{
+    (void)state;
+    FILE *f = fopen(csv, "w");
+    fputs("an earlier run's rows\n", f);
+    fclose(f);
+    fail_first = 1;
+    assert_int_equal(run_three(), SB_EXIT_FAIL);
+    fail_first = 0;
+    assert_int_equal(count_lines(csv, "an earlier run's rows"), 1);
+    assert_int_equal(count_lines(csv, NULL), 1);
+    snprintf(partial, sizeof partial, "%s.partial", csv);
+    assert_false(exists(partial));
+    assert_false(exists(json));
+}
+
+/* A target that is stdout itself (/dev/stdout, or the file stdout goes to) is written as
+ * stdout, never reopened: reopening would truncate what stdout already holds. */
+static void stdout_by_another_name_is_stdout(void **state)
+{
+    (void)state;
+    char out[160];
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    assert_non_null(freopen(out, "w", stdout));
+    printf("already there\n");
+    sb_out_file o;
+    assert_int_equal(sb_out_prepare(&o, "csv", "/dev/stdout"), 0);
+    int same = o.to_stdout;
+    sb_out_file o2;
+    assert_int_equal(sb_out_prepare(&o2, "csv", out), 0);
+    int same2 = o2.to_stdout;
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    assert_true(same);
+    assert_true(same2);
+    assert_int_equal(count_lines(out, "already there"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(sigkill_keeps_finished_rows, setup_dir, remove_dir),
         cmocka_unit_test_setup_teardown(normal_end_commits, setup_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(nothing_measured_leaves_outputs_alone, setup_dir,
+                                        remove_dir),
+        cmocka_unit_test_setup_teardown(stdout_by_another_name_is_stdout, setup_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
