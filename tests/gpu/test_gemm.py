@@ -119,7 +119,8 @@ def test_corrupted_result_is_caught(tmp_path):
     assert r.returncode == 1
     assert len(r.stderr.splitlines()) == 1
     assert "validation failed in small-gemm/async" in r.stderr
-    assert out.read_text().splitlines() == [",".join(COLUMNS)]  # nothing measured is kept
+    assert not out.exists()  # nothing was measured: no file (an earlier one would stay as it was)
+    assert not (tmp_path / "out.csv.partial").exists()
 
 
 @pytest.mark.parametrize("sets", [
