@@ -22,35 +22,23 @@ static void on_sigint(int sig)
     sb_stop_requested = 1;
 }
 
-/* "[3/24] copy h2d-pinned bytes=64MiB  1.2 s" on stderr, rewritten in place. */
-typedef struct {
-    int done, total;
-    double t0;
-} progress;
-
-static void show_progress(void *ctx, const sb_plan_entry *e, int variant)
-{
-    progress *p = ctx;
-    char params[256];
-    sb_params_format_all(e->sc->params, e->values, params, sizeof params);
-    fprintf(stderr, "\r\033[K[%d/%d] %s %s %s  %.1f s", ++p->done, p->total, e->sc->name,
-            e->sc->variants[variant].name, params, (sb_now_us() - p->t0) / 1e6);
-    fflush(stderr);
-}
-
 typedef struct {
     sb_sinks *sinks;
     const sb_env *env;
-    progress prog;
-    int show;
+    int done, total; /* measurements, for the progress line */
+    double t0;
     long rows; /* handed to the sinks so far */
 } run_ctx;
 
+/* "[3/24] copy h2d-pinned bytes=64MiB  1.2 s" on stderr, rewritten in place. */
 static void on_start(void *ctx, const sb_plan_entry *e, int variant)
 {
     run_ctx *c = ctx;
-    if (c->show)
-        show_progress(&c->prog, e, variant);
+    char params[256];
+    sb_params_format_all(e->sc->params, e->values, params, sizeof params);
+    fprintf(stderr, "\r\033[K[%d/%d] %s %s %s  %.1f s", ++c->done, c->total, e->sc->name,
+            e->sc->variants[variant].name, params, (sb_now_us() - c->t0) / 1e6);
+    fflush(stderr);
 }
 
 /* The rows of one finished measurement: written and flushed before the next one starts. */
@@ -64,16 +52,17 @@ static int on_rows(void *ctx, const sb_row *rows, int n)
     return rc ? rc : sb_sinks_flush(c->sinks, c->env);
 }
 
-int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const sb_env *env)
+int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const sb_env *env,
+                int progress)
 {
-    run_ctx c = {sinks, env, {0, sb_plan_measurements(plan), sb_now_us()}, cfg.on_start != NULL, 0};
-    cfg.on_start = c.show ? on_start : NULL;
+    run_ctx c = {sinks, env, 0, sb_plan_measurements(plan), sb_now_us(), 0};
+    cfg.on_start = progress ? on_start : NULL;
     cfg.emit = on_rows;
     cfg.ctx = &c;
     int rc = 0;
     for (int i = 0; i < plan->n && !rc; i++)
         rc = sb_stop_requested ? SB_EXIT_INTERRUPT : sb_measure_entry(&cfg, &plan->entries[i]);
-    if (c.show)
+    if (progress)
         fprintf(stderr, "\r\033[K");
     /* a run that measured nothing leaves the outputs as they were (no empty file replaces an
      * earlier one); otherwise what was measured is committed, also after a failure or Ctrl-C */
@@ -178,11 +167,10 @@ static int measure_plan(const sb_options *o, const sb_plan *plan, const char *su
 
     sb_measure_cfg cfg = {.device = (int)o->device,
                           .capture = 1,
-                          .sample_clocks = env.has_nvml ? sb_nvml_sample : NULL,
-                          /* a progress line only on a terminal */
-                          .on_start = !o->quiet && isatty(STDERR_FILENO) ? on_start : NULL};
-    rc = sb_run_plan(plan, cfg, &sinks, &env);
-    if (!o->quiet && isatty(STDERR_FILENO))
+                          .sample_clocks = env.has_nvml ? sb_nvml_sample : NULL};
+    int terminal = !o->quiet && isatty(STDERR_FILENO); /* a progress line only there */
+    rc = sb_run_plan(plan, cfg, &sinks, &env, terminal);
+    if (terminal)
         for (int i = 0; i < sinks.n; i++)
             if (sinks.s[i].out.state == SB_OUT_COMMITTED && !sinks.s[i].out.to_stdout)
                 fprintf(stderr, "wrote %s\n", sinks.s[i].out.path);

@@ -19,7 +19,9 @@ int sb_cli_plan(const struct sb_options *o, sb_plan *plan);
 int sb_cli_plan_outputs(const struct sb_options *o, sb_plan *plan, char *samples, size_t n);
 
 /* Measures every entry of `plan` into open `sinks`, then commits them (also after a failure
- * or Ctrl-C: what was measured is kept). cfg->emit and cfg->ctx are set here. */
-int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const sb_env *env);
+ * or Ctrl-C: what was measured is kept; a run that measured nothing leaves them as they were).
+ * progress: a progress line on stderr. cfg's on_start, emit and ctx are set here. */
+int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const sb_env *env,
+                int progress);
 
 #endif

@@ -33,8 +33,7 @@ typedef struct {
     const char *path;
     FILE *f;
     int line; /* of the line inih is handling */
-    char *samples; /* the suite-wide `samples = PATH` */
-    int samples_set;
+    sb_suite *suite; /* its `samples = PATH`: set once, by the key before the first section */
     cfg_section *sections;
     int n_sections;
     int failed; /* the exit code of the first error, 0 if none */
@@ -102,9 +101,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
     cfg_file *c = user;
     if (c->failed)
         return 0;
-    if (!*section && !strcmp(name, "samples") && !c->samples_set && *value) {
-        snprintf(c->samples, 4096, "%s", value);
-        c->samples_set = 1;
+    if (!*section && !strcmp(name, "samples") && !c->suite->samples[0] && *value) {
+        snprintf(c->suite->samples, sizeof c->suite->samples, "%s", value);
         return 1;
     }
     if (!*section) {
@@ -278,7 +276,7 @@ int sb_suite_load(const char *path, sb_suite *s)
         return sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
     s->text = c;
     c->path = path;
-    c->samples = s->samples;
+    c->suite = s;
     c->f = fopen(path, "r");
     if (!c->f)
         return sb_fail(SB_EXIT_USAGE, "--config %s: cannot open: %s", path, strerror(errno));

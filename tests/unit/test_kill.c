@@ -93,7 +93,7 @@ static int run_three(void)
     if (!rc)
         rc = sb_sinks_open(&sinks, &env);
     if (!rc)
-        rc = sb_run_plan(&plan, (sb_measure_cfg){.capture = 0}, &sinks, &env);
+        rc = sb_run_plan(&plan, (sb_measure_cfg){.capture = 0}, &sinks, &env, 0);
     sb_sinks_free(&sinks);
     return rc;
 }
