@@ -1,0 +1,52 @@
+/* The audit's record stream: what the injection library (src/audit/inject/, loaded into the
+ * audited program through CUDA_INJECTION64_PATH) writes and what the analyzer (src/audit/*.c,
+ * in `syncbench audit`) reads. One file per audited process, DIR/proc-<pid>.jsonl, one JSON
+ * object per line. Times are integers in nanoseconds of CUPTI's clock (cuptiGetTimestamp);
+ * "proc" gives the offset to CLOCK_MONOTONIC so processes share one time axis.
+ *
+ *   {"t":"proc","v":1,"pid":P,"ppid":Q,"rank":R,"local_rank":L,"cmd":"python3 train.py",
+ *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace"}
+ *        first line. rank/local_rank: RANK/LOCAL_RANK, -1 when unset. mono_ns - clock_ns is
+ *        the offset from CUPTI's clock to CLOCK_MONOTONIC.
+ *   {"t":"call","api":"cudaStreamSynchronize","dom":"rt"|"drv","tid":T,"ctx":X,"corr":K,
+ *    "start":S,"end":E,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH"}
+ *        one host API call that can block (the list is in inject/watch.c), timed on the
+ *        calling thread. ranges: the thread's open NVTX push/pop ranges, outermost first
+ *        (ID: the range instance, see "range"); stack: a "stack" id, -1 when none; copy: for
+ *        memcpy calls, the direction the call's parameters give ("HtoD", "DtoH", "DtoD",
+ *        "HtoH", "default"), absent otherwise. ctx: CUPTI context id, 0 when none.
+ *   {"t":"range","tid":T,"id":ID,"name":"train_step","start":S,"end":E,"depth":D}
+ *        an NVTX push/pop range instance, written when it is popped (end = -1: still open
+ *        when the process ended). depth 0 = outermost.
+ *   {"t":"stack","id":N,"frames":[["/usr/lib/libtorch_cuda.so","symbol",OFF,ABS],...]}
+ *        a native call stack, innermost first, written once before the first call that uses
+ *        it. OFF: address minus the object's load base; ABS: the absolute address (for
+ *        executables that are not position-independent); symbol "" when dladdr knows none.
+ *   {"t":"kernel","dev":D,"ctx":X,"stream":S,"corr":K,"start":S,"end":E,"name":"..."}
+ *        name only in trace mode.
+ *   {"t":"copy","dev":D,"ctx":X,"stream":S,"corr":K,"rcorr":R,"start":S,"end":E,
+ *    "bytes":B,"kind":"HtoD"|"DtoH"|"DtoD"|"HtoH"|"PtoP"|"other",
+ *    "src":"pageable"|"pinned"|"device"|"managed"|"other","dst":...}
+ *        corr: the driver correlation id, rcorr: the runtime's (0 when launched by the
+ *        driver API). A runtime "call" matches a copy by rcorr, a driver "call" by corr.
+ *   {"t":"memset","dev":D,"ctx":X,"stream":S,"corr":K,"start":S,"end":E,"bytes":B}
+ *   {"t":"api","api":"cudaLaunchKernel","dom":"rt"|"drv","tid":T,"corr":K,"start":S,"end":E}
+ *        trace mode only: every runtime and driver API call (CUPTI activity records).
+ *   {"t":"warn","msg":"..."}
+ *        something the library could not record (e.g. another CUPTI subscriber).
+ *   {"t":"end","clock_ns":C,"mono_ns":M,"why":"exit"|"signal N","dropped":N}
+ *        last line; absent when the process was killed with SIGKILL. dropped: CUPTI
+ *        activity records lost to full buffers.
+ *
+ * Unknown "t" values and unknown fields are ignored by the reader (newer writers). */
+#ifndef SB_AUDIT_RECORDS_H
+#define SB_AUDIT_RECORDS_H
+
+#define SB_AUDIT_FORMAT_VERSION 1
+
+/* Environment the launcher gives the injection library. */
+#define SB_AUDIT_ENV_DIR "SYNCBENCH_AUDIT_DIR"     /* where proc-<pid>.jsonl goes */
+#define SB_AUDIT_ENV_MODE "SYNCBENCH_AUDIT_MODE"   /* "count" (default) or "trace" */
+#define SB_AUDIT_ENV_DEPTH "SYNCBENCH_AUDIT_DEPTH" /* native frames kept per stack (16) */
+
+#endif
