@@ -64,13 +64,17 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests-asan/%)
 NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 BIN      := $(BUILD)/syncbench
+# The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
+# found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
+AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
+AUDIT_SRC := $(wildcard src/audit/inject/*.c)
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
         fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
 .DEFAULT_GOAL := all
 
-all: $(BIN)
+all: $(BIN) $(AUDIT_LIB)
 
 run: $(BIN)
 	@mkdir -p results
@@ -195,26 +199,35 @@ $(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -o $@ $< $(BUILD)/libsyncbench-asan.a -lcmocka $(LDLIBS)
 
+# Only InitializeInjection is exported (-fvisibility=hidden); libcupti is found through the rpath.
+$(AUDIT_LIB): $(AUDIT_SRC) $(wildcard src/audit/inject/*.h) src/audit/records.h | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC-SO,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \
+	  -L$(CUDA_LIB) -lcupti -Wl,-rpath,$(CUDA_LIB) -lpthread -ldl
+
 # NVTX injection library for the NVTX tests: records every range pushed in every domain.
 $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $<
 
-install: $(BIN)
+install: $(BIN) $(AUDIT_LIB)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/syncbench
+	install -D -m 755 $(AUDIT_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_audit.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
 	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/syncbench
+	rm -rf $(DESTDIR)$(PREFIX)/lib/syncbench
 	rm -rf $(DESTDIR)$(PREFIX)/share/syncbench
 
 clean:
 	rm -rf $(BUILD)
 
 format:
-	clang-format -i src/*.c src/*/*.c src/*/*.h kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c \
+	clang-format -i src/*.c src/*/*.c src/*/*.h src/*/*/*.c src/*/*/*.h kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c \
 	  tests/fuzz/*.c tests/fuzz/*.h
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "cmd/audit.h"
 #include "cmd/list.h"
 #include "cmd/run.h"
 #include "cmd/sched_worker.h"
@@ -16,6 +17,7 @@ static const struct {
     {"run", sb_cmd_run},
     {"compare", sb_compare_main},
     {"list", sb_cmd_list},
+    {"audit", sb_cmd_audit},
     {SB_SCHED_WORKER_CMD, sb_cmd_sched_worker}, /* hidden: the sched scenario's helper */
 };
 

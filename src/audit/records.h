@@ -1,5 +1,5 @@
 /* The audit's record stream: what the injection library (src/audit/inject/, loaded into the
- * audited program through CUDA_INJECTION64_PATH) writes and what the analyzer (src/audit/*.c,
+ * audited program through CUDA_INJECTION64_PATH) writes and what the analyzer (src/audit/,
  * in `syncbench audit`) reads. One file per audited process, DIR/proc-<pid>.jsonl, one JSON
  * object per line. Times are integers in nanoseconds of CUPTI's clock (cuptiGetTimestamp);
  * "proc" gives the offset to CLOCK_MONOTONIC so processes share one time axis.
@@ -48,5 +48,6 @@
 #define SB_AUDIT_ENV_DIR "SYNCBENCH_AUDIT_DIR"     /* where proc-<pid>.jsonl goes */
 #define SB_AUDIT_ENV_MODE "SYNCBENCH_AUDIT_MODE"   /* "count" (default) or "trace" */
 #define SB_AUDIT_ENV_DEPTH "SYNCBENCH_AUDIT_DEPTH" /* native frames kept per stack (16) */
+#define SB_AUDIT_ENV_GPU "SYNCBENCH_AUDIT_GPU"     /* "0": no GPU activity records */
 
 #endif

@@ -15,14 +15,16 @@ typedef struct {
     const sb_argtable *table[MAX_OPTS];
     int index[MAX_OPTS]; /* in its table */
     const char *names[MAX_OPTS + 1];
-    char shorts[2 * MAX_OPTS + 2];
+    char shorts[2 * MAX_OPTS + 3];
     int n;
 } option_set;
 
-static void collect(option_set *s, const sb_argtable *tables, int ntables)
+static void collect(option_set *s, const sb_argtable *tables, int ntables, int in_order)
 {
     memset(s, 0, sizeof *s);
     char *sp = s->shorts;
+    if (in_order)
+        *sp++ = '+'; /* stop at the first operand: what follows is a command's own argv */
     *sp++ = ':';
     for (int t = 0; t < ntables; t++)
         for (int i = 0; tables[t].defs[i].name && s->n < MAX_OPTS; i++) {
@@ -93,11 +95,11 @@ static int refused(const char *prefix, const option_set *s, const char *arg)
     return sb_fail(SB_EXIT_USAGE, "%sunknown option '--%s' (see --help)", prefix, name);
 }
 
-int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
-                  char **argv, int *first_operand)
+static int parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
+                 char **argv, int *first_operand, int in_order)
 {
     option_set s;
-    collect(&s, tables, ntables);
+    collect(&s, tables, ntables, in_order);
     unsigned long long seen = 0;
     opterr = 0;
     optind = 1;
@@ -129,6 +131,18 @@ int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, in
     }
     *first_operand = optind;
     return 0;
+}
+
+int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
+                  char **argv, int *first_operand)
+{
+    return parse(prefix, tables, ntables, argc, argv, first_operand, 0);
+}
+
+int sb_args_parse_in_order(const char *prefix, const sb_argtable *tables, int ntables, int argc,
+                           char **argv, int *first_operand)
+{
+    return parse(prefix, tables, ntables, argc, argv, first_operand, 1);
 }
 
 void sb_args_usage(FILE *f, const sb_argtable *tables, int ntables)

@@ -22,6 +22,9 @@ typedef struct sb_argtable {
  * argument. 0, or the recorded error's code (exit 2). */
 int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
                   char **argv, int *first_operand);
+/* The same, stopping at the first operand (or "--"): `audit [options] -- CMD --its-options`. */
+int sb_args_parse_in_order(const char *prefix, const sb_argtable *tables, int ntables, int argc,
+                           char **argv, int *first_operand);
 /* The options part of --help, grouped under the tables' headings. */
 void sb_args_usage(FILE *f, const sb_argtable *tables, int ntables);
 

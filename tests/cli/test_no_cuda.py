@@ -72,3 +72,22 @@ def test_gemm_without_cuda_libraries_is_exit_3_with_one_line(empty_file):
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith("syncbench: ")
+
+
+def test_audit_without_cupti_is_exit_3_with_one_line(empty_file):
+    """The injection library links libcupti: where it cannot be loaded, audit says so in one
+    line and exits 3 before it starts the command."""
+    r = run_hidden(["libcupti.so*"], empty_file, "audit", "--", "sh", "-c", "echo ran")
+    assert r.returncode == 3, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("syncbench: audit: cannot load CUPTI"), lines[0]
+    assert "ran" not in r.stdout
+
+
+def test_audit_of_a_program_without_cuda_needs_no_driver(empty_file):
+    """CUPTI loads without the driver: a program that never touches CUDA audits clean where
+    no CUDA library but CUPTI is there, with its own exit code."""
+    r = run_hidden(ALL_CUDA, empty_file, "audit", "--", "sh", "-c", "exit 4")
+    assert r.returncode == 4, r.stderr
+    assert "never initialized CUDA" in r.stderr

@@ -1,0 +1,17 @@
+/* CUPTI activity records (GPU-side timestamps): kernels, copies and memsets in every mode, so
+ * the analyzer knows when the GPU was busy and whose copy touched pageable memory; every runtime
+ * and driver API call in trace mode. Buffers are handed to CUPTI, filled on the GPU's time, and
+ * turned into records here when CUPTI returns them (its own thread, or a flush). */
+#ifndef SBA_ACTIVITY_H
+#define SBA_ACTIVITY_H
+
+#include <stdint.h>
+
+/* trace: 1 adds kernel names and every API call. 0, or -1 with a "warn" record written. */
+int sba_activity_start(int trace);
+/* Delivers every buffer CUPTI holds (completed records only unless forced). */
+void sba_activity_flush(int forced);
+/* Records CUPTI dropped (full buffers) so far. */
+uint64_t sba_activity_dropped(void);
+
+#endif

@@ -1,0 +1,197 @@
+/* libsyncbench_audit.so: the CUPTI injection library of `syncbench audit`. The CUDA driver
+ * loads it into the audited program (CUDA_INJECTION64_PATH) when the program initializes CUDA
+ * and calls InitializeInjection, which subscribes to the calls that can block (watch.c), the
+ * NVTX ranges (ranges.c) and the GPU's activity (activity.c), and writes the record stream
+ * (../records.h) to SYNCBENCH_AUDIT_DIR/proc-<pid>.jsonl until the process ends: at exit, when
+ * a context is destroyed, and on a fatal signal, what was recorded is flushed. */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "audit/inject/activity.h"
+#include "audit/inject/out.h"
+#include "audit/inject/ranges.h"
+#include "audit/inject/stacks.h"
+#include "audit/inject/watch.h"
+#include "audit/records.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static CUpti_SubscriberHandle subscriber;
+static int finished;
+
+static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+    (void)user;
+    switch (dom) {
+    case CUPTI_CB_DOMAIN_RUNTIME_API:
+    case CUPTI_CB_DOMAIN_DRIVER_API:
+        sba_watch_callback(dom, cbid, data);
+        break;
+    case CUPTI_CB_DOMAIN_NVTX:
+        sba_ranges_callback(cbid, data);
+        break;
+    case CUPTI_CB_DOMAIN_RESOURCE:
+        /* the context's records must be out before it goes */
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+            sba_activity_flush(1);
+        break;
+    default:
+        break;
+    }
+}
+
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static void write_clock_pair(char *buf, size_t n)
+{
+    uint64_t c = 0;
+    cuptiGetTimestamp(&c);
+    snprintf(buf, n, "\"clock_ns\":%llu,\"mono_ns\":%lld", (unsigned long long)c, mono_ns());
+}
+
+static void finish(const char *why, int in_signal)
+{
+    if (__atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
+        return;
+    if (in_signal)
+        alarm(5); /* a flush that cannot finish (a lock held by the interrupted code) dies */
+    sba_activity_flush(1);
+    sba_ranges_close_open();
+    char clock[96];
+    write_clock_pair(clock, sizeof clock);
+    sba_out_printf("{\"t\":\"end\",%s,\"why\":\"%s\",\"dropped\":%llu}", clock, why,
+                   (unsigned long long)sba_activity_dropped());
+    sba_out_flush(in_signal);
+}
+
+static void at_exit(void)
+{
+    finish("exit", 0);
+}
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGHUP};
+
+static void on_fatal(int sig)
+{
+    char why[32];
+    snprintf(why, sizeof why, "signal %d", sig);
+    finish(why, 1);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Only where the program kept the default action: its own handlers stay its own. */
+static void catch_fatal_signals(void)
+{
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+            !(old.sa_flags & SA_SIGINFO)) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_fatal;
+            sigemptyset(&sa.sa_mask);
+            sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+            sigaction(fatal_signals[i], &sa, NULL);
+        }
+    }
+}
+
+/* argv joined by spaces, from /proc/self/cmdline. */
+static void command_line(char *buf, size_t n)
+{
+    buf[0] = 0;
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (!f)
+        return;
+    size_t len = fread(buf, 1, n - 1, f);
+    fclose(f);
+    buf[len] = 0;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (!buf[i])
+            buf[i] = ' ';
+}
+
+static long env_long(const char *name, long def)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s)
+        return def;
+    long v = strtol(s, &end, 10);
+    return *end ? def : v;
+}
+
+static void warn_cupti(const char *what, CUptiResult r)
+{
+    const char *msg = "?";
+    cuptiGetResultString(r, &msg);
+    char esc[512];
+    sba_out_printf("{\"t\":\"warn\",\"msg\":\"%s: %s\"}", what, sba_json_escape(esc, sizeof esc, msg));
+}
+
+EXPORT int InitializeInjection(void)
+{
+    static int done;
+    if (done++)
+        return 1;
+    const char *dir = getenv(SB_AUDIT_ENV_DIR);
+    if (!dir || sba_out_open(dir) != 0)
+        return 1; /* not started by syncbench audit, or nowhere to write: stay out of the way */
+    sba_out_atfork();
+    const char *mode = getenv(SB_AUDIT_ENV_MODE);
+    int trace = mode && !strcmp(mode, "trace");
+    sba_stacks_init((int)env_long(SB_AUDIT_ENV_DEPTH, 16));
+
+    char cmd[2048], esc[4096], clock[96];
+    command_line(cmd, sizeof cmd);
+    write_clock_pair(clock, sizeof clock);
+    sba_out_printf("{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
+                   "\"cmd\":\"%s\",%s,\"mode\":\"%s\"}",
+                   SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), env_long("RANK", -1),
+                   env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
+                   trace ? "trace" : "count");
+
+    /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
+     * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the
+     * launcher's NVTX_INJECTION64_PATH names the toolkit's, a second copy with no subscriber.
+     * NVTX reads the variable at its first call, which usually comes after CUDA's. */
+    Dl_info cupti;
+    if (dladdr((void *)cuptiSubscribe, &cupti) && cupti.dli_fname && cupti.dli_fname[0] == '/')
+        setenv("NVTX_INJECTION64_PATH", cupti.dli_fname, 1);
+
+    CUptiResult r = cuptiSubscribe(&subscriber, on_callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        warn_cupti("another CUPTI subscriber holds the callbacks: blocking calls and NVTX ranges "
+                   "cannot be recorded", r);
+    } else {
+        if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX)) != CUPTI_SUCCESS)
+            warn_cupti("cannot record NVTX ranges", r);
+        cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+        if (sba_watch_enable(subscriber) == 0)
+            sba_out_printf("{\"t\":\"warn\",\"msg\":\"no API callback could be enabled\"}");
+    }
+    /* SYNCBENCH_AUDIT_GPU=0: no GPU activity (no bubbles, no GPU busy %, no pageable copy
+     * classes): the least the audit can cost */
+    if (env_long(SB_AUDIT_ENV_GPU, 1))
+        sba_activity_start(trace);
+    atexit(at_exit);
+    catch_fatal_signals();
+    sba_out_flush(0);
+    return 1;
+}

@@ -1,0 +1,148 @@
+#include "audit/inject/out.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUF_SIZE (1 << 20)
+#define LINE_MAX_LEN (64 << 10)
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int fd = -1;
+static char buf[BUF_SIZE];
+static size_t used;
+static long long last_drain_ms;
+
+/* Lines reach the file at least every quarter second while records come (CUPTI's activity
+ * flush brings some every half second): a process killed with SIGKILL keeps most of its. */
+#define DRAIN_EVERY_MS 250
+
+static long long coarse_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int sba_out_open(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/proc-%d.jsonl", dir, (int)getpid());
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    return fd < 0 ? -1 : 0;
+}
+
+static void drain(void)
+{
+    size_t off = 0;
+    while (fd >= 0 && off < used) {
+        ssize_t w = write(fd, buf + off, used - off);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    used = 0;
+}
+
+void sba_out_line(const char *line, size_t len)
+{
+    if (len > LINE_MAX_LEN)
+        len = LINE_MAX_LEN;
+    pthread_mutex_lock(&lock);
+    if (fd >= 0) {
+        if (used + len + 1 > BUF_SIZE)
+            drain();
+        memcpy(buf + used, line, len);
+        buf[used + len] = '\n';
+        used += len + 1;
+        long long now = coarse_ms();
+        if (now - last_drain_ms >= DRAIN_EVERY_MS) {
+            drain();
+            last_drain_ms = now;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void sba_out_printf(const char *fmt, ...)
+{
+    static _Thread_local char line[LINE_MAX_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        sba_out_line(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+void sba_out_flush(int try_only)
+{
+    if (try_only) {
+        if (pthread_mutex_trylock(&lock) != 0)
+            return;
+    } else {
+        pthread_mutex_lock(&lock);
+    }
+    drain();
+    pthread_mutex_unlock(&lock);
+}
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&lock);
+    drain();
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static void after_fork_child(void)
+{
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+    used = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void sba_out_atfork(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+char *sba_json_escape(char *dst, size_t n, const char *s)
+{
+    size_t j = 0;
+    for (; s && *s && j + 7 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            dst[j++] = '\\';
+            dst[j++] = (char)c;
+        } else if (c < 0x20) {
+            j += (size_t)snprintf(dst + j, n - j, "\\u%04x", c);
+        } else if (c >= 0x80) {
+            /* valid UTF-8 is copied; any other byte becomes '?' (the reader wants UTF-8) */
+            int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+            int ok = len > 0 && j + (size_t)len + 7 < n;
+            for (int k = 1; ok && k < len; k++)
+                ok = ((unsigned char)s[k] & 0xc0) == 0x80;
+            if (ok) {
+                memcpy(dst + j, s, (size_t)len);
+                j += (size_t)len;
+                s += len - 1;
+            } else {
+                dst[j++] = '?';
+            }
+        } else {
+            dst[j++] = (char)c;
+        }
+    }
+    dst[j] = 0;
+    return dst;
+}

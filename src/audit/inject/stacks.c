@@ -1,0 +1,121 @@
+#include "audit/inject/stacks.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "audit/inject/out.h"
+
+/* Frames inside this library and CUPTI are dropped before the stack is kept (the analyzer
+ * drops the CUDA libraries' frames when it picks a call site). */
+#define SKIP_OWN 2
+#define TABLE_SIZE 8192 /* distinct stacks; more are written without a stack id */
+
+static int depth;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint64_t hash;
+    long id;
+} table[TABLE_SIZE];
+static long next_id;
+
+void sba_stacks_init(int d)
+{
+    depth = d < 0 ? 0 : d > SBA_MAX_FRAMES ? SBA_MAX_FRAMES : d;
+    if (depth) {
+        void *warm[4];
+        backtrace(warm, 4); /* loads libgcc_s now, not inside the first callback */
+    }
+}
+
+int sba_stack_capture(void **pcs)
+{
+    if (!depth)
+        return 0;
+    void *all[SBA_MAX_FRAMES + 8];
+    int n = backtrace(all, depth + 8);
+    /* skip frames in this library and in libcupti (the callback's callers) */
+    Dl_info self, info;
+    dladdr((void *)sba_stack_capture, &self);
+    int first = 0;
+    while (first < n && dladdr(all[first], &info) &&
+           (info.dli_fbase == self.dli_fbase || strstr(info.dli_fname, "libcupti")))
+        first++;
+    int k = 0;
+    for (int i = first; i < n && k < depth; i++)
+        pcs[k++] = all[i];
+    return k;
+}
+
+static uint64_t hash_pcs(void *const *pcs, int n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++) {
+        h ^= (uint64_t)(uintptr_t)pcs[i];
+        h *= 1099511628211ull;
+    }
+    return h ? h : 1;
+}
+
+/* dladdr gives the main program's path as it was started ("./build/app"): made absolute so
+ * that the analyzer, in another folder, can find it. */
+static const char *object_path(const char *name, char *buf, size_t n)
+{
+    if (!name || !*name)
+        return "?";
+    if (name[0] == '/' || !realpath(name, buf) || strlen(buf) >= n)
+        return name;
+    return buf;
+}
+
+static void write_stack(long id, void *const *pcs, int n)
+{
+    char line[16384], obj[1024], sym[1024], abs_path[PATH_MAX];
+    size_t len = (size_t)snprintf(line, sizeof line, "{\"t\":\"stack\",\"id\":%ld,\"frames\":[", id);
+    for (int i = 0; i < n && len < sizeof line - 2400; i++) {
+        Dl_info info;
+        memset(&info, 0, sizeof info);
+        dladdr(pcs[i], &info);
+        uintptr_t pc = (uintptr_t)pcs[i], base = (uintptr_t)info.dli_fbase;
+        /* a return address points after the call: -1 lands in the calling instruction */
+        uintptr_t at = pc ? pc - 1 : 0;
+        len += (size_t)snprintf(line + len, sizeof line - len, "%s[\"%s\",\"%s\",%llu,%llu]",
+                                i ? "," : "",
+                                sba_json_escape(obj, sizeof obj,
+                                                object_path(info.dli_fname, abs_path, sizeof abs_path)),
+                                sba_json_escape(sym, sizeof sym, info.dli_sname ? info.dli_sname : ""),
+                                (unsigned long long)(at - base), (unsigned long long)at);
+    }
+    len += (size_t)snprintf(line + len, sizeof line - len, "]}");
+    sba_out_line(line, len);
+}
+
+long sba_stack_id(void *const *pcs, int n)
+{
+    if (n <= 0)
+        return -1;
+    uint64_t h = hash_pcs(pcs, n);
+    long id = -1;
+    pthread_mutex_lock(&lock);
+    for (size_t i = h % TABLE_SIZE, probes = 0; probes < TABLE_SIZE; i = (i + 1) % TABLE_SIZE, probes++) {
+        if (table[i].hash == h) {
+            id = table[i].id;
+            break;
+        }
+        if (table[i].hash == 0) {
+            if (next_id >= TABLE_SIZE * 3 / 4)
+                break; /* nearly full: new stacks go without an id */
+            table[i].hash = h;
+            table[i].id = id = next_id++;
+            write_stack(id, pcs, n);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return id;
+}

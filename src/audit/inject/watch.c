@@ -1,0 +1,157 @@
+#include "audit/inject/watch.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "audit/inject/out.h"
+#include "audit/inject/ranges.h"
+#include "audit/inject/stacks.h"
+
+/* Exact base names (CUPTI's names less their _vNNNN / _ptds / _ptsz / _v2 suffixes). The
+ * memcpy and memset families are matched by prefix below. */
+static const char *const watched_names[] = {
+    "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
+    "cudaEventSynchronize", "cudaStreamQuery", "cudaEventQuery", "cudaFree", "cudaFreeHost",
+    "cudaFreeArray", "cudaFreeMipmappedArray", "cudaMalloc", "cudaMallocHost", "cudaHostAlloc",
+    "cudaMallocManaged", "cudaMallocPitch", "cudaHostRegister", "cudaHostUnregister",
+    "cudaStreamDestroy", "cudaDeviceReset", "cudaGraphInstantiate", "cudaGraphInstantiateWithFlags",
+    "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamQuery",
+    "cuEventQuery", "cuMemFree", "cuMemFreeHost", "cuMemAlloc", "cuMemAllocHost", "cuMemHostAlloc",
+    "cuMemAllocManaged", "cuMemAllocPitch", "cuMemHostRegister", "cuMemHostUnregister",
+    "cuStreamDestroy", "cuGraphInstantiate", "cuGraphInstantiateWithParams", NULL};
+
+/* "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync" */
+static void base_name(const char *name, char *out, size_t n)
+{
+    snprintf(out, n, "%s", name);
+    for (;;) {
+        char *u = strrchr(out, '_');
+        if (!u)
+            return;
+        const char *s = u + 1;
+        int suffix = !strcmp(s, "ptds") || !strcmp(s, "ptsz") ||
+                     (s[0] == 'v' && s[1] >= '0' && s[1] <= '9');
+        if (!suffix)
+            return;
+        *u = 0;
+    }
+}
+
+int sba_watched(const char *name)
+{
+    char b[128];
+    base_name(name, b, sizeof b);
+    if (!strncmp(b, "cudaMemcpy", 10) || !strncmp(b, "cuMemcpy", 8))
+        return 1;
+    if ((!strncmp(b, "cudaMemset", 10) || !strncmp(b, "cuMemsetD", 9)) && !strstr(b, "Async"))
+        return 1;
+    for (int i = 0; watched_names[i]; i++)
+        if (!strcmp(b, watched_names[i]))
+            return 1;
+    return 0;
+}
+
+static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain dom, int size)
+{
+    int n = 0;
+    for (int id = 1; id < size; id++) {
+        const char *name = NULL;
+        if (cuptiGetCallbackName(dom, (uint32_t)id, &name) != CUPTI_SUCCESS || !name)
+            continue;
+        if (sba_watched(name) && cuptiEnableCallback(1, sub, dom, (CUpti_CallbackId)id) == CUPTI_SUCCESS)
+            n++;
+    }
+    return n;
+}
+
+int sba_watch_enable(CUpti_SubscriberHandle sub)
+{
+    return enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE) +
+           enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+/* The runtime's calls go through the driver: a watched driver call inside a watched runtime
+ * call is the same call, recorded once (the outermost). */
+static _Thread_local int nesting;
+static _Thread_local uint64_t t_start;
+static _Thread_local void *pcs[SBA_MAX_FRAMES];
+static _Thread_local int npcs;
+
+/* The first fields of cudaMemcpy's and cudaMemcpyAsync's parameter blocks (as in CUPTI's
+ * generated_cuda_runtime_api_meta.h, which cannot be included twice). */
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t count;
+    enum cudaMemcpyKind kind;
+} memcpy_params;
+
+/* The direction a runtime memcpy's parameters give, for calls whose copy record may be absent. */
+static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
+{
+    switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
+        break;
+    default:
+        return NULL;
+    }
+    int kind = ((const memcpy_params *)params)->kind;
+    switch (kind) {
+    case cudaMemcpyHostToDevice:
+        return "HtoD";
+    case cudaMemcpyDeviceToHost:
+        return "DtoH";
+    case cudaMemcpyDeviceToDevice:
+        return "DtoD";
+    case cudaMemcpyHostToHost:
+        return "HtoH";
+    default:
+        return "default";
+    }
+}
+
+static int is_poll(const char *fn)
+{
+    return strstr(fn, "Query") != NULL;
+}
+
+void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+{
+    if (d->callbackSite == CUPTI_API_ENTER) {
+        if (nesting++)
+            return;
+        /* the stack first, so that its cost stays out of the call's time */
+        npcs = is_poll(d->functionName) ? 0 : sba_stack_capture(pcs);
+        cuptiGetTimestamp(&t_start);
+        return;
+    }
+    if (--nesting)
+        return;
+    uint64_t end;
+    cuptiGetTimestamp(&end);
+    long stack = sba_stack_id(pcs, npcs);
+    uint32_t ctx = 0;
+    if (d->context)
+        cuptiGetContextId(d->context, &ctx);
+    char ranges[4096], copy[32] = "";
+    sba_ranges_json(ranges, sizeof ranges);
+    const char *kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                           ? runtime_copy_kind(cbid, d->functionParams)
+                           : NULL;
+    if (kind)
+        snprintf(copy, sizeof copy, ",\"copy\":\"%s\"", kind);
+    sba_out_printf("{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%ld,\"ctx\":%u,"
+                   "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"ranges\":%s,\"stack\":%ld%s}",
+                   d->functionName, domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "rt" : "drv",
+                   (long)syscall(SYS_gettid), ctx, d->correlationId, (unsigned long long)t_start,
+                   (unsigned long long)end, ranges, stack, copy);
+}

@@ -1,0 +1,17 @@
+/* The host API calls that can block, and the callback that times them. Only these calls get a
+ * callback (cuptiEnableCallback per id, chosen by name at start): a kernel launch never enters
+ * this library, which keeps the audit's cost off launch-bound loops. */
+#ifndef SBA_WATCH_H
+#define SBA_WATCH_H
+
+#include <cupti.h>
+
+/* 1 when the runtime or driver function `name` (a CUPTI callback name such as
+ * "cudaMemcpyAsync_v3020") is one the audit records. */
+int sba_watched(const char *name);
+/* Enables the callbacks of every watched function in both API domains; returns how many. */
+int sba_watch_enable(CUpti_SubscriberHandle sub);
+void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                        const CUpti_CallbackData *d);
+
+#endif

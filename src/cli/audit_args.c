@@ -1,0 +1,85 @@
+#include "cli/audit_args.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cli/args.h"
+
+#define AT(field) offsetof(sb_audit_request, field)
+
+/* clang-format off */
+static const sb_optdef audit_optdefs[] = {
+    {"max-syncs", 0, NULL, SB_OPT_INT, "N", 0, 1e15, NULL, AT(max_syncs), NULL, "Gate:",
+     "fail (exit 1) when the run makes more than N blocking\n"
+     "calls (explicit and implicit syncs; polls do not count)"},
+    {"range", 0, NULL, SB_OPT_TEXT, "NAME", 0, 0, NULL, AT(range), NULL, NULL,
+     "with --max-syncs: count inside every instance of the\n"
+     "NVTX push/pop range NAME instead (nested ranges included);\n"
+     "a range never entered fails the gate"},
+    {"csv", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(csv), NULL, "Output:",
+     "one row per process x class x range x call site"},
+    {"json", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(json), NULL, NULL,
+     "the report with the environment record"},
+    {"trace", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(trace), NULL, NULL,
+     "Chrome trace (Perfetto, chrome://tracing): host calls\n"
+     "with the syncs marked, kernels and copies per stream,\n"
+     "NVTX ranges, launch -> kernel flows. Records every API\n"
+     "call (costs more than the default mode)"},
+    {"top", 0, NULL, SB_OPT_INT, "N", 0, 1000, "10", AT(top), NULL, NULL,
+     "call sites listed in the table and the gate's message"},
+    {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
+     "no table (the gate's verdict is still printed)"},
+    {"depth", 0, NULL, SB_OPT_INT, "N", 0, 32, "16", AT(depth), NULL, "Recording:",
+     "native frames kept per call stack (0: no call sites)"},
+    {"no-gpu-activity", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(no_gpu), NULL, NULL,
+     "record no kernels or copies: no bubbles, no GPU busy %,\n"
+     "async copies classed by their parameters only"},
+    {"keep", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(keep), NULL, NULL,
+     "keep the raw record streams (proc-PID.jsonl) in DIR"},
+    {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},
+    {NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
+};
+/* clang-format on */
+
+void sb_audit_usage(FILE *f)
+{
+    fputs("usage: syncbench audit [options] -- CMD [ARGS...]\n"
+          "\n"
+          "Runs CMD (any program that uses CUDA, and the CUDA programs it starts) with\n"
+          "syncbench's CUPTI injection library and reports, when it ends, every host API call\n"
+          "that blocked: explicit syncs (device, stream, event), implicit ones (blocking copies,\n"
+          "async copies to or from pageable memory, cudaMemset, cudaFree, other calls that\n"
+          "waited for the GPU) and, apart, polls (cudaStreamQuery, cudaEventQuery). For each:\n"
+          "count, host time blocked, the GPU idle time that followed, the innermost NVTX range\n"
+          "and the native call site. The report goes to stderr; CMD's output is its own.\n",
+          f);
+    sb_argtable t = {audit_optdefs, NULL, NULL};
+    sb_args_usage(f, &t, 1);
+    fputs("\n"
+          "PATH - is stdout. Exit codes: CMD's own (128+N when a signal N ended it); 1 when CMD\n"
+          "succeeded but the gate failed; 2 bad options; 3 CUPTI cannot be loaded; 126 CMD is\n"
+          "not executable, 127 not found.\n",
+          f);
+}
+
+int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
+{
+    memset(req, 0, sizeof *req);
+    sb_optdefs_defaults(audit_optdefs, req);
+    req->max_syncs = -1;
+    sb_argtable t = {audit_optdefs, req, NULL};
+    int first;
+    int rc = sb_args_parse_in_order("audit: ", &t, 1, argc, argv, &first);
+    if (rc || req->help)
+        return rc;
+    if (req->range && !req->range[0])
+        return sb_fail(SB_EXIT_USAGE, "audit: --range: empty range name");
+    if (req->range && req->max_syncs < 0)
+        return sb_fail(SB_EXIT_USAGE, "audit: --range needs --max-syncs N (the gate it scopes)");
+    if (first >= argc)
+        return sb_fail(SB_EXIT_USAGE,
+                       "audit: no command (usage: syncbench audit [options] -- CMD [ARGS...])");
+    req->cmd = argv + first;
+    return 0;
+}

@@ -1,0 +1,21 @@
+/* `syncbench audit` command line -> sb_audit_request, and its --help. */
+#ifndef SB_AUDIT_ARGS_H
+#define SB_AUDIT_ARGS_H
+
+#include <stdio.h>
+
+typedef struct sb_audit_request {
+    long long max_syncs; /* -1: no gate */
+    const char *range;   /* --range NAME */
+    long long top;
+    long long depth; /* native frames per stack */
+    const char *csv, *json, *trace, *keep;
+    int quiet, help, no_gpu;
+    char **cmd; /* CMD [ARGS...], NULL-terminated (argv's tail) */
+} sb_audit_request;
+
+/* argv[0] is "audit". Options stop at the first operand or "--". 0, or exit 2 with one line. */
+int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req);
+void sb_audit_usage(FILE *f);
+
+#endif

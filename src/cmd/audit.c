@@ -1,0 +1,398 @@
+/* `syncbench audit [options] -- CMD [ARGS...]`: options -> outputs checked -> CMD resolved ->
+ * injection library found and loadable (CUPTI) -> CMD run with CUDA_INJECTION64_PATH set, every
+ * descendant waited for (child subreaper) -> record streams read, analyzed, reported -> gate.
+ * The injection library (src/audit/inject/) records; src/audit/ analyzes and writes. */
+#include "cmd/audit.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "audit/records.h"
+#include "base/env.h"
+#include "base/error.h"
+#include "cli/audit_args.h"
+#include "sinks/outfile.h"
+
+#define LIB_NAME "libsyncbench_audit.so"
+/* After CMD ends, how long its descendants (reparented to us) get to finish. */
+#define DESCENDANT_WAIT_S 30
+
+/* CMD as execvp would find it: 127 when it is nowhere, 126 when it is there but cannot run. */
+static int resolve_command(const char *name, char *path, size_t n)
+{
+    struct stat st;
+    if (strchr(name, '/')) {
+        snprintf(path, n, "%s", name);
+        if (stat(path, &st) != 0)
+            return sb_fail(127, "audit: %s: %s", name, strerror(errno));
+        if (S_ISDIR(st.st_mode) || access(path, X_OK) != 0)
+            return sb_fail(126, "audit: %s: %s", name,
+                           S_ISDIR(st.st_mode) ? "is a directory" : strerror(EACCES));
+        return 0;
+    }
+    const char *env_path = getenv("PATH");
+    char dirs[8192];
+    snprintf(dirs, sizeof dirs, "%s", env_path && *env_path ? env_path : "/usr/bin:/bin");
+    int found_not_exec = 0;
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(path, n, "%s/%s", *d ? d : ".", name);
+        if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+            continue;
+        if (access(path, X_OK) == 0)
+            return 0;
+        found_not_exec = 1;
+    }
+    if (found_not_exec)
+        return sb_fail(126, "audit: %s: %s", name, strerror(EACCES));
+    return sb_fail(127, "audit: %s: command not found", name);
+}
+
+/* The injection library: SYNCBENCH_AUDIT_LIB, else beside the binary (the build folder), else
+ * PREFIX/lib/syncbench/ (make install). It is loaded here once to prove CUPTI loads (exit 3
+ * with dlerror's line if not) and to learn libcupti's path, which NVTX_INJECTION64_PATH needs
+ * for the NVTX ranges. */
+static int find_injection(char *lib, size_t n, char *cupti, size_t m)
+{
+    const char *env = getenv("SYNCBENCH_AUDIT_LIB");
+    if (env && *env) {
+        snprintf(lib, n, "%s", env);
+    } else {
+        char exe[PATH_MAX];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (len <= 0)
+            return sb_fail(SB_EXIT_NODEV, "audit: cannot find the injection library: "
+                                          "/proc/self/exe unreadable");
+        exe[len] = 0;
+        char *slash = strrchr(exe, '/');
+        *slash = 0;
+        snprintf(lib, n, "%s/%s", exe, LIB_NAME);
+        if (access(lib, R_OK) != 0)
+            snprintf(lib, n, "%s/../lib/syncbench/%s", exe, LIB_NAME);
+    }
+    if (access(lib, R_OK) != 0)
+        return sb_fail(SB_EXIT_NODEV, "audit: injection library %s not found (make builds it "
+                                      "beside the binary; SYNCBENCH_AUDIT_LIB names another)",
+                       lib);
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return sb_fail(SB_EXIT_NODEV, "audit: cannot load CUPTI: %s", dlerror());
+    void *entry = dlsym(h, "InitializeInjection");
+    void *sub = dlsym(h, "cuptiSubscribe");
+    Dl_info info;
+    if (!entry || !sub || !dladdr(sub, &info) || !info.dli_fname)
+        return sb_fail(SB_EXIT_NODEV, "audit: %s is not syncbench's injection library", lib);
+    snprintf(cupti, m, "%s", info.dli_fname);
+    char real[PATH_MAX];
+    if (realpath(lib, real))
+        snprintf(lib, n, "%s", real);
+    return 0; /* the handle stays: unloading CUPTI buys nothing */
+}
+
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static volatile sig_atomic_t cmd_pid;
+
+/* SIGTERM and SIGHUP sent to the audit go on to CMD; the audit reports once CMD is gone. */
+static void forward(int sig)
+{
+    if (cmd_pid > 0)
+        kill((pid_t)cmd_pid, sig);
+}
+
+static int set_env(const sb_audit_request *req, const char *lib, const char *cupti, const char *dir)
+{
+    const char *old = getenv("CUDA_INJECTION64_PATH");
+    if (old && *old && strcmp(old, lib))
+        fprintf(stderr, "syncbench: audit: replacing CUDA_INJECTION64_PATH=%s\n", old);
+    old = getenv("NVTX_INJECTION64_PATH");
+    if (old && *old && strcmp(old, cupti))
+        fprintf(stderr, "syncbench: audit: replacing NVTX_INJECTION64_PATH=%s\n", old);
+    char depth[32];
+    snprintf(depth, sizeof depth, "%lld", req->depth);
+    if (setenv("CUDA_INJECTION64_PATH", lib, 1) || setenv("NVTX_INJECTION64_PATH", cupti, 1) ||
+        setenv(SB_AUDIT_ENV_DIR, dir, 1) ||
+        setenv(SB_AUDIT_ENV_MODE, req->trace ? "trace" : "count", 1) ||
+        setenv(SB_AUDIT_ENV_DEPTH, depth, 1) ||
+        setenv(SB_AUDIT_ENV_GPU, req->no_gpu ? "0" : "1", 1))
+        return sb_fail(SB_EXIT_FAIL, "audit: setenv: %s", strerror(errno));
+    return 0;
+}
+
+/* Starts CMD; an exec failure comes back through a close-on-exec pipe as its errno. */
+static int spawn(char **cmd, pid_t *pid)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return sb_fail(SB_EXIT_FAIL, "audit: pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t c = fork();
+    if (c < 0)
+        return sb_fail(SB_EXIT_FAIL, "audit: fork: %s", strerror(errno));
+    if (c == 0) {
+        close(p[0]);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        execvp(cmd[0], cmd);
+        int e = errno;
+        if (write(p[1], &e, sizeof e) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    close(p[1]);
+    int e = 0;
+    ssize_t r;
+    while ((r = read(p[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    close(p[0]);
+    if (r == (ssize_t)sizeof e) {
+        waitpid(c, NULL, 0);
+        return sb_fail(e == ENOENT ? 127 : 126, "audit: %s: %s", cmd[0], strerror(e));
+    }
+    *pid = c;
+    return 0;
+}
+
+/* Waits for CMD, then for the descendants it left (they were reparented to us), at most
+ * DESCENDANT_WAIT_S. Returns CMD's wait status; *left = descendants still running. */
+static int wait_all(pid_t cmd, int *left)
+{
+    int status = 0, cmd_done = 0;
+    long long deadline = 0;
+    *left = 0;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, cmd_done ? WNOHANG : 0);
+        if (w == cmd) {
+            status = st;
+            cmd_done = 1;
+            deadline = mono_ns() + DESCENDANT_WAIT_S * 1000000000ll;
+            continue;
+        }
+        if (w > 0)
+            continue;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) /* ECHILD: nobody left */
+            break;
+        if (mono_ns() > deadline) { /* w == 0: descendants still running */
+            *left = 1;
+            break;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return status;
+}
+
+/* The temporary record folder: only proc-*.jsonl files are written there. */
+static void remove_records(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[PATH_MAX + 300];
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "proc-", 5)) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int make_records_dir(const sb_audit_request *req, char *dir, size_t n)
+{
+    if (req->keep) {
+        snprintf(dir, n, "%s", req->keep);
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            return sb_fail(SB_EXIT_USAGE, "audit: --keep %s: %s", req->keep, strerror(errno));
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0)
+            return sb_fail(SB_EXIT_USAGE, "audit: --keep %s: not a writable folder", req->keep);
+        return 0;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, n, "%s/syncbench-audit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return sb_fail(SB_EXIT_FAIL, "audit: cannot create a folder in %s: %s",
+                       tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    return 0;
+}
+
+typedef struct {
+    const char *opt, *path;
+    int (*write)(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env);
+    sb_out_file out;
+} output;
+
+static int write_csv(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+{
+    (void)o, (void)env;
+    return sb_audit_write_csv(f, run);
+}
+
+static int write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+{
+    return sb_audit_write_json(f, run, o, env);
+}
+
+static int write_trace(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+{
+    (void)o, (void)env;
+    return sb_audit_write_trace(f, run);
+}
+
+/* The command line as one string, for the report. */
+static void join_command(char **cmd, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; cmd[i] && len + 1 < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? " " : "", cmd[i]);
+}
+
+/* CMD's exit status as audit's: its code, or 128 + the signal that ended it. */
+static int exit_code_of(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return SB_EXIT_FAIL;
+}
+
+static int report(const sb_audit_request *req, const char *dir, output *outs, int nout,
+                  const char *cmdline, double wall_s, long long t0, int *gate_rc)
+{
+    sb_audit_run *run = NULL;
+    int rc = sb_audit_load_dir(dir, &run);
+    if (rc)
+        return rc;
+    sb_audit_set_wall(run, cmdline, wall_s, t0);
+    sb_audit_opts o;
+    sb_audit_opts_default(&o);
+    o.max_syncs = req->max_syncs;
+    o.range = req->range;
+    o.top = (int)req->top;
+    rc = sb_audit_analyze(run, &o);
+    sb_env env;
+    memset(&env, 0, sizeof env);
+    sb_env_host(&env, 0, NULL);
+    snprintf(env.command_line, sizeof env.command_line, "syncbench audit -- %s", cmdline);
+    if (!rc && !req->quiet)
+        sb_audit_write_table(stderr, run, &o);
+    for (int i = 0; !rc && i < nout; i++) {
+        if ((rc = sb_out_open(&outs[i].out, &env)) != 0)
+            break;
+        int wrc = outs[i].write(outs[i].out.f, run, &o, &env);
+        rc = wrc ? wrc : sb_out_commit(&outs[i].out);
+        if (rc)
+            sb_out_abort(&outs[i].out);
+    }
+    /* a run where no process used CUDA has nothing to gate: CMD's own code stands */
+    if (!rc && sb_audit_nprocs(run) > 0)
+        *gate_rc = sb_audit_gate(run, &o, stderr);
+    sb_audit_free(run);
+    return rc;
+}
+
+int sb_cmd_audit(int argc, char **argv)
+{
+    sb_audit_request req;
+    int rc = sb_audit_parse_args(argc, argv, &req);
+    if (rc)
+        return rc;
+    if (req.help) {
+        sb_audit_usage(stdout);
+        return 0;
+    }
+    static output outs[] = {{.opt = "csv", .write = write_csv},
+                            {.opt = "json", .write = write_json},
+                            {.opt = "trace", .write = write_trace}};
+    outs[0].path = req.csv, outs[1].path = req.json, outs[2].path = req.trace;
+    int nout = 0;
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        if (!outs[i].path)
+            continue;
+        for (int j = 0; j < nout; j++)
+            if (!strcmp(outs[j].path, outs[i].path))
+                return sb_fail(SB_EXIT_USAGE, "audit: --%s and --%s both write %s", outs[j].opt,
+                               outs[i].opt, outs[i].path);
+        outs[nout] = outs[i];
+        if ((rc = sb_out_prepare(&outs[nout].out, outs[nout].opt, outs[nout].path)) != 0)
+            return rc;
+        nout++;
+    }
+    char path[PATH_MAX], lib[PATH_MAX], cupti[PATH_MAX], dir[PATH_MAX];
+    if ((rc = resolve_command(req.cmd[0], path, sizeof path)) != 0)
+        return rc;
+    if ((rc = find_injection(lib, sizeof lib, cupti, sizeof cupti)) != 0)
+        return rc;
+    if ((rc = make_records_dir(&req, dir, sizeof dir)) != 0)
+        return rc;
+    if ((rc = set_env(&req, lib, cupti, dir)) != 0)
+        return rc;
+
+    /* descendants that outlive their parents come to us, so that torchrun's workers and a
+     * shell script's programs are waited for too */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    struct sigaction sa, old_int, old_quit;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = SIG_IGN; /* Ctrl-C reaches CMD from the terminal; the audit reports after */
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGQUIT, &sa, &old_quit);
+    sa.sa_handler = forward;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
+    long long t0 = mono_ns();
+    pid_t pid = 0;
+    if ((rc = spawn(req.cmd, &pid)) != 0) {
+        if (!req.keep)
+            remove_records(dir);
+        return rc;
+    }
+    cmd_pid = pid;
+    int left = 0;
+    int status = wait_all(pid, &left);
+    double wall_s = (double)(mono_ns() - t0) / 1e9;
+    cmd_pid = 0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    if (left)
+        fprintf(stderr, "syncbench: audit: processes CMD started were still running %d s after it "
+                        "ended; reporting without them\n",
+                DESCENDANT_WAIT_S);
+
+    char cmdline[4096];
+    join_command(req.cmd, cmdline, sizeof cmdline);
+    int gate_rc = 0;
+    rc = report(&req, dir, outs, nout, cmdline, wall_s, t0, &gate_rc);
+    if (!req.keep)
+        remove_records(dir);
+    int code = exit_code_of(status);
+    if (rc)
+        return code ? code : rc;
+    return code ? code : gate_rc;
+}
