@@ -19,7 +19,7 @@ typedef struct {
     FILE *f;
 } stream;
 
-static void stream_open(stream *s)
+static inline void stream_open(stream *s)
 {
     s->text = NULL;
     s->len = 0;
@@ -27,7 +27,7 @@ static void stream_open(stream *s)
     assert_non_null(s->f);
 }
 
-__attribute__((format(printf, 2, 3))) static void line(stream *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static inline void line(stream *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -37,7 +37,7 @@ __attribute__((format(printf, 2, 3))) static void line(stream *s, const char *fm
 }
 
 /* The first line of a process: pid, rank, and CUPTI clock = CLOCK_MONOTONIC - 1000000. */
-static void proc_line(stream *s, int pid, int rank)
+static inline void proc_line(stream *s, int pid, int rank)
 {
     line(s,
          "{\"t\":\"proc\",\"v\":1,\"pid\":%d,\"ppid\":1,\"rank\":%d,\"local_rank\":%d,"
@@ -45,14 +45,14 @@ static void proc_line(stream *s, int pid, int rank)
          pid, rank, rank);
 }
 
-static void end_line(stream *s)
+static inline void end_line(stream *s)
 {
     line(s,
          "{\"t\":\"end\",\"clock_ns\":900000,\"mono_ns\":1900000,\"why\":\"exit\",\"dropped\":0}");
 }
 
 /* A runtime call on thread 1, context 1, no ranges, no stack. */
-static void call(stream *s, const char *api, long long corr, long long start, long long end)
+static inline void call(stream *s, const char *api, long long corr, long long start, long long end)
 {
     line(s,
          "{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,\"corr\":%lld,"
@@ -60,8 +60,8 @@ static void call(stream *s, const char *api, long long corr, long long start, lo
          api, corr, start, end);
 }
 
-static void kernel(stream *s, int dev, long long ctx, long long corr, long long start,
-                   long long end)
+static inline void kernel(stream *s, int dev, long long ctx, long long corr, long long start,
+                          long long end)
 {
     line(s,
          "{\"t\":\"kernel\",\"dev\":%d,\"ctx\":%lld,\"stream\":7,\"corr\":%lld,\"start\":%lld,"
@@ -70,7 +70,7 @@ static void kernel(stream *s, int dev, long long ctx, long long corr, long long 
 }
 
 /* Loads the stream's text as process `name` into run (a new run when NULL). */
-static sb_audit_run *load_into(sb_audit_run *run, stream *s, const char *name)
+static inline sb_audit_run *load_into(sb_audit_run *run, stream *s, const char *name)
 {
     fclose(s->f);
     if (!run)
@@ -84,7 +84,7 @@ static sb_audit_run *load_into(sb_audit_run *run, stream *s, const char *name)
     return run;
 }
 
-static void analyze_default(sb_audit_run *run)
+static inline void analyze_default(sb_audit_run *run)
 {
     sb_audit_opts o;
     sb_audit_opts_default(&o);
@@ -92,7 +92,7 @@ static void analyze_default(sb_audit_run *run)
     assert_int_equal(sb_audit_analyze(run, &o), 0);
 }
 
-static sb_audit_run *analyzed(stream *s)
+static inline sb_audit_run *analyzed(stream *s)
 {
     sb_audit_run *run = load_into(NULL, s, "proc-100.jsonl");
     analyze_default(run);

@@ -441,7 +441,6 @@ static void symbolize_frames(void **state)
     sb_audit_opts_default(&o);
     assert_int_equal(sb_audit_analyze(run, &o), 0);
     const char *site = run->procs[0]->calls[1].site;
-    print_message("site: %s\n", site);
     if (!strstr(site, "!sb_test_audit_marker"))
         fail_msg("site %s", site);
     assert_non_null(strstr(site, "test_audit.c:"));
