@@ -90,7 +90,7 @@ static int build_timelines(sb_audit_proc *p)
     }
     for (size_t i = 0; i < p->nacts; i++)
         devs[i] = (keyed){p->acts[i].dev, i};
-    qsort(devs, p->nacts, sizeof *devs, cmp_keyed);
+    sb_sort(devs, p->nacts, sizeof *devs, cmp_keyed);
     size_t ndev = 0;
     for (size_t i = 0; i < p->nacts; i++)
         if (i == 0 || devs[i].key != devs[i - 1].key)
@@ -136,9 +136,9 @@ static int build_lookups(const sb_audit_proc *p, lookups *l)
             l->by_rcorr[l->nrcorr++] = (keyed){a->rcorr, i};
         l->by_corr[l->ncorr++] = (keyed){a->corr, i};
     }
-    qsort(l->ctx_dev, l->nctx, sizeof *l->ctx_dev, cmp_keyed);
-    qsort(l->by_rcorr, l->nrcorr, sizeof *l->by_rcorr, cmp_keyed);
-    qsort(l->by_corr, l->ncorr, sizeof *l->by_corr, cmp_keyed);
+    sb_sort(l->ctx_dev, l->nctx, sizeof *l->ctx_dev, cmp_keyed);
+    sb_sort(l->by_rcorr, l->nrcorr, sizeof *l->by_rcorr, cmp_keyed);
+    sb_sort(l->by_corr, l->ncorr, sizeof *l->by_corr, cmp_keyed);
     return 0;
 }
 
@@ -242,7 +242,7 @@ static int build_rows(sb_audit_proc *p)
         if (p->calls[i].cls != SB_AUDIT_NONE)
             idx[n++] = i;
     g_sort_proc = p;
-    qsort(idx, n, sizeof *idx, cmp_call_key);
+    sb_sort(idx, n, sizeof *idx, cmp_call_key);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         sb_audit_row *r = &p->rows[p->nrows++];
@@ -258,7 +258,7 @@ static int build_rows(sb_audit_proc *p)
             r->bubble_total_us += (double)c->bubble_ns / 1e3;
         }
         r->count = (long)(j - i);
-        qsort(d, j - i, sizeof *d, cmp_double);
+        sb_sort(d, j - i, sizeof *d, cmp_double);
         r->blocked_median_us = percentile_sorted(d, j - i, 0.5);
         r->blocked_p95_us = percentile_sorted(d, j - i, 0.95);
         i = j;
@@ -306,7 +306,7 @@ static void lifetime(sb_audit_proc *p)
  * them); each instance's count of blocking calls, nested ranges included. */
 static int count_ranges(sb_audit_proc *p)
 {
-    qsort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+    sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
     size_t recorded = p->nranges;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
@@ -329,7 +329,7 @@ static int count_ranges(sb_audit_proc *p)
         }
     }
     if (p->nranges > recorded)
-        qsort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+        sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         if (!sb_audit_blocking(c->cls))
@@ -373,7 +373,7 @@ static int sum_ranges(sb_audit_run *run)
         }
     }
     if (n)
-        qsort(s, n, sizeof *s, cmp_range_name);
+        sb_sort(s, n, sizeof *s, cmp_range_name);
     run->range_sums = s;
     run->nrange_sums = n;
     return 0;
@@ -381,7 +381,7 @@ static int sum_ranges(sb_audit_run *run)
 
 static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opts *o)
 {
-    qsort(p->stacks, p->nstacks, sizeof *p->stacks, cmp_stack);
+    sb_sort(p->stacks, p->nstacks, sizeof *p->stacks, cmp_stack);
     if (build_timelines(p) < 0)
         return -1;
     lookups l = {0};

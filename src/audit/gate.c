@@ -54,7 +54,7 @@ static void print_top(FILE *msg, offenders *s, int top)
 {
     if (!s->n || !msg)
         return;
-    qsort(s->o, s->n, sizeof *s->o, cmp_offender);
+    sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++)
         say(msg, "  %8ld  %-14s %s\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),

@@ -8,7 +8,7 @@
 
 #include "audit/audit.h"
 
-/* ---- strtab.c: interned strings (one copy each; equal text <=> equal pointer) ---- */
+/* ---- strtab.c: interned strings (one copy each; equal text <=> equal pointer), arrays ---- */
 typedef struct sb_strtab {
     char **slots; /* open addressing; cap is a power of two */
     size_t cap, n;
@@ -18,6 +18,8 @@ void sb_strtab_free(sb_strtab *t);
 
 /* Grows *arr (element size `size`) so that it holds at least n + 1 elements. 0, or -1. */
 int sb_grow(void *arr, size_t *cap, size_t n, size_t size);
+/* qsort that accepts an empty (NULL) array. */
+void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* ---- the records (load.c) ---- */
 typedef struct sb_audit_range_ref {

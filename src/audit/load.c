@@ -337,7 +337,7 @@ int sb_audit_load_dir(const char *dir, sb_audit_run **out)
     }
     closedir(d);
     if (n)
-        qsort(names, n, sizeof *names, cmp_names);
+        sb_sort(names, n, sizeof *names, cmp_names);
     for (size_t i = 0; i < n && !rc; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);

@@ -76,7 +76,7 @@ static int class_table(FILE *f, const sb_audit_run *run)
         }
         if (!m)
             continue;
-        qsort(d, m, sizeof *d, cmp_double);
+        sb_sort(d, m, sizeof *d, cmp_double);
         fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11.3f\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
                 sb_audit_class_name((sb_audit_class)k), m, total / 1e3, pick(d, m, 0.5),
@@ -128,7 +128,7 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
         }
     }
     if (n) {
-        qsort(s, n, sizeof *s, cmp_site);
+        sb_sort(s, n, sizeof *s, cmp_site);
         fprintf(f, "\ntop sites\n%9s  %-14s %-20s %s\n", "count", "class", "range", "site");
         for (size_t i = 0; i < n && (int)i < top; i++)
             fprintf(f, "%9ld  %-14s %-20s %s\n", s[i].count, sb_audit_class_name(s[i].cls),

@@ -82,7 +82,7 @@ static size_t unique(int64_t *v, size_t n)
 {
     if (!n)
         return 0;
-    qsort(v, n, sizeof *v, cmp_i64);
+    sb_sort(v, n, sizeof *v, cmp_i64);
     size_t m = 1;
     for (size_t i = 1; i < n; i++)
         if (v[i] != v[m - 1])
@@ -257,12 +257,12 @@ static int process(writer *w, const sb_audit_proc *p)
     for (size_t i = 0; i < p->ncalls; i++)
         src[n++] = (source){p->calls[i].corr, p->calls[i].drv, p->calls[i].tid, p->calls[i].start};
     size_t ncalls = n;
-    qsort(src, ncalls, sizeof *src, cmp_source);
+    sb_sort(src, ncalls, sizeof *src, cmp_source);
     calls(w, p);
     apis(w, p, src, ncalls);
     for (size_t i = 0; i < p->napis; i++)
         src[n++] = (source){p->apis[i].corr, p->apis[i].drv, p->apis[i].tid, p->apis[i].start};
-    qsort(src, n, sizeof *src, cmp_source);
+    sb_sort(src, n, sizeof *src, cmp_source);
     acts(w, p, src, n);
     ranges(w, p);
     free(src);

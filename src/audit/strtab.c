@@ -72,3 +72,9 @@ int sb_grow(void *arr, size_t *cap, size_t n, size_t size)
     *cap = c;
     return 0;
 }
+
+void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}

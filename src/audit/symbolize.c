@@ -147,7 +147,7 @@ void sb_audit_symbolize(sb_audit_run *run)
         }
     }
     if (n)
-        qsort(p, n, sizeof *p, cmp_pending);
+        sb_sort(p, n, sizeof *p, cmp_pending);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && p[j].f->obj == p[i].f->obj)

@@ -18,7 +18,7 @@ int sb_audit_timeline_build(sb_audit_timeline *t, sb_audit_iv *iv, size_t n)
     t->iv = NULL;
     if (!n)
         return 0;
-    qsort(iv, n, sizeof *iv, cmp_iv);
+    sb_sort(iv, n, sizeof *iv, cmp_iv);
     t->iv = malloc(n * sizeof *iv);
     if (!t->iv)
         return -1;
