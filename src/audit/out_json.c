@@ -148,7 +148,7 @@ int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
         json_object_set_new(root, "gate", g);
     } else
         json_object_set_new(root, "gate", json_null());
-    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(root);
     fputc('\n', f);
     return rc < 0 || ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit JSON: write error") : 0;
