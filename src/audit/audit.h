@@ -26,7 +26,12 @@ typedef enum {
     SB_AUDIT_NCLASS
 } sb_audit_class;
 
-typedef enum { SB_AUDIT_GROUP_NONE, SB_AUDIT_EXPLICIT, SB_AUDIT_IMPLICIT, SB_AUDIT_POLLING } sb_audit_group;
+typedef enum {
+    SB_AUDIT_GROUP_NONE,
+    SB_AUDIT_EXPLICIT,
+    SB_AUDIT_IMPLICIT,
+    SB_AUDIT_POLLING
+} sb_audit_group;
 
 const char *sb_audit_class_name(sb_audit_class c); /* "sync-stream", "copy-pageable", ... */
 sb_audit_group sb_audit_class_group(sb_audit_class c);
@@ -35,10 +40,12 @@ const char *sb_audit_group_name(sb_audit_group g); /* "explicit", "implicit", "p
 /* Analyzer settings (the launcher's options). */
 typedef struct sb_audit_opts {
     long long max_syncs; /* the gate: -1 = no gate */
-    const char *range;   /* --range NAME: the gate counts per instance of this range; NULL: whole run */
-    int top;             /* call sites listed in the table and the gate's message (10) */
+    const char
+        *range; /* --range NAME: the gate counts per instance of this range; NULL: whole run */
+    int top;    /* call sites listed in the table and the gate's message (10) */
     double waited_min_us;   /* SB_AUDIT_WAITED: the call lasted at least this long ... (5) */
     double waited_slack_us; /* ... and ended within this of the GPU going idle (20) */
+    int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
 } sb_audit_opts;
 void sb_audit_opts_default(sb_audit_opts *o);
 
@@ -61,12 +68,13 @@ int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o);
  * rows and the gate; trace: Chrome trace event format (Perfetto, chrome://tracing). */
 int sb_audit_write_table(FILE *f, const sb_audit_run *run, const sb_audit_opts *o);
 int sb_audit_write_csv(FILE *f, const sb_audit_run *run);
-int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env);
+int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+                        const sb_env *env);
 int sb_audit_write_trace(FILE *f, const sb_audit_run *run);
 
 /* The gate: 0 when it passes (or there is none), 1 when more than max_syncs blocking calls
  * were made (in the whole run, or in some instance of --range). Writes the verdict and the
- * offending sites to `msg`. */
+ * offending sites to `msg` (NULL: writes nothing). */
 int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg);
 
 /* How many processes initialized CUDA (wrote a stream). 0: CMD never used CUDA. */

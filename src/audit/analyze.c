@@ -1,0 +1,460 @@
+/* Classification, cost and attribution of every recorded call; the rows (process x class x
+ * range x site), the per-process summary and the range instances. */
+#include "audit/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+typedef struct {
+    int64_t key;
+    size_t idx;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The first entry with this key, or NULL. */
+static const keyed *find_keyed(const keyed *k, size_t n, int64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && k[lo].key == key ? &k[lo] : NULL;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+    const sb_audit_stack *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const sb_audit_range *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t id)
+{
+    size_t lo = 0, hi = p->nranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        sb_audit_range *r = &p->ranges[mid];
+        if (r->tid < tid || (r->tid == tid && r->id < id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->nranges && p->ranges[lo].tid == tid && p->ranges[lo].id == id ? &p->ranges[lo]
+                                                                                 : NULL;
+}
+
+/* What the analysis of one process needs beside the process itself. */
+typedef struct {
+    keyed *ctx_dev; /* ctx -> dev (idx holds the dev) */
+    size_t nctx;
+    keyed *by_rcorr, *by_corr; /* copies */
+    size_t nrcorr, ncorr;
+} lookups;
+
+static void free_lookups(lookups *l)
+{
+    free(l->ctx_dev);
+    free(l->by_rcorr);
+    free(l->by_corr);
+}
+
+static int build_timelines(sb_audit_proc *p)
+{
+    sb_audit_iv *iv = malloc((p->nacts ? p->nacts : 1) * sizeof *iv);
+    keyed *devs = malloc((p->nacts ? p->nacts : 1) * sizeof *devs);
+    if (!iv || !devs) {
+        free(iv);
+        free(devs);
+        return -1;
+    }
+    for (size_t i = 0; i < p->nacts; i++)
+        devs[i] = (keyed){p->acts[i].dev, i};
+    sb_sort(devs, p->nacts, sizeof *devs, cmp_keyed);
+    size_t ndev = 0;
+    for (size_t i = 0; i < p->nacts; i++)
+        if (i == 0 || devs[i].key != devs[i - 1].key)
+            ndev++;
+    int rc = 0;
+    p->tl = calloc(ndev ? ndev : 1, sizeof *p->tl);
+    if (!p->tl)
+        rc = -1;
+    for (size_t i = 0; !rc && i < p->nacts;) {
+        size_t j = i, n = 0;
+        for (; j < p->nacts && devs[j].key == devs[i].key; j++)
+            iv[n++] = (sb_audit_iv){p->acts[devs[j].idx].start, p->acts[devs[j].idx].end};
+        sb_audit_timeline *t = &p->tl[p->ntl++];
+        t->dev = (int)devs[i].key;
+        rc = sb_audit_timeline_build(t, iv, n);
+        i = j;
+    }
+    for (size_t i = 0; !rc && i < p->nacts; i++)
+        iv[i] = (sb_audit_iv){p->acts[i].start, p->acts[i].end};
+    if (!rc) {
+        p->all.dev = -1;
+        rc = sb_audit_timeline_build(&p->all, iv, p->nacts);
+    }
+    free(iv);
+    free(devs);
+    return rc;
+}
+
+static int build_lookups(const sb_audit_proc *p, lookups *l)
+{
+    size_t n = p->nacts ? p->nacts : 1;
+    l->ctx_dev = malloc(n * sizeof *l->ctx_dev);
+    l->by_rcorr = malloc(n * sizeof *l->by_rcorr);
+    l->by_corr = malloc(n * sizeof *l->by_corr);
+    if (!l->ctx_dev || !l->by_rcorr || !l->by_corr)
+        return -1;
+    for (size_t i = 0; i < p->nacts; i++) {
+        const sb_audit_act *a = &p->acts[i];
+        l->ctx_dev[l->nctx++] = (keyed){a->ctx, (size_t)a->dev};
+        if (a->kind != SB_ACT_COPY)
+            continue;
+        if (a->rcorr)
+            l->by_rcorr[l->nrcorr++] = (keyed){a->rcorr, i};
+        l->by_corr[l->ncorr++] = (keyed){a->corr, i};
+    }
+    sb_sort(l->ctx_dev, l->nctx, sizeof *l->ctx_dev, cmp_keyed);
+    sb_sort(l->by_rcorr, l->nrcorr, sizeof *l->by_rcorr, cmp_keyed);
+    sb_sort(l->by_corr, l->ncorr, sizeof *l->by_corr, cmp_keyed);
+    return 0;
+}
+
+static const sb_audit_timeline *call_timeline(const sb_audit_proc *p, const lookups *l,
+                                              const sb_audit_call *c)
+{
+    const keyed *k = c->ctx ? find_keyed(l->ctx_dev, l->nctx, c->ctx) : NULL;
+    if (k)
+        for (size_t i = 0; i < p->ntl; i++)
+            if (p->tl[i].dev == (int)k->idx)
+                return &p->tl[i];
+    return &p->all;
+}
+
+static const sb_audit_act *matched_copy(const sb_audit_proc *p, const lookups *l,
+                                        const sb_audit_call *c)
+{
+    const keyed *k = c->drv ? find_keyed(l->by_corr, l->ncorr, c->corr)
+                            : find_keyed(l->by_rcorr, l->nrcorr, c->corr);
+    return k ? &p->acts[k->idx] : NULL;
+}
+
+static int is_pageable(const char *s)
+{
+    return s && strcmp(s, "pageable") == 0;
+}
+
+static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const sb_audit_opts *o)
+{
+    const sb_audit_timeline *t = call_timeline(p, l, c);
+    sb_audit_class fixed;
+    int dtod;
+    sb_audit_family fam = sb_audit_classify_name(c->api, &fixed, &dtod);
+    int waited = fam != SB_FAM_FIXED &&
+                 sb_audit_waited(t, c->start, c->end, o->waited_min_us, o->waited_slack_us);
+    const sb_audit_act *copy =
+        fam == SB_FAM_COPY || fam == SB_FAM_COPY_ASYNC ? matched_copy(p, l, c) : NULL;
+    switch (fam) {
+    case SB_FAM_FIXED:
+        c->cls = fixed;
+        break;
+    case SB_FAM_COPY:
+        if (copy)
+            dtod = dtod || strcmp(copy->ckind, "DtoD") == 0 || strcmp(copy->ckind, "PtoP") == 0;
+        else
+            dtod = dtod || (c->copy && strcmp(c->copy, "DtoD") == 0);
+        c->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+        break;
+    case SB_FAM_COPY_ASYNC:
+        if (copy && (is_pageable(copy->src) || is_pageable(copy->dst)))
+            c->cls = SB_AUDIT_COPY_PAGEABLE;
+        else
+            c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+        break;
+    default:
+        c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+    }
+    c->bubble_ns = sb_audit_blocking(c->cls) ? sb_audit_bubble(t, c->start, c->end) : 0;
+}
+
+static double percentile_sorted(const double *x, size_t n, double q)
+{
+    if (!n)
+        return 0;
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)floor(pos);
+    size_t hi = lo + 1 < n ? lo + 1 : lo;
+    return x[lo] + (x[hi] - x[lo]) * (pos - (double)lo);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static const sb_audit_proc *g_sort_proc; /* qsort has no context argument in C11 */
+
+static int cmp_call_key(const void *a, const void *b)
+{
+    const sb_audit_call *x = &g_sort_proc->calls[*(const size_t *)a];
+    const sb_audit_call *y = &g_sort_proc->calls[*(const size_t *)b];
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    int r = strcmp(x->range, y->range);
+    return r ? r : strcmp(x->site, y->site);
+}
+
+static int build_rows(sb_audit_proc *p)
+{
+    size_t n = 0;
+    size_t *idx = malloc((p->ncalls ? p->ncalls : 1) * sizeof *idx);
+    double *d = malloc((p->ncalls ? p->ncalls : 1) * sizeof *d);
+    p->rows = malloc((p->ncalls ? p->ncalls : 1) * sizeof *p->rows);
+    if (!idx || !d || !p->rows) {
+        free(idx);
+        free(d);
+        return -1;
+    }
+    for (size_t i = 0; i < p->ncalls; i++)
+        if (p->calls[i].cls != SB_AUDIT_NONE)
+            idx[n++] = i;
+    g_sort_proc = p;
+    sb_sort(idx, n, sizeof *idx, cmp_call_key);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        sb_audit_row *r = &p->rows[p->nrows++];
+        const sb_audit_call *first = &p->calls[idx[i]];
+        memset(r, 0, sizeof *r);
+        r->cls = first->cls;
+        r->range = first->range;
+        r->site = first->site;
+        for (; j < n && cmp_call_key(&idx[i], &idx[j]) == 0; j++) {
+            const sb_audit_call *c = &p->calls[idx[j]];
+            d[j - i] = (double)(c->end - c->start) / 1e3;
+            r->blocked_total_us += d[j - i];
+            r->bubble_total_us += (double)c->bubble_ns / 1e3;
+        }
+        r->count = (long)(j - i);
+        sb_sort(d, j - i, sizeof *d, cmp_double);
+        r->blocked_median_us = percentile_sorted(d, j - i, 0.5);
+        r->blocked_p95_us = percentile_sorted(d, j - i, 0.95);
+        i = j;
+    }
+    free(idx);
+    free(d);
+    return 0;
+}
+
+static void span(sb_audit_proc *p, int64_t t, int *any)
+{
+    if (!*any || t < p->t_first)
+        p->t_first = t;
+    if (!*any || t > p->t_last)
+        p->t_last = t;
+    *any = 1;
+}
+
+static void lifetime(sb_audit_proc *p)
+{
+    int any = 0;
+    if (p->has_proc && p->clock_ns)
+        span(p, p->clock_ns, &any);
+    for (size_t i = 0; i < p->ncalls; i++) {
+        span(p, p->calls[i].start, &any);
+        span(p, p->calls[i].end, &any);
+    }
+    for (size_t i = 0; i < p->nacts; i++) {
+        span(p, p->acts[i].start, &any);
+        span(p, p->acts[i].end, &any);
+    }
+    for (size_t i = 0; i < p->napis; i++) {
+        span(p, p->apis[i].start, &any);
+        span(p, p->apis[i].end, &any);
+    }
+    for (size_t i = 0; i < p->nranges; i++) {
+        span(p, p->ranges[i].start, &any);
+        if (p->ranges[i].end >= 0)
+            span(p, p->ranges[i].end, &any);
+    }
+    p->lifetime_us = any ? (double)(p->t_last - p->t_first) / 1e3 : 0;
+}
+
+/* Range instances: the recorded ones, and those only calls name (a killed process never wrote
+ * them); each instance's count of blocking calls, nested ranges included. */
+static int count_ranges(sb_audit_proc *p)
+{
+    sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+    size_t recorded = p->nranges;
+    for (size_t i = 0; i < p->ncalls; i++) {
+        const sb_audit_call *c = &p->calls[i];
+        for (int k = 0; k < c->nranges; k++) {
+            if (sb_audit_find_range(p, c->tid, c->ranges[k].id))
+                continue;
+            int seen = 0; /* among those added (unsorted): rare, a killed process */
+            for (size_t j = recorded; j < p->nranges && !seen; j++)
+                seen = p->ranges[j].tid == c->tid && p->ranges[j].id == c->ranges[k].id;
+            if (seen)
+                continue;
+            if (sb_grow(&p->ranges, &p->cap_ranges, p->nranges, sizeof *p->ranges) < 0)
+                return -1;
+            p->ranges[p->nranges++] = (sb_audit_range){.tid = c->tid,
+                                                       .id = c->ranges[k].id,
+                                                       .name = c->ranges[k].name,
+                                                       .start = c->start,
+                                                       .end = -1,
+                                                       .depth = k};
+        }
+    }
+    if (p->nranges > recorded)
+        sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+    for (size_t i = 0; i < p->ncalls; i++) {
+        const sb_audit_call *c = &p->calls[i];
+        if (!sb_audit_blocking(c->cls))
+            continue;
+        for (int k = 0; k < c->nranges; k++) {
+            sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
+            if (r)
+                r->blocking++;
+        }
+    }
+    return 0;
+}
+
+static int cmp_range_name(const void *a, const void *b)
+{
+    return strcmp(((const sb_audit_range_sum *)a)->name, ((const sb_audit_range_sum *)b)->name);
+}
+
+static int sum_ranges(sb_audit_run *run)
+{
+    size_t n = 0, cap = 0;
+    sb_audit_range_sum *s = NULL;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nranges; k++) {
+            const sb_audit_range *r = &p->ranges[k];
+            size_t j = 0;
+            while (j < n && s[j].name != r->name)
+                j++;
+            if (j == n) {
+                if (sb_grow(&s, &cap, n, sizeof *s) < 0) {
+                    free(s);
+                    return -1;
+                }
+                s[n++] = (sb_audit_range_sum){.name = r->name};
+            }
+            s[j].instances++;
+            s[j].total_blocking += r->blocking;
+            if (r->blocking > s[j].max_blocking)
+                s[j].max_blocking = r->blocking;
+        }
+    }
+    if (n)
+        sb_sort(s, n, sizeof *s, cmp_range_name);
+    run->range_sums = s;
+    run->nrange_sums = n;
+    return 0;
+}
+
+static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opts *o)
+{
+    sb_sort(p->stacks, p->nstacks, sizeof *p->stacks, cmp_stack);
+    if (build_timelines(p) < 0)
+        return -1;
+    lookups l = {0};
+    if (build_lookups(p, &l) < 0) {
+        free_lookups(&l);
+        return -1;
+    }
+    const char *empty = sb_strtab_intern(&run->strs, "");
+    if (!empty) {
+        free_lookups(&l);
+        return -1;
+    }
+    for (size_t i = 0; i < p->ncalls; i++) {
+        sb_audit_call *c = &p->calls[i];
+        classify(p, &l, c, o);
+        c->range = c->nranges ? c->ranges[c->nranges - 1].name : empty;
+        if (sb_audit_blocking(c->cls) && c->stack >= 0) {
+            sb_audit_stack *s = (sb_audit_stack *)sb_audit_find_stack(p, c->stack);
+            if (s)
+                s->used = 1;
+        }
+    }
+    free_lookups(&l);
+    return 0;
+}
+
+static int summarize(sb_audit_run *run, sb_audit_proc *p)
+{
+    for (size_t i = 0; i < p->ncalls; i++) {
+        sb_audit_call *c = &p->calls[i];
+        if (c->cls == SB_AUDIT_NONE)
+            continue;
+        c->site = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
+                                : sb_audit_site(&run->strs, NULL);
+        if (!c->site)
+            return -1;
+    }
+    if (build_rows(p) < 0 || count_ranges(p) < 0)
+        return -1;
+    lifetime(p);
+    p->busy_us = (double)sb_audit_timeline_total(&p->all) / 1e3;
+    double bubbles = 0;
+    for (size_t i = 0; i < p->ncalls; i++) {
+        const sb_audit_call *c = &p->calls[i];
+        p->counts[c->cls]++;
+        if (c->cls == SB_AUDIT_POLL)
+            p->polls++;
+        if (!sb_audit_blocking(c->cls))
+            continue;
+        p->blocking++;
+        p->blocked_us += (double)(c->end - c->start) / 1e3;
+        bubbles += (double)c->bubble_ns / 1e3;
+    }
+    double cap = p->lifetime_us - p->busy_us;
+    p->could_save_us = bubbles < cap ? bubbles : (cap > 0 ? cap : 0);
+    return 0;
+}
+
+int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)
+{
+    if (run->analyzed)
+        return 0;
+    run->opts = *o;
+    for (size_t i = 0; i < run->nprocs; i++)
+        if (analyze_calls(run, run->procs[i], o) < 0)
+            return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+    if (o->symbolize)
+        sb_audit_symbolize(run);
+    for (size_t i = 0; i < run->nprocs; i++)
+        if (summarize(run, run->procs[i]) < 0)
+            return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+    if (sum_ranges(run) < 0)
+        return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+    run->analyzed = 1;
+    return 0;
+}

@@ -1,0 +1,160 @@
+/* --max-syncs: blocking calls in the whole run, or in each instance of --range NAME. A range
+ * that was never entered fails the gate: a gate that checks nothing must not pass. */
+#include "audit/internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* msg NULL: the verdict only (the JSON report's). */
+__attribute__((format(printf, 2, 3))) static void say(FILE *msg, const char *fmt, ...)
+{
+    if (!msg)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(msg, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct {
+    const char *site;
+    sb_audit_class cls;
+    long count;
+} offender;
+
+static int cmp_offender(const void *a, const void *b)
+{
+    const offender *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    int r = strcmp(x->site, y->site);
+    return r ? r : (int)x->cls - (int)y->cls;
+}
+
+typedef struct {
+    offender *o;
+    size_t n, cap;
+} offenders;
+
+static int add(offenders *s, const char *site, sb_audit_class cls, long count)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->o[i].site == site && s->o[i].cls == cls) {
+            s->o[i].count += count;
+            return 0;
+        }
+    if (sb_grow(&s->o, &s->cap, s->n, sizeof *s->o) < 0)
+        return -1;
+    s->o[s->n++] = (offender){site, cls, count};
+    return 0;
+}
+
+static void print_top(FILE *msg, offenders *s, int top)
+{
+    if (!s->n || !msg)
+        return;
+    sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
+    say(msg, "  top sites:\n");
+    for (size_t i = 0; i < s->n && (int)i < top; i++)
+        say(msg, "  %8ld  %-14s %s\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
+            s->o[i].site);
+}
+
+/* Does call c lie in an instance of `name` that exceeded max? */
+static int in_exceeded(const sb_audit_proc *p, const sb_audit_call *c, const char *name,
+                       long long max)
+{
+    for (int k = 0; k < c->nranges; k++) {
+        if (strcmp(c->ranges[k].name, name) != 0)
+            continue;
+        const sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
+        if (r && r->blocking > max)
+            return 1;
+    }
+    return 0;
+}
+
+static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+{
+    long instances = 0, exceeded = 0, worst = -1;
+    int64_t worst_pid = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nranges; k++) {
+            const sb_audit_range *r = &p->ranges[k];
+            if (strcmp(r->name, o->range) != 0)
+                continue;
+            instances++;
+            if (r->blocking > o->max_syncs)
+                exceeded++;
+            if (r->blocking > worst) {
+                worst = r->blocking;
+                worst_pid = p->pid;
+            }
+        }
+    }
+    if (!instances) {
+        say(msg,
+            "audit gate: FAILED: range '%s' was never entered (no NVTX range of that name "
+            "in any process): nothing was checked\n",
+            o->range);
+        return 1;
+    }
+    if (!exceeded) {
+        say(msg,
+            "audit gate: passed: %ld instance%s of range '%s', at most %ld blocking "
+            "call%s each (max %lld)\n",
+            instances, instances == 1 ? "" : "s", o->range, worst, worst == 1 ? "" : "s",
+            o->max_syncs);
+        return 0;
+    }
+    say(msg,
+        "audit gate: FAILED: %ld of %ld instance%s of range '%s' made more than %lld "
+        "blocking call%s; the worst: pid %lld, %ld\n",
+        exceeded, instances, instances == 1 ? "" : "s", o->range, o->max_syncs,
+        o->max_syncs == 1 ? "" : "s", (long long)worst_pid, worst);
+    offenders s = {0};
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->ncalls; k++) {
+            const sb_audit_call *c = &p->calls[k];
+            if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs) &&
+                add(&s, c->site, c->cls, 1) < 0)
+                break;
+        }
+    }
+    print_top(msg, &s, o->top);
+    free(s.o);
+    return 1;
+}
+
+int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+{
+    if (o->max_syncs < 0)
+        return 0;
+    if (o->range)
+        return gate_range(run, o, msg);
+    long total = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        total += run->procs[i]->blocking;
+    if (total <= o->max_syncs) {
+        say(msg, "audit gate: passed: %ld blocking call%s (max %lld)\n", total,
+            total == 1 ? "" : "s", o->max_syncs);
+        return 0;
+    }
+    say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld\n", total,
+        total == 1 ? "" : "s", o->max_syncs);
+    offenders s = {0};
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nrows; k++) {
+            const sb_audit_row *r = &p->rows[k];
+            if (sb_audit_blocking(r->cls) && add(&s, r->site, r->cls, r->count) < 0)
+                break;
+        }
+    }
+    print_top(msg, &s, o->top);
+    free(s.o);
+    return 1;
+}

@@ -1,0 +1,200 @@
+/* The analyzer's private data: what load.c reads, what analyze.c derives and what the writers
+ * print. Not for callers outside src/audit/. */
+#ifndef SB_AUDIT_INTERNAL_H
+#define SB_AUDIT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "audit/audit.h"
+
+/* ---- strtab.c: interned strings (one copy each; equal text <=> equal pointer), arrays ---- */
+typedef struct sb_strtab {
+    char **slots; /* open addressing; cap is a power of two */
+    size_t cap, n;
+} sb_strtab;
+const char *sb_strtab_intern(sb_strtab *t, const char *s); /* NULL: out of memory */
+void sb_strtab_free(sb_strtab *t);
+
+/* Grows *arr (element size `size`) so that it holds at least n + 1 elements. 0, or -1. */
+int sb_grow(void *arr, size_t *cap, size_t n, size_t size);
+/* qsort that accepts an empty (NULL) array. */
+void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* ---- the records (load.c) ---- */
+typedef struct sb_audit_range_ref {
+    int64_t id;
+    const char *name;
+} sb_audit_range_ref;
+
+typedef struct sb_audit_call {
+    const char *api; /* as recorded: "cudaMemcpy_v3020" */
+    int drv;         /* dom "drv" */
+    int64_t tid, ctx, corr, start, end, stack;
+    const char *copy; /* "DtoH", ...; NULL */
+    int nranges;
+    sb_audit_range_ref *ranges; /* outermost first */
+    /* analyze.c */
+    sb_audit_class cls;
+    int64_t bubble_ns;
+    const char *range; /* innermost range, "" when none */
+    const char *site;  /* "?" when none */
+} sb_audit_call;
+
+typedef struct sb_audit_range {
+    int64_t tid, id;
+    const char *name;
+    int64_t start, end; /* end -1: still open at exit */
+    int depth;
+    int recorded;  /* 0: only seen in calls' "ranges" (the process was killed) */
+    long blocking; /* analyze.c: blocking calls inside this instance */
+} sb_audit_range;
+
+typedef struct sb_audit_frame {
+    const char *obj, *sym; /* sym "" when unknown */
+    int64_t off, abs;
+} sb_audit_frame;
+
+typedef struct sb_audit_stack {
+    int64_t id;
+    int nframes;
+    sb_audit_frame *frames; /* innermost first */
+    int used;               /* by a blocking call (symbolize.c resolves only these) */
+} sb_audit_stack;
+
+typedef enum { SB_ACT_KERNEL, SB_ACT_COPY, SB_ACT_MEMSET } sb_audit_act_kind;
+
+typedef struct sb_audit_act {
+    int kind;
+    int dev;
+    int64_t ctx, stream, corr, rcorr, start, end, bytes;
+    const char *name;              /* kernel name (trace mode); NULL */
+    const char *ckind, *src, *dst; /* copies; NULL */
+} sb_audit_act;
+
+typedef struct sb_audit_api {
+    const char *api;
+    int drv;
+    int64_t tid, corr, start, end;
+} sb_audit_api;
+
+typedef struct sb_audit_iv {
+    int64_t start, end;
+} sb_audit_iv;
+
+/* The union of GPU busy intervals of one device (dev -1: every device merged). */
+typedef struct sb_audit_timeline {
+    int dev;
+    size_t n;
+    sb_audit_iv *iv; /* sorted, disjoint, not touching */
+} sb_audit_timeline;
+
+/* One row: process x class x range x site. */
+typedef struct sb_audit_row {
+    sb_audit_class cls;
+    const char *range, *site;
+    long count;
+    double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
+} sb_audit_row;
+
+typedef struct sb_audit_proc {
+    const char *name; /* file name */
+    int has_proc;
+    int64_t pid, ppid;
+    int rank, local_rank;
+    const char *cmd, *mode;
+    int64_t clock_ns, mono_ns;
+    int complete; /* an "end" record */
+    const char *why;
+    long long dropped;
+    long malformed;
+    long warns;
+    const char *first_warn;
+
+    sb_audit_call *calls;
+    size_t ncalls, cap_calls;
+    sb_audit_range *ranges;
+    size_t nranges, cap_ranges;
+    sb_audit_stack *stacks;
+    size_t nstacks, cap_stacks;
+    sb_audit_act *acts;
+    size_t nacts, cap_acts;
+    sb_audit_api *apis;
+    size_t napis, cap_apis;
+
+    /* analyze.c */
+    int64_t t_first, t_last; /* lifetime: first to last timestamp */
+    sb_audit_timeline *tl;   /* per device */
+    size_t ntl;
+    sb_audit_timeline all; /* every device merged */
+    sb_audit_row *rows;
+    size_t nrows;
+    long counts[SB_AUDIT_NCLASS];
+    double lifetime_us, busy_us, blocked_us, could_save_us;
+    long polls, blocking;
+} sb_audit_proc;
+
+/* A range name's instances over the whole run (the JSON's "ranges"). */
+typedef struct sb_audit_range_sum {
+    const char *name;
+    long instances, max_blocking, total_blocking;
+} sb_audit_range_sum;
+
+struct sb_audit_run {
+    sb_strtab strs;
+    sb_audit_proc **procs;
+    size_t nprocs, cap_procs;
+    const char *cmd;
+    double wall_s;
+    int64_t t0_mono_ns;
+    int analyzed;
+    sb_audit_opts opts;
+    sb_audit_range_sum *range_sums;
+    size_t nrange_sums;
+};
+
+/* ---- classes.c ---- */
+/* `api` without its CUPTI suffixes (_v3020, _ptsz, _ptds, _v2) into buf. */
+void sb_audit_base_name(const char *api, char *buf, size_t n);
+/* What the name alone says. */
+typedef enum {
+    SB_FAM_OTHER,
+    SB_FAM_FIXED,     /* the class is the name's: syncs, polls, sync memsets, frees */
+    SB_FAM_COPY,      /* synchronous memcpy */
+    SB_FAM_COPY_ASYNC /* async memcpy */
+} sb_audit_family;
+sb_audit_family sb_audit_classify_name(const char *api, sb_audit_class *fixed, int *dtod_by_name);
+int sb_audit_blocking(sb_audit_class c); /* explicit or implicit */
+
+/* ---- timeline.c ---- */
+/* Builds the union of [start, end) of the given intervals (sorted in place). */
+int sb_audit_timeline_build(sb_audit_timeline *t, sb_audit_iv *iv, size_t n);
+/* The busy stretch in flight at time t (start <= t < end), or NULL. */
+const sb_audit_iv *sb_audit_timeline_at(const sb_audit_timeline *t, int64_t t_ns);
+/* The first stretch that starts at or after t, or NULL. */
+const sb_audit_iv *sb_audit_timeline_next(const sb_audit_timeline *t, int64_t t_ns);
+/* Total busy time. */
+int64_t sb_audit_timeline_total(const sb_audit_timeline *t);
+/* The GPU idle time a call [start, end] made (see audit.h's rules). */
+int64_t sb_audit_bubble(const sb_audit_timeline *t, int64_t start, int64_t end);
+/* Did the call wait for the GPU: in flight at start, idle at G in (start, end], end-G <= slack. */
+int sb_audit_waited(const sb_audit_timeline *t, int64_t start, int64_t end, double min_us,
+                    double slack_us);
+
+/* ---- analyze.c ---- */
+/* The instance (tid, id) of a range (ranges are sorted once analyzed), or NULL. */
+sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t id);
+
+/* ---- site.c ---- */
+/* The call site of a stack ("libfoo.so!bar", "app+0x1234", "?"), interned. */
+const char *sb_audit_site(sb_strtab *strs, const sb_audit_stack *s);
+const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id);
+
+/* ---- symbolize.c ---- */
+/* Resolves the used frames with no symbol through addr2line, when it is on PATH. */
+void sb_audit_symbolize(sb_audit_run *run);
+
+/* ---- out_*.c ---- */
+void sb_audit_json_str(FILE *f, const char *s); /* a JSON string literal (out_trace.c) */
+
+#endif

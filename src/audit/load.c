@@ -1,0 +1,361 @@
+/* Reading the record streams (records.h) with jansson: one JSON object per line. A line that is
+ * not a JSON object, or a known record without the fields it needs, is skipped and counted;
+ * unknown "t" values and unknown fields are ignored. */
+#include "audit/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+/* An integer field (a real is truncated); 0 and *ok = 0 when absent. */
+static int64_t num(json_t *o, const char *key, int *ok)
+{
+    json_t *v = json_object_get(o, key);
+    if (json_is_integer(v))
+        return (int64_t)json_integer_value(v);
+    if (json_is_real(v))
+        return (int64_t)json_real_value(v);
+    if (ok)
+        *ok = 0;
+    return 0;
+}
+
+static int64_t num_or(json_t *o, const char *key, int64_t dflt)
+{
+    int ok = 1;
+    int64_t v = num(o, key, &ok);
+    return ok ? v : dflt;
+}
+
+/* An interned string field; `dflt` when absent. NULL only when out of memory. */
+static const char *str(sb_audit_run *run, json_t *o, const char *key, const char *dflt)
+{
+    json_t *v = json_object_get(o, key);
+    const char *s = json_is_string(v) ? json_string_value(v) : dflt;
+    return s ? sb_strtab_intern(&run->strs, s) : NULL;
+}
+
+static int is_drv(json_t *o)
+{
+    json_t *v = json_object_get(o, "dom");
+    return json_is_string(v) && strcmp(json_string_value(v), "drv") == 0;
+}
+
+enum { OK = 0, BAD = 1, NOMEM = -1 };
+
+static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    int ok = 1;
+    p->pid = num(o, "pid", &ok);
+    if (!ok)
+        return BAD;
+    p->has_proc = 1;
+    p->ppid = num_or(o, "ppid", 0);
+    p->rank = (int)num_or(o, "rank", -1);
+    p->local_rank = (int)num_or(o, "local_rank", -1);
+    p->clock_ns = num_or(o, "clock_ns", 0);
+    p->mono_ns = num_or(o, "mono_ns", p->clock_ns);
+    p->cmd = str(run, o, "cmd", "");
+    p->mode = str(run, o, "mode", "count");
+    return p->cmd && p->mode ? OK : NOMEM;
+}
+
+static int read_call(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    int ok = 1;
+    sb_audit_call c = {0};
+    c.api = str(run, o, "api", NULL);
+    c.start = num(o, "start", &ok);
+    c.end = num(o, "end", &ok);
+    if (!c.api || !ok || c.end < c.start)
+        return BAD;
+    c.drv = is_drv(o);
+    c.tid = num_or(o, "tid", 0);
+    c.ctx = num_or(o, "ctx", 0);
+    c.corr = num_or(o, "corr", 0);
+    c.stack = num_or(o, "stack", -1);
+    if (json_is_string(json_object_get(o, "copy")) && !(c.copy = str(run, o, "copy", NULL)))
+        return NOMEM;
+    json_t *ranges = json_object_get(o, "ranges");
+    if (json_is_array(ranges) && json_array_size(ranges)) {
+        c.ranges = calloc(json_array_size(ranges), sizeof *c.ranges);
+        if (!c.ranges)
+            return NOMEM;
+        size_t i;
+        json_t *r;
+        json_array_foreach(ranges, i, r)
+        {
+            json_t *id = json_array_get(r, 0), *name = json_array_get(r, 1);
+            if (!json_is_integer(id) || !json_is_string(name))
+                continue;
+            sb_audit_range_ref *ref = &c.ranges[c.nranges];
+            ref->id = json_integer_value(id);
+            if (!(ref->name = sb_strtab_intern(&run->strs, json_string_value(name)))) {
+                free(c.ranges);
+                return NOMEM;
+            }
+            c.nranges++;
+        }
+    }
+    if (sb_grow(&p->calls, &p->cap_calls, p->ncalls, sizeof c) < 0) {
+        free(c.ranges);
+        return NOMEM;
+    }
+    p->calls[p->ncalls++] = c;
+    return OK;
+}
+
+static int read_range(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    int ok = 1;
+    sb_audit_range r = {0};
+    r.tid = num_or(o, "tid", 0);
+    r.id = num(o, "id", &ok);
+    r.start = num(o, "start", &ok);
+    r.end = num_or(o, "end", -1);
+    r.depth = (int)num_or(o, "depth", 0);
+    r.name = str(run, o, "name", NULL);
+    r.recorded = 1;
+    if (!ok || !r.name)
+        return BAD;
+    if (sb_grow(&p->ranges, &p->cap_ranges, p->nranges, sizeof r) < 0)
+        return NOMEM;
+    p->ranges[p->nranges++] = r;
+    return OK;
+}
+
+static int read_stack(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    int ok = 1;
+    sb_audit_stack s = {0};
+    s.id = num(o, "id", &ok);
+    json_t *frames = json_object_get(o, "frames");
+    if (!ok || !json_is_array(frames))
+        return BAD;
+    s.frames = calloc(json_array_size(frames) + 1, sizeof *s.frames);
+    if (!s.frames)
+        return NOMEM;
+    size_t i;
+    json_t *f;
+    json_array_foreach(frames, i, f)
+    {
+        json_t *obj = json_array_get(f, 0), *sym = json_array_get(f, 1);
+        sb_audit_frame *fr = &s.frames[s.nframes];
+        fr->obj = sb_strtab_intern(&run->strs, json_is_string(obj) ? json_string_value(obj) : "");
+        fr->sym = sb_strtab_intern(&run->strs, json_is_string(sym) ? json_string_value(sym) : "");
+        if (!fr->obj || !fr->sym) {
+            free(s.frames);
+            return NOMEM;
+        }
+        json_t *off = json_array_get(f, 2), *abs = json_array_get(f, 3);
+        fr->off = json_is_integer(off) ? json_integer_value(off) : 0;
+        fr->abs = json_is_integer(abs) ? json_integer_value(abs) : 0;
+        s.nframes++;
+    }
+    if (sb_grow(&p->stacks, &p->cap_stacks, p->nstacks, sizeof s) < 0) {
+        free(s.frames);
+        return NOMEM;
+    }
+    p->stacks[p->nstacks++] = s;
+    return OK;
+}
+
+static int read_act(sb_audit_run *run, sb_audit_proc *p, json_t *o, int kind)
+{
+    int ok = 1;
+    sb_audit_act a = {0};
+    a.kind = kind;
+    a.start = num(o, "start", &ok);
+    a.end = num(o, "end", &ok);
+    if (!ok || a.end < a.start)
+        return BAD;
+    a.dev = (int)num_or(o, "dev", 0);
+    a.ctx = num_or(o, "ctx", 0);
+    a.stream = num_or(o, "stream", 0);
+    a.corr = num_or(o, "corr", 0);
+    a.rcorr = num_or(o, "rcorr", 0);
+    a.bytes = num_or(o, "bytes", 0);
+    if (json_is_string(json_object_get(o, "name")) && !(a.name = str(run, o, "name", NULL)))
+        return NOMEM;
+    if (kind == SB_ACT_COPY) {
+        a.ckind = str(run, o, "kind", "other");
+        a.src = str(run, o, "src", "other");
+        a.dst = str(run, o, "dst", "other");
+        if (!a.ckind || !a.src || !a.dst)
+            return NOMEM;
+    }
+    if (sb_grow(&p->acts, &p->cap_acts, p->nacts, sizeof a) < 0)
+        return NOMEM;
+    p->acts[p->nacts++] = a;
+    return OK;
+}
+
+static int read_api(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    int ok = 1;
+    sb_audit_api a = {0};
+    a.api = str(run, o, "api", NULL);
+    a.start = num(o, "start", &ok);
+    a.end = num(o, "end", &ok);
+    if (!a.api || !ok || a.end < a.start)
+        return BAD;
+    a.drv = is_drv(o);
+    a.tid = num_or(o, "tid", 0);
+    a.corr = num_or(o, "corr", 0);
+    if (sb_grow(&p->apis, &p->cap_apis, p->napis, sizeof a) < 0)
+        return NOMEM;
+    p->apis[p->napis++] = a;
+    return OK;
+}
+
+static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    const char *t = json_string_value(json_object_get(o, "t"));
+    if (!t)
+        return BAD;
+    if (strcmp(t, "proc") == 0)
+        return read_proc(run, p, o);
+    if (strcmp(t, "call") == 0)
+        return read_call(run, p, o);
+    if (strcmp(t, "range") == 0)
+        return read_range(run, p, o);
+    if (strcmp(t, "stack") == 0)
+        return read_stack(run, p, o);
+    if (strcmp(t, "kernel") == 0)
+        return read_act(run, p, o, SB_ACT_KERNEL);
+    if (strcmp(t, "copy") == 0)
+        return read_act(run, p, o, SB_ACT_COPY);
+    if (strcmp(t, "memset") == 0)
+        return read_act(run, p, o, SB_ACT_MEMSET);
+    if (strcmp(t, "api") == 0)
+        return read_api(run, p, o);
+    if (strcmp(t, "warn") == 0) {
+        if (!p->first_warn && !(p->first_warn = str(run, o, "msg", "")))
+            return NOMEM;
+        p->warns++;
+        return OK;
+    }
+    if (strcmp(t, "end") == 0) {
+        p->complete = 1;
+        p->dropped = num_or(o, "dropped", 0);
+        if (!(p->why = str(run, o, "why", "exit")))
+            return NOMEM;
+        if (!p->has_proc) {
+            p->clock_ns = num_or(o, "clock_ns", 0);
+            p->mono_ns = num_or(o, "mono_ns", p->clock_ns);
+        }
+        return OK;
+    }
+    return OK; /* a newer writer's record */
+}
+
+static sb_audit_proc *new_proc(sb_audit_run *run, const char *name)
+{
+    sb_audit_proc *p = calloc(1, sizeof *p);
+    if (!p || sb_grow(&run->procs, &run->cap_procs, run->nprocs, sizeof *run->procs) < 0) {
+        free(p);
+        return NULL;
+    }
+    p->name = sb_strtab_intern(&run->strs, name ? name : "");
+    p->cmd = sb_strtab_intern(&run->strs, "");
+    p->mode = p->cmd;
+    p->rank = p->local_rank = -1;
+    if (!p->name || !p->cmd) {
+        free(p);
+        return NULL;
+    }
+    /* the pid from proc-<pid>.jsonl until a "proc" record says it */
+    const char *base = strrchr(p->name, '/');
+    base = base ? base + 1 : p->name;
+    if (strncmp(base, "proc-", 5) == 0)
+        p->pid = strtoll(base + 5, NULL, 10);
+    run->procs[run->nprocs++] = p;
+    return p;
+}
+
+int sb_audit_load_stream(sb_audit_run *run, FILE *f, const char *name)
+{
+    sb_audit_proc *p = new_proc(run, name);
+    if (!p)
+        return sb_fail(SB_EXIT_FAIL, "out of memory reading %s", name);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int rc = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        json_error_t err;
+        json_t *o = json_loadb(line, (size_t)len, 0, &err);
+        int r = json_is_object(o) ? read_line(run, p, o) : BAD;
+        json_decref(o);
+        if (r == BAD)
+            p->malformed++;
+        else if (r == NOMEM) {
+            rc = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", name);
+            break;
+        }
+    }
+    free(line);
+    if (!rc && ferror(f))
+        rc = sb_fail(SB_EXIT_FAIL, "%s: read error", name);
+    run->analyzed = 0;
+    return rc;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sb_audit_load_dir(const char *dir, sb_audit_run **out)
+{
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return sb_fail(SB_EXIT_FAIL, "cannot read %s: %s", dir, strerror(errno));
+    sb_audit_run *run = sb_audit_run_new();
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = run ? 0 : sb_fail(SB_EXIT_FAIL, "out of memory");
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "proc-", 5) != 0 || len < 6 ||
+            strcmp(e->d_name + len - 6, ".jsonl") != 0)
+            continue;
+        if (sb_grow(&names, &cap, n, sizeof *names) < 0 || !(names[n] = strdup(e->d_name)))
+            rc = sb_fail(SB_EXIT_FAIL, "out of memory");
+        else
+            n++;
+    }
+    closedir(d);
+    if (n)
+        sb_sort(names, n, sizeof *names, cmp_names);
+    for (size_t i = 0; i < n && !rc; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            rc = sb_fail(SB_EXIT_FAIL, "cannot read %s: %s", path, strerror(errno));
+            break;
+        }
+        rc = sb_audit_load_stream(run, f, path);
+        fclose(f);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    if (rc) {
+        sb_audit_free(run);
+        return rc;
+    }
+    *out = run;
+    return 0;
+}

@@ -1,0 +1,43 @@
+/* The tidy CSV: one row per process x class x range x site (calls that did not block left out). */
+#include "audit/internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "base/error.h"
+
+static void field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
+{
+    fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
+          "blocked_p95_us,bubble_total_us\n",
+          f);
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nrows; k++) {
+            const sb_audit_row *r = &p->rows[k];
+            fprintf(f, "%" PRId64 ",%d,%d,%s,%s,", p->pid, p->rank, p->local_rank,
+                    sb_audit_group_name(sb_audit_class_group(r->cls)), sb_audit_class_name(r->cls));
+            field(f, r->range);
+            fputc(',', f);
+            field(f, r->site);
+            fprintf(f, ",%ld,%.9g,%.9g,%.9g,%.9g\n", r->count, r->blocked_total_us,
+                    r->blocked_median_us, r->blocked_p95_us, r->bubble_total_us);
+        }
+    }
+    return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit CSV: write error") : 0;
+}

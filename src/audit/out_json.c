@@ -1,0 +1,155 @@
+/* The JSON report: the environment, the per-process summary, the total, the rows, the range
+ * instances and the gate. */
+#include "audit/internal.h"
+
+#include <jansson.h>
+#include <math.h>
+
+#include "base/error.h"
+
+static json_t *num(double v)
+{
+    return json_real(isfinite(v) ? v : 0);
+}
+
+static void set_if(json_t *o, const char *key, const char *v)
+{
+    if (v && v[0])
+        json_object_set_new(o, key, json_string(v));
+}
+
+static json_t *environment(const sb_env *e)
+{
+    json_t *o = json_object();
+    if (!e)
+        return o;
+    set_if(o, "host", e->host);
+    set_if(o, "cpu", e->cpu);
+    set_if(o, "kernel", e->kernel);
+    set_if(o, "version", e->version);
+    set_if(o, "git_rev", e->git_rev);
+    set_if(o, "gpu", e->gpu);
+    set_if(o, "driver", e->driver);
+    return o;
+}
+
+static json_t *counts(const long *c)
+{
+    json_t *o = json_object();
+    for (int k = 0; k < SB_AUDIT_NCLASS; k++)
+        json_object_set_new(o, sb_audit_class_name((sb_audit_class)k), json_integer(c[k]));
+    return o;
+}
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? 100 * part / whole : 0;
+}
+
+static json_t *process(const sb_audit_proc *p)
+{
+    json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:s, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
+                          "ppid", (json_int_t)p->ppid, "rank", p->rank, "local_rank", p->local_rank,
+                          "cmd", p->cmd, "complete", p->complete, "malformed_lines",
+                          (json_int_t)p->malformed, "dropped", (json_int_t)p->dropped);
+    json_object_set_new(o, "lifetime_s", num(p->lifetime_us / 1e6));
+    json_object_set_new(o, "gpu_busy_pct", num(pct(p->busy_us, p->lifetime_us)));
+    json_object_set_new(o, "blocked_us", num(p->blocked_us));
+    json_object_set_new(o, "blocked_pct", num(pct(p->blocked_us, p->lifetime_us)));
+    json_object_set_new(o, "could_save_us", num(p->could_save_us));
+    json_object_set_new(o, "polls", json_integer(p->polls));
+    json_object_set_new(o, "blocking_calls", json_integer(p->blocking));
+    json_object_set_new(o, "counts", counts(p->counts));
+    return o;
+}
+
+static json_t *total(const sb_audit_run *run)
+{
+    long c[SB_AUDIT_NCLASS] = {0};
+    double life = 0, busy = 0, blocked = 0, save = 0;
+    long polls = 0, blocking = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (int k = 0; k < SB_AUDIT_NCLASS; k++)
+            c[k] += p->counts[k];
+        life += p->lifetime_us;
+        busy += p->busy_us;
+        blocked += p->blocked_us;
+        save += p->could_save_us;
+        polls += p->polls;
+        blocking += p->blocking;
+    }
+    json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
+    json_object_set_new(o, "lifetime_s", num(life / 1e6));
+    json_object_set_new(o, "gpu_busy_pct", num(pct(busy, life)));
+    json_object_set_new(o, "blocked_us", num(blocked));
+    json_object_set_new(o, "blocked_pct", num(pct(blocked, life)));
+    json_object_set_new(o, "could_save_us", num(save));
+    json_object_set_new(o, "polls", json_integer(polls));
+    json_object_set_new(o, "blocking_calls", json_integer(blocking));
+    json_object_set_new(o, "counts", counts(c));
+    return o;
+}
+
+static json_t *rows(const sb_audit_run *run)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nrows; k++) {
+            const sb_audit_row *r = &p->rows[k];
+            json_t *o = json_pack("{s:I, s:i, s:i, s:s, s:s, s:s, s:s, s:I}", "pid",
+                                  (json_int_t)p->pid, "rank", p->rank, "local_rank", p->local_rank,
+                                  "group", sb_audit_group_name(sb_audit_class_group(r->cls)),
+                                  "class", sb_audit_class_name(r->cls), "range", r->range, "site",
+                                  r->site, "count", (json_int_t)r->count);
+            json_object_set_new(o, "blocked_total_us", num(r->blocked_total_us));
+            json_object_set_new(o, "blocked_median_us", num(r->blocked_median_us));
+            json_object_set_new(o, "blocked_p95_us", num(r->blocked_p95_us));
+            json_object_set_new(o, "bubble_total_us", num(r->bubble_total_us));
+            json_array_append_new(a, o);
+        }
+    }
+    return a;
+}
+
+static json_t *ranges(const sb_audit_run *run)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < run->nrange_sums; i++) {
+        const sb_audit_range_sum *s = &run->range_sums[i];
+        json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:I}", "name", s->name, "instances",
+                                           (json_int_t)s->instances, "max_blocking",
+                                           (json_int_t)s->max_blocking, "total_blocking",
+                                           (json_int_t)s->total_blocking));
+    }
+    return a;
+}
+
+int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+{
+    json_t *root = json_pack("{s:s, s:i}", "tool", "syncbench audit", "format", 1);
+    if (!root)
+        return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit JSON");
+    json_object_set_new(root, "environment", environment(env));
+    json_object_set_new(root, "command", json_string(run->cmd));
+    json_object_set_new(root, "wall_s", num(run->wall_s));
+    json_t *procs = json_array();
+    for (size_t i = 0; i < run->nprocs; i++)
+        json_array_append_new(procs, process(run->procs[i]));
+    json_object_set_new(root, "processes", procs);
+    json_object_set_new(root, "total", total(run));
+    json_object_set_new(root, "rows", rows(run));
+    json_object_set_new(root, "ranges", ranges(run));
+    if (o && o->max_syncs >= 0) {
+        json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
+                              o->range ? json_string(o->range) : json_null(), "passed",
+                              sb_audit_gate(run, o, NULL) == 0);
+        json_object_set_new(root, "gate", g);
+    } else
+        json_object_set_new(root, "gate", json_null());
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    fputc('\n', f);
+    return rc < 0 || ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit JSON: write error") : 0;
+}

@@ -1,0 +1,155 @@
+/* The human report: the run, each process in a few lines, the classes summed over the run and
+ * the top call sites. */
+#include "audit/internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? 100 * part / whole : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pick(const double *x, size_t n, double q)
+{
+    if (!n)
+        return 0;
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos, hi = lo + 1 < n ? lo + 1 : lo;
+    return x[lo] + (x[hi] - x[lo]) * (pos - (double)lo);
+}
+
+static void process_block(FILE *f, const sb_audit_proc *p)
+{
+    fprintf(f, "pid %" PRId64, p->pid);
+    if (p->rank >= 0)
+        fprintf(f, " (rank %d)", p->rank);
+    fprintf(f,
+            ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), could save %.3f ms, polls %ld\n",
+            pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
+            pct(p->blocked_us, p->lifetime_us), p->could_save_us / 1e3, p->polls);
+    if (!p->complete)
+        fprintf(f, "pid %" PRId64 ": no end record (killed?): what was recorded is reported\n",
+                p->pid);
+    if (p->malformed)
+        fprintf(f, "pid %" PRId64 ": %ld malformed line%s skipped\n", p->pid, p->malformed,
+                p->malformed == 1 ? "" : "s");
+    if (p->dropped)
+        fprintf(f, "pid %" PRId64 ": %lld GPU activity records dropped (full buffers)\n", p->pid,
+                p->dropped);
+    if (p->warns)
+        fprintf(f, "pid %" PRId64 ": %s\n", p->pid, p->first_warn);
+}
+
+/* Per class over the run: count, blocked total/median/p95, bubbles. */
+static int class_table(FILE *f, const sb_audit_run *run)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        n += run->procs[i]->ncalls;
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    if (!d)
+        return -1;
+    fprintf(f, "\n%-9s %-14s %9s %12s %11s %11s %11s\n", "group", "class", "count", "blocked ms",
+            "median us", "p95 us", "bubble ms");
+    for (int k = 1; k < SB_AUDIT_NCLASS; k++) {
+        size_t m = 0;
+        double total = 0, bubble = 0;
+        for (size_t i = 0; i < run->nprocs; i++) {
+            const sb_audit_proc *p = run->procs[i];
+            for (size_t c = 0; c < p->ncalls; c++) {
+                if ((int)p->calls[c].cls != k)
+                    continue;
+                d[m] = (double)(p->calls[c].end - p->calls[c].start) / 1e3;
+                total += d[m++];
+                bubble += (double)p->calls[c].bubble_ns / 1e3;
+            }
+        }
+        if (!m)
+            continue;
+        sb_sort(d, m, sizeof *d, cmp_double);
+        fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11.3f\n",
+                sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
+                sb_audit_class_name((sb_audit_class)k), m, total / 1e3, pick(d, m, 0.5),
+                pick(d, m, 0.95), bubble / 1e3);
+    }
+    free(d);
+    return 0;
+}
+
+typedef struct {
+    sb_audit_class cls;
+    const char *range, *site;
+    long count;
+} site_sum;
+
+static int cmp_site(const void *a, const void *b)
+{
+    const site_sum *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    int r = strcmp(x->site, y->site);
+    if (r)
+        return r;
+    r = strcmp(x->range, y->range);
+    return r ? r : (int)x->cls - (int)y->cls;
+}
+
+static int top_sites(FILE *f, const sb_audit_run *run, int top)
+{
+    site_sum *s = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nrows; k++) {
+            const sb_audit_row *r = &p->rows[k];
+            if (!sb_audit_blocking(r->cls))
+                continue;
+            size_t j = 0;
+            while (j < n && !(s[j].cls == r->cls && s[j].range == r->range && s[j].site == r->site))
+                j++;
+            if (j == n) {
+                if (sb_grow(&s, &cap, n, sizeof *s) < 0) {
+                    free(s);
+                    return -1;
+                }
+                s[n++] = (site_sum){r->cls, r->range, r->site, 0};
+            }
+            s[j].count += r->count;
+        }
+    }
+    if (n) {
+        sb_sort(s, n, sizeof *s, cmp_site);
+        fprintf(f, "\ntop sites\n%9s  %-14s %-20s %s\n", "count", "class", "range", "site");
+        for (size_t i = 0; i < n && (int)i < top; i++)
+            fprintf(f, "%9ld  %-14s %-20s %s\n", s[i].count, sb_audit_class_name(s[i].cls),
+                    s[i].range[0] ? s[i].range : "-", s[i].site);
+    }
+    free(s);
+    return 0;
+}
+
+int sb_audit_write_table(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
+{
+    fprintf(f, "syncbench audit: %s (wall %.3f s, %zu process%s)\n", run->cmd, run->wall_s,
+            run->nprocs, run->nprocs == 1 ? "" : "es");
+    if (!run->nprocs) {
+        fprintf(f, "%s never initialized CUDA: nothing to audit\n",
+                run->cmd[0] ? run->cmd : "the command");
+        return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;
+    }
+    for (size_t i = 0; i < run->nprocs; i++)
+        process_block(f, run->procs[i]);
+    if (class_table(f, run) < 0 || top_sites(f, run, o ? o->top : 10) < 0)
+        return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit table");
+    return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;
+}

@@ -1,0 +1,70 @@
+/* The run: its processes, the launcher's facts, defaults, and freeing it all. */
+#include "audit/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sb_audit_opts_default(sb_audit_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_syncs = -1;
+    o->range = NULL;
+    o->top = 10;
+    o->waited_min_us = 5;
+    o->waited_slack_us = 20;
+    o->symbolize = 1;
+}
+
+sb_audit_run *sb_audit_run_new(void)
+{
+    sb_audit_run *r = calloc(1, sizeof *r);
+    if (r) {
+        sb_audit_opts_default(&r->opts);
+        r->cmd = "";
+    }
+    return r;
+}
+
+void sb_audit_set_wall(sb_audit_run *run, const char *cmd, double wall_s, int64_t t0_mono_ns)
+{
+    const char *c = sb_strtab_intern(&run->strs, cmd ? cmd : "");
+    run->cmd = c ? c : "";
+    run->wall_s = wall_s;
+    run->t0_mono_ns = t0_mono_ns;
+}
+
+int sb_audit_nprocs(const sb_audit_run *run)
+{
+    return run ? (int)run->nprocs : 0;
+}
+
+static void free_proc(sb_audit_proc *p)
+{
+    for (size_t i = 0; i < p->ncalls; i++)
+        free(p->calls[i].ranges);
+    for (size_t i = 0; i < p->nstacks; i++)
+        free(p->stacks[i].frames);
+    for (size_t i = 0; i < p->ntl; i++)
+        free(p->tl[i].iv);
+    free(p->all.iv);
+    free(p->tl);
+    free(p->calls);
+    free(p->ranges);
+    free(p->stacks);
+    free(p->acts);
+    free(p->apis);
+    free(p->rows);
+    free(p);
+}
+
+void sb_audit_free(sb_audit_run *run)
+{
+    if (!run)
+        return;
+    for (size_t i = 0; i < run->nprocs; i++)
+        free_proc(run->procs[i]);
+    free(run->procs);
+    free(run->range_sums);
+    sb_strtab_free(&run->strs);
+    free(run);
+}

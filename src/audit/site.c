@@ -1,0 +1,68 @@
+/* A call's site: the first frame of its stack that is the program's, not CUDA's or ours. */
+#include "audit/internal.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id)
+{
+    size_t lo = 0, hi = p->nstacks; /* sorted by id (analyze.c) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->stacks[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->nstacks && p->stacks[lo].id == id ? &p->stacks[lo] : NULL;
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int cuda_object(const char *obj)
+{
+    static const char *const skip[] = {"libcupti",           "libcuda",       "libcudart",
+                                       "libsyncbench_audit", "libnvToolsExt", NULL};
+    const char *b = basename_of(obj);
+    for (int i = 0; skip[i]; i++)
+        if (starts(b, skip[i]))
+            return 1;
+    return 0;
+}
+
+static int cuda_symbol(const char *sym)
+{
+    if (starts(sym, "cudart::") || starts(sym, "__cudart") || starts(sym, "cuda") ||
+        starts(sym, "libcudart"))
+        return 1;
+    return sym[0] == 'c' && sym[1] == 'u' && isupper((unsigned char)sym[2]);
+}
+
+const char *sb_audit_site(sb_strtab *strs, const sb_audit_stack *s)
+{
+    if (s) {
+        for (int i = 0; i < s->nframes; i++) {
+            const sb_audit_frame *f = &s->frames[i];
+            if (cuda_object(f->obj) || cuda_symbol(f->sym))
+                continue;
+            char buf[1024];
+            if (f->sym[0])
+                snprintf(buf, sizeof buf, "%s!%s", basename_of(f->obj), f->sym);
+            else
+                snprintf(buf, sizeof buf, "%s+0x%" PRIx64, basename_of(f->obj), (uint64_t)f->off);
+            return sb_strtab_intern(strs, buf);
+        }
+    }
+    return sb_strtab_intern(strs, "?");
+}

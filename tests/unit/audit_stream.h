@@ -1,0 +1,102 @@
+/* Synthetic audit record streams (src/audit/records.h) for the analyzer's tests: lines written
+ * into a memory buffer, loaded and analyzed. */
+#ifndef SB_TEST_AUDIT_STREAM_H
+#define SB_TEST_AUDIT_STREAM_H
+
+#include "cmocka_all.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit.h"
+#include "audit/internal.h"
+
+typedef struct {
+    char *text;
+    size_t len;
+    FILE *f;
+} stream;
+
+static inline void stream_open(stream *s)
+{
+    s->text = NULL;
+    s->len = 0;
+    s->f = open_memstream(&s->text, &s->len);
+    assert_non_null(s->f);
+}
+
+__attribute__((format(printf, 2, 3))) static inline void line(stream *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(s->f, fmt, ap);
+    va_end(ap);
+    fputc('\n', s->f);
+}
+
+/* The first line of a process: pid, rank, and CUPTI clock = CLOCK_MONOTONIC - 1000000. */
+static inline void proc_line(stream *s, int pid, int rank)
+{
+    line(s,
+         "{\"t\":\"proc\",\"v\":1,\"pid\":%d,\"ppid\":1,\"rank\":%d,\"local_rank\":%d,"
+         "\"cmd\":\"python3 train.py\",\"clock_ns\":500,\"mono_ns\":1000500,\"mode\":\"count\"}",
+         pid, rank, rank);
+}
+
+static inline void end_line(stream *s)
+{
+    line(s,
+         "{\"t\":\"end\",\"clock_ns\":900000,\"mono_ns\":1900000,\"why\":\"exit\",\"dropped\":0}");
+}
+
+/* A runtime call on thread 1, context 1, no ranges, no stack. */
+static inline void call(stream *s, const char *api, long long corr, long long start, long long end)
+{
+    line(s,
+         "{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,\"corr\":%lld,"
+         "\"start\":%lld,\"end\":%lld,\"ranges\":[],\"stack\":-1}",
+         api, corr, start, end);
+}
+
+static inline void kernel(stream *s, int dev, long long ctx, long long corr, long long start,
+                          long long end)
+{
+    line(s,
+         "{\"t\":\"kernel\",\"dev\":%d,\"ctx\":%lld,\"stream\":7,\"corr\":%lld,\"start\":%lld,"
+         "\"end\":%lld}",
+         dev, ctx, corr, start, end);
+}
+
+/* Loads the stream's text as process `name` into run (a new run when NULL). */
+static inline sb_audit_run *load_into(sb_audit_run *run, stream *s, const char *name)
+{
+    fclose(s->f);
+    if (!run)
+        run = sb_audit_run_new();
+    assert_non_null(run);
+    FILE *f = fmemopen(s->text, s->len, "r");
+    assert_non_null(f);
+    assert_int_equal(sb_audit_load_stream(run, f, name), 0);
+    fclose(f);
+    free(s->text);
+    return run;
+}
+
+static inline void analyze_default(sb_audit_run *run)
+{
+    sb_audit_opts o;
+    sb_audit_opts_default(&o);
+    o.symbolize = 0;
+    assert_int_equal(sb_audit_analyze(run, &o), 0);
+}
+
+static inline sb_audit_run *analyzed(stream *s)
+{
+    sb_audit_run *run = load_into(NULL, s, "proc-100.jsonl");
+    analyze_default(run);
+    return run;
+}
+
+#endif
