@@ -63,6 +63,9 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests-asan/%)
 NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
+# GPU programs `syncbench audit` is tested on (tests/audit/audit_*.c): known blocking calls
+AUDIT_TEST_SRC := $(wildcard tests/audit/audit_*.c)
+AUDIT_TEST_BIN := $(AUDIT_TEST_SRC:tests/audit/%.c=$(BUILD)/tests/%)
 BIN      := $(BUILD)/syncbench
 # The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
@@ -71,10 +74,13 @@ AUDIT_SRC := $(wildcard src/audit/inject/*.c)
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
-        fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
+        test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
 .DEFAULT_GOAL := all
 
-all: $(BIN) $(AUDIT_LIB)
+all: $(BIN) $(AUDIT_LIB) test-programs
+
+# The audit's GPU test programs (build/tests/audit_*), run by tests/gpu/test_audit.py.
+test-programs: $(AUDIT_TEST_BIN)
 
 run: $(BIN)
 	@mkdir -p results
@@ -148,7 +154,7 @@ perf-check: $(BIN)
 	  --threshold-for $(PERF_THRESHOLDS) \
 	  --markdown $(PERF_CONFIRM_MARKDOWN)
 
-test: deps $(BIN) $(UNIT_BIN) $(NVTX_LIB)
+test: deps $(BIN) $(UNIT_BIN) $(NVTX_LIB) test-programs
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 	SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
 	  $(PYTHON) -m pytest -q -rs tests/cli tests/gpu
@@ -206,6 +212,14 @@ $(AUDIT_LIB): $(AUDIT_SRC) $(wildcard src/audit/inject/*.h) src/audit/records.h 
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \
 	  -L$(CUDA_LIB) -lcupti -Wl,-rpath,$(CUDA_LIB) -lpthread -ldl
 
+# The audit's test programs: C11, the CUDA runtime (static, as the binary), NVTX3 (header-only),
+# the kernel launchers of kernels/ from the library.
+$(BUILD)/tests/audit_%: tests/audit/audit_%.c tests/audit/check.h $(BUILD)/libsyncbench.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsyncbench.a -L$(CUDA_LIB) -lcudart_static \
+	  -lstdc++ -ldl -lpthread -lrt -lm
+
 # NVTX injection library for the NVTX tests: records every range pushed in every domain.
 $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
 	@mkdir -p $(dir $@)
@@ -227,7 +241,8 @@ clean:
 	rm -rf $(BUILD)
 
 format:
-	clang-format -i src/*.c src/*/*.c src/*/*.h src/*/*/*.c src/*/*/*.h kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c \
+	clang-format -i src/*.c src/*/*.c src/*/*.h src/*/*/*.c src/*/*/*.h kernels/*.cu kernels/*.h \
+	  tests/unit/*.c tests/unit/*.h tests/nvtx/*.c tests/audit/*.c tests/audit/*.h \
 	  tests/fuzz/*.c tests/fuzz/*.h
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.

@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""`syncbench audit --trace` (Chrome trace JSON) -> a PNG timeline of where the host blocked.
+
+    plot/timeline.py TRACE.json -o OUT.png [--window START_US:END_US] [--title TEXT]
+
+Per process (one block each, by pid), the GPU stream rows on top (kernels, copies and memsets
+as bars: the gaps between them are the GPU idling), then each host thread's rows: its CUDA API
+calls as thin grey bars, the blocking calls (cat "sync") as red bars, and beneath them a band
+of its NVTX ranges (nested ranges stacked, named where there is room). x: milliseconds since
+the trace's first event.
+
+Which events go where (the trace's own conventions):
+  - "X" events: cat "kernel", "gpu_memcpy", "gpu_memset" are GPU work; cat "sync" a blocking
+    host call; "cuda_runtime", "cuda_driver" (or any other cat) other host API calls; "nvtx"
+    an NVTX range. ts and dur are microseconds.
+  - a GPU stream track: a tid that is a string "stream N", an integer >= 1000000, or a tid
+    whose thread_name metadata ("M" event) is "stream N". Other tids are host threads.
+  - "M" process_name / thread_name events name the blocks and rows. Other phases (flows
+    "s"/"f", counters, instants) are ignored.
+
+The window: --window START_US:END_US, in the trace's own microseconds (ts values, not the
+relative ms of the axis). Without it the window is picked so that the first syncs of the
+busiest range show: the NVTX range name (the "range" arg of the sync events) holding the most
+sync events; its first AUTO_SYNCS (5) sync events in time; from the start of the first to the
+end of the last, widened on each side by a quarter of that span (at least AUTO_PAD_US, 50 us)
+so that the GPU work before the first sync and the launches after the last show; clipped to
+the trace. Sync events with no range count as one group "" when no sync has a range. No sync
+events: the whole trace. The window chosen is said on stderr (one note line).
+
+No PNG is wider or taller than MAX_PX (4000) pixels: at most MAX_ROWS rows are drawn (the
+first ones, by process then GPU streams then host threads; a note says how many were left
+out).
+
+Exit status: 0 PNG written (its path printed on stdout); 2 bad input or usage: unreadable
+file, not JSON, no "traceEvents" list, a malformed "X" event, a bad or empty window, an output
+name not ending in .png or a folder that cannot be written (one line on stderr:
+`timeline.py: reason`, nothing written); 1 a bug or no matplotlib (one line); 130 or 143
+interrupted (SIGINT, SIGTERM), nothing written.
+"""
+import argparse
+import json
+import logging
+import math
+import os
+import re
+import signal
+import struct
+import sys
+import tempfile
+import warnings
+from collections import Counter, OrderedDict
+
+DPI = 120
+MAX_PX = 4000
+MAX_ROWS = 60          # rows drawn: 60 x 0.42 in + margins stays under MAX_PX / DPI
+ROW_IN = 0.42          # inches per row
+WIDTH_IN = 14.0
+AUTO_SYNCS = 5
+AUTO_PAD_US = 50.0
+STREAM_TID_BASE = 1000000
+MAX_LABEL = 40
+
+GPU_COLORS = {"kernel": "#76b900", "gpu_memcpy": "#1f77b4", "gpu_memset": "#9467bd"}
+API_COLOR = "#9e9e9e"
+SYNC_COLOR = "#d62728"
+NVTX_COLORS = ["#fdd49e", "#fdbb84", "#fc8d59", "#ef6548"]
+
+
+class BadInput(Exception):
+    """Bad input or usage: exit 2."""
+
+
+class Unavailable(Exception):
+    """matplotlib cannot be imported: exit 1."""
+
+
+class Interrupted(Exception):
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.status = 128 + signum
+
+
+def clip(text, n=MAX_LABEL):
+    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def finite(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+STREAM_RE = re.compile(r"stream \d+$")
+
+
+def stream_number(tid, thread_name):
+    """The stream number of a GPU stream track, or None for a host thread."""
+    for text in (tid if isinstance(tid, str) else None, thread_name):
+        if isinstance(text, str) and STREAM_RE.match(text):
+            return int(text.split()[1])
+    if isinstance(tid, int) and not isinstance(tid, bool) and tid >= STREAM_TID_BASE:
+        return tid - STREAM_TID_BASE
+    return None
+
+
+def load(path):
+    """The trace -> (events, process names, thread names); raises BadInput."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise BadInput(f"{path}: cannot open: {e.strerror}")
+    try:
+        doc = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise BadInput(f"{path}: not JSON ({clip(e, 120)})")
+    if not isinstance(doc, dict) or "traceEvents" not in doc:
+        raise BadInput(f"{path}: not a Chrome trace: no \"traceEvents\"")
+    raw = doc["traceEvents"]
+    if not isinstance(raw, list):
+        raise BadInput(f"{path}: \"traceEvents\" is not a list")
+    pnames, tnames, events = {}, {}, []
+    for i, e in enumerate(raw):
+        if not isinstance(e, dict):
+            raise BadInput(f"{path}: traceEvents[{i}] is not an object")
+        ph = e.get("ph")
+        if ph == "M":
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            name = args.get("name")
+            if isinstance(name, str):
+                if e.get("name") == "process_name":
+                    pnames[key(e.get("pid"))] = name
+                elif e.get("name") == "thread_name":
+                    tnames[(key(e.get("pid")), key(e.get("tid")))] = name
+        elif ph == "X":
+            ts, dur = e.get("ts"), e.get("dur", 0)
+            if not finite(ts):
+                raise BadInput(f"{path}: traceEvents[{i}]: \"ts\" is not a number")
+            if not finite(dur) or dur < 0:
+                raise BadInput(f"{path}: traceEvents[{i}]: \"dur\" is not a number >= 0")
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            events.append({"pid": key(e.get("pid")), "tid": key(e.get("tid")),
+                           "ts": float(ts), "end": float(ts) + float(dur),
+                           "cat": str(e.get("cat", "")), "name": str(e.get("name", "")),
+                           "range": args.get("range") if isinstance(args.get("range"), str)
+                           else ""})
+    if not events:
+        raise BadInput(f"{path}: no \"X\" events to draw")
+    return events, pnames, tnames
+
+
+def key(v):
+    """A pid or tid as a hashable, sortable key: ints stay ints, anything else a string."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    return "" if v is None else str(v)
+
+
+def sort_key(v):
+    return (0, v, "") if isinstance(v, int) else (1, 0, v)
+
+
+# ---------------------------------------------------------------------------------------------
+# The window
+
+
+def parse_window(text):
+    m = re.fullmatch(r"\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)\s*", text or "")
+    if not m:
+        raise BadInput(f"--window '{clip(text)}': expected START_US:END_US (two numbers)")
+    try:
+        a, b = float(m.group(1)), float(m.group(2))
+    except ValueError:
+        raise BadInput(f"--window '{clip(text)}': expected START_US:END_US (two numbers)")
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise BadInput(f"--window '{clip(text)}': not finite numbers")
+    if a >= b:
+        raise BadInput(f"--window '{clip(text)}': START must be before END")
+    return a, b
+
+
+def auto_window(events):
+    """(start, end, how): see the module's docstring."""
+    lo = min(e["ts"] for e in events)
+    hi = max(e["end"] for e in events)
+    syncs = [e for e in events if e["cat"] == "sync"]
+    if not syncs:
+        return lo, hi, "the whole trace (no sync events)"
+    by_range = Counter(e["range"] for e in syncs if e["range"])
+    if by_range:
+        first_seen = {}
+        for e in sorted(syncs, key=lambda e: e["ts"]):
+            first_seen.setdefault(e["range"], e["ts"])
+        name = min(by_range, key=lambda r: (-by_range[r], first_seen[r]))
+        pick = [e for e in syncs if e["range"] == name]
+        what = f"range '{clip(name)}' ({by_range[name]} sync events)"
+    else:
+        pick, what = syncs, f"{len(syncs)} sync events, none in a range"
+    pick = sorted(pick, key=lambda e: e["ts"])[:AUTO_SYNCS]
+    a, b = pick[0]["ts"], max(e["end"] for e in pick)
+    pad = max((b - a) / 4, AUTO_PAD_US)
+    start, end = max(lo, a - pad), min(hi, b + pad)
+    if end <= start:
+        start, end = a - pad, b + pad
+    return start, end, f"the first {len(pick)} sync events of the busiest {what}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows
+
+
+def build_rows(events, pnames, tnames, start, end):
+    """[(process label, row label, kind, [events])], kind 'gpu', 'host' or 'nvtx'; only the
+    events overlapping [start, end]."""
+    shown = [e for e in events if e["end"] >= start and e["ts"] <= end]
+    procs = OrderedDict()
+    for e in sorted(shown, key=lambda e: (sort_key(e["pid"]), sort_key(e["tid"]))):
+        procs.setdefault(e["pid"], OrderedDict()).setdefault(e["tid"], []).append(e)
+    rows = []
+    for pid, threads in procs.items():
+        plabel = clip(pnames.get(pid) or f"pid {pid}")
+        gpu, host = [], []
+        for tid, evs in threads.items():
+            sn = stream_number(tid, tnames.get((pid, tid)))
+            if sn is not None:
+                gpu.append((sn, tid, evs))
+            else:
+                host.append((tid, evs))
+        for sn, tid, evs in sorted(gpu, key=lambda g: (g[0], sort_key(g[1]))):
+            rows.append((plabel, f"stream {sn}", "gpu", evs))
+        for tid, evs in sorted(host, key=lambda h: sort_key(h[0])):
+            label = clip(tnames.get((pid, tid)) or f"thread {tid}", 28)
+            calls = [e for e in evs if e["cat"] != "nvtx"]
+            ranges = [e for e in evs if e["cat"] == "nvtx"]
+            if calls or not ranges:
+                rows.append((plabel, label, "host", calls))
+            if ranges:
+                rows.append((plabel, f"{label} NVTX", "nvtx", ranges))
+    return rows
+
+
+def nvtx_levels(ranges):
+    """Each range's nesting depth (0 = outermost), from the intervals alone."""
+    out, open_ends = [], []
+    for e in sorted(ranges, key=lambda e: (e["ts"], -e["end"])):
+        while open_ends and open_ends[-1] <= e["ts"]:
+            open_ends.pop()
+        out.append((e, len(open_ends)))
+        open_ends.append(e["end"])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing
+
+
+def pyplot():
+    logging.getLogger("matplotlib").setLevel(logging.ERROR)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise Unavailable(f"cannot import matplotlib ({e}); install python3-matplotlib")
+    return plt
+
+
+def draw(plt, rows, start, end, t0, title):
+    from matplotlib.patches import Patch
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 1.9 + ROW_IN * n))
+    ms = lambda us: (us - t0) / 1000.0  # noqa: E731
+    span = ms(end) - ms(start)
+    labels = []
+    for i, (plabel, label, kind, evs) in enumerate(rows):
+        y = n - 1 - i
+        labels.append(label)
+        if kind == "gpu":
+            for cat, color in GPU_COLORS.items():
+                bars = [(ms(e["ts"]), max(ms(e["end"]) - ms(e["ts"]), span * 1e-4))
+                        for e in evs if e["cat"] == cat]
+                if bars:
+                    ax.broken_barh(bars, (y - 0.35, 0.7), facecolors=color, edgecolor="none")
+            other = [(ms(e["ts"]), max(ms(e["end"]) - ms(e["ts"]), span * 1e-4))
+                     for e in evs if e["cat"] not in GPU_COLORS]
+            if other:
+                ax.broken_barh(other, (y - 0.35, 0.7), facecolors="#bcbd22", edgecolor="none")
+        elif kind == "host":
+            api = [(ms(e["ts"]), max(ms(e["end"]) - ms(e["ts"]), span * 1e-4))
+                   for e in evs if e["cat"] != "sync"]
+            if api:
+                ax.broken_barh(api, (y - 0.12, 0.24), facecolors=API_COLOR, edgecolor="none")
+            syncs = [(ms(e["ts"]), max(ms(e["end"]) - ms(e["ts"]), span * 2e-4))
+                     for e in evs if e["cat"] == "sync"]
+            if syncs:
+                ax.broken_barh(syncs, (y - 0.3, 0.6), facecolors=SYNC_COLOR, edgecolor="none")
+        else:
+            levels = nvtx_levels(evs)
+            depth = min(max(lv for _, lv in levels) + 1, len(NVTX_COLORS))
+            h = 0.8 / depth
+            for e, lv in levels:
+                if lv >= depth:
+                    continue
+                x0, x1 = max(ms(e["ts"]), ms(start)), min(ms(e["end"]), ms(end))
+                yb = y + 0.4 - (lv + 1) * h
+                ax.broken_barh([(x0, max(x1 - x0, span * 1e-4))], (yb, h * 0.9),
+                               facecolors=NVTX_COLORS[lv], edgecolor="#7f2704", linewidth=0.4)
+                if x1 - x0 > span * 0.06:
+                    ax.text((x0 + x1) / 2, yb + h * 0.45, clip(e["name"], 24), ha="center",
+                            va="center", fontsize=7, clip_on=True)
+    # process blocks: a line between them and the process name at the left
+    prev = None
+    for i, (plabel, *_rest) in enumerate(rows):
+        if plabel != prev:
+            y = n - 1 - i
+            if prev is not None:
+                ax.axhline(y + 0.5, color="black", linewidth=0.8)
+            ax.text(0.0, y + 0.42, f" {plabel}", transform=ax.get_yaxis_transform(),
+                    fontsize=8, fontweight="bold", va="bottom", ha="left")
+            prev = plabel
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(list(reversed(labels)), fontsize=8)
+    ax.set_ylim(-0.6, n - 0.4)
+    ax.set_xlim(ms(start), ms(end))
+    ax.set_xlabel("time since the trace's first event (ms)")
+    ax.grid(axis="x", linewidth=0.3, alpha=0.5)
+    ax.legend(handles=[Patch(color=GPU_COLORS["kernel"], label="kernel"),
+                       Patch(color=GPU_COLORS["gpu_memcpy"], label="GPU copy"),
+                       Patch(color=GPU_COLORS["gpu_memset"], label="GPU memset"),
+                       Patch(color=API_COLOR, label="API call"),
+                       Patch(color=SYNC_COLOR, label="blocking call"),
+                       Patch(color=NVTX_COLORS[0], label="NVTX range")],
+              loc="upper center", bbox_to_anchor=(0.5, -0.5 / (1.9 + ROW_IN * n) - 0.06),
+              ncol=6, fontsize=8, frameon=False)
+    ax.set_title(clip(title, 120) if title else "host-blocking CUDA calls", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        raise RuntimeError(f"{path} is not a PNG")
+    return struct.unpack(">II", head[16:24])
+
+
+def save(plt, fig, out):
+    folder = os.path.dirname(os.path.abspath(out))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".timeline.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        plt.close(fig)
+        raise BadInput(f"{out}: cannot write there: {e.strerror}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format="png", dpi=DPI)
+        w, h = png_size(tmp)
+        if max(w, h) > MAX_PX:
+            raise RuntimeError(f"{out} came out {w}x{h} pixels, over {MAX_PX}")
+        mode = os.umask(0)
+        os.umask(mode)
+        os.chmod(tmp, 0o666 & ~mode)
+        os.replace(tmp, out)
+    except BaseException as e:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise BadInput(f"{out}: cannot write there: {e.strerror or e}") from e
+        raise
+    finally:
+        plt.close(fig)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise BadInput(f"{message} (see --help)")
+
+
+def run(args, notes):
+    out = args.out
+    if not out.lower().endswith(".png"):
+        raise BadInput(f"-o '{clip(out)}': the output name must end in .png")
+    if os.path.isdir(out):
+        raise BadInput(f"-o '{clip(out)}': is a folder")
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise BadInput(f"-o '{clip(out)}': no folder {clip(folder, 80)}")
+    window = parse_window(args.window) if args.window is not None else None
+    events, pnames, tnames = load(args.trace)
+    t0 = min(e["ts"] for e in events)
+    if window:
+        start, end = window
+    else:
+        start, end, how = auto_window(events)
+        notes.append(f"window {start:.1f}:{end:.1f} us: {how}")
+    rows = build_rows(events, pnames, tnames, start, end)
+    if not rows:
+        raise BadInput(f"--window {start:g}:{end:g}: no event in it (the trace spans "
+                       f"{t0:g} to {max(e['end'] for e in events):g} us)")
+    if len(rows) > MAX_ROWS:
+        notes.append(f"{len(rows) - MAX_ROWS} of {len(rows)} rows left out (at most {MAX_ROWS})")
+        rows = rows[:MAX_ROWS]
+    plt = pyplot()
+    save(plt, draw(plt, rows, start, end, t0, args.title), out)
+    return out
+
+
+def main(argv=None):
+    def on_signal(signum, _frame):
+        raise Interrupted(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    warnings.simplefilter("ignore")
+    notes = []
+    try:
+        ap = Parser(prog="timeline.py",
+                    description="syncbench audit --trace JSON -> PNG timeline",
+                    epilog="Without --window: the first 5 sync events of the range holding the "
+                           "most, widened by a quarter of their span (50 us at least) each side.")
+        ap.add_argument("trace", help="a Chrome trace (syncbench audit --trace PATH)")
+        ap.add_argument("-o", "--out", required=True, help="the PNG to write")
+        ap.add_argument("--window", metavar="START_US:END_US",
+                        help="the time span drawn, in the trace's microseconds")
+        ap.add_argument("--title", default="", help="the figure's title")
+        args = ap.parse_args(argv)
+        written = run(args, notes)
+    except BadInput as e:
+        print(f"timeline.py: {clip(e, 400)}", file=sys.stderr)
+        return 2
+    except Unavailable as e:
+        print(f"timeline.py: {clip(e, 400)}", file=sys.stderr)
+        return 1
+    except Interrupted as e:
+        print(f"timeline.py: interrupted ({e}); nothing written", file=sys.stderr)
+        return e.status
+    except Exception as e:
+        print(f"timeline.py: internal error: {type(e).__name__}: {clip(e, 300)}",
+              file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for note in notes:
+        print(f"timeline.py: note: {clip(note, 400)}", file=sys.stderr)
+    try:
+        print(written)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""plot/timeline.py on synthetic `syncbench audit --trace` files (Chrome trace JSON): a valid
+trace draws a PNG within the size bounds, with and without --window; every bad input is one
+line on stderr, exit 2, and nothing written. No GPU needed."""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+pytest.importorskip("matplotlib")
+
+TIMELINE = str(ROOT / "plot" / "timeline.py")
+MAX_PX = 4000
+
+
+def timeline(*args):
+    return subprocess.run([sys.executable, TIMELINE, *map(str, args)], capture_output=True,
+                          text=True)
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def synthetic(procs=2, threads=1, steps=6, int_stream_tids=False):
+    """A trace as the audit writes one: per process a GPU stream with a kernel and a copy per
+    step, a host thread with launches, a blocking sync per step inside an NVTX range
+    "train_step" nested in "epoch", and the metadata naming them."""
+    ev = []
+    for p in range(procs):
+        pid = 4000 + p
+        ev.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                   "args": {"name": f"python3 train.py (rank {p})"}})
+        stream = 1000007 if int_stream_tids else "stream 7"
+        if int_stream_tids:
+            ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": stream,
+                       "args": {"name": "stream 7"}})
+        ev.append({"ph": "X", "cat": "nvtx", "name": "epoch", "pid": pid, "tid": 11,
+                   "ts": 0, "dur": steps * 100})
+        for t in range(threads):
+            tid = 11 + t
+            ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                       "args": {"name": f"host thread {tid}"}})
+            for s in range(steps):
+                t0 = s * 100.0
+                ev.append({"ph": "X", "cat": "nvtx", "name": "train_step", "pid": pid,
+                           "tid": tid, "ts": t0 + 1, "dur": 95})
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                           "pid": pid, "tid": tid, "ts": t0 + 2, "dur": 4})
+                ev.append({"ph": "X", "cat": "sync", "name": "cudaStreamSynchronize",
+                           "pid": pid, "tid": tid, "ts": t0 + 7, "dur": 60,
+                           "args": {"class": "sync-stream", "group": "explicit",
+                                    "site": "train.py:42", "range": "train_step",
+                                    "bubble_us": 12.5}})
+                ev.append({"ph": "s", "cat": "ac2g", "id": s, "pid": pid, "tid": tid,
+                           "ts": t0 + 2})
+                ev.append({"ph": "f", "cat": "ac2g", "id": s, "pid": pid, "tid": stream,
+                           "ts": t0 + 8, "bp": "e"})
+        for s in range(steps):
+            t0 = s * 100.0
+            ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": pid, "tid": stream,
+                       "ts": t0 + 8, "dur": 50})
+            ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "DtoH", "pid": pid,
+                       "tid": stream, "ts": t0 + 60, "dur": 5})
+            ev.append({"ph": "X", "cat": "gpu_memset", "name": "memset", "pid": pid,
+                       "tid": stream, "ts": t0 + 66, "dur": 1})
+    return {"traceEvents": ev, "displayTimeUnit": "ms"}
+
+
+def write(tmp_path, doc, name="trace.json"):
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+def assert_png(r, out):
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(out)
+    w, h = png_size(out)
+    assert 400 <= w <= MAX_PX and 200 <= h <= MAX_PX, (w, h)
+    assert os.path.getsize(out) > 1000
+    assert not [f for f in os.listdir(out.parent) if f.startswith(".timeline.")]
+    return w, h
+
+
+def test_auto_window(tmp_path):
+    out = tmp_path / "t.png"
+    r = timeline(write(tmp_path, synthetic()), "-o", out, "--title", "two ranks")
+    assert_png(r, out)
+    # the window picked is said, in one note line
+    notes = [ln for ln in r.stderr.splitlines() if ln.startswith("timeline.py: note: window")]
+    assert len(notes) == 1, r.stderr
+    assert "train_step" in notes[0]
+
+
+def test_explicit_window_and_integer_stream_tids(tmp_path):
+    out = tmp_path / "w.png"
+    r = timeline(write(tmp_path, synthetic(int_stream_tids=True)), "-o", out,
+                 "--window", "100:350")
+    assert_png(r, out)
+    assert "note: window" not in r.stderr
+
+
+def test_no_sync_events_draws_the_whole_trace(tmp_path):
+    doc = synthetic(procs=1)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") != "sync"]
+    out = tmp_path / "n.png"
+    r = timeline(write(tmp_path, doc), "-o", out)
+    assert_png(r, out)
+    assert "whole trace" in r.stderr
+
+
+def test_many_rows_stay_within_the_size_bound(tmp_path):
+    out = tmp_path / "big.png"
+    r = timeline(write(tmp_path, synthetic(procs=12, threads=8, steps=3)), "-o", out)
+    assert_png(r, out)
+    assert "rows left out" in r.stderr
+
+
+def assert_bad(r, tmp_path, message, keep=("trace.json",)):
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("timeline.py: ")
+    assert message in lines[0], lines[0]
+    assert r.stdout == ""
+    assert sorted(os.listdir(tmp_path)) == sorted(keep)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("{not json", "not JSON"),
+    ("", "not JSON"),
+    ('{"events": []}', 'no "traceEvents"'),
+    ("[1, 2]", 'no "traceEvents"'),
+    ('{"traceEvents": {}}', "is not a list"),
+    ('{"traceEvents": []}', "no \"X\" events"),
+    ('{"traceEvents": [3]}', "traceEvents[0] is not an object"),
+    ('{"traceEvents": [{"ph": "X", "ts": "5", "dur": 1}]}', '"ts" is not a number'),
+    ('{"traceEvents": [{"ph": "X", "ts": 5, "dur": -1}]}', '"dur" is not a number >= 0'),
+])
+def test_bad_trace(tmp_path, text, message):
+    r = timeline(write(tmp_path, text), "-o", tmp_path / "t.png")
+    assert_bad(r, tmp_path, message)
+
+
+@pytest.mark.parametrize("window,message", [
+    ("abc", "expected START_US:END_US"),
+    ("5", "expected START_US:END_US"),
+    ("1:2:3", "expected START_US:END_US"),
+    ("300:200", "START must be before END"),
+    ("7:7", "START must be before END"),
+    ("1e999:2e999", "not finite"),
+    ("100000:200000", "no event in it"),
+])
+def test_bad_window(tmp_path, window, message):
+    r = timeline(write(tmp_path, synthetic()), "-o", tmp_path / "t.png", "--window", window)
+    assert_bad(r, tmp_path, message)
+
+
+def test_bad_usage(tmp_path):
+    trace = write(tmp_path, synthetic())
+    assert_bad(timeline(trace), tmp_path, "-o")
+    assert_bad(timeline(trace, "-o", tmp_path / "t.jpg"), tmp_path, "must end in .png")
+    assert_bad(timeline(trace, "-o", tmp_path / "nodir" / "t.png"), tmp_path, "no folder")
+    assert_bad(timeline(tmp_path / "missing.json", "-o", tmp_path / "t.png"), tmp_path,
+               "cannot open")
+    assert_bad(timeline(trace, "-o", tmp_path / "t.png", "--bogus"), tmp_path,
+               "unrecognized arguments")
