@@ -78,9 +78,11 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
         exe[len] = 0;
         char *slash = strrchr(exe, '/');
         *slash = 0;
-        snprintf(lib, n, "%s/%s", exe, LIB_NAME);
-        if (access(lib, R_OK) != 0)
-            snprintf(lib, n, "%s/../lib/syncbench/%s", exe, LIB_NAME);
+        int len1 = snprintf(lib, n, "%s/%s", exe, LIB_NAME);
+        if (len1 >= (int)n || access(lib, R_OK) != 0) {
+            if (snprintf(lib, n, "%s/../lib/syncbench/%s", exe, LIB_NAME) >= (int)n)
+                return sb_fail(SB_EXIT_NODEV, "audit: the binary's path is too long");
+        }
     }
     if (access(lib, R_OK) != 0)
         return sb_fail(SB_EXIT_NODEV, "audit: injection library %s not found (make builds it "

@@ -74,7 +74,7 @@ def test_no_cuda_command(tmp_path):
         assert f.readline().strip() == CSV_COLUMNS
         assert list(csv.reader(f)) == []
     rep = json.loads(json_path.read_text())
-    assert rep["tool"] == "syncbench" and rep["format"] == 1
+    assert rep["tool"] == "syncbench audit" and rep["format"] == 1
     assert rep["processes"] == [] and rep["rows"] == [] and rep["gate"] is None
     assert "/bin/true" in json.dumps(rep["command"])
 

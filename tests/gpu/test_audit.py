@@ -124,7 +124,7 @@ def test_counts_outside_ranges_as_promised(counted):
 
 def test_counts_json_report(counted):
     rep, truth = counted.report, counted.truth
-    assert rep["tool"] == "syncbench" and rep["format"] == 1
+    assert rep["tool"] == "syncbench audit" and rep["format"] == 1
     assert rep["gate"] is None
     assert isinstance(rep["environment"], dict)
     assert "audit_counts" in json.dumps(rep["command"])
