@@ -156,9 +156,15 @@ static const sb_audit_timeline *call_timeline(const sb_audit_proc *p, const look
 static const sb_audit_act *matched_copy(const sb_audit_proc *p, const lookups *l,
                                         const sb_audit_call *c)
 {
-    const keyed *k = c->drv ? find_keyed(l->by_corr, l->ncorr, c->corr)
-                            : find_keyed(l->by_rcorr, l->nrcorr, c->corr);
-    return k ? &p->acts[k->idx] : NULL;
+    /* CUPTI fills runtimeCorrelationId only when driver calls are recorded too; otherwise a
+     * runtime call's copy carries the runtime's id as its correlationId (seen on the H100) */
+    const keyed *k = c->drv ? NULL : find_keyed(l->by_rcorr, l->nrcorr, c->corr);
+    if (k)
+        return &p->acts[k->idx];
+    k = find_keyed(l->by_corr, l->ncorr, c->corr);
+    if (!k || (!c->drv && p->acts[k->idx].rcorr)) /* that id is a driver call's */
+        return NULL;
+    return &p->acts[k->idx];
 }
 
 static int is_pageable(const char *s)
@@ -172,7 +178,8 @@ static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const
     sb_audit_class fixed;
     int dtod;
     sb_audit_family fam = sb_audit_classify_name(c->api, &fixed, &dtod);
-    int waited = fam != SB_FAM_FIXED &&
+    /* without the kernels the GPU's busy timeline is unknown: no call is judged by it */
+    int waited = fam != SB_FAM_FIXED && p->kernels &&
                  sb_audit_waited(t, c->start, c->end, o->waited_min_us, o->waited_slack_us);
     const sb_audit_act *copy =
         fam == SB_FAM_COPY || fam == SB_FAM_COPY_ASYNC ? matched_copy(p, l, c) : NULL;
@@ -196,7 +203,8 @@ static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const
     default:
         c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
     }
-    c->bubble_ns = sb_audit_blocking(c->cls) ? sb_audit_bubble(t, c->start, c->end) : 0;
+    c->bubble_ns =
+        sb_audit_blocking(c->cls) && p->kernels ? sb_audit_bubble(t, c->start, c->end) : 0;
 }
 
 static double percentile_sorted(const double *x, size_t n, double q)

@@ -105,6 +105,8 @@ typedef struct sb_audit_proc {
     const char *cmd, *mode;
     int64_t clock_ns, mono_ns;
     int complete; /* an "end" record */
+    int kernels;  /* kernels were recorded (--gpu-activity, --trace): the GPU's busy timeline,
+                     bubbles, waited calls and could-save are known */
     const char *why;
     long long dropped;
     long malformed;

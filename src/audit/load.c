@@ -61,6 +61,7 @@ static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     p->mono_ns = num_or(o, "mono_ns", p->clock_ns);
     p->cmd = str(run, o, "cmd", "");
     p->mode = str(run, o, "mode", "count");
+    p->kernels = num_or(o, "kernels", 1) != 0;
     return p->cmd && p->mode ? OK : NOMEM;
 }
 

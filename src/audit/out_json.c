@@ -53,10 +53,12 @@ static json_t *process(const sb_audit_proc *p)
                           "cmd", p->cmd, "complete", p->complete, "malformed_lines",
                           (json_int_t)p->malformed, "dropped", (json_int_t)p->dropped);
     json_object_set_new(o, "lifetime_s", num(p->lifetime_us / 1e6));
-    json_object_set_new(o, "gpu_busy_pct", num(pct(p->busy_us, p->lifetime_us)));
+    json_object_set_new(o, "gpu_activity", json_boolean(p->kernels));
+    json_object_set_new(o, "gpu_busy_pct",
+                        p->kernels ? num(pct(p->busy_us, p->lifetime_us)) : json_null());
     json_object_set_new(o, "blocked_us", num(p->blocked_us));
     json_object_set_new(o, "blocked_pct", num(pct(p->blocked_us, p->lifetime_us)));
-    json_object_set_new(o, "could_save_us", num(p->could_save_us));
+    json_object_set_new(o, "could_save_us", p->kernels ? num(p->could_save_us) : json_null());
     json_object_set_new(o, "polls", json_integer(p->polls));
     json_object_set_new(o, "blocking_calls", json_integer(p->blocking));
     json_object_set_new(o, "counts", counts(p->counts));
@@ -68,8 +70,10 @@ static json_t *total(const sb_audit_run *run)
     long c[SB_AUDIT_NCLASS] = {0};
     double life = 0, busy = 0, blocked = 0, save = 0;
     long polls = 0, blocking = 0;
+    int kernels = run->nprocs > 0; /* every process recorded kernels */
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
+        kernels &= p->kernels;
         for (int k = 0; k < SB_AUDIT_NCLASS; k++)
             c[k] += p->counts[k];
         life += p->lifetime_us;
@@ -81,10 +85,10 @@ static json_t *total(const sb_audit_run *run)
     }
     json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
     json_object_set_new(o, "lifetime_s", num(life / 1e6));
-    json_object_set_new(o, "gpu_busy_pct", num(pct(busy, life)));
+    json_object_set_new(o, "gpu_busy_pct", kernels ? num(pct(busy, life)) : json_null());
     json_object_set_new(o, "blocked_us", num(blocked));
     json_object_set_new(o, "blocked_pct", num(pct(blocked, life)));
-    json_object_set_new(o, "could_save_us", num(save));
+    json_object_set_new(o, "could_save_us", kernels ? num(save) : json_null());
     json_object_set_new(o, "polls", json_integer(polls));
     json_object_set_new(o, "blocking_calls", json_integer(blocking));
     json_object_set_new(o, "counts", counts(c));
@@ -106,7 +110,8 @@ static json_t *rows(const sb_audit_run *run)
             json_object_set_new(o, "blocked_total_us", num(r->blocked_total_us));
             json_object_set_new(o, "blocked_median_us", num(r->blocked_median_us));
             json_object_set_new(o, "blocked_p95_us", num(r->blocked_p95_us));
-            json_object_set_new(o, "bubble_total_us", num(r->bubble_total_us));
+            json_object_set_new(o, "bubble_total_us",
+                                p->kernels ? num(r->bubble_total_us) : json_null());
             json_array_append_new(a, o);
         }
     }

@@ -33,10 +33,16 @@ static void process_block(FILE *f, const sb_audit_proc *p)
     fprintf(f, "pid %" PRId64, p->pid);
     if (p->rank >= 0)
         fprintf(f, " (rank %d)", p->rank);
-    fprintf(f,
-            ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), could save %.3f ms, polls %ld\n",
-            pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
-            pct(p->blocked_us, p->lifetime_us), p->could_save_us / 1e3, p->polls);
+    if (p->kernels)
+        fprintf(f,
+                ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), could save %.3f ms, polls "
+                "%ld\n",
+                pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
+                pct(p->blocked_us, p->lifetime_us), p->could_save_us / 1e3, p->polls);
+    else
+        fprintf(f, ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, could save: "
+                   "--gpu-activity)\n",
+                p->blocked_us / 1e3, pct(p->blocked_us, p->lifetime_us), p->polls);
     if (!p->complete)
         fprintf(f, "pid %" PRId64 ": no end record (killed?): what was recorded is reported\n",
                 p->pid);
@@ -59,6 +65,9 @@ static int class_table(FILE *f, const sb_audit_run *run)
     double *d = malloc((n ? n : 1) * sizeof *d);
     if (!d)
         return -1;
+    int kernels = 0; /* some process recorded kernels: a bubble column */
+    for (size_t i = 0; i < run->nprocs; i++)
+        kernels |= run->procs[i]->kernels;
     fprintf(f, "\n%-9s %-14s %9s %12s %11s %11s %11s\n", "group", "class", "count", "blocked ms",
             "median us", "p95 us", "bubble ms");
     for (int k = 1; k < SB_AUDIT_NCLASS; k++) {
@@ -77,10 +86,13 @@ static int class_table(FILE *f, const sb_audit_run *run)
         if (!m)
             continue;
         sb_sort(d, m, sizeof *d, cmp_double);
-        fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11.3f\n",
+        char bub[32] = "-";
+        if (kernels)
+            snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
+        fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
                 sb_audit_class_name((sb_audit_class)k), m, total / 1e3, pick(d, m, 0.5),
-                pick(d, m, 0.95), bubble / 1e3);
+                pick(d, m, 0.95), bub);
     }
     free(d);
     return 0;

@@ -212,7 +212,7 @@ static void acts(writer *w, const sb_audit_proc *p, const source *src, size_t ns
         const source *s = NULL;
         if (a->kind == SB_ACT_COPY && a->rcorr)
             s = find_source(src, nsrc, 0, a->rcorr);
-        else if (a->kind != SB_ACT_COPY)
+        else
             s = find_source(src, nsrc, 0, a->corr);
         if (!s)
             s = find_source(src, nsrc, 1, a->corr);

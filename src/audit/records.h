@@ -5,9 +5,10 @@
  * "proc" gives the offset to CLOCK_MONOTONIC so processes share one time axis.
  *
  *   {"t":"proc","v":1,"pid":P,"ppid":Q,"rank":R,"local_rank":L,"cmd":"python3 train.py",
- *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace"}
+ *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace","kernels":0|1}
  *        first line. rank/local_rank: RANK/LOCAL_RANK, -1 when unset. mono_ns - clock_ns is
- *        the offset from CUPTI's clock to CLOCK_MONOTONIC.
+ *        the offset from CUPTI's clock to CLOCK_MONOTONIC. kernels: 1 when every kernel is
+ *        recorded (the GPU's busy timeline is complete); absent = 1.
  *   {"t":"call","api":"cudaStreamSynchronize","dom":"rt"|"drv","tid":T,"ctx":X,"corr":K,
  *    "start":S,"end":E,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH"}
  *        one host API call that can block (the list is in inject/watch.c), timed on the
@@ -48,6 +49,7 @@
 #define SB_AUDIT_ENV_DIR "SYNCBENCH_AUDIT_DIR"     /* where proc-<pid>.jsonl goes */
 #define SB_AUDIT_ENV_MODE "SYNCBENCH_AUDIT_MODE"   /* "count" (default) or "trace" */
 #define SB_AUDIT_ENV_DEPTH "SYNCBENCH_AUDIT_DEPTH" /* native frames kept per stack (16) */
-#define SB_AUDIT_ENV_GPU "SYNCBENCH_AUDIT_GPU"     /* "0": no GPU activity records */
+/* GPU activity: "0" none, "1" copies and memsets (default), "2" kernels too */
+#define SB_AUDIT_ENV_GPU "SYNCBENCH_AUDIT_GPU"
 
 #endif

@@ -32,9 +32,12 @@ static const sb_optdef audit_optdefs[] = {
      "no table (the gate's verdict is still printed)"},
     {"depth", 0, NULL, SB_OPT_INT, "N", 0, 32, "16", AT(depth), NULL, "Recording:",
      "native frames kept per call stack (0: no call sites)"},
-    {"no-gpu-activity", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(no_gpu), NULL, NULL,
-     "record no kernels or copies: no bubbles, no GPU busy %,\n"
-     "async copies classed by their parameters only"},
+    {"gpu-activity", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(gpu_activity), NULL, NULL,
+     "record every kernel too: the GPU idle time after each\n"
+     "sync (bubble), GPU busy %, what removing the syncs could\n"
+     "save, and calls that waited for the GPU. A cost per launch\n"
+     "(the default records only the calls that can block, and\n"
+     "copies); --trace implies it"},
     {"keep", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(keep), NULL, NULL,
      "keep the raw record streams (proc-PID.jsonl) in DIR"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},

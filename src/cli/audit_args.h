@@ -10,7 +10,7 @@ typedef struct sb_audit_request {
     long long top;
     long long depth; /* native frames per stack */
     const char *csv, *json, *trace, *keep;
-    int quiet, help, no_gpu;
+    int quiet, help, gpu_activity;
     char **cmd; /* CMD [ARGS...], NULL-terminated (argv's tail) */
 } sb_audit_request;
 

@@ -333,10 +333,28 @@ def test_torch_print_fails_the_gate(tmp_path, torch_py):
 # syncbench's own scenarios, audited: the syncs they make are fixed by their code
 
 
-def scenario(tmp_path, *args, iters=20, reps=3, name="s"):
+def scenario(tmp_path, *args, iters=20, reps=3, name="s", opts=()):
     cmd = (BIN, *args, "--iters", iters, "--min-reps", reps, "--max-reps", reps,
            "--warmup", 1, "--warmup-time", 0, "-q")
-    return audit(tmp_path, *cmd, name=name, expect_truth=False)
+    return audit(tmp_path, *cmd, name=name, expect_truth=False, opts=opts)
+
+
+def test_bubbles_need_gpu_activity(tmp_path):
+    """By default kernels are not recorded (a cost per launch): no bubble is claimed. With
+    --gpu-activity each device sync of small-gemm is followed by the next GEMM's launch: a
+    bubble of a few microseconds per sync, never zero, far below a millisecond."""
+    plain = scenario(tmp_path, "--scenario", "small-gemm", "--variant", "sync-device", name="d")
+    assert plain.r.returncode == 0, plain.r.stderr
+    assert all(row["bubble_total_us"] == "" for row in plain.rows), plain.rows
+    assert plain.report["processes"][0]["gpu_busy_pct"] is None
+    assert "--gpu-activity" in plain.r.stderr
+    gpu = scenario(tmp_path, "--scenario", "small-gemm", "--variant", "sync-device", name="g",
+                   opts=("--gpu-activity",))
+    assert gpu.r.returncode == 0, gpu.r.stderr
+    (row,) = gpu.rows_of("sync-device", "measure")
+    per_sync = float(row["bubble_total_us"]) / int(row["count"])
+    assert 0.5 <= per_sync <= 500, row
+    assert 0 < gpu.report["processes"][0]["gpu_busy_pct"] <= 100
 
 
 def test_scenario_sync_device(tmp_path):
@@ -387,13 +405,14 @@ def test_scenario_idle_readback_waits_for_the_pending_work(tmp_path):
 
 
 def test_scenario_pending_readback_blocks_pending_us(tmp_path):
-    # pending-pageable, paired with idle-pageable in "measure": 2 x 5 x 3 copies, half of
-    # them waiting for pending_us
+    # pending-pageable is measured paired with its reference idle-pageable, which the plan
+    # also measures on its own first: 3 x 5 x 3 copies in "measure", 5 x 3 of them waiting
+    # for pending_us
     a = scenario(tmp_path, "--scenario", "readback", "--variant", "pending-pageable",
                  "--set", f"pending_us={PENDING_US}", iters=5)
     assert a.r.returncode == 0, a.r.stderr
     got = a.counts()
-    assert got.get(("copy-sync", "measure"), 0) == 2 * 5 * 3, got
+    assert got.get(("copy-sync", "measure"), 0) == 3 * 5 * 3, got
     (copy,) = a.rows_of("copy-sync", "measure")
     total = float(copy["blocked_total_us"])
     assert 0.9 * 15 * PENDING_US <= total <= 1.3 * 15 * PENDING_US + 3000, copy

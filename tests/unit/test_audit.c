@@ -3,6 +3,7 @@
 #include "audit_stream.h"
 
 #include <dlfcn.h>
+#include <jansson.h>
 #include <math.h>
 #include <limits.h>
 #include <unistd.h>
@@ -136,8 +137,13 @@ static void copies(void **state)
     /* 6: synchronous DtoH */
     line(&s, "{\"t\":\"call\",\"api\":\"cudaMemcpy_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
              "\"corr\":17,\"start\":12000,\"end\":12100,\"stack\":-1,\"copy\":\"DtoH\"}");
+    /* 7: runtime async to pageable memory traced without driver calls: CUPTI leaves rcorr 0
+     * and gives the copy the runtime's id (as on the H100) */
+    call(&s, "cudaMemcpyAsync_v3020", 18, 13000, 13100);
+    copy_line(&s, 18, 0, "DtoH", "device", "pageable", 13050, 13090);
     end_line(&s);
     sb_audit_run *run = analyzed(&s);
+    assert_int_equal(cls(run, 7), SB_AUDIT_COPY_PAGEABLE);
     assert_int_equal(cls(run, 0), SB_AUDIT_NONE);
     assert_int_equal(cls(run, 1), SB_AUDIT_COPY_PAGEABLE);
     assert_int_equal(cls(run, 2), SB_AUDIT_COPY_PAGEABLE);
@@ -222,6 +228,57 @@ static void bubbles(void **state)
     assert_true(fabs(p->blocked_us - 7.5) < 1e-9);
     assert_int_equal(p->blocking, 4);
     assert_int_equal(p->polls, 1);
+    sb_audit_free(run);
+}
+
+/* A stream without kernels (the default mode records only the calls and copies): no call is
+ * judged "waited" and no bubble is made up from the copies alone; the CSV leaves the bubble
+ * empty and the JSON says null. */
+static void without_kernels(void **state)
+{
+    (void)state;
+    stream s;
+    stream_open(&s);
+    line(&s, "{\"t\":\"proc\",\"v\":1,\"pid\":100,\"ppid\":1,\"rank\":-1,\"local_rank\":-1,"
+             "\"cmd\":\"app\",\"clock_ns\":500,\"mono_ns\":1000500,\"mode\":\"count\","
+             "\"kernels\":0}");
+    line(&s, "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":1,\"rcorr\":0,"
+             "\"start\":1000,\"end\":50000,\"bytes\":4,\"kind\":\"HtoD\",\"src\":\"pinned\","
+             "\"dst\":\"device\"}");
+    line(&s, "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":2,\"rcorr\":0,"
+             "\"start\":60000,\"end\":61000,\"bytes\":4,\"kind\":\"HtoD\",\"src\":\"pinned\","
+             "\"dst\":\"device\"}");
+    call(&s, "cudaMalloc_v3020", 10, 2000, 55000);            /* waited, were kernels known */
+    call(&s, "cudaStreamSynchronize_v3020", 11, 2000, 52000); /* a bubble of 8 us, were they */
+    end_line(&s);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->kernels, 0);
+    assert_int_equal(cls(run, 0), SB_AUDIT_NONE);
+    assert_int_equal(cls(run, 1), SB_AUDIT_SYNC_STREAM);
+    assert_int_equal(p->calls[1].bubble_ns, 0);
+    char *csv = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&csv, &n);
+    assert_int_equal(sb_audit_write_csv(f, run), 0);
+    fclose(f);
+    assert_non_null(strstr(csv, ",sync-stream,,?,1,50,50,50,\n"));
+    free(csv);
+    f = open_memstream(&csv, &n);
+    sb_env env;
+    memset(&env, 0, sizeof env);
+    assert_int_equal(sb_audit_write_json(f, run, &run->opts, &env), 0);
+    fclose(f);
+    json_error_t err;
+    json_t *doc = json_loads(csv, 0, &err);
+    assert_non_null(doc);
+    json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
+    assert_true(json_is_null(json_object_get(proc, "gpu_busy_pct")));
+    assert_true(json_is_null(json_object_get(proc, "could_save_us")));
+    json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
+    assert_true(json_is_null(json_object_get(row, "bubble_total_us")));
+    json_decref(doc);
+    free(csv);
     sb_audit_free(run);
 }
 
@@ -531,7 +588,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(base_names),      cmocka_unit_test(classes_from_names),
         cmocka_unit_test(copies),          cmocka_unit_test(waited_rule),
-        cmocka_unit_test(bubbles),         cmocka_unit_test(median_p95),
+        cmocka_unit_test(bubbles), cmocka_unit_test(without_kernels),         cmocka_unit_test(median_p95),
         cmocka_unit_test(ranges_and_gate), cmocka_unit_test(range_without_record),
         cmocka_unit_test(sites),           cmocka_unit_test(symbolize_frames),
         cmocka_unit_test(malformed_lines), cmocka_unit_test(incomplete_stream),

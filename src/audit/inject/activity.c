@@ -146,7 +146,7 @@ static int enable(CUpti_ActivityKind kind, const char *what)
     return -1;
 }
 
-int sba_activity_start(int trace)
+int sba_activity_start(int kernels, int trace)
 {
     trace_mode = trace;
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
@@ -158,7 +158,8 @@ int sba_activity_start(int trace)
         return -1;
     }
     int rc = 0;
-    rc |= enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels");
+    if (kernels)
+        rc |= enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels");
     rc |= enable(CUPTI_ACTIVITY_KIND_MEMCPY, "copies");
     rc |= enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets");
     if (trace) {

@@ -7,8 +7,9 @@
 
 #include <stdint.h>
 
-/* trace: 1 adds kernel names and every API call. 0, or -1 with a "warn" record written. */
-int sba_activity_start(int trace);
+/* kernels: 1 records every kernel too (a cost per launch); trace: 1 adds kernel names and every
+ * API call. 0, or -1 with a "warn" record written. */
+int sba_activity_start(int kernels, int trace);
 /* Delivers every buffer CUPTI holds (completed records only unless forced). */
 void sba_activity_flush(int forced);
 /* Records CUPTI dropped (full buffers) so far. */

@@ -157,14 +157,19 @@ EXPORT int InitializeInjection(void)
     int trace = mode && !strcmp(mode, "trace");
     sba_stacks_init((int)env_long(SB_AUDIT_ENV_DEPTH, 16));
 
+    /* GPU activity: 0 none, 1 copies and memsets (default: what classifies async copies, a
+     * cost per copy only), 2 kernels too (a cost per launch: --gpu-activity, --trace) */
+    long gpu = env_long(SB_AUDIT_ENV_GPU, 1);
+    if (trace && gpu < 2)
+        gpu = 2;
     char cmd[2048], esc[4096], clock[96];
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);
     sba_out_printf("{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
-                   "\"cmd\":\"%s\",%s,\"mode\":\"%s\"}",
+                   "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d}",
                    SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), env_long("RANK", -1),
                    env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
-                   trace ? "trace" : "count");
+                   trace ? "trace" : "count", gpu >= 2);
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
      * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the
@@ -186,10 +191,8 @@ EXPORT int InitializeInjection(void)
         if (sba_watch_enable(subscriber) == 0)
             sba_out_printf("{\"t\":\"warn\",\"msg\":\"no API callback could be enabled\"}");
     }
-    /* SYNCBENCH_AUDIT_GPU=0: no GPU activity (no bubbles, no GPU busy %, no pageable copy
-     * classes): the least the audit can cost */
-    if (env_long(SB_AUDIT_ENV_GPU, 1))
-        sba_activity_start(trace);
+    if (gpu > 0)
+        sba_activity_start(gpu >= 2, trace);
     atexit(at_exit);
     catch_fatal_signals();
     sba_out_flush(0);

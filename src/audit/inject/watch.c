@@ -119,18 +119,13 @@ static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
     }
 }
 
-static int is_poll(const char *fn)
-{
-    return strstr(fn, "Query") != NULL;
-}
-
 void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
     if (d->callbackSite == CUPTI_API_ENTER) {
         if (nesting++)
             return;
         /* the stack first, so that its cost stays out of the call's time */
-        npcs = is_poll(d->functionName) ? 0 : sba_stack_capture(pcs);
+        npcs = sba_stack_capture(pcs);
         cuptiGetTimestamp(&t_start);
         return;
     }
