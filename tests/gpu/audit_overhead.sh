@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `syncbench audit` costs a launch-bound loop: small-gemm async (one cuBLAS GEMM launch per
 # iteration, no sync) alone and under the audit, paired round by round in alternating order so
-# that the VM's drifts cancel; the default mode and --trace.
+# that the VM's drifts cancel: the default mode (every round), --gpu-activity and --trace (the
+# first four).
 #   tests/gpu/audit_overhead.sh OUTDIR [ROUNDS]
 # Writes OUTDIR/audit_overhead.txt: each round's wall_us_per_iter medians, the ratios, and
 # the median ratio of each mode.
@@ -16,6 +17,7 @@ one() { # one MODE CSV
     case $1 in
         plain) $B "${args[@]}" --csv "$2" ;;
         audit) $B audit -q -- $B "${args[@]}" --csv "$2" ;;
+        gpu) $B audit -q --gpu-activity -- $B "${args[@]}" --csv "$2" ;;
         trace) $B audit -q --trace "$tmp/t.json" -- $B "${args[@]}" --csv "$2" ;;
     esac >/dev/null 2>>"$out/audit_overhead.err"
 }
@@ -25,8 +27,8 @@ median_of() { # the wall_us_per_iter median of a run's CSV
 {
 echo "round mode plain_us audited_us ratio"
 for r in $(seq 1 "$rounds"); do
-    for mode in audit trace; do
-        [ $mode = trace ] && [ $r -gt 3 ] && continue
+    for mode in audit gpu trace; do
+        [ $mode != audit ] && [ $r -gt 4 ] && continue
         if [ $((r % 2)) = 1 ]; then one plain $tmp/p.csv; one $mode $tmp/a.csv;
         else one $mode $tmp/a.csv; one plain $tmp/p.csv; fi
         p=$(median_of $tmp/p.csv); a=$(median_of $tmp/a.csv)
@@ -37,7 +39,7 @@ done
 python3 - "$out/audit_overhead.rounds" <<'PY' | tee "$out/audit_overhead.txt"
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:] if l.strip()]
-for mode in ("audit", "trace"):
+for mode in ("audit", "gpu", "trace"):
     rs = [float(r[4]) for r in rows if r[1] == mode]
     if rs:
         print("%s: %d pairs, median ratio %.4f (%+.1f %%), min %.4f, max %.4f" % (

@@ -12,8 +12,10 @@ command -v addr2line >/dev/null && echo "addr2line: yes" || echo "addr2line: no"
 echo "== tests"
 SYNCBENCH=$PWD/$B python3 -m pytest -q -rs tests/gpu/test_audit.py tests/cli/test_audit_cli.py \
     tests/cli/test_timeline.py tests/cli/test_no_cuda.py >"$out/tests.log" 2>&1
-echo "pytest exit $?"; tail -5 "$out/tests.log"
+echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$out/tests.log"; tail -3 "$out/tests.log"
 echo "== torch .item() loop, 100 steps"
+$B audit --gpu-activity --csv "$out/torch_item_gpu.csv" -- python3 tests/audit/torch_item.py \
+    --mode item --steps 100 2>&1 | tee "$out/torch_item_gpu.txt"
 $B audit --csv "$out/torch_item.csv" --json "$out/torch_item.json" \
     --trace "$out/torch_item.trace.json" -- python3 tests/audit/torch_item.py --mode item --steps 100 \
     2>&1 | tee "$out/torch_item.txt"
@@ -26,7 +28,11 @@ for mode in free print; do
     echo "$mode: exit $?"; cat "$out/gate_$mode.txt" | tail -8
 done
 echo "== syncbench's own scenario"
-$B audit --csv "$out/scenario.csv" -- $B --scenario small-gemm --variant sync-device,sync-item \
+$B audit --gpu-activity --csv "$out/scenario.csv" -- $B --scenario small-gemm --variant sync-device,sync-item \
     --iters 200 --min-reps 5 --max-reps 5 -q 2>&1 | tee "$out/scenario.txt"
 echo "== overhead"
-tests/gpu/audit_overhead.sh "$out" 10 2>&1 | tail -20
+tests/gpu/audit_overhead.sh "$out" 12 2>&1 | tail -30
+# everything but the summary in one archive (the device returns few files)
+cd "$out" && tar czf audit_outputs.tar.gz --exclude=audit_outputs.tar.gz --exclude=run.log \
+    --exclude=timeline.png * && find . -mindepth 1 -maxdepth 1 ! -name audit_outputs.tar.gz \
+    ! -name run.log ! -name timeline.png -exec rm -rf {} +
