@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id)
@@ -49,6 +50,23 @@ static int cuda_symbol(const char *sym)
     return sym[0] == 'c' && sym[1] == 'u' && isupper((unsigned char)sym[2]);
 }
 
+/* libstdc++'s demangler (the binary links libstdc++ for cudart): "_ZN3c104cuda18device_
+ * synchronizeEv" -> "c10::cuda::device_synchronize()". NULL when `sym` is not a C++ name. */
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+static char *demangle(const char *sym)
+{
+    int status = -1;
+    if (strncmp(sym, "_Z", 2) != 0)
+        return NULL;
+    char *s = __cxa_demangle(sym, NULL, NULL, &status);
+    if (status != 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
 const char *sb_audit_site(sb_strtab *strs, const sb_audit_stack *s)
 {
     if (s) {
@@ -57,10 +75,12 @@ const char *sb_audit_site(sb_strtab *strs, const sb_audit_stack *s)
             if (cuda_object(f->obj) || cuda_symbol(f->sym))
                 continue;
             char buf[1024];
+            char *plain = demangle(f->sym);
             if (f->sym[0])
-                snprintf(buf, sizeof buf, "%s!%s", basename_of(f->obj), f->sym);
+                snprintf(buf, sizeof buf, "%s!%s", basename_of(f->obj), plain ? plain : f->sym);
             else
                 snprintf(buf, sizeof buf, "%s+0x%" PRIx64, basename_of(f->obj), (uint64_t)f->off);
+            free(plain);
             return sb_strtab_intern(strs, buf);
         }
     }

@@ -107,7 +107,9 @@ static void resolve(sb_strtab *strs, const char *tool, pending *p, size_t n)
         if (!fn[0] || strcmp(fn, "??") == 0)
             continue;
         char buf[1024];
-        if (strncmp(loc, "??", 2) == 0)
+        size_t ll = strlen(loc);
+        /* no file, or a file without a line (a generated .cudafe1.cpp): the function alone */
+        if (strncmp(loc, "??", 2) == 0 || (ll >= 2 && strcmp(loc + ll - 2, ":?") == 0))
             snprintf(buf, sizeof buf, "%s", fn);
         else {
             const char *file = strrchr(loc, '/');

@@ -444,6 +444,8 @@ static void sites(void **state)
     line(&s, "{\"t\":\"stack\",\"id\":3,\"frames\":["
              "[\"/app/train\",\"cublasSgemm_internal\",1,0]]}");
     line(&s, "{\"t\":\"stack\",\"id\":4,\"frames\":[[\"/usr/lib/libcuda.so\",\"\",1,0]]}");
+    line(&s, "{\"t\":\"stack\",\"id\":5,\"frames\":["
+             "[\"/lib/libc10_cuda.so\",\"_ZN3c104cuda18device_synchronizeEv\",1,0]]}");
     const char *fmt = "{\"t\":\"call\",\"api\":\"cudaDeviceSynchronize\",\"dom\":\"rt\","
                       "\"tid\":1,\"ctx\":1,\"corr\":%d,\"start\":%d,\"end\":%d,\"stack\":%d}";
     line(&s, fmt, 1, 100, 200, 1);
@@ -452,6 +454,7 @@ static void sites(void **state)
     line(&s, fmt, 4, 700, 800, 4);
     line(&s, fmt, 5, 900, 1000, -1);
     line(&s, fmt, 6, 1100, 1200, 77); /* no such stack */
+    line(&s, fmt, 7, 1300, 1400, 5);
     end_line(&s);
     sb_audit_run *run = load_into(NULL, &s, "proc-100.jsonl");
     sb_audit_opts o;
@@ -464,6 +467,8 @@ static void sites(void **state)
     assert_string_equal(p->calls[3].site, "?");
     assert_string_equal(p->calls[4].site, "?");
     assert_string_equal(p->calls[5].site, "?");
+    /* C++ names read as they were written */
+    assert_string_equal(p->calls[6].site, "libc10_cuda.so!c10::cuda::device_synchronize()");
     sb_audit_free(run);
 }
 

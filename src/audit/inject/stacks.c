@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <link.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -79,11 +80,18 @@ static void write_stack(long id, void *const *pcs, int n)
     size_t len = (size_t)snprintf(line, sizeof line, "{\"t\":\"stack\",\"id\":%ld,\"frames\":[", id);
     for (int i = 0; i < n && len < sizeof line - 2400; i++) {
         Dl_info info;
+        const ElfW(Sym) *es = NULL;
         memset(&info, 0, sizeof info);
-        dladdr(pcs[i], &info);
+        dladdr1(pcs[i], &info, (void **)&es, RTLD_DL_SYMENT);
         uintptr_t pc = (uintptr_t)pcs[i], base = (uintptr_t)info.dli_fbase;
         /* a return address points after the call: -1 lands in the calling instruction */
         uintptr_t at = pc ? pc - 1 : 0;
+        /* dladdr names the nearest exported symbol below the address, which in a library of
+         * hidden functions is some other function: kept only when the address is inside it
+         * (the analyzer's addr2line gets the rest) */
+        if (info.dli_sname && es && es->st_size &&
+            at - (uintptr_t)info.dli_saddr >= (uintptr_t)es->st_size)
+            info.dli_sname = NULL;
         len += (size_t)snprintf(line + len, sizeof line - len, "%s[\"%s\",\"%s\",%llu,%llu]",
                                 i ? "," : "",
                                 sba_json_escape(obj, sizeof obj,
