@@ -3,6 +3,7 @@
 #include "audit/internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -356,30 +357,42 @@ static int cmp_range_name(const void *a, const void *b)
     return strcmp(((const sb_audit_range_sum *)a)->name, ((const sb_audit_range_sum *)b)->name);
 }
 
+/* Names are interned (one pointer per name): instances sorted by that pointer fall into runs
+ * of one name, so any number of names and instances costs n log n. */
+static int cmp_range_ptr(const void *a, const void *b)
+{
+    const sb_audit_range *const *x = a, *const *y = b;
+    uintptr_t p = (uintptr_t)(*x)->name, q = (uintptr_t)(*y)->name;
+    return p < q ? -1 : p > q;
+}
+
 static int sum_ranges(sb_audit_run *run)
 {
-    size_t n = 0, cap = 0;
-    sb_audit_range_sum *s = NULL;
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
-        for (size_t k = 0; k < p->nranges; k++) {
-            const sb_audit_range *r = &p->ranges[k];
-            size_t j = 0;
-            while (j < n && s[j].name != r->name)
-                j++;
-            if (j == n) {
-                if (sb_grow(&s, &cap, n, sizeof *s) < 0) {
-                    free(s);
-                    return -1;
-                }
-                s[n++] = (sb_audit_range_sum){.name = r->name};
-            }
-            s[j].instances++;
-            s[j].total_blocking += r->blocking;
-            if (r->blocking > s[j].max_blocking)
-                s[j].max_blocking = r->blocking;
-        }
+    size_t total = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        total += run->procs[i]->nranges;
+    const sb_audit_range **all = malloc((total ? total : 1) * sizeof *all);
+    sb_audit_range_sum *s = malloc((total ? total : 1) * sizeof *s);
+    if (!all || !s) {
+        free(all);
+        free(s);
+        return -1;
     }
+    size_t m = 0, n = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        for (size_t k = 0; k < run->procs[i]->nranges; k++)
+            all[m++] = &run->procs[i]->ranges[k];
+    sb_sort(all, m, sizeof *all, cmp_range_ptr);
+    for (size_t k = 0; k < m; k++) {
+        const sb_audit_range *r = all[k];
+        if (!n || s[n - 1].name != r->name)
+            s[n++] = (sb_audit_range_sum){.name = r->name};
+        s[n - 1].instances++;
+        s[n - 1].total_blocking += r->blocking;
+        if (r->blocking > s[n - 1].max_blocking)
+            s[n - 1].max_blocking = r->blocking;
+    }
+    free(all);
     if (n)
         sb_sort(s, n, sizeof *s, cmp_range_name);
     run->range_sums = s;
