@@ -27,11 +27,11 @@ static const sb_optdef audit_optdefs[] = {
      "NVTX ranges, launch -> kernel flows. Records every API\n"
      "call (costs more than the default mode)"},
     {"top", 0, NULL, SB_OPT_INT, "N", 0, 1000, "10", AT(top), NULL, NULL,
-     "call sites listed in the table and the gate's message"},
+     "call sites listed in the table and the gate's message\n(default 10)"},
     {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
      "no table (the gate's verdict is still printed)"},
     {"depth", 0, NULL, SB_OPT_INT, "N", 0, 32, "16", AT(depth), NULL, "Recording:",
-     "native frames kept per call stack (0: no call sites)"},
+     "native frames kept per call stack (default 16; 0: no\ncall sites)"},
     {"gpu-activity", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(gpu_activity), NULL, NULL,
      "record every kernel too: the GPU idle time after each\n"
      "sync (bubble), GPU busy %, what removing the syncs could\n"
@@ -54,8 +54,9 @@ void sb_audit_usage(FILE *f)
           "that blocked: explicit syncs (device, stream, event), implicit ones (blocking copies,\n"
           "async copies to or from pageable memory, cudaMemset, cudaFree, other calls that\n"
           "waited for the GPU) and, apart, polls (cudaStreamQuery, cudaEventQuery). For each:\n"
-          "count, host time blocked, the GPU idle time that followed, the innermost NVTX range\n"
-          "and the native call site. The report goes to stderr; CMD's output is its own.\n",
+          "count, host time blocked, the innermost NVTX range and the native call site; with\n"
+          "--gpu-activity also the GPU idle time that followed (the bubble). The report goes to\n"
+          "stderr; CMD's output is its own.\n",
           f);
     sb_argtable t = {audit_optdefs, NULL, NULL};
     sb_args_usage(f, &t, 1);
