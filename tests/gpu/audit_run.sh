@@ -10,10 +10,13 @@ B=./build/syncbench
 make -j"$(nproc)" "$@" all >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 command -v addr2line >/dev/null && echo "addr2line: yes" || echo "addr2line: no"
 echo "== tests"
-SYNCBENCH=$PWD/$B python3 -m pytest -q -rs tests/gpu/test_audit.py tests/cli/test_audit_cli.py \
+SYNCBENCH=$PWD/$B python3 -m pytest -q -rs tests/gpu/test_audit.py tests/gpu/test_audit_fixes.py \
+    tests/cli/test_audit_cli.py \
     tests/cli/test_timeline.py tests/cli/test_no_cuda.py >"$out/tests.log" 2>&1
 echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$out/tests.log"; tail -3 "$out/tests.log"
-echo "== torch .item() loop, 100 steps"
+echo "== torch .item() loop, 100 steps: the default mode, then --gpu-activity"
+$B audit --csv "$out/torch_item_default.csv" -- python3 tests/audit/torch_item.py \
+    --mode item --steps 100 2>&1 | tee "$out/torch_item_default.txt"
 $B audit --gpu-activity --csv "$out/torch_item_gpu.csv" -- python3 tests/audit/torch_item.py \
     --mode item --steps 100 2>&1 | tee "$out/torch_item_gpu.txt"
 $B audit --csv "$out/torch_item.csv" --json "$out/torch_item.json" \
