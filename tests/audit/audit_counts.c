@@ -11,7 +11,7 @@
  * What it does, in order (stream s: cudaStreamCreate, so blocking w.r.t. the legacy stream):
  *   setup, no range: cudaSetDevice, stream, event, N + 1 cudaMalloc, cudaMallocHost, malloc;
  *       one spin + cudaStreamSynchronize (loads the module)            sync-stream ""    1
- *   "phase_a" (nvtxRangePushA, one instance), each after a 20 us spin on s:
+ *   "phase_a" (nvtxRangePushA, one instance), each after a 200 us spin on s:
  *       N cudaDeviceSynchronize                                         sync-device       N
  *       N cudaStreamSynchronize(s)                                      sync-stream       N
  *       N cudaEventRecord + cudaEventSynchronize                        sync-event        N
@@ -23,7 +23,7 @@
  *       cudaStreamQuery(s)                                              poll              1
  *   no range: cudaStreamSynchronize(s), then the pinned values are checked  sync-stream ""  1
  *   "phase_c" (domain "mydomain", nvtxDomainRangePushEx, one instance):
- *       N cudaStreamSynchronize(s), each after a 20 us spin             sync-stream       N
+ *       N cudaStreamSynchronize(s), each after a 200 us spin             sync-stream       N
  *   no range: N cudaFree (the setup's buffers)                          free              N
  *             one cudaMemset (synchronous)                              memset-sync       1
  * Nothing else calls cudaFree, cudaFreeHost or a sync (no teardown: the process exits).
@@ -39,7 +39,7 @@
 
 const char *prog_name = "audit_counts";
 
-#define PHASE_US 20    /* GPU work before each explicit sync */
+#define PHASE_US 200 /* GPU time each phase_a and phase_c sync waits for */
 #define PHASE_B_US 100 /* GPU work the pinned copy is queued behind */
 #define WARM_VALUE 7.0f
 

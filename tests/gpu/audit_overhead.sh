@@ -2,17 +2,18 @@
 # What `syncbench audit` costs a launch-bound loop: small-gemm async (one cuBLAS GEMM launch per
 # iteration, no sync) alone and under the audit, paired round by round in alternating order so
 # that the VM's drifts cancel: the default mode (every round), --gpu-activity and --trace (the
-# first four).
+# first eight). The figure is the median of the per-pair ratios, with a 95 % bootstrap interval:
+# single pairs swing by tens of percent on a VM whose host speed changes between processes.
 #   tests/gpu/audit_overhead.sh OUTDIR [ROUNDS]
 # Writes OUTDIR/audit_overhead.txt: each round's wall_us_per_iter medians, the ratios, and
 # the median ratio of each mode.
 set -uo pipefail
 out=${1:?usage: audit_overhead.sh OUTDIR [ROUNDS]}
-rounds=${2:-10}
+rounds=${2:-30}
 B=./build/syncbench
 mkdir -p "$out"
 tmp=$(mktemp -d)
-args=(--scenario small-gemm --variant async --max-time 1 --warmup-time 0.2 -q)
+args=(--scenario small-gemm --variant async --max-time 0.5 --warmup-time 0.2 -q)
 one() { # one MODE CSV
     case $1 in
         plain) $B "${args[@]}" --csv "$2" ;;
@@ -28,7 +29,7 @@ median_of() { # the wall_us_per_iter median of a run's CSV
 echo "round mode plain_us audited_us ratio"
 for r in $(seq 1 "$rounds"); do
     for mode in audit gpu trace; do
-        [ $mode != audit ] && [ $r -gt 4 ] && continue
+        [ $mode != audit ] && [ $r -gt 8 ] && continue
         if [ $((r % 2)) = 1 ]; then one plain $tmp/p.csv; one $mode $tmp/a.csv;
         else one $mode $tmp/a.csv; one plain $tmp/p.csv; fi
         p=$(median_of $tmp/p.csv); a=$(median_of $tmp/a.csv)
@@ -37,12 +38,18 @@ for r in $(seq 1 "$rounds"); do
 done
 } | tee "$out/audit_overhead.rounds"
 python3 - "$out/audit_overhead.rounds" <<'PY' | tee "$out/audit_overhead.txt"
-import statistics, sys
+import random, statistics, sys
 rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:] if l.strip()]
+rng = random.Random(1)
 for mode in ("audit", "gpu", "trace"):
     rs = [float(r[4]) for r in rows if r[1] == mode]
-    if rs:
-        print("%s: %d pairs, median ratio %.4f (%+.1f %%), min %.4f, max %.4f" % (
-            mode, len(rs), statistics.median(rs), 100 * (statistics.median(rs) - 1), min(rs), max(rs)))
+    if not rs:
+        continue
+    boots = sorted(statistics.median(rng.choices(rs, k=len(rs))) for _ in range(5000))
+    lo, hi = boots[int(0.025 * len(boots))], boots[int(0.975 * len(boots)) - 1]
+    m = statistics.median(rs)
+    print("%s: %d pairs, median ratio %.4f (%+.1f %%), 95 %% CI [%+.1f %%, %+.1f %%], "
+          "pairs from %.3f to %.3f" % (mode, len(rs), m, 100 * (m - 1), 100 * (lo - 1),
+                                       100 * (hi - 1), min(rs), max(rs)))
 PY
 rm -rf "$tmp"
