@@ -70,7 +70,7 @@ BIN      := $(BUILD)/syncbench
 # The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
 AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
-AUDIT_SRC := $(wildcard src/audit/inject/*.c)
+AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
@@ -206,7 +206,8 @@ $(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -o $@ $< $(BUILD)/libsyncbench-asan.a -lcmocka $(LDLIBS)
 
 # Only InitializeInjection is exported (-fvisibility=hidden); libcupti is found through the rpath.
-$(AUDIT_LIB): $(AUDIT_SRC) $(wildcard src/audit/inject/*.h) src/audit/records.h | deps
+$(AUDIT_LIB): $(AUDIT_SRC) $(wildcard src/audit/inject/*.h) src/audit/records.h \
+              src/audit/json_text.h | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \

@@ -44,6 +44,8 @@
 #define SB_AUDIT_RECORDS_H
 
 #define SB_AUDIT_FORMAT_VERSION 1
+/* NVTX range names are recorded up to this many bytes. */
+#define SB_AUDIT_RANGE_NAME_MAX 511
 
 /* Environment the launcher gives the injection library. */
 #define SB_AUDIT_ENV_DIR "SYNCBENCH_AUDIT_DIR"     /* where proc-<pid>.jsonl goes */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "audit/records.h"
 #include "cli/args.h"
 
 #define AT(field) offsetof(sb_audit_request, field)
@@ -79,6 +80,10 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
         return rc;
     if (req->range && !req->range[0])
         return sb_fail(SB_EXIT_USAGE, "audit: --range: empty range name");
+    if (req->range && strlen(req->range) > SB_AUDIT_RANGE_NAME_MAX)
+        return sb_fail(SB_EXIT_USAGE,
+                       "audit: --range: longer than %d bytes (the recorded names are cut there)",
+                       SB_AUDIT_RANGE_NAME_MAX);
     if (req->range && req->max_syncs < 0)
         return sb_fail(SB_EXIT_USAGE, "audit: --range needs --max-syncs N (the gate it scopes)");
     if (first >= argc)

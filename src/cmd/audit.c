@@ -47,7 +47,8 @@ static int resolve_command(const char *name, char *path, size_t n)
     char dirs[8192];
     snprintf(dirs, sizeof dirs, "%s", env_path && *env_path ? env_path : "/usr/bin:/bin");
     int found_not_exec = 0;
-    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+    /* strsep, not strtok: an empty entry is the current folder, as execvp takes it */
+    for (char *rest = dirs, *d; (d = strsep(&rest, ":"));) {
         snprintf(path, n, "%s/%s", *d ? d : ".", name);
         if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
             continue;
@@ -85,8 +86,9 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
         }
     }
     if (access(lib, R_OK) != 0)
-        return sb_fail(SB_EXIT_NODEV, "audit: injection library %s not found (make builds it "
-                                      "beside the binary; SYNCBENCH_AUDIT_LIB names another)",
+        return sb_fail(SB_EXIT_NODEV,
+                       "audit: injection library %s not found (make builds it "
+                       "beside the binary; SYNCBENCH_AUDIT_LIB names another)",
                        lib);
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h)
@@ -110,13 +112,59 @@ static long long mono_ns(void)
     return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-static volatile sig_atomic_t cmd_pid;
+/* SIGTERM or SIGHUP sent to the audit: noted here, passed on by wait_all to CMD and to every
+ * process of the run that is the audit's child (orphans come to it); the audit reports once
+ * they are gone. A signal that comes before CMD starts is passed on once it has. */
+static volatile sig_atomic_t pending_sig;
 
-/* SIGTERM and SIGHUP sent to the audit go on to CMD; the audit reports once CMD is gone. */
-static void forward(int sig)
+static void note_signal(int sig)
 {
-    if (cmd_pid > 0)
-        kill((pid_t)cmd_pid, sig);
+    pending_sig = sig;
+}
+
+/* Every process whose parent is this one (/proc/PID/stat's 4th field), once each: CMD, and
+ * the processes it started as they are orphaned and come to the audit. */
+#define MAX_SIGNALED 4096
+static pid_t signaled[MAX_SIGNALED];
+static int nsignaled;
+
+static int signal_once(pid_t pid, int sig)
+{
+    for (int i = 0; i < nsignaled; i++)
+        if (signaled[i] == pid)
+            return 0;
+    if (nsignaled < MAX_SIGNALED)
+        signaled[nsignaled++] = pid;
+    return kill(pid, sig);
+}
+
+static void signal_children(int sig)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    const pid_t self = getpid();
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *paren = strrchr(buf, ')'); /* the command name may hold spaces and parens */
+        int ppid;
+        char state;
+        if (paren && sscanf(paren + 1, " %c %d", &state, &ppid) == 2 && ppid == self)
+            signal_once((pid_t)pid, sig);
+    }
+    closedir(d);
 }
 
 static int set_env(const sb_audit_request *req, const char *lib, const char *cupti, const char *dir)
@@ -179,7 +227,16 @@ static int wait_all(pid_t cmd, int *left)
     int status = 0, cmd_done = 0;
     long long deadline = 0;
     *left = 0;
+    int passed_on = 0; /* a signal passed on: the orphans that come later get it too */
     for (;;) {
+        if (pending_sig) {
+            passed_on = pending_sig;
+            pending_sig = 0;
+            nsignaled = 0;
+            signal_children(passed_on); /* CMD among them while it runs */
+        } else if (passed_on && cmd_done) {
+            signal_children(passed_on);
+        }
         int st;
         pid_t w = waitpid(-1, &st, cmd_done ? WNOHANG : 0);
         if (w == cmd) {
@@ -230,6 +287,19 @@ static int make_records_dir(const sb_audit_request *req, char *dir, size_t n)
         struct stat st;
         if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0)
             return sb_fail(SB_EXIT_USAGE, "audit: --keep %s: not a writable folder", req->keep);
+        /* every proc-*.jsonl there is read: an earlier audit's would be counted again */
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (!strncmp(e->d_name, "proc-", 5)) {
+                closedir(d);
+                return sb_fail(SB_EXIT_USAGE,
+                               "audit: --keep %s: holds an earlier audit's records (%s); "
+                               "name an empty or new folder",
+                               req->keep, e->d_name);
+            }
+        if (d)
+            closedir(d);
         return 0;
     }
     const char *tmp = getenv("TMPDIR");
@@ -310,8 +380,9 @@ static int report(const sb_audit_request *req, const char *dir, output *outs, in
         if (rc)
             sb_out_abort(&outs[i].out);
     }
-    /* a run where no process used CUDA has nothing to gate: CMD's own code stands */
-    if (!rc && sb_audit_nprocs(run) > 0)
+    /* with no process that used CUDA a whole-run gate holds (0 blocking calls), and a range
+     * gate fails: its range was never entered (sb_audit_gate says so) */
+    if (!rc)
         *gate_rc = sb_audit_gate(run, &o, stderr);
     sb_audit_free(run);
     return rc;
@@ -335,13 +406,14 @@ int sb_cmd_audit(int argc, char **argv)
     for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
         if (!outs[i].path)
             continue;
-        for (int j = 0; j < nout; j++)
-            if (!strcmp(outs[j].path, outs[i].path))
-                return sb_fail(SB_EXIT_USAGE, "audit: --%s and --%s both write %s", outs[j].opt,
-                               outs[i].opt, outs[i].path);
         outs[nout] = outs[i];
         if ((rc = sb_out_prepare(&outs[nout].out, outs[nout].opt, outs[nout].path)) != 0)
             return rc;
+        /* the same file by another name too: ./a.csv, a symlink, /dev/stdout and - */
+        for (int j = 0; j < nout; j++)
+            if (sb_out_same(&outs[j].out, &outs[nout].out))
+                return sb_fail(SB_EXIT_USAGE, "audit: --%s %s and --%s %s write the same file",
+                               outs[j].opt, outs[j].path, outs[nout].opt, outs[nout].path);
         nout++;
     }
     char path[PATH_MAX], lib[PATH_MAX], cupti[PATH_MAX], dir[PATH_MAX];
@@ -363,8 +435,8 @@ int sb_cmd_audit(int argc, char **argv)
     sa.sa_handler = SIG_IGN; /* Ctrl-C reaches CMD from the terminal; the audit reports after */
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGQUIT, &sa, &old_quit);
-    sa.sa_handler = forward;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_handler = note_signal;
+    sa.sa_flags = 0; /* no SA_RESTART: waitpid returns, and wait_all passes the signal on */
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 
@@ -375,16 +447,15 @@ int sb_cmd_audit(int argc, char **argv)
             remove_records(dir);
         return rc;
     }
-    cmd_pid = pid;
     int left = 0;
     int status = wait_all(pid, &left);
     double wall_s = (double)(mono_ns() - t0) / 1e9;
-    cmd_pid = 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     if (left)
-        fprintf(stderr, "syncbench: audit: processes CMD started were still running %d s after it "
-                        "ended; reporting without them\n",
+        fprintf(stderr,
+                "syncbench: audit: processes CMD started were still running %d s after it "
+                "ended; reporting without them\n",
                 DESCENDANT_WAIT_S);
 
     char cmdline[4096];

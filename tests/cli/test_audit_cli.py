@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import NO_GPU, ROOT, assert_usage_error, run
+from conftest import BIN, NO_GPU, ROOT, assert_usage_error, run
 
 AUDIT_LIB = os.environ.get("SYNCBENCH_AUDIT_LIB", str(ROOT / "build" / "libsyncbench_audit.so"))
 CSV_COLUMNS = ("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,"
@@ -33,6 +33,8 @@ def audit(*args, env=None, **kw):
     ("--depth", "x", "--", "/bin/true"),
     ("--range", "train_step", "--", "/bin/true"),  # --range without --max-syncs: nothing to gate
     ("--csv",),                            # an option missing its value
+    ("--max-syncs", "1", "--range", "x" * 512, "--", "/bin/true"),  # longer than names are kept
+    ("--range", "", "--max-syncs", "1", "--", "/bin/true"),
 ])
 def test_usage_errors(args):
     r = audit(*args, env=NO_GPU)
@@ -82,6 +84,54 @@ def test_no_cuda_command(tmp_path):
 def test_no_cuda_passes_a_gate():
     r = audit("--max-syncs", "0", "--", "/bin/true", env=NO_GPU)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_range_gate_fails_when_the_range_was_never_entered():
+    """A gate that checked nothing must not pass: a command that never uses CUDA never entered
+    the range either."""
+    r = audit("--max-syncs", "0", "--range", "train_step", "--", "/bin/true", env=NO_GPU)
+    assert r.returncode == 1, r.stderr
+    assert "never entered" in r.stderr
+
+
+@pytest.mark.parametrize("first,second", [
+    ("{d}/a.csv", "{d}/./a.csv"),
+    ("-", "/dev/stdout"),
+])
+def test_two_outputs_to_one_file_are_refused(tmp_path, first, second):
+    r = audit("--csv", first.format(d=tmp_path), "--json", second.format(d=tmp_path), "--",
+              "sh", "-c", "echo ran", env=NO_GPU)
+    assert_usage_error(r, "write the same file")
+
+
+def test_keep_refuses_a_folder_with_records(tmp_path):
+    """Every proc-*.jsonl in the folder is read: an earlier audit's records would be counted
+    again, so such a folder is refused before CMD runs."""
+    (tmp_path / "proc-123.jsonl").write_text('{"t":"proc","pid":123}\n')
+    r = audit("--keep", tmp_path, "--", "sh", "-c", "echo ran", env=NO_GPU)
+    assert_usage_error(r, "holds an earlier audit's records")
+    empty = tmp_path / "new"
+    r = audit("--keep", empty, "--", "/bin/true", env=NO_GPU)
+    assert r.returncode == 0, r.stderr
+    assert empty.is_dir()
+
+
+def test_sigterm_reaches_every_process_of_the_run(tmp_path):
+    """SIGTERM to the audit goes to CMD and to what CMD started, so a CI job's timeout stops
+    the whole tree; the audit then reports and exits with CMD's status."""
+    marker = tmp_path / "pids"
+    p = subprocess.Popen([BIN, "audit", "-q", "--", "sh", "-c",
+                          f"sleep 30 & echo $! > {marker}; wait"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if marker.exists() and marker.read_text().strip():
+            break
+        subprocess.run(["sleep", "0.05"])
+    child = int(marker.read_text())
+    p.terminate()
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 143, err
+    assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"
 
 
 def test_csv_to_stdout():

@@ -74,7 +74,8 @@ static void write_record(const CUpti_Activity *rec)
         char name[1024] = "";
         if (trace_mode && k->name) {
             char esc[1000];
-            snprintf(name, sizeof name, ",\"name\":\"%s\"", sba_json_escape(esc, sizeof esc, k->name));
+            snprintf(name, sizeof name, ",\"name\":\"%s\"",
+                     sba_json_escape(esc, sizeof esc, k->name));
         }
         sba_out_printf("{\"t\":\"kernel\",\"dev\":%u,\"ctx\":%u,\"stream\":%u,\"corr\":%u,"
                        "\"start\":%llu,\"end\":%llu%s}",
@@ -107,8 +108,8 @@ static void write_record(const CUpti_Activity *rec)
         const CUpti_ActivityAPI *a = (const void *)rec;
         int rt = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
         const char *name = NULL;
-        cuptiGetCallbackName(rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
-                             a->cbid, &name);
+        cuptiGetCallbackName(rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid,
+                             &name);
         sba_out_printf("{\"t\":\"api\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%u,\"corr\":%u,"
                        "\"start\":%llu,\"end\":%llu}",
                        name ? name : "?", rt ? "rt" : "drv", a->threadId, a->correlationId,

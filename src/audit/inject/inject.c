@@ -5,6 +5,7 @@
  * (../records.h) to SYNCBENCH_AUDIT_DIR/proc-<pid>.jsonl until the process ends: at exit, when
  * a context is destroyed, and on a fatal signal, what was recorded is flushed. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,11 +27,17 @@
 
 static CUpti_SubscriberHandle subscriber;
 static int finished;
+/* A child forked without exec: CUDA cannot be used there and CUPTI's threads are gone; it
+ * records and flushes nothing (its exec'd image, if any, loads this library afresh). */
+static volatile int forked;
+static long long clock_minus_mono; /* CUPTI's clock minus CLOCK_MONOTONIC, at start */
 
 static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
                                  const void *data)
 {
     (void)user;
+    if (forked)
+        return;
     switch (dom) {
     case CUPTI_CB_DOMAIN_RUNTIME_API:
     case CUPTI_CB_DOMAIN_DRIVER_API:
@@ -60,38 +67,51 @@ static void write_clock_pair(char *buf, size_t n)
 {
     uint64_t c = 0;
     cuptiGetTimestamp(&c);
-    snprintf(buf, n, "\"clock_ns\":%llu,\"mono_ns\":%lld", (unsigned long long)c, mono_ns());
+    long long m = mono_ns();
+    clock_minus_mono = (long long)c - m;
+    snprintf(buf, n, "\"clock_ns\":%llu,\"mono_ns\":%lld", (unsigned long long)c, m);
 }
 
-static void finish(const char *why, int in_signal)
+/* A normal end: CUPTI's pending records, the thread's open ranges, the end record. */
+static void at_exit(void)
 {
-    if (__atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
+    if (forked || __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
         return;
-    if (in_signal)
-        alarm(5); /* a flush that cannot finish (a lock held by the interrupted code) dies */
     sba_activity_flush(1);
     sba_ranges_close_open();
     char clock[96];
     write_clock_pair(clock, sizeof clock);
-    sba_out_printf("{\"t\":\"end\",%s,\"why\":\"%s\",\"dropped\":%llu}", clock, why,
+    sba_out_printf("{\"t\":\"end\",%s,\"why\":\"exit\",\"dropped\":%llu}", clock,
                    (unsigned long long)sba_activity_dropped());
-    sba_out_flush(in_signal);
-}
-
-static void at_exit(void)
-{
-    finish("exit", 0);
+    sba_out_flush(0);
 }
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGHUP};
 
+/* A fatal signal may land anywhere, inside CUPTI, the driver or this library's own lock: only
+ * what cannot block runs here. The buffered records go out if their lock is free, then the end
+ * record in one write(2); CUPTI's pending GPU records (at most its half-second flush period)
+ * are lost. Then the signal's default action. */
 static void on_fatal(int sig)
 {
-    char why[32];
-    snprintf(why, sizeof why, "signal %d", sig);
-    finish(why, 1);
+    if (!forked && !__atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST)) {
+        sba_out_flush(1);
+        char line[192];
+        long long m = mono_ns();
+        int n = snprintf(line, sizeof line,
+                         "{\"t\":\"end\",\"clock_ns\":%lld,\"mono_ns\":%lld,\"why\":\"signal "
+                         "%d\",\"dropped\":%llu}\n",
+                         m + clock_minus_mono, m, sig, (unsigned long long)sba_activity_dropped());
+        if (n > 0 && (size_t)n < sizeof line)
+            sba_out_write_raw(line, (size_t)n);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+static void after_fork_child(void)
+{
+    forked = 1;
 }
 
 /* Only where the program kept the default action: its own handlers stay its own. */
@@ -141,7 +161,8 @@ static void warn_cupti(const char *what, CUptiResult r)
     const char *msg = "?";
     cuptiGetResultString(r, &msg);
     char esc[512];
-    sba_out_printf("{\"t\":\"warn\",\"msg\":\"%s: %s\"}", what, sba_json_escape(esc, sizeof esc, msg));
+    sba_out_printf("{\"t\":\"warn\",\"msg\":\"%s: %s\"}", what,
+                   sba_json_escape(esc, sizeof esc, msg));
 }
 
 EXPORT int InitializeInjection(void)
@@ -153,6 +174,7 @@ EXPORT int InitializeInjection(void)
     if (!dir || sba_out_open(dir) != 0)
         return 1; /* not started by syncbench audit, or nowhere to write: stay out of the way */
     sba_out_atfork();
+    pthread_atfork(NULL, NULL, after_fork_child);
     const char *mode = getenv(SB_AUDIT_ENV_MODE);
     int trace = mode && !strcmp(mode, "trace");
     sba_stacks_init((int)env_long(SB_AUDIT_ENV_DEPTH, 16));
@@ -165,24 +187,28 @@ EXPORT int InitializeInjection(void)
     char cmd[2048], esc[4096], clock[96];
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);
-    sba_out_printf("{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
-                   "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d}",
-                   SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), env_long("RANK", -1),
-                   env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
-                   trace ? "trace" : "count", gpu >= 2);
+    sba_out_printf(
+        "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
+        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d}",
+        SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), env_long("RANK", -1),
+        env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
+        trace ? "trace" : "count", gpu >= 2);
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
      * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the
      * launcher's NVTX_INJECTION64_PATH names the toolkit's, a second copy with no subscriber.
      * NVTX reads the variable at its first call, which usually comes after CUDA's. */
     Dl_info cupti;
-    if (dladdr((void *)cuptiSubscribe, &cupti) && cupti.dli_fname && cupti.dli_fname[0] == '/')
-        setenv("NVTX_INJECTION64_PATH", cupti.dli_fname, 1);
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    if (dladdr((void *)cuptiSubscribe, &cupti) && cupti.dli_fname && cupti.dli_fname[0] == '/' &&
+        (!nvtx || strcmp(nvtx, cupti.dli_fname)))
+        setenv("NVTX_INJECTION64_PATH", cupti.dli_fname, 1); /* only when it must change */
 
     CUptiResult r = cuptiSubscribe(&subscriber, on_callback, NULL);
     if (r != CUPTI_SUCCESS) {
         warn_cupti("another CUPTI subscriber holds the callbacks: blocking calls and NVTX ranges "
-                   "cannot be recorded", r);
+                   "cannot be recorded",
+                   r);
     } else {
         if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX)) != CUPTI_SUCCESS)
             warn_cupti("cannot record NVTX ranges", r);

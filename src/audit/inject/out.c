@@ -1,5 +1,6 @@
 #include "audit/inject/out.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -31,8 +32,17 @@ static long long coarse_ms(void)
 int sba_out_open(const char *dir)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/proc-%d.jsonl", dir, (int)getpid());
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    /* a program that execs another CUDA program keeps its pid: the second image gets
+     * proc-<pid>-2.jsonl, never the first one's file */
+    for (int k = 1; k < 100 && fd < 0; k++) {
+        if (k == 1)
+            snprintf(path, sizeof path, "%s/proc-%d.jsonl", dir, (int)getpid());
+        else
+            snprintf(path, sizeof path, "%s/proc-%d-%d.jsonl", dir, (int)getpid(), k);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
     return fd < 0 ? -1 : 0;
 }
 
@@ -116,33 +126,8 @@ void sba_out_atfork(void)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
-char *sba_json_escape(char *dst, size_t n, const char *s)
+void sba_out_write_raw(const char *line, size_t len)
 {
-    size_t j = 0;
-    for (; s && *s && j + 7 < n; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            dst[j++] = '\\';
-            dst[j++] = (char)c;
-        } else if (c < 0x20) {
-            j += (size_t)snprintf(dst + j, n - j, "\\u%04x", c);
-        } else if (c >= 0x80) {
-            /* valid UTF-8 is copied; any other byte becomes '?' (the reader wants UTF-8) */
-            int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-            int ok = len > 0 && j + (size_t)len + 7 < n;
-            for (int k = 1; ok && k < len; k++)
-                ok = ((unsigned char)s[k] & 0xc0) == 0x80;
-            if (ok) {
-                memcpy(dst + j, s, (size_t)len);
-                j += (size_t)len;
-                s += len - 1;
-            } else {
-                dst[j++] = '?';
-            }
-        } else {
-            dst[j++] = (char)c;
-        }
-    }
-    dst[j] = 0;
-    return dst;
+    if (fd >= 0 && write(fd, line, len) < 0)
+        return;
 }

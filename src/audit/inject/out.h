@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "audit/json_text.h"
+
 /* Creates the file; 0, or -1 (then every write is dropped). */
 int sba_out_open(const char *dir);
 /* Appends one line (the newline is added). */
@@ -20,7 +22,11 @@ void sba_out_flush(int try_only);
  * cannot use CUDA; an exec gives it its own library). */
 void sba_out_atfork(void);
 
-/* A JSON string's contents (no quotes) into dst, cut to fit; returns dst. */
-char *sba_json_escape(char *dst, size_t n, const char *s);
+/* From a signal handler: one write(2) of a whole line, past the buffer and its lock (O_APPEND
+ * keeps it whole). */
+void sba_out_write_raw(const char *line, size_t len);
+
+/* A JSON string's contents: valid UTF-8, escaped, cut on a character boundary. */
+#define sba_json_escape sb_audit_json_escape
 
 #endif

@@ -2,15 +2,17 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <generated_nvtx_meta.h>
 
 #include "audit/inject/out.h"
+#include "audit/records.h"
 
 #define MAX_DEPTH 64
-#define NAME_LEN 128
+#define NAME_LEN (SB_AUDIT_RANGE_NAME_MAX + 1) /* longer names are cut; --range refuses them */
 
 typedef struct {
     long id;
@@ -111,11 +113,15 @@ void sba_ranges_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 
 size_t sba_ranges_json(char *buf, size_t n)
 {
+    static _Thread_local char name[NAME_LEN * 6 + 1];
     size_t len = (size_t)snprintf(buf, n, "[");
-    char name[NAME_LEN * 6 + 1];
-    for (int i = 0; i < depth && len + sizeof name + 32 < n; i++)
-        len += (size_t)snprintf(buf + len, n - len, "%s[%ld,\"%s\"]", i ? "," : "", stack[i].id,
-                                sba_json_escape(name, sizeof name, stack[i].name));
+    for (int i = 0; i < depth; i++) {
+        sba_json_escape(name, sizeof name, stack[i].name);
+        if (len + strlen(name) + 40 >= n)
+            break; /* the innermost ranges are lost before the line is cut */
+        len +=
+            (size_t)snprintf(buf + len, n - len, "%s[%ld,\"%s\"]", i ? "," : "", stack[i].id, name);
+    }
     len += (size_t)snprintf(buf + len, n - len, "]");
     return len;
 }

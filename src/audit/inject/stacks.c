@@ -77,7 +77,8 @@ static const char *object_path(const char *name, char *buf, size_t n)
 static void write_stack(long id, void *const *pcs, int n)
 {
     char line[16384], obj[1024], sym[1024], abs_path[PATH_MAX];
-    size_t len = (size_t)snprintf(line, sizeof line, "{\"t\":\"stack\",\"id\":%ld,\"frames\":[", id);
+    size_t len =
+        (size_t)snprintf(line, sizeof line, "{\"t\":\"stack\",\"id\":%ld,\"frames\":[", id);
     for (int i = 0; i < n && len < sizeof line - 2400; i++) {
         Dl_info info;
         const ElfW(Sym) *es = NULL;
@@ -92,12 +93,12 @@ static void write_stack(long id, void *const *pcs, int n)
         if (info.dli_sname && es && es->st_size &&
             at - (uintptr_t)info.dli_saddr >= (uintptr_t)es->st_size)
             info.dli_sname = NULL;
-        len += (size_t)snprintf(line + len, sizeof line - len, "%s[\"%s\",\"%s\",%llu,%llu]",
-                                i ? "," : "",
-                                sba_json_escape(obj, sizeof obj,
-                                                object_path(info.dli_fname, abs_path, sizeof abs_path)),
-                                sba_json_escape(sym, sizeof sym, info.dli_sname ? info.dli_sname : ""),
-                                (unsigned long long)(at - base), (unsigned long long)at);
+        len += (size_t)snprintf(
+            line + len, sizeof line - len, "%s[\"%s\",\"%s\",%llu,%llu]", i ? "," : "",
+            sba_json_escape(obj, sizeof obj,
+                            object_path(info.dli_fname, abs_path, sizeof abs_path)),
+            sba_json_escape(sym, sizeof sym, info.dli_sname ? info.dli_sname : ""),
+            (unsigned long long)(at - base), (unsigned long long)at);
     }
     len += (size_t)snprintf(line + len, sizeof line - len, "]}");
     sba_out_line(line, len);
@@ -110,7 +111,8 @@ long sba_stack_id(void *const *pcs, int n)
     uint64_t h = hash_pcs(pcs, n);
     long id = -1;
     pthread_mutex_lock(&lock);
-    for (size_t i = h % TABLE_SIZE, probes = 0; probes < TABLE_SIZE; i = (i + 1) % TABLE_SIZE, probes++) {
+    for (size_t i = h % TABLE_SIZE, probes = 0; probes < TABLE_SIZE;
+         i = (i + 1) % TABLE_SIZE, probes++) {
         if (table[i].hash == h) {
             id = table[i].id;
             break;

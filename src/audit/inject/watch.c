@@ -15,16 +15,45 @@
 
 /* Exact base names (CUPTI's names less their _vNNNN / _ptds / _ptsz / _v2 suffixes). The
  * memcpy and memset families are matched by prefix below. */
-static const char *const watched_names[] = {
-    "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
-    "cudaEventSynchronize", "cudaStreamQuery", "cudaEventQuery", "cudaFree", "cudaFreeHost",
-    "cudaFreeArray", "cudaFreeMipmappedArray", "cudaMalloc", "cudaMallocHost", "cudaHostAlloc",
-    "cudaMallocManaged", "cudaMallocPitch", "cudaHostRegister", "cudaHostUnregister",
-    "cudaStreamDestroy", "cudaDeviceReset", "cudaGraphInstantiate", "cudaGraphInstantiateWithFlags",
-    "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamQuery",
-    "cuEventQuery", "cuMemFree", "cuMemFreeHost", "cuMemAlloc", "cuMemAllocHost", "cuMemHostAlloc",
-    "cuMemAllocManaged", "cuMemAllocPitch", "cuMemHostRegister", "cuMemHostUnregister",
-    "cuStreamDestroy", "cuGraphInstantiate", "cuGraphInstantiateWithParams", NULL};
+static const char *const watched_names[] = {"cudaDeviceSynchronize",
+                                            "cudaThreadSynchronize",
+                                            "cudaStreamSynchronize",
+                                            "cudaEventSynchronize",
+                                            "cudaStreamQuery",
+                                            "cudaEventQuery",
+                                            "cudaFree",
+                                            "cudaFreeHost",
+                                            "cudaFreeArray",
+                                            "cudaFreeMipmappedArray",
+                                            "cudaMalloc",
+                                            "cudaMallocHost",
+                                            "cudaHostAlloc",
+                                            "cudaMallocManaged",
+                                            "cudaMallocPitch",
+                                            "cudaHostRegister",
+                                            "cudaHostUnregister",
+                                            "cudaStreamDestroy",
+                                            "cudaDeviceReset",
+                                            "cudaGraphInstantiate",
+                                            "cudaGraphInstantiateWithFlags",
+                                            "cuCtxSynchronize",
+                                            "cuStreamSynchronize",
+                                            "cuEventSynchronize",
+                                            "cuStreamQuery",
+                                            "cuEventQuery",
+                                            "cuMemFree",
+                                            "cuMemFreeHost",
+                                            "cuMemAlloc",
+                                            "cuMemAllocHost",
+                                            "cuMemHostAlloc",
+                                            "cuMemAllocManaged",
+                                            "cuMemAllocPitch",
+                                            "cuMemHostRegister",
+                                            "cuMemHostUnregister",
+                                            "cuStreamDestroy",
+                                            "cuGraphInstantiate",
+                                            "cuGraphInstantiateWithParams",
+                                            NULL};
 
 /* "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync" */
 static void base_name(const char *name, char *out, size_t n)
@@ -35,8 +64,8 @@ static void base_name(const char *name, char *out, size_t n)
         if (!u)
             return;
         const char *s = u + 1;
-        int suffix = !strcmp(s, "ptds") || !strcmp(s, "ptsz") ||
-                     (s[0] == 'v' && s[1] >= '0' && s[1] <= '9');
+        int suffix =
+            !strcmp(s, "ptds") || !strcmp(s, "ptsz") || (s[0] == 'v' && s[1] >= '0' && s[1] <= '9');
         if (!suffix)
             return;
         *u = 0;
@@ -64,7 +93,8 @@ static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain dom, i
         const char *name = NULL;
         if (cuptiGetCallbackName(dom, (uint32_t)id, &name) != CUPTI_SUCCESS || !name)
             continue;
-        if (sba_watched(name) && cuptiEnableCallback(1, sub, dom, (CUpti_CallbackId)id) == CUPTI_SUCCESS)
+        if (sba_watched(name) &&
+            cuptiEnableCallback(1, sub, dom, (CUpti_CallbackId)id) == CUPTI_SUCCESS)
             n++;
     }
     return n;
@@ -119,7 +149,8 @@ static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
     }
 }
 
-void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                        const CUpti_CallbackData *d)
 {
     if (d->callbackSite == CUPTI_API_ENTER) {
         if (nesting++)
@@ -129,7 +160,9 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, cons
         cuptiGetTimestamp(&t_start);
         return;
     }
-    if (--nesting)
+    /* an exit without its enter: callbacks were enabled inside this very call (cudaFree(0)
+     * initializing CUDA, which loads this library) */
+    if (nesting == 0 || --nesting)
         return;
     uint64_t end;
     cuptiGetTimestamp(&end);
@@ -137,11 +170,11 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, cons
     uint32_t ctx = 0;
     if (d->context)
         cuptiGetContextId(d->context, &ctx);
-    char ranges[4096], copy[32] = "";
+    static _Thread_local char ranges[48 << 10]; /* 64 ranges of 512 bytes, escaped */
+    char copy[32] = "";
     sba_ranges_json(ranges, sizeof ranges);
-    const char *kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API
-                           ? runtime_copy_kind(cbid, d->functionParams)
-                           : NULL;
+    const char *kind =
+        domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_copy_kind(cbid, d->functionParams) : NULL;
     if (kind)
         snprintf(copy, sizeof copy, ",\"copy\":\"%s\"", kind);
     sba_out_printf("{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%ld,\"ctx\":%u,"
