@@ -419,6 +419,21 @@ static void range_without_record(void **state)
     sb_audit_free(run);
 }
 
+/* A formatted text that does not fit is cut on a character boundary; invalid bytes become '?'. */
+static void utf8_fmt(void **state)
+{
+    (void)state;
+    char buf[8];
+    sb_audit_fmt(buf, sizeof buf, "%s", "ab\xff\xc3\xa9\xc3\xa9");
+    assert_string_equal(buf, "ab?\xc3\xa9\xc3\xa9");
+    sb_audit_fmt(buf, 7, "%s", "ab\xff\xc3\xa9\xc3\xa9");
+    assert_string_equal(buf, "ab?\xc3\xa9");
+    sb_audit_fmt(buf, 6, "%s", "\xe2\x82\xac\xe2\x82\xac"); /* euro signs */
+    assert_string_equal(buf, "\xe2\x82\xac");
+    sb_audit_fmt(buf, sizeof buf, "x%dy", 1);
+    assert_string_equal(buf, "x1y");
+}
+
 static void sites(void **state)
 {
     (void)state;
@@ -591,12 +606,22 @@ static void no_cuda(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(base_names),      cmocka_unit_test(classes_from_names),
-        cmocka_unit_test(copies),          cmocka_unit_test(waited_rule),
-        cmocka_unit_test(bubbles), cmocka_unit_test(without_kernels),         cmocka_unit_test(median_p95),
-        cmocka_unit_test(ranges_and_gate), cmocka_unit_test(range_without_record),
-        cmocka_unit_test(sites),           cmocka_unit_test(symbolize_frames),
-        cmocka_unit_test(malformed_lines), cmocka_unit_test(incomplete_stream),
+        cmocka_unit_test(base_names),
+        cmocka_unit_test(classes_from_names),
+        cmocka_unit_test(copies),
+        cmocka_unit_test(waited_rule),
+        cmocka_unit_test(bubbles),
+        cmocka_unit_test(without_kernels),
+        cmocka_unit_test(median_p95),
+        cmocka_unit_test(ranges_and_gate),
+        cmocka_unit_test(range_without_record),
+        cmocka_unit_test(unrecorded_before_recorded),
+        cmocka_unit_test(many_ranges_and_sites),
+        cmocka_unit_test(utf8_fmt),
+        cmocka_unit_test(sites),
+        cmocka_unit_test(symbolize_frames),
+        cmocka_unit_test(malformed_lines),
+        cmocka_unit_test(incomplete_stream),
         cmocka_unit_test(no_cuda),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
