@@ -311,32 +311,78 @@ static void lifetime(sb_audit_proc *p)
     p->lifetime_us = any ? (double)(p->t_last - p->t_first) / 1e3 : 0;
 }
 
+/* The instance (tid, id) among p->ranges[0..n) (sorted), or NULL. */
+static sb_audit_range *find_range_n(const sb_audit_proc *p, size_t n, int64_t tid, int64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const sb_audit_range *r = &p->ranges[mid];
+        if (r->tid < tid || (r->tid == tid && r->id < id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && p->ranges[lo].tid == tid && p->ranges[lo].id == id ? &p->ranges[lo] : NULL;
+}
+
+/* A range a call names that was never recorded: the call, and the range's place in its list. */
+typedef struct {
+    int64_t tid, id;
+    size_t call;
+    int k;
+} unrecorded;
+
+static int cmp_unrecorded(const void *a, const void *b)
+{
+    const unrecorded *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->call != y->call)
+        return x->call < y->call ? -1 : 1;
+    return x->k - y->k;
+}
+
 /* Range instances: the recorded ones, and those only calls name (a killed process never wrote
- * them); each instance's count of blocking calls, nested ranges included. */
+ * them: the first call that names one gives its name, start and depth); each instance's count
+ * of blocking calls, nested ranges included. n log n in the calls and ranges. */
 static int count_ranges(sb_audit_proc *p)
 {
     sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
-    size_t recorded = p->nranges;
+    const size_t recorded = p->nranges;
+    unrecorded *u = NULL;
+    size_t nu = 0, cap = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         for (int k = 0; k < c->nranges; k++) {
-            if (sb_audit_find_range(p, c->tid, c->ranges[k].id))
+            if (find_range_n(p, recorded, c->tid, c->ranges[k].id))
                 continue;
-            int seen = 0; /* among those added (unsorted): rare, a killed process */
-            for (size_t j = recorded; j < p->nranges && !seen; j++)
-                seen = p->ranges[j].tid == c->tid && p->ranges[j].id == c->ranges[k].id;
-            if (seen)
-                continue;
-            if (sb_grow(&p->ranges, &p->cap_ranges, p->nranges, sizeof *p->ranges) < 0)
+            if (sb_grow(&u, &cap, nu, sizeof *u) < 0) {
+                free(u);
                 return -1;
-            p->ranges[p->nranges++] = (sb_audit_range){.tid = c->tid,
-                                                       .id = c->ranges[k].id,
-                                                       .name = c->ranges[k].name,
-                                                       .start = c->start,
-                                                       .end = -1,
-                                                       .depth = k};
+            }
+            u[nu++] = (unrecorded){c->tid, c->ranges[k].id, i, k};
         }
     }
+    sb_sort(u, nu, sizeof *u, cmp_unrecorded);
+    for (size_t i = 0; i < nu; i++) {
+        if (i && u[i].tid == u[i - 1].tid && u[i].id == u[i - 1].id)
+            continue; /* the same instance, named by a later call */
+        if (sb_grow(&p->ranges, &p->cap_ranges, p->nranges, sizeof *p->ranges) < 0) {
+            free(u);
+            return -1;
+        }
+        const sb_audit_call *c = &p->calls[u[i].call];
+        p->ranges[p->nranges++] = (sb_audit_range){.tid = c->tid,
+                                                   .id = c->ranges[u[i].k].id,
+                                                   .name = c->ranges[u[i].k].name,
+                                                   .start = c->start,
+                                                   .end = -1,
+                                                   .depth = u[i].k};
+    }
+    free(u);
     if (p->nranges > recorded)
         sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
     for (size_t i = 0; i < p->ncalls; i++) {

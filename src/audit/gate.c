@@ -3,6 +3,7 @@
 #include "audit/internal.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,21 +40,42 @@ typedef struct {
 
 static int add(offenders *s, const char *site, sb_audit_class cls, long count)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (s->o[i].site == site && s->o[i].cls == cls) {
-            s->o[i].count += count;
-            return 0;
-        }
     if (sb_grow(&s->o, &s->cap, s->n, sizeof *s->o) < 0)
         return -1;
     s->o[s->n++] = (offender){site, cls, count};
     return 0;
 }
 
+/* Sites are interned (one pointer per text): sorted by (pointer, class), the entries of one
+ * offender are neighbours. */
+static int cmp_key(const void *a, const void *b)
+{
+    const offender *x = a, *y = b;
+    uintptr_t p = (uintptr_t)x->site, q = (uintptr_t)y->site;
+    if (p != q)
+        return p < q ? -1 : 1;
+    return (int)x->cls - (int)y->cls;
+}
+
+/* One entry per (site, class), the counts summed: n log n in the entries added. */
+static void merge(offenders *s)
+{
+    sb_sort(s->o, s->n, sizeof *s->o, cmp_key);
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (m && s->o[m - 1].site == s->o[i].site && s->o[m - 1].cls == s->o[i].cls)
+            s->o[m - 1].count += s->o[i].count;
+        else
+            s->o[m++] = s->o[i];
+    }
+    s->n = m;
+}
+
 static void print_top(FILE *msg, offenders *s, int top)
 {
     if (!s->n || !msg)
         return;
+    merge(s);
     sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++)
@@ -115,7 +137,7 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
         exceeded, instances, instances == 1 ? "" : "s", o->range, o->max_syncs,
         o->max_syncs == 1 ? "" : "s", (long long)worst_pid, worst);
     offenders s = {0};
-    for (size_t i = 0; i < run->nprocs; i++) {
+    for (size_t i = 0; msg && i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
@@ -146,7 +168,7 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
     say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld\n", total,
         total == 1 ? "" : "s", o->max_syncs);
     offenders s = {0};
-    for (size_t i = 0; i < run->nprocs; i++) {
+    for (size_t i = 0; msg && i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];

@@ -20,6 +20,13 @@ void sb_strtab_free(sb_strtab *t);
 int sb_grow(void *arr, size_t *cap, size_t n, size_t size);
 /* qsort that accepts an empty (NULL) array. */
 void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* snprintf whose result is valid UTF-8 (the JSON reports take only that): cut on a character
+ * boundary when it does not fit, every other invalid byte (addr2line's output, a Latin-1 name)
+ * replaced with '?'. */
+__attribute__((format(printf, 3, 4))) void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...);
+/* Drops a character cut in half at the end of s (a lead byte without all its continuation
+ * bytes). */
+void sb_audit_utf8_cut(char *s);
 
 /* ---- the records (load.c) ---- */
 typedef struct sb_audit_range_ref {

@@ -5,17 +5,66 @@
 #include <jansson.h>
 #include <math.h>
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "base/error.h"
+#include "base/textutil.h"
 
 static json_t *num(double v)
 {
     return json_real(isfinite(v) ? v : 0);
 }
 
+/* A JSON string of any text: invalid UTF-8 (json_string's NULL) becomes '?' rather than a
+ * missing key or row. NULL only when out of memory. */
+static json_t *str(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    if (j || !s)
+        return j;
+    char *c = strdup(s);
+    if (!c)
+        return NULL;
+    sb_utf8_sanitize(c);
+    j = json_string(c);
+    free(c);
+    return j;
+}
+
+/* Every value goes through set(): a NULL (out of memory) is remembered, never dropped
+ * silently; the writer then fails. */
+static int g_oom;
+
+static json_t *chk(json_t *v)
+{
+    if (!v)
+        g_oom = 1;
+    return v;
+}
+
+static void set(json_t *o, const char *key, json_t *v)
+{
+    if (!o) {
+        json_decref(v);
+        g_oom = 1;
+    } else if (!chk(v) || json_object_set_new(o, key, v) < 0)
+        g_oom = 1;
+}
+
+static void append(json_t *a, json_t *v)
+{
+    if (!a) {
+        json_decref(v);
+        g_oom = 1;
+    } else if (!chk(v) || json_array_append_new(a, v) < 0)
+        g_oom = 1;
+}
+
 static void set_if(json_t *o, const char *key, const char *v)
 {
     if (v && v[0])
-        json_object_set_new(o, key, json_string(v));
+        set(o, key, str(v));
 }
 
 static json_t *environment(const sb_env *e)
@@ -37,7 +86,7 @@ static json_t *counts(const long *c)
 {
     json_t *o = json_object();
     for (int k = 0; k < SB_AUDIT_NCLASS; k++)
-        json_object_set_new(o, sb_audit_class_name((sb_audit_class)k), json_integer(c[k]));
+        set(o, sb_audit_class_name((sb_audit_class)k), json_integer(c[k]));
     return o;
 }
 
@@ -48,20 +97,19 @@ static double pct(double part, double whole)
 
 static json_t *process(const sb_audit_proc *p)
 {
-    json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:s, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
+    json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:o, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
                           "ppid", (json_int_t)p->ppid, "rank", p->rank, "local_rank", p->local_rank,
-                          "cmd", p->cmd, "complete", p->complete, "malformed_lines",
+                          "cmd", str(p->cmd), "complete", p->complete, "malformed_lines",
                           (json_int_t)p->malformed, "dropped", (json_int_t)p->dropped);
-    json_object_set_new(o, "lifetime_s", num(p->lifetime_us / 1e6));
-    json_object_set_new(o, "gpu_activity", json_boolean(p->kernels));
-    json_object_set_new(o, "gpu_busy_pct",
-                        p->kernels ? num(pct(p->busy_us, p->lifetime_us)) : json_null());
-    json_object_set_new(o, "blocked_us", num(p->blocked_us));
-    json_object_set_new(o, "blocked_pct", num(pct(p->blocked_us, p->lifetime_us)));
-    json_object_set_new(o, "could_save_us", p->kernels ? num(p->could_save_us) : json_null());
-    json_object_set_new(o, "polls", json_integer(p->polls));
-    json_object_set_new(o, "blocking_calls", json_integer(p->blocking));
-    json_object_set_new(o, "counts", counts(p->counts));
+    set(o, "lifetime_s", num(p->lifetime_us / 1e6));
+    set(o, "gpu_activity", json_boolean(p->kernels));
+    set(o, "gpu_busy_pct", p->kernels ? num(pct(p->busy_us, p->lifetime_us)) : json_null());
+    set(o, "blocked_us", num(p->blocked_us));
+    set(o, "blocked_pct", num(pct(p->blocked_us, p->lifetime_us)));
+    set(o, "could_save_us", p->kernels ? num(p->could_save_us) : json_null());
+    set(o, "polls", json_integer(p->polls));
+    set(o, "blocking_calls", json_integer(p->blocking));
+    set(o, "counts", counts(p->counts));
     return o;
 }
 
@@ -84,14 +132,14 @@ static json_t *total(const sb_audit_run *run)
         blocking += p->blocking;
     }
     json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
-    json_object_set_new(o, "lifetime_s", num(life / 1e6));
-    json_object_set_new(o, "gpu_busy_pct", kernels ? num(pct(busy, life)) : json_null());
-    json_object_set_new(o, "blocked_us", num(blocked));
-    json_object_set_new(o, "blocked_pct", num(pct(blocked, life)));
-    json_object_set_new(o, "could_save_us", kernels ? num(save) : json_null());
-    json_object_set_new(o, "polls", json_integer(polls));
-    json_object_set_new(o, "blocking_calls", json_integer(blocking));
-    json_object_set_new(o, "counts", counts(c));
+    set(o, "lifetime_s", num(life / 1e6));
+    set(o, "gpu_busy_pct", kernels ? num(pct(busy, life)) : json_null());
+    set(o, "blocked_us", num(blocked));
+    set(o, "blocked_pct", num(pct(blocked, life)));
+    set(o, "could_save_us", kernels ? num(save) : json_null());
+    set(o, "polls", json_integer(polls));
+    set(o, "blocking_calls", json_integer(blocking));
+    set(o, "counts", counts(c));
     return o;
 }
 
@@ -102,17 +150,16 @@ static json_t *rows(const sb_audit_run *run)
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];
-            json_t *o = json_pack("{s:I, s:i, s:i, s:s, s:s, s:s, s:s, s:I}", "pid",
+            json_t *o = json_pack("{s:I, s:i, s:i, s:s, s:s, s:o, s:o, s:I}", "pid",
                                   (json_int_t)p->pid, "rank", p->rank, "local_rank", p->local_rank,
                                   "group", sb_audit_group_name(sb_audit_class_group(r->cls)),
-                                  "class", sb_audit_class_name(r->cls), "range", r->range, "site",
-                                  r->site, "count", (json_int_t)r->count);
-            json_object_set_new(o, "blocked_total_us", num(r->blocked_total_us));
-            json_object_set_new(o, "blocked_median_us", num(r->blocked_median_us));
-            json_object_set_new(o, "blocked_p95_us", num(r->blocked_p95_us));
-            json_object_set_new(o, "bubble_total_us",
-                                p->kernels ? num(r->bubble_total_us) : json_null());
-            json_array_append_new(a, o);
+                                  "class", sb_audit_class_name(r->cls), "range", str(r->range),
+                                  "site", str(r->site), "count", (json_int_t)r->count);
+            set(o, "blocked_total_us", num(r->blocked_total_us));
+            set(o, "blocked_median_us", num(r->blocked_median_us));
+            set(o, "blocked_p95_us", num(r->blocked_p95_us));
+            set(o, "bubble_total_us", p->kernels ? num(r->bubble_total_us) : json_null());
+            append(a, o);
         }
     }
     return a;
@@ -123,36 +170,40 @@ static json_t *ranges(const sb_audit_run *run)
     json_t *a = json_array();
     for (size_t i = 0; i < run->nrange_sums; i++) {
         const sb_audit_range_sum *s = &run->range_sums[i];
-        json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:I}", "name", s->name, "instances",
-                                           (json_int_t)s->instances, "max_blocking",
-                                           (json_int_t)s->max_blocking, "total_blocking",
-                                           (json_int_t)s->total_blocking));
+        append(a, json_pack("{s:o, s:I, s:I, s:I}", "name", str(s->name), "instances",
+                            (json_int_t)s->instances, "max_blocking", (json_int_t)s->max_blocking,
+                            "total_blocking", (json_int_t)s->total_blocking));
     }
     return a;
 }
 
 int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
 {
+    g_oom = 0;
     json_t *root = json_pack("{s:s, s:i}", "tool", "syncbench audit", "format", 1);
     if (!root)
         return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit JSON");
-    json_object_set_new(root, "environment", environment(env));
-    json_object_set_new(root, "command", json_string(run->cmd));
-    json_object_set_new(root, "wall_s", num(run->wall_s));
+    set(root, "environment", environment(env));
+    set(root, "command", str(run->cmd));
+    set(root, "wall_s", num(run->wall_s));
     json_t *procs = json_array();
     for (size_t i = 0; i < run->nprocs; i++)
-        json_array_append_new(procs, process(run->procs[i]));
-    json_object_set_new(root, "processes", procs);
-    json_object_set_new(root, "total", total(run));
-    json_object_set_new(root, "rows", rows(run));
-    json_object_set_new(root, "ranges", ranges(run));
+        append(procs, process(run->procs[i]));
+    set(root, "processes", procs);
+    set(root, "total", total(run));
+    set(root, "rows", rows(run));
+    set(root, "ranges", ranges(run));
     if (o && o->max_syncs >= 0) {
         json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
-                              o->range ? json_string(o->range) : json_null(), "passed",
+                              o->range ? str(o->range) : json_null(), "passed",
                               sb_audit_gate(run, o, NULL) == 0);
-        json_object_set_new(root, "gate", g);
+        set(root, "gate", g);
     } else
-        json_object_set_new(root, "gate", json_null());
+        set(root, "gate", json_null());
+    if (g_oom) {
+        json_decref(root);
+        return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit JSON");
+    }
     int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(root);
     fputc('\n', f);

@@ -3,6 +3,7 @@
 #include "audit/internal.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +41,9 @@ static void process_block(FILE *f, const sb_audit_proc *p)
                 pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
                 pct(p->blocked_us, p->lifetime_us), p->could_save_us / 1e3, p->polls);
     else
-        fprintf(f, ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, could save: "
-                   "--gpu-activity)\n",
+        fprintf(f,
+                ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, could save: "
+                "--gpu-activity)\n",
                 p->blocked_us / 1e3, pct(p->blocked_us, p->lifetime_us), p->polls);
     if (!p->complete)
         fprintf(f, "pid %" PRId64 ": no end record (killed?): what was recorded is reported\n",
@@ -116,6 +118,20 @@ static int cmp_site(const void *a, const void *b)
     return r ? r : (int)x->cls - (int)y->cls;
 }
 
+/* Sites and ranges are interned (one pointer per text): sorted by (class, range, site)
+ * pointers, the rows of one site are neighbours. */
+static int cmp_site_key(const void *a, const void *b)
+{
+    const site_sum *x = a, *y = b;
+    if (x->cls != y->cls)
+        return (int)x->cls - (int)y->cls;
+    uintptr_t p = (uintptr_t)x->range, q = (uintptr_t)y->range;
+    if (p != q)
+        return p < q ? -1 : 1;
+    p = (uintptr_t)x->site, q = (uintptr_t)y->site;
+    return p < q ? -1 : p > q;
+}
+
 static int top_sites(FILE *f, const sb_audit_run *run, int top)
 {
     site_sum *s = NULL;
@@ -126,19 +142,22 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
             const sb_audit_row *r = &p->rows[k];
             if (!sb_audit_blocking(r->cls))
                 continue;
-            size_t j = 0;
-            while (j < n && !(s[j].cls == r->cls && s[j].range == r->range && s[j].site == r->site))
-                j++;
-            if (j == n) {
-                if (sb_grow(&s, &cap, n, sizeof *s) < 0) {
-                    free(s);
-                    return -1;
-                }
-                s[n++] = (site_sum){r->cls, r->range, r->site, 0};
+            if (sb_grow(&s, &cap, n, sizeof *s) < 0) {
+                free(s);
+                return -1;
             }
-            s[j].count += r->count;
+            s[n++] = (site_sum){r->cls, r->range, r->site, r->count};
         }
     }
+    sb_sort(s, n, sizeof *s, cmp_site_key);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && cmp_site_key(&s[m - 1], &s[i]) == 0)
+            s[m - 1].count += s[i].count;
+        else
+            s[m++] = s[i];
+    }
+    n = m;
     if (n) {
         sb_sort(s, n, sizeof *s, cmp_site);
         fprintf(f, "\ntop sites\n%9s  %-14s %-20s %s\n", "count", "class", "range", "site");

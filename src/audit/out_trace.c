@@ -189,9 +189,9 @@ static void apis(writer *w, const sb_audit_proc *p, const source *calls_by_corr,
 static void act_name(const sb_audit_act *a, char *buf, size_t n)
 {
     if (a->kind == SB_ACT_KERNEL)
-        snprintf(buf, n, "%s", a->name ? a->name : "kernel");
+        sb_audit_fmt(buf, n, "%s", a->name ? a->name : "kernel");
     else if (a->kind == SB_ACT_COPY)
-        snprintf(buf, n, "Memcpy %s (%s -> %s)", a->ckind, a->src, a->dst);
+        sb_audit_fmt(buf, n, "Memcpy %s (%s -> %s)", a->ckind, a->src, a->dst);
     else
         snprintf(buf, n, "Memset (device)");
 }
@@ -243,9 +243,9 @@ static int process(writer *w, const sb_audit_proc *p)
     w->off = p->mono_ns - p->clock_ns;
     char buf[512];
     if (p->rank >= 0)
-        snprintf(buf, sizeof buf, "pid %" PRId64 " rank %d: %s", p->pid, p->rank, p->cmd);
+        sb_audit_fmt(buf, sizeof buf, "pid %" PRId64 " rank %d: %s", p->pid, p->rank, p->cmd);
     else
-        snprintf(buf, sizeof buf, "pid %" PRId64 ": %s", p->pid, p->cmd);
+        sb_audit_fmt(buf, sizeof buf, "pid %" PRId64 ": %s", p->pid, p->cmd);
     meta(w, 0, "process_name", buf);
     if (thread_names(w, p) < 0)
         return -1;

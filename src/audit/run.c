@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/textutil.h"
+
 void sb_audit_opts_default(sb_audit_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -27,7 +29,14 @@ sb_audit_run *sb_audit_run_new(void)
 
 void sb_audit_set_wall(sb_audit_run *run, const char *cmd, double wall_s, int64_t t0_mono_ns)
 {
-    const char *c = sb_strtab_intern(&run->strs, cmd ? cmd : "");
+    /* argv may hold any bytes: the reports get valid UTF-8 ("command" in the JSON) */
+    char *text = strdup(cmd ? cmd : "");
+    const char *c = NULL;
+    if (text) {
+        sb_utf8_sanitize(text);
+        c = sb_strtab_intern(&run->strs, text);
+        free(text);
+    }
     run->cmd = c ? c : "";
     run->wall_s = wall_s;
     run->t0_mono_ns = t0_mono_ns;

@@ -77,9 +77,10 @@ const char *sb_audit_site(sb_strtab *strs, const sb_audit_stack *s)
             char buf[1024];
             char *plain = demangle(f->sym);
             if (f->sym[0])
-                snprintf(buf, sizeof buf, "%s!%s", basename_of(f->obj), plain ? plain : f->sym);
+                sb_audit_fmt(buf, sizeof buf, "%s!%s", basename_of(f->obj), plain ? plain : f->sym);
             else
-                snprintf(buf, sizeof buf, "%s+0x%" PRIx64, basename_of(f->obj), (uint64_t)f->off);
+                sb_audit_fmt(buf, sizeof buf, "%s+0x%" PRIx64, basename_of(f->obj),
+                             (uint64_t)f->off);
             free(plain);
             return sb_strtab_intern(strs, buf);
         }

@@ -110,10 +110,10 @@ static void resolve(sb_strtab *strs, const char *tool, pending *p, size_t n)
         size_t ll = strlen(loc);
         /* no file, or a file without a line (a generated .cudafe1.cpp): the function alone */
         if (strncmp(loc, "??", 2) == 0 || (ll >= 2 && strcmp(loc + ll - 2, ":?") == 0))
-            snprintf(buf, sizeof buf, "%s", fn);
+            sb_audit_fmt(buf, sizeof buf, "%s", fn);
         else {
             const char *file = strrchr(loc, '/');
-            snprintf(buf, sizeof buf, "%s (%s)", fn, file ? file + 1 : loc);
+            sb_audit_fmt(buf, sizeof buf, "%s (%s)", fn, file ? file + 1 : loc);
         }
         const char *s = sb_strtab_intern(strs, buf);
         if (s)

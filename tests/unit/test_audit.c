@@ -419,6 +419,110 @@ static void range_without_record(void **state)
     sb_audit_free(run);
 }
 
+/* A recorded range and calls that name unrecorded ones before it: each instance once, however
+ * the unrecorded ones sort (the JSON "ranges" and the gate count what the calls name). */
+static void unrecorded_before_recorded(void **state)
+{
+    (void)state;
+    stream s;
+    stream_open(&s);
+    proc_line(&s, 100, -1);
+    const char *fmt = "{\"t\":\"call\",\"api\":\"cudaDeviceSynchronize\",\"dom\":\"rt\","
+                      "\"tid\":1,\"ctx\":1,\"corr\":%d,\"start\":%d,\"end\":%d,"
+                      "\"ranges\":[[%d,\"%s\"]],\"stack\":-1}";
+    line(&s, "{\"t\":\"range\",\"tid\":1,\"id\":10,\"name\":\"step\",\"start\":5,\"end\":100,"
+             "\"depth\":0}");
+    line(&s, fmt, 1, 10, 20, 5, "a");
+    line(&s, fmt, 2, 30, 40, 3, "b");
+    line(&s, fmt, 3, 50, 60, 10, "step");
+    line(&s, fmt, 4, 70, 80, 3, "b");
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->nranges, 3);
+    assert_int_equal(sb_audit_find_range(p, 1, 10)->blocking, 1);
+    assert_int_equal(sb_audit_find_range(p, 1, 3)->blocking, 2);
+    assert_int_equal(sb_audit_find_range(p, 1, 3)->start, 30); /* the first call's */
+    assert_int_equal(run->nrange_sums, 3);
+    for (size_t i = 0; i < run->nrange_sums; i++)
+        assert_int_equal(run->range_sums[i].instances, 1);
+    char *msg;
+    assert_int_equal(gate(run, "step", 0, &msg), 1);
+    assert_non_null(strstr(msg, "1 of 1 instance of range 'step'"));
+    free(msg);
+    sb_audit_free(run);
+}
+
+/* 200000 blocking calls naming 100000 ranges never recorded (a killed process), at 5000 sites:
+ * n log n, the counts as the table's. */
+static void many_ranges_and_sites(void **state)
+{
+    (void)state;
+    enum { NCALLS = 200000, NSITES = 5000, NNAMES = 10 };
+    stream s;
+    stream_open(&s);
+    proc_line(&s, 100, -1);
+    for (int i = 0; i < NSITES; i++)
+        line(&s, "{\"t\":\"stack\",\"id\":%d,\"frames\":[[\"/app/train\",\"f%d\",16,0]]}", i, i);
+    for (int i = 0; i < NCALLS; i++) {
+        int id = NCALLS / 2 - 1 - i / 2; /* descending: every new range sorts first */
+        line(&s,
+             "{\"t\":\"call\",\"api\":\"cudaDeviceSynchronize\",\"dom\":\"rt\",\"tid\":1,"
+             "\"ctx\":1,\"corr\":%d,\"start\":%d,\"end\":%d,\"ranges\":[[%d,\"r%d\"]],"
+             "\"stack\":%d}",
+             i + 1, 10 * i, 10 * i + 5, id, id % NNAMES, i % NSITES);
+    }
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->blocking, NCALLS);
+    assert_int_equal(p->nranges, NCALLS / 2);
+    assert_int_equal(p->nrows, NSITES); /* the calls at one site name ranges of one name */
+    for (size_t i = 0; i < p->nranges; i++)
+        assert_int_equal(p->ranges[i].blocking, 2);
+    assert_int_equal(run->nrange_sums, NNAMES);
+    for (size_t i = 0; i < run->nrange_sums; i++) {
+        assert_int_equal(run->range_sums[i].instances, NCALLS / 2 / NNAMES);
+        assert_int_equal(run->range_sums[i].total_blocking, NCALLS / NNAMES);
+        assert_int_equal(run->range_sums[i].max_blocking, 2);
+    }
+    char *msg;
+    assert_int_equal(gate(run, "r3", 2, &msg), 0);
+    assert_non_null(strstr(msg, "10000 instances of range 'r3'"));
+    free(msg);
+    assert_int_equal(gate(run, "r3", 1, &msg), 1);
+    assert_non_null(strstr(msg, "10000 of 10000 instances"));
+    assert_non_null(strstr(msg, "      40  sync-device    train!f"));
+    free(msg);
+    assert_int_equal(gate(run, NULL, NCALLS - 1, &msg), 1);
+    /* every site: 40 blocking calls, as the table counts them (over its ranges) */
+    assert_non_null(strstr(msg, "      40  sync-device    train!f"));
+    assert_null(strstr(msg, "      41  "));
+    free(msg);
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "sync-device       200000"));
+    assert_non_null(strstr(buf, "\n       40  sync-device    r"));
+    free(buf);
+    sb_audit_free(run);
+}
+
+/* A formatted text that does not fit is cut on a character boundary; invalid bytes become '?'. */
+static void utf8_fmt(void **state)
+{
+    (void)state;
+    char buf[8];
+    sb_audit_fmt(buf, sizeof buf, "%s", "ab\xff\xc3\xa9\xc3\xa9");
+    assert_string_equal(buf, "ab?\xc3\xa9\xc3\xa9");
+    sb_audit_fmt(buf, 7, "%s", "ab\xff\xc3\xa9\xc3\xa9");
+    assert_string_equal(buf, "ab?\xc3\xa9");
+    sb_audit_fmt(buf, 6, "%s", "\xe2\x82\xac\xe2\x82\xac"); /* euro signs */
+    assert_string_equal(buf, "\xe2\x82\xac");
+    sb_audit_fmt(buf, sizeof buf, "x%dy", 1);
+    assert_string_equal(buf, "x1y");
+}
+
 static void sites(void **state)
 {
     (void)state;
@@ -591,12 +695,22 @@ static void no_cuda(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(base_names),      cmocka_unit_test(classes_from_names),
-        cmocka_unit_test(copies),          cmocka_unit_test(waited_rule),
-        cmocka_unit_test(bubbles), cmocka_unit_test(without_kernels),         cmocka_unit_test(median_p95),
-        cmocka_unit_test(ranges_and_gate), cmocka_unit_test(range_without_record),
-        cmocka_unit_test(sites),           cmocka_unit_test(symbolize_frames),
-        cmocka_unit_test(malformed_lines), cmocka_unit_test(incomplete_stream),
+        cmocka_unit_test(base_names),
+        cmocka_unit_test(classes_from_names),
+        cmocka_unit_test(copies),
+        cmocka_unit_test(waited_rule),
+        cmocka_unit_test(bubbles),
+        cmocka_unit_test(without_kernels),
+        cmocka_unit_test(median_p95),
+        cmocka_unit_test(ranges_and_gate),
+        cmocka_unit_test(range_without_record),
+        cmocka_unit_test(unrecorded_before_recorded),
+        cmocka_unit_test(many_ranges_and_sites),
+        cmocka_unit_test(utf8_fmt),
+        cmocka_unit_test(sites),
+        cmocka_unit_test(symbolize_frames),
+        cmocka_unit_test(malformed_lines),
+        cmocka_unit_test(incomplete_stream),
         cmocka_unit_test(no_cuda),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -244,6 +244,72 @@ static void trace(void **state)
     sb_audit_free(run);
 }
 
+/* Text that is not valid UTF-8, or cut in a buffer: a command line with byte 0xff, 600 bytes of
+ * 'é' (2 bytes each) in the process's command (the trace's 512-byte process name) and in a
+ * symbol (the site's 1024-byte text). The JSON keeps "command" and every row; both parse. */
+static void utf8_text(void **state)
+{
+    (void)state;
+    char e600[1201] = "", sym[1201] = "";
+    for (int i = 0; i < 600; i++)
+        strcat(e600, "\xc3\xa9");
+    memcpy(sym, e600, sizeof sym);
+    stream s;
+    stream_open(&s);
+    line(&s,
+         "{\"t\":\"proc\",\"v\":1,\"pid\":100,\"ppid\":1,\"rank\":-1,\"local_rank\":-1,"
+         "\"cmd\":\"%s\",\"clock_ns\":500,\"mono_ns\":1000500,\"mode\":\"count\"}",
+         e600);
+    line(&s, "{\"t\":\"stack\",\"id\":1,\"frames\":[[\"/app/train\",\"%s\",16,0]]}", sym);
+    line(&s,
+         "{\"t\":\"call\",\"api\":\"cudaDeviceSynchronize\",\"dom\":\"rt\",\"tid\":1,"
+         "\"ctx\":1,\"corr\":1,\"start\":10,\"end\":20,\"ranges\":[[1,\"%s\"]],\"stack\":1}",
+         e600);
+    end_line(&s);
+    sb_audit_run *run = load_into(NULL, &s, "proc-100.jsonl");
+    analyze_default(run);
+    const char *cmds[] = {"python3 \xff\xfe train.py", e600};
+    const char *want[] = {"python3 ?? train.py", e600};
+    for (int c = 0; c < 2; c++) {
+        sb_audit_set_wall(run, cmds[c], 1.0, 0);
+        char *buf;
+        size_t len;
+        FILE *f = open_memstream(&buf, &len);
+        assert_int_equal(sb_audit_write_json(f, run, &run->opts, NULL), 0);
+        fclose(f);
+        json_error_t err;
+        json_t *root = json_loads(buf, 0, &err);
+        if (!root)
+            fail_msg("JSON: %s", err.text);
+        assert_string_equal(json_string_value(json_object_get(root, "command")), want[c]);
+        json_t *rows = json_object_get(root, "rows");
+        assert_int_equal(json_array_size(rows), 1);
+        const char *site = json_string_value(json_object_get(json_array_get(rows, 0), "site"));
+        assert_non_null(site);
+        assert_int_equal(strncmp(site, "train!\xc3\xa9", 8), 0);
+        assert_true(strlen(site) <= 1023 && strlen(site) % 2 == 0); /* "train!" and whole 'é' */
+        assert_int_equal(json_array_size(json_object_get(root, "ranges")), 1);
+        json_decref(root);
+        free(buf);
+
+        f = open_memstream(&buf, &len);
+        assert_int_equal(sb_audit_write_trace(f, run), 0);
+        fclose(f);
+        root = json_loads(buf, 0, &err);
+        if (!root)
+            fail_msg("trace: %s (line %d)", err.text, err.line);
+        json_t *pn =
+            find_event(json_object_get(root, "traceEvents"), "M", NULL, "process_name", 100);
+        assert_non_null(pn);
+        const char *name = json_string_value(json_object_get(json_object_get(pn, "args"), "name"));
+        assert_int_equal(strncmp(name, "pid 100: \xc3\xa9", 11), 0);
+        assert_true(strlen(name) <= 511);
+        json_decref(root);
+        free(buf);
+    }
+    sb_audit_free(run);
+}
+
 static void write_file(const char *name, stream *s)
 {
     fclose(s->f);
@@ -286,6 +352,7 @@ int main(void)
         cmocka_unit_test(csv),
         cmocka_unit_test(json),
         cmocka_unit_test(trace),
+        cmocka_unit_test(utf8_text),
         cmocka_unit_test_setup_teardown(load_dir, make_tmpdir, remove_tmpdir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
