@@ -196,7 +196,9 @@ static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const
         c->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
         break;
     case SB_FAM_COPY_ASYNC:
-        if (copy && (is_pageable(copy->src) || is_pageable(copy->dst)))
+        /* the copy record says, else the driver's answer about the host pointer (copies not
+         * recorded) */
+        if (copy ? is_pageable(copy->src) || is_pageable(copy->dst) : is_pageable(c->host))
             c->cls = SB_AUDIT_COPY_PAGEABLE;
         else
             c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;

@@ -39,6 +39,7 @@ typedef struct sb_audit_call {
     int drv;         /* dom "drv" */
     int64_t tid, ctx, corr, start, end, stack;
     const char *copy; /* "DtoH", ...; NULL */
+    const char *host; /* the copy's host memory the driver named: "pageable", ...; NULL */
     int nranges;
     sb_audit_range_ref *ranges; /* outermost first */
     /* analyze.c */

@@ -79,6 +79,8 @@ static int read_call(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     c.ctx = num_or(o, "ctx", 0);
     c.corr = num_or(o, "corr", 0);
     c.stack = num_or(o, "stack", -1);
+    if (json_is_string(json_object_get(o, "host")) && !(c.host = str(run, o, "host", NULL)))
+        return NOMEM;
     if (json_is_string(json_object_get(o, "copy")) && !(c.copy = str(run, o, "copy", NULL)))
         return NOMEM;
     json_t *ranges = json_object_get(o, "ranges");

@@ -10,12 +10,14 @@
  *        the offset from CUPTI's clock to CLOCK_MONOTONIC. kernels: 1 when every kernel is
  *        recorded (the GPU's busy timeline is complete); absent = 1.
  *   {"t":"call","api":"cudaStreamSynchronize","dom":"rt"|"drv","tid":T,"ctx":X,"corr":K,
- *    "start":S,"end":E,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH"}
+ *    "start":S,"end":E,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH","host":"pageable"}
  *        one host API call that can block (the list is in inject/watch.c), timed on the
  *        calling thread. ranges: the thread's open NVTX push/pop ranges, outermost first
  *        (ID: the range instance, see "range"); stack: a "stack" id, -1 when none; copy: for
  *        memcpy calls, the direction the call's parameters give ("HtoD", "DtoH", "DtoD",
- *        "HtoH", "default"), absent otherwise. ctx: CUPTI context id, 0 when none.
+ *        "HtoH", "default"), absent otherwise; host: for copies whose parameters name host memory,
+ *        what the driver says it is ("pageable", "pinned", "device"), asked after the call,
+ *        absent otherwise. ctx: CUPTI context id, 0 when none.
  *   {"t":"range","tid":T,"id":ID,"name":"train_step","start":S,"end":E,"depth":D}
  *        an NVTX push/pop range instance, written when it is popped (end = -1: still open
  *        when the process ended). depth 0 = outermost.
@@ -51,7 +53,7 @@
 #define SB_AUDIT_ENV_DIR "SYNCBENCH_AUDIT_DIR"     /* where proc-<pid>.jsonl goes */
 #define SB_AUDIT_ENV_MODE "SYNCBENCH_AUDIT_MODE"   /* "count" (default) or "trace" */
 #define SB_AUDIT_ENV_DEPTH "SYNCBENCH_AUDIT_DEPTH" /* native frames kept per stack (16) */
-/* GPU activity: "0" none, "1" copies and memsets (default), "2" kernels too */
+/* GPU activity: "0" none (default), "1" copies and memsets, "2" kernels too */
 #define SB_AUDIT_ENV_GPU "SYNCBENCH_AUDIT_GPU"
 
 #endif

@@ -34,11 +34,11 @@ static const sb_optdef audit_optdefs[] = {
     {"depth", 0, NULL, SB_OPT_INT, "N", 0, 32, "16", AT(depth), NULL, "Recording:",
      "native frames kept per call stack (default 16; 0: no\ncall sites)"},
     {"gpu-activity", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(gpu_activity), NULL, NULL,
-     "record every kernel too: the GPU idle time after each\n"
-     "sync (bubble), GPU busy %, what removing the syncs could\n"
-     "save, and calls that waited for the GPU. A cost per launch\n"
-     "(the default records only the calls that can block, and\n"
-     "copies); --trace implies it"},
+     "record the GPU's kernels and copies too: the GPU idle\n"
+     "time after each sync (bubble), GPU busy %, what removing\n"
+     "the syncs could save, and calls that waited for the GPU.\n"
+     "A cost per launch (the default records only the calls\n"
+     "that can block); --trace implies it"},
     {"keep", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(keep), NULL, NULL,
      "keep the raw record streams (proc-PID.jsonl) in DIR"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},

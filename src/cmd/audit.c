@@ -181,7 +181,7 @@ static int set_env(const sb_audit_request *req, const char *lib, const char *cup
         setenv(SB_AUDIT_ENV_DIR, dir, 1) ||
         setenv(SB_AUDIT_ENV_MODE, req->trace ? "trace" : "count", 1) ||
         setenv(SB_AUDIT_ENV_DEPTH, depth, 1) ||
-        setenv(SB_AUDIT_ENV_GPU, req->gpu_activity ? "2" : "1", 1))
+        setenv(SB_AUDIT_ENV_GPU, req->gpu_activity ? "2" : "0", 1))
         return sb_fail(SB_EXIT_FAIL, "audit: setenv: %s", strerror(errno));
     return 0;
 }

@@ -34,7 +34,7 @@ echo "== syncbench's own scenario"
 $B audit --gpu-activity --csv "$out/scenario.csv" -- $B --scenario small-gemm --variant sync-device,sync-item \
     --iters 200 --min-reps 5 --max-reps 5 -q 2>&1 | tee "$out/scenario.txt"
 echo "== overhead"
-tests/gpu/audit_overhead.sh "$out" 12 2>&1 | tail -30
+tests/gpu/audit_overhead.sh "$out" 30 2>&1 | tail -3
 # everything but the summary in one archive (the device returns few files)
 cd "$out" && tar czf audit_outputs.tar.gz --exclude=audit_outputs.tar.gz --exclude=run.log \
     --exclude=timeline.png * && find . -mindepth 1 -maxdepth 1 ! -name audit_outputs.tar.gz \

@@ -141,9 +141,19 @@ static void copies(void **state)
      * and gives the copy the runtime's id (as on the H100) */
     call(&s, "cudaMemcpyAsync_v3020", 18, 13000, 13100);
     copy_line(&s, 18, 0, "DtoH", "device", "pageable", 13050, 13090);
+    /* 8, 9: copies not recorded (the default mode): the driver's answer about the host
+     * pointer decides */
+    line(&s, "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,"
+             "\"ctx\":1,\"corr\":19,\"start\":14000,\"end\":14100,\"stack\":-1,"
+             "\"copy\":\"DtoH\",\"host\":\"pageable\"}");
+    line(&s, "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,"
+             "\"ctx\":1,\"corr\":20,\"start\":15000,\"end\":15100,\"stack\":-1,"
+             "\"copy\":\"DtoH\",\"host\":\"pinned\"}");
     end_line(&s);
     sb_audit_run *run = analyzed(&s);
     assert_int_equal(cls(run, 7), SB_AUDIT_COPY_PAGEABLE);
+    assert_int_equal(cls(run, 8), SB_AUDIT_COPY_PAGEABLE);
+    assert_int_equal(cls(run, 9), SB_AUDIT_NONE);
     assert_int_equal(cls(run, 0), SB_AUDIT_NONE);
     assert_int_equal(cls(run, 1), SB_AUDIT_COPY_PAGEABLE);
     assert_int_equal(cls(run, 2), SB_AUDIT_COPY_PAGEABLE);

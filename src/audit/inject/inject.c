@@ -179,9 +179,10 @@ EXPORT int InitializeInjection(void)
     int trace = mode && !strcmp(mode, "trace");
     sba_stacks_init((int)env_long(SB_AUDIT_ENV_DEPTH, 16));
 
-    /* GPU activity: 0 none, 1 copies and memsets (default: what classifies async copies, a
-     * cost per copy only), 2 kernels too (a cost per launch: --gpu-activity, --trace) */
-    long gpu = env_long(SB_AUDIT_ENV_GPU, 1);
+    /* GPU activity: 0 none (the default: async copies are classed by the driver's answer
+     * about their host pointer), 1 copies and memsets, 2 kernels too (a cost per launch:
+     * --gpu-activity, --trace) */
+    long gpu = env_long(SB_AUDIT_ENV_GPU, 0);
     if (trace && gpu < 2)
         gpu = 2;
     char cmd[2048], esc[4096], clock[96];
@@ -214,6 +215,7 @@ EXPORT int InitializeInjection(void)
             warn_cupti("cannot record NVTX ranges", r);
         cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+        sba_watch_init();
         if (sba_watch_enable(subscriber) == 0)
             sba_out_printf("{\"t\":\"warn\",\"msg\":\"no API callback could be enabled\"}");
     }

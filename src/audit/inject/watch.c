@@ -1,5 +1,6 @@
 #include "audit/inject/watch.h"
 
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,6 +123,82 @@ typedef struct {
     enum cudaMemcpyKind kind;
 } memcpy_params;
 
+/* The driver's DtoH and HtoD parameter blocks (generated_cuda_meta.h), the host pointer only. */
+typedef struct {
+    void *dstHost;
+} driver_dtoh_params;
+typedef struct {
+    CUdeviceptr dstDevice;
+    const void *srcHost;
+} driver_htod_params;
+
+/* The host memory of a copy, from the driver (cuPointerGetAttribute, looked up in the libcuda
+ * that loaded this library): pinned (page-locked, mapped) or pageable (anything the driver does
+ * not know). This classifies async copies when no GPU activity is recorded. */
+typedef CUresult (*pointer_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
+static pointer_attr_fn pointer_attr;
+
+void sba_watch_init(void)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (cuda)
+        pointer_attr = (pointer_attr_fn)dlsym(cuda, "cuPointerGetAttribute");
+}
+
+static const char *host_memory(const void *p)
+{
+    unsigned type = 0;
+    if (!pointer_attr || !p)
+        return NULL;
+    if (pointer_attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p) !=
+        CUDA_SUCCESS)
+        return "pageable"; /* unknown to the driver: plain host memory */
+    return type == CU_MEMORYTYPE_HOST ? "pinned" : "device";
+}
+
+/* The host side of a copy whose parameters name it: runtime cudaMemcpy / cudaMemcpyAsync (by
+ * their kind) and the driver's DtoH / HtoD copies. "pageable" when either end is. */
+static const char *copy_host_memory(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                                    const void *params)
+{
+    if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+        switch (cbid) {
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2:
+            return host_memory(((const driver_dtoh_params *)params)->dstHost);
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
+            return host_memory(((const driver_htod_params *)params)->srcHost);
+        default:
+            return NULL;
+        }
+    }
+    switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
+        break;
+    default:
+        return NULL;
+    }
+    const memcpy_params *m = params;
+    switch (m->kind) {
+    case cudaMemcpyDeviceToHost:
+        return host_memory(m->dst);
+    case cudaMemcpyHostToDevice:
+        return host_memory(m->src);
+    case cudaMemcpyDefault: {
+        const char *a = host_memory(m->dst), *b = host_memory(m->src);
+        if ((a && !strcmp(a, "pageable")) || (b && !strcmp(b, "pageable")))
+            return "pageable";
+        return a && !strcmp(a, "pinned") ? a : b && !strcmp(b, "pinned") ? b : NULL;
+    }
+    default:
+        return NULL;
+    }
+}
+
 /* The direction a runtime memcpy's parameters give, for calls whose copy record may be absent. */
 static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
 {
@@ -171,12 +248,16 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (d->context)
         cuptiGetContextId(d->context, &ctx);
     static _Thread_local char ranges[48 << 10]; /* 64 ranges of 512 bytes, escaped */
-    char copy[32] = "";
+    char copy[64] = "";
     sba_ranges_json(ranges, sizeof ranges);
     const char *kind =
         domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_copy_kind(cbid, d->functionParams) : NULL;
-    if (kind)
-        snprintf(copy, sizeof copy, ",\"copy\":\"%s\"", kind);
+    const char *host = copy_host_memory(domain, cbid, d->functionParams);
+    if (kind || host)
+        snprintf(copy, sizeof copy, "%s%s%s%s%s", kind ? ",\"copy\":\"" : "", kind ? kind : "",
+                 kind ? "\"" : "", host ? ",\"host\":\"" : "", host ? host : "");
+    if (host)
+        strcat(copy, "\"");
     sba_out_printf("{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%ld,\"ctx\":%u,"
                    "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"ranges\":%s,\"stack\":%ld%s}",
                    d->functionName, domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "rt" : "drv",
