@@ -110,6 +110,20 @@ def test_counts_exact_inside_ranges(counted):
         assert g == w, f"range {rng}: audit {g}, program {w}"
 
 
+def test_counts_exact_in_the_default_mode(tmp_path):
+    """Without --trace or --gpu-activity no copy is recorded: an async copy's host memory is
+    the driver's answer about its pointer, and the counts are the same."""
+    a = audit(tmp_path, COUNTS, N, name="default")
+    assert a.r.returncode == 0, a.r.stderr
+    want = expected_counts(a.truth)
+    got = a.counts()
+    for rng in ("phase_a", "phase_b", "phase_c"):
+        w = {k: v for k, v in want.items() if k[1] == rng}
+        g = {k: v for k, v in got.items() if k[1] == rng}
+        assert g == w, f"range {rng}: audit {g}, program {w}"
+    assert a.report["processes"][0]["gpu_activity"] is False
+
+
 def test_counts_outside_ranges_as_promised(counted):
     # the program makes exactly these outside any range; "waited" is the audit's judgement of
     # calls it does not promise anything about (setup), so it is left out
