@@ -23,6 +23,7 @@
 #include "audit/records.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "base/nvml.h"
 #include "cli/audit_args.h"
 #include "sinks/outfile.h"
 
@@ -370,6 +371,11 @@ static int report(const sb_audit_request *req, const char *dir, output *outs, in
     memset(&env, 0, sizeof env);
     sb_env_host(&env, 0, NULL);
     snprintf(env.command_line, sizeof env.command_line, "syncbench audit -- %s", cmdline);
+    /* the driver from NVML, where there is one; the audit itself opens no CUDA context */
+    if (sb_nvml_open() == 0) {
+        sb_nvml_driver_version(env.driver, sizeof env.driver);
+        sb_nvml_close();
+    }
     if (!rc && !req->quiet)
         sb_audit_write_table(stderr, run, &o);
     for (int i = 0; !rc && i < nout; i++) {
