@@ -32,9 +32,7 @@ Figures:
   fixes.png             the price list: per fix the guides recommend, the step with the sync
                         beside the step without it, the saving labelled in us and %
 """
-import argparse
 import csv
-import logging
 import math
 import os
 import signal
@@ -43,6 +41,8 @@ import sys
 import tempfile
 import warnings
 from collections import OrderedDict, defaultdict
+
+from plotkit import BadInput, Interrupted, Parser, Unavailable, clip, pyplot
 
 REQUIRED = ["timestamp", "gpu", "scenario", "variant", "params", "metric", "median"]
 SYNC_VARIANTS = ["sync-device", "sync-stream", "sync-event", "sync-readback"]
@@ -61,26 +61,6 @@ MAX_PANELS = 8     # GEMM sizes in forced_sync_gemm.png ...
 PANEL_COLUMNS = 4  # ... four to a row: at most 4 x 5.2 in wide, 2 x 4.6 in tall
 MAX_TICKS = 12     # labelled sizes on a sweep axis
 MAX_MEDIAN = 1e15  # no time (us, ms), rate or percentage of a run comes near: a damaged file
-
-
-class BadInput(Exception):
-    """Bad input, bad usage or an unusable output folder: exit 2."""
-
-
-class Unavailable(Exception):
-    """matplotlib cannot be imported: exit 1, one line."""
-
-
-class Interrupted(Exception):
-    def __init__(self, signum):
-        super().__init__(signal.Signals(signum).name)
-        self.status = 128 + signum
-
-
-def clip(text, n=40):
-    """User text as it goes into a message or a figure: one line, at most n characters."""
-    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
-    return text if len(text) <= n else text[:n - 1] + "…"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,17 +364,6 @@ def prep_fixes(rows):
 
 # ---------------------------------------------------------------------------------------------
 # Drawing (matplotlib is imported only once the input has passed)
-
-
-def pyplot():
-    logging.getLogger("matplotlib").setLevel(logging.ERROR)  # no font-cache chatter on stderr
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        raise Unavailable(f"cannot import matplotlib ({e}); install python3-matplotlib")
-    return plt
 
 
 def num(v):
@@ -728,11 +697,6 @@ class Output:
 
 
 # ---------------------------------------------------------------------------------------------
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, not argparse's usage block
-        raise BadInput(f"{message} (see --help)")
 
 
 def run(args, notes):

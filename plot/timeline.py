@@ -37,9 +37,7 @@ name not ending in .png or a folder that cannot be written (one line on stderr:
 `timeline.py: reason`, nothing written); 1 a bug or no matplotlib (one line); 130 or 143
 interrupted (SIGINT, SIGTERM), nothing written.
 """
-import argparse
 import json
-import logging
 import math
 import os
 import re
@@ -49,6 +47,8 @@ import sys
 import tempfile
 import warnings
 from collections import Counter, OrderedDict
+
+from plotkit import BadInput, Interrupted, Parser, Unavailable, clip, pyplot
 
 DPI = 120
 MAX_PX = 4000
@@ -64,25 +64,6 @@ GPU_COLORS = {"kernel": "#76b900", "gpu_memcpy": "#1f77b4", "gpu_memset": "#9467
 API_COLOR = "#9e9e9e"
 SYNC_COLOR = "#d62728"
 NVTX_COLORS = ["#fdd49e", "#fdbb84", "#fc8d59", "#ef6548"]
-
-
-class BadInput(Exception):
-    """Bad input or usage: exit 2."""
-
-
-class Unavailable(Exception):
-    """matplotlib cannot be imported: exit 1."""
-
-
-class Interrupted(Exception):
-    def __init__(self, signum):
-        super().__init__(signal.Signals(signum).name)
-        self.status = 128 + signum
-
-
-def clip(text, n=MAX_LABEL):
-    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
-    return text if len(text) <= n else text[:n - 1] + "…"
 
 
 def finite(v):
@@ -257,17 +238,6 @@ def nvtx_levels(ranges):
 # Drawing
 
 
-def pyplot():
-    logging.getLogger("matplotlib").setLevel(logging.ERROR)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        raise Unavailable(f"cannot import matplotlib ({e}); install python3-matplotlib")
-    return plt
-
-
 def draw(plt, rows, start, end, t0, title):
     from matplotlib.patches import Patch
     n = len(rows)
@@ -375,11 +345,6 @@ def save(plt, fig, out):
         raise
     finally:
         plt.close(fig)
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise BadInput(f"{message} (see --help)")
 
 
 def run(args, notes):

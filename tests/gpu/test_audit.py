@@ -101,13 +101,17 @@ def expected_counts(truth):
     return {(cls, rng): n for cls, per in truth["counts"].items() for rng, n in per.items()}
 
 
-def test_counts_exact_inside_ranges(counted):
-    want = expected_counts(counted.truth)
-    got = counted.counts()
+def assert_exact_inside_ranges(a):
+    want = expected_counts(a.truth)
+    got = a.counts()
     for rng in ("phase_a", "phase_b", "phase_c"):
         w = {k: v for k, v in want.items() if k[1] == rng}
         g = {k: v for k, v in got.items() if k[1] == rng}
         assert g == w, f"range {rng}: audit {g}, program {w}"
+
+
+def test_counts_exact_inside_ranges(counted):
+    assert_exact_inside_ranges(counted)
 
 
 def test_counts_exact_in_the_default_mode(tmp_path):
@@ -115,12 +119,7 @@ def test_counts_exact_in_the_default_mode(tmp_path):
     the driver's answer about its pointer, and the counts are the same."""
     a = audit(tmp_path, COUNTS, N, name="default")
     assert a.r.returncode == 0, a.r.stderr
-    want = expected_counts(a.truth)
-    got = a.counts()
-    for rng in ("phase_a", "phase_b", "phase_c"):
-        w = {k: v for k, v in want.items() if k[1] == rng}
-        g = {k: v for k, v in got.items() if k[1] == rng}
-        assert g == w, f"range {rng}: audit {g}, program {w}"
+    assert_exact_inside_ranges(a)
     assert a.report["processes"][0]["gpu_activity"] is False
 
 

@@ -132,6 +132,16 @@ typedef struct {
     const void *srcHost;
 } driver_htod_params;
 
+/* cudaMemcpy and cudaMemcpyAsync (and their per-thread-stream twins): parameters that begin as
+ * memcpy_params. */
+static int runtime_memcpy(CUpti_CallbackId cbid)
+{
+    return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000;
+}
+
 /* The host memory of a copy, from the driver (cuPointerGetAttribute, looked up in the libcuda
  * that loaded this library): pinned (page-locked, mapped) or pageable (anything the driver does
  * not know). This classifies async copies when no GPU activity is recorded. */
@@ -173,15 +183,8 @@ static const char *copy_host_memory(CUpti_CallbackDomain dom, CUpti_CallbackId c
             return NULL;
         }
     }
-    switch (cbid) {
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
-        break;
-    default:
+    if (!runtime_memcpy(cbid))
         return NULL;
-    }
     const memcpy_params *m = params;
     switch (m->kind) {
     case cudaMemcpyDeviceToHost:
@@ -202,15 +205,8 @@ static const char *copy_host_memory(CUpti_CallbackDomain dom, CUpti_CallbackId c
 /* The direction a runtime memcpy's parameters give, for calls whose copy record may be absent. */
 static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
 {
-    switch (cbid) {
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
-        break;
-    default:
+    if (!runtime_memcpy(cbid))
         return NULL;
-    }
     int kind = ((const memcpy_params *)params)->kind;
     switch (kind) {
     case cudaMemcpyHostToDevice:
