@@ -35,14 +35,13 @@ Figures:
 import csv
 import math
 import os
-import signal
 import struct
 import sys
 import tempfile
-import warnings
 from collections import OrderedDict, defaultdict
 
-from plotkit import BadInput, Interrupted, Parser, Unavailable, clip, pyplot
+from plotkit import BadInput, Parser, clip, pyplot
+from plotkit import main as plotkit_main
 
 REQUIRED = ["timestamp", "gpu", "scenario", "variant", "params", "metric", "median"]
 SYNC_VARIANTS = ["sync-device", "sync-stream", "sync-event", "sync-readback"]
@@ -729,43 +728,15 @@ def run(args, notes):
         raise
 
 
-def main(argv=None):
-    def on_signal(signum, _frame):
-        raise Interrupted(signum)
+def make_parser():
+    ap = Parser(prog="plot.py", description="syncbench CSV -> PNG figures")
+    ap.add_argument("csv", help="a syncbench CSV (--csv)")
+    ap.add_argument("-o", "--out", default="results/plots", help="folder for the PNGs")
+    return ap
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    warnings.simplefilter("ignore")  # stderr carries one line per error or note, nothing else
-    notes = []
-    try:
-        ap = Parser(prog="plot.py", description="syncbench CSV -> PNG figures")
-        ap.add_argument("csv", help="a syncbench CSV (--csv)")
-        ap.add_argument("-o", "--out", default="results/plots", help="folder for the PNGs")
-        args = ap.parse_args(argv)
-        written = run(args, notes)
-    except BadInput as e:
-        print(f"plot.py: {clip(e, 400)}", file=sys.stderr)
-        return 2
-    except Unavailable as e:
-        print(f"plot.py: {clip(e, 400)}", file=sys.stderr)
-        return 1
-    except Interrupted as e:
-        print(f"plot.py: interrupted ({e}); nothing written", file=sys.stderr)
-        return e.status
-    except Exception as e:  # a bug: still one line, and nothing left behind (run cleaned up)
-        print(f"plot.py: internal error: {type(e).__name__}: {clip(e, 300)}", file=sys.stderr)
-        return 1
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the files are in place: nothing to undo
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    for note in notes:
-        print(f"plot.py: note: {clip(note, 400)}", file=sys.stderr)
-    try:
-        for path in written:
-            print(path)
-        sys.stdout.flush()
-    except BrokenPipeError:  # plot.py ... | head -1
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+
+def main(argv=None):
+    return plotkit_main("plot.py", make_parser, run, argv)
 
 
 if __name__ == "__main__":

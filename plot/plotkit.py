@@ -3,7 +3,10 @@ line of user text, matplotlib without a display, and an argument parser whose er
 line."""
 import argparse
 import logging
+import os
 import signal
+import sys
+import warnings
 
 
 class BadInput(Exception):
@@ -40,3 +43,42 @@ def pyplot():
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, not argparse's usage block
         raise BadInput(f"{message} (see --help)")
+
+
+def main(prog, make_parser, run, argv=None):
+    """Parses the arguments, runs run(args, notes) -> the path or paths written, and maps every
+    failure to one line on stderr and an exit code: 2 bad input, 1 matplotlib missing or a bug
+    (nothing left behind: run cleans up), 128 + N on signal N. Then the notes, then the paths
+    on stdout."""
+    def on_signal(signum, _frame):
+        raise Interrupted(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    warnings.simplefilter("ignore")  # stderr carries one line per error or note, nothing else
+    notes = []
+    try:
+        written = run(make_parser().parse_args(argv), notes)
+    except BadInput as e:
+        print(f"{prog}: {clip(e, 400)}", file=sys.stderr)
+        return 2
+    except Unavailable as e:
+        print(f"{prog}: {clip(e, 400)}", file=sys.stderr)
+        return 1
+    except Interrupted as e:
+        print(f"{prog}: interrupted ({e}); nothing written", file=sys.stderr)
+        return e.status
+    except Exception as e:  # a bug: still one line
+        print(f"{prog}: internal error: {type(e).__name__}: {clip(e, 300)}", file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the files are in place: nothing to undo
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for note in notes:
+        print(f"{prog}: note: {clip(note, 400)}", file=sys.stderr)
+    try:
+        for path in [written] if isinstance(written, str) else written:
+            print(path)
+        sys.stdout.flush()
+    except BrokenPipeError:  # ... | head -1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0

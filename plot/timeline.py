@@ -41,14 +41,13 @@ import json
 import math
 import os
 import re
-import signal
 import struct
 import sys
 import tempfile
-import warnings
 from collections import Counter, OrderedDict
 
-from plotkit import BadInput, Interrupted, Parser, Unavailable, clip, pyplot
+from plotkit import BadInput, Parser, clip, pyplot
+from plotkit import main as plotkit_main
 
 DPI = 120
 MAX_PX = 4000
@@ -376,49 +375,21 @@ def run(args, notes):
     return out
 
 
-def main(argv=None):
-    def on_signal(signum, _frame):
-        raise Interrupted(signum)
+def make_parser():
+    ap = Parser(prog="timeline.py",
+                description="syncbench audit --trace JSON -> PNG timeline",
+                epilog="Without --window: the first 5 sync events of the range holding the "
+                       "most, widened by a quarter of their span (50 us at least) each side.")
+    ap.add_argument("trace", help="a Chrome trace (syncbench audit --trace PATH)")
+    ap.add_argument("-o", "--out", required=True, help="the PNG to write")
+    ap.add_argument("--window", metavar="START_US:END_US",
+                    help="the time span drawn, in the trace's microseconds")
+    ap.add_argument("--title", default="", help="the figure's title")
+    return ap
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    warnings.simplefilter("ignore")
-    notes = []
-    try:
-        ap = Parser(prog="timeline.py",
-                    description="syncbench audit --trace JSON -> PNG timeline",
-                    epilog="Without --window: the first 5 sync events of the range holding the "
-                           "most, widened by a quarter of their span (50 us at least) each side.")
-        ap.add_argument("trace", help="a Chrome trace (syncbench audit --trace PATH)")
-        ap.add_argument("-o", "--out", required=True, help="the PNG to write")
-        ap.add_argument("--window", metavar="START_US:END_US",
-                        help="the time span drawn, in the trace's microseconds")
-        ap.add_argument("--title", default="", help="the figure's title")
-        args = ap.parse_args(argv)
-        written = run(args, notes)
-    except BadInput as e:
-        print(f"timeline.py: {clip(e, 400)}", file=sys.stderr)
-        return 2
-    except Unavailable as e:
-        print(f"timeline.py: {clip(e, 400)}", file=sys.stderr)
-        return 1
-    except Interrupted as e:
-        print(f"timeline.py: interrupted ({e}); nothing written", file=sys.stderr)
-        return e.status
-    except Exception as e:
-        print(f"timeline.py: internal error: {type(e).__name__}: {clip(e, 300)}",
-              file=sys.stderr)
-        return 1
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    for note in notes:
-        print(f"timeline.py: note: {clip(note, 400)}", file=sys.stderr)
-    try:
-        print(written)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+
+def main(argv=None):
+    return plotkit_main("timeline.py", make_parser, run, argv)
 
 
 if __name__ == "__main__":
