@@ -106,7 +106,7 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
     return 0; /* the handle stays: unloading CUPTI buys nothing */
 }
 
-static long long mono_ns(void)
+static long long now_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -188,7 +188,7 @@ static int set_env(const sb_audit_request *req, const char *lib, const char *cup
 }
 
 /* Starts CMD; an exec failure comes back through a close-on-exec pipe as its errno. */
-static int spawn(char **cmd, pid_t *pid)
+static int start_command(char **cmd, pid_t *pid)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
@@ -243,7 +243,7 @@ static int wait_all(pid_t cmd, int *left)
         if (w == cmd) {
             status = st;
             cmd_done = 1;
-            deadline = mono_ns() + DESCENDANT_WAIT_S * 1000000000ll;
+            deadline = now_mono_ns() + DESCENDANT_WAIT_S * 1000000000ll;
             continue;
         }
         if (w > 0)
@@ -252,7 +252,7 @@ static int wait_all(pid_t cmd, int *left)
             continue;
         if (w < 0) /* ECHILD: nobody left */
             break;
-        if (mono_ns() > deadline) { /* w == 0: descendants still running */
+        if (now_mono_ns() > deadline) { /* w == 0: descendants still running */
             *left = 1;
             break;
         }
@@ -353,8 +353,8 @@ static int exit_code_of(int status)
     return SB_EXIT_FAIL;
 }
 
-static int report(const sb_audit_request *req, const char *dir, output *outs, int nout,
-                  const char *cmdline, double wall_s, long long t0, int *gate_rc)
+static int analyze_and_report(const sb_audit_request *req, const char *dir, output *outs, int nout,
+                              const char *cmdline, double wall_s, long long t0, int *gate_rc)
 {
     sb_audit_run *run = NULL;
     int rc = sb_audit_load_dir(dir, &run);
@@ -446,16 +446,16 @@ int sb_cmd_audit(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 
-    long long t0 = mono_ns();
+    long long t0 = now_mono_ns();
     pid_t pid = 0;
-    if ((rc = spawn(req.cmd, &pid)) != 0) {
+    if ((rc = start_command(req.cmd, &pid)) != 0) {
         if (!req.keep)
             remove_records(dir);
         return rc;
     }
     int left = 0;
     int status = wait_all(pid, &left);
-    double wall_s = (double)(mono_ns() - t0) / 1e9;
+    double wall_s = (double)(now_mono_ns() - t0) / 1e9;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     if (left)
@@ -467,7 +467,7 @@ int sb_cmd_audit(int argc, char **argv)
     char cmdline[4096];
     join_command(req.cmd, cmdline, sizeof cmdline);
     int gate_rc = 0;
-    rc = report(&req, dir, outs, nout, cmdline, wall_s, t0, &gate_rc);
+    rc = analyze_and_report(&req, dir, outs, nout, cmdline, wall_s, t0, &gate_rc);
     if (!req.keep)
         remove_records(dir);
     int code = exit_code_of(status);
