@@ -24,8 +24,8 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
             field(f, r->range);
             fputc(',', f);
             field(f, r->site);
-            fprintf(f, ",%ld,%.9g,%.9g,%.9g,", r->count, r->blocked_total_us,
-                    r->blocked_median_us, r->blocked_p95_us);
+            fprintf(f, ",%ld,%.9g,%.9g,%.9g,", r->count, r->blocked_total_us, r->blocked_median_us,
+                    r->blocked_p95_us);
             if (p->kernels) /* empty: not recorded (no --gpu-activity) */
                 fprintf(f, "%.9g", r->bubble_total_us);
             fputc('\n', f);

@@ -34,9 +34,8 @@ static void collect(option_set *s, const sb_argtable *tables, int ntables, int i
             s->table[k] = &tables[t];
             s->index[k] = i;
             s->names[k] = d->name;
-            s->longs[k] = (struct option){d->name, d->type == SB_OPT_FLAG ? no_argument
-                                                                           : required_argument,
-                                          NULL, 256 + k};
+            s->longs[k] = (struct option){
+                d->name, d->type == SB_OPT_FLAG ? no_argument : required_argument, NULL, 256 + k};
             if (d->short_name) {
                 *sp++ = d->short_name;
                 if (d->type != SB_OPT_FLAG)
@@ -90,13 +89,13 @@ static int refused(const char *prefix, const option_set *s, const char *arg)
         return sb_fail(SB_EXIT_USAGE, "%s--%s takes no value", prefix, name);
     const char *hint = sb_suggest(name, s->names, sizeof s->names[0]);
     if (hint)
-        return sb_fail(SB_EXIT_USAGE, "%sunknown option '--%s'; did you mean '--%s'?", prefix,
-                       name, hint);
+        return sb_fail(SB_EXIT_USAGE, "%sunknown option '--%s'; did you mean '--%s'?", prefix, name,
+                       hint);
     return sb_fail(SB_EXIT_USAGE, "%sunknown option '--%s' (see --help)", prefix, name);
 }
 
-static int parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
-                 char **argv, int *first_operand, int in_order)
+static int parse(const char *prefix, const sb_argtable *tables, int ntables, int argc, char **argv,
+                 int *first_operand, int in_order)
 {
     option_set s;
     collect(&s, tables, ntables, in_order);
@@ -133,8 +132,8 @@ static int parse(const char *prefix, const sb_argtable *tables, int ntables, int
     return 0;
 }
 
-int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
-                  char **argv, int *first_operand)
+int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc, char **argv,
+                  int *first_operand)
 {
     return parse(prefix, tables, ntables, argc, argv, first_operand, 0);
 }

@@ -20,8 +20,8 @@ typedef struct sb_argtable {
 /* Parses argv[1..] (argv[0] is the program or subcommand). `prefix` starts every message
  * ("" or "compare: "). On success *first_operand is the index of the first non-option
  * argument. 0, or the recorded error's code (exit 2). */
-int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc,
-                  char **argv, int *first_operand);
+int sb_args_parse(const char *prefix, const sb_argtable *tables, int ntables, int argc, char **argv,
+                  int *first_operand);
 /* The same, stopping at the first operand (or "--"): `audit [options] -- CMD --its-options`. */
 int sb_args_parse_in_order(const char *prefix, const sb_argtable *tables, int ntables, int argc,
                            char **argv, int *first_operand);

@@ -39,7 +39,7 @@
 
 const char *prog_name = "audit_counts";
 
-#define PHASE_US 200 /* GPU time each phase_a and phase_c sync waits for */
+#define PHASE_US 200   /* GPU time each phase_a and phase_c sync waits for */
 #define PHASE_B_US 100 /* GPU work the pinned copy is queued behind */
 #define WARM_VALUE 7.0f
 
