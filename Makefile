@@ -279,16 +279,17 @@ deps:
 # committed one does not grow); a crash fails it and leaves the input in $(BUILD)/fuzz/artifacts/.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := fuzz_ini fuzz_csv_compare fuzz_numbers
+FUZZ_TARGETS := fuzz_ini fuzz_csv_compare fuzz_numbers fuzz_audit
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all
 # cmd/ drives the GPU and the sink set: left out. compare needs the grid and its output file.
 FUZZ_LIB_SRC := $(wildcard src/base/*.c src/cli/*.c src/suite/*.c src/scenarios/*.c src/gpu/*.c \
-                  src/engine/*.c src/compare/*.c) src/sinks/grid.c src/sinks/outfile.c
+                  src/engine/*.c src/compare/*.c src/audit/*.c) src/sinks/grid.c src/sinks/outfile.c \
+                src/sinks/csv.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
-FUZZ_LIBS    := $(DEPS_LIB) -l:libinih.a -l:libcsv.a -ldl -lm
+FUZZ_LIBS    := $(DEPS_LIB) -l:libinih.a -l:libcsv.a -l:libjansson.a -ldl -lm -lstdc++
 
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \

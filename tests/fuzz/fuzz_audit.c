@@ -1,0 +1,83 @@
+/* The audit's analyzer, fuzzed: an input is one process's record stream (what the injection
+ * library writes, or half of it when the process was killed), loaded, analyzed, gated and
+ * written as the table, the CSV, the JSON and the trace. Checked besides memory and undefined
+ * behaviour: the JSON and the trace it writes parse as JSON (jansson), whatever the input. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "audit/audit.h"
+#include "fuzz_file.h"
+
+static FILE *devnull;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    devnull = fopen("/dev/null", "w");
+    return devnull ? 0 : -1;
+}
+
+/* A report written to memory must parse. */
+static void parses(int (*write)(FILE *, const sb_audit_run *, const sb_audit_opts *),
+                   const sb_audit_run *run, const sb_audit_opts *o)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    FUZZ_CHECK(f != NULL);
+    int rc = write(f, run, o);
+    fclose(f);
+    if (rc == 0) {
+        json_error_t err;
+        json_t *doc = json_loadb(buf, n, 0, &err);
+        if (!doc)
+            fprintf(stderr, "report does not parse: %s (line %d)\n", err.text, err.line);
+        FUZZ_CHECK(doc != NULL);
+        json_decref(doc);
+    }
+    free(buf);
+}
+
+static int json_report(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
+{
+    sb_env env = {0};
+    return sb_audit_write_json(f, run, o, &env);
+}
+
+static int trace_report(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
+{
+    (void)o;
+    return sb_audit_write_trace(f, run);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    FILE *in = fmemopen((void *)data, size ? size : 1, "r");
+    if (!in)
+        return 0;
+    if (!size)
+        fgetc(in); /* fmemopen wants a size of at least 1: read it away */
+    sb_audit_run *run = sb_audit_run_new();
+    FUZZ_CHECK(run != NULL);
+    sb_audit_opts o;
+    sb_audit_opts_default(&o);
+    o.symbolize = 0; /* no addr2line processes per input */
+    o.max_syncs = 1;
+    o.range = (size & 1) ? "train_step" : NULL;
+    if (sb_audit_load_stream(run, in, "proc-100.jsonl") == 0) {
+        sb_audit_set_wall(run, "fuzzed", 1.0, 0);
+        if (sb_audit_analyze(run, &o) == 0) {
+            sb_audit_write_table(devnull, run, &o);
+            sb_audit_write_csv(devnull, run);
+            parses(json_report, run, &o);
+            parses(trace_report, run, &o);
+            sb_audit_gate(run, &o, devnull);
+        }
+    }
+    fclose(in);
+    sb_audit_free(run);
+    return 0;
+}
