@@ -171,3 +171,23 @@ def test_injection_library_exports_its_entry_point():
     r = subprocess.run(["nm", "-D", "--defined-only", AUDIT_LIB], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert re.search(r"^\S+ T InitializeInjection$", r.stdout, re.MULTILINE), r.stdout[:2000]
+
+
+def test_installed_layout_finds_its_library(tmp_path):
+    """make install puts the library in PREFIX/lib/syncbench/, beside PREFIX/bin/syncbench: the
+    binary finds it there with no SYNCBENCH_AUDIT_LIB; with neither, one line and exit 3."""
+    import shutil
+    bindir, libdir = tmp_path / "bin", tmp_path / "lib" / "syncbench"
+    bindir.mkdir()
+    shutil.copy(BIN, bindir / "syncbench")
+    env = {k: v for k, v in os.environ.items() if k != "SYNCBENCH_AUDIT_LIB"}
+    r = subprocess.run([bindir / "syncbench", "audit", "--", "/bin/true"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 3, r.stderr
+    assert len(r.stderr.splitlines()) == 1 and "injection library" in r.stderr, r.stderr
+    libdir.mkdir(parents=True)
+    shutil.copy(AUDIT_LIB, libdir / "libsyncbench_audit.so")
+    r = subprocess.run([bindir / "syncbench", "audit", "--", "/bin/true"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"never initiali[sz]ed", r.stderr)
