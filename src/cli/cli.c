@@ -58,10 +58,11 @@ void sb_cli_usage(FILE *f)
 {
     fputs("usage: syncbench [run] [options]\n"
           "       syncbench compare BASELINE.csv CURRENT.csv [options]   (see compare --help)\n"
+          "       syncbench audit [options] -- CMD [ARGS...]             (see audit --help)\n"
           "       syncbench list\n"
           "\n"
           "Measures what CPU-GPU synchronization costs, scenario by scenario, and what the\n"
-          "sync-free alternative is worth.\n",
+          "sync-free alternative is worth; audit finds the syncs of any CUDA program.\n",
           f);
     sb_options o;
     sb_argtable t[2];
