@@ -139,7 +139,8 @@ sb_audit_family sb_audit_classify_name(const char *api, sb_audit_class *fixed, i
     if (*fixed != SB_AUDIT_NONE)
         return SB_FAM_FIXED;
     if (starts(b, "cudaMemcpy") || starts(b, "cuMemcpy")) {
-        *dtod_by_name = starts(b, "cuMemcpyDtoD");
+        /* device to device by name: the driver's DtoD copies and every peer copy */
+        *dtod_by_name = starts(b, "cuMemcpyDtoD") || strstr(b, "Peer") != NULL;
         return strstr(b, "Async") ? SB_FAM_COPY_ASYNC : SB_FAM_COPY;
     }
     return SB_FAM_OTHER;

@@ -117,15 +117,20 @@ static long long now_mono_ns(void)
  * process of the run that is the audit's child (orphans come to it); the audit reports once
  * they are gone. A signal that comes before CMD starts is passed on once it has. */
 static volatile sig_atomic_t pending_sig;
+/* The dispositions the audit was started with; CMD gets them back (an ignored SIGHUP under
+ * nohup stays ignored, a background job's ignored SIGINT too). */
+static struct sigaction start_int, start_quit, start_term, start_hup;
 
 static void note_signal(int sig)
 {
     pending_sig = sig;
 }
 
-/* Every process whose parent is this one (/proc/PID/stat's 4th field), once each: CMD, and
- * the processes it started as they are orphaned and come to the audit. */
+/* Every descendant of this process (parent links from /proc/PID/stat, followed down from
+ * here), once each: CMD, what it started, and what they started, whether their parents still
+ * run or they were orphaned to the audit. */
 #define MAX_SIGNALED 4096
+#define MAX_PROCS 65536
 static pid_t signaled[MAX_SIGNALED];
 static int nsignaled;
 
@@ -139,14 +144,19 @@ static int signal_once(pid_t pid, int sig)
     return kill(pid, sig);
 }
 
-static void signal_children(int sig)
+typedef struct {
+    pid_t pid, ppid;
+} proc_link;
+
+static void signal_descendants(int sig)
 {
+    static proc_link procs[MAX_PROCS];
+    int n = 0;
     DIR *d = opendir("/proc");
     if (!d)
         return;
-    const pid_t self = getpid();
     struct dirent *e;
-    while ((e = readdir(d))) {
+    while ((e = readdir(d)) && n < MAX_PROCS) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         if (*end || pid <= 0)
@@ -156,16 +166,28 @@ static void signal_children(int sig)
         FILE *f = fopen(path, "r");
         if (!f)
             continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
         fclose(f);
-        buf[n] = 0;
+        buf[len] = 0;
         char *paren = strrchr(buf, ')'); /* the command name may hold spaces and parens */
         int ppid;
         char state;
-        if (paren && sscanf(paren + 1, " %c %d", &state, &ppid) == 2 && ppid == self)
-            signal_once((pid_t)pid, sig);
+        if (paren && sscanf(paren + 1, " %c %d", &state, &ppid) == 2 && state != 'Z')
+            procs[n++] = (proc_link){(pid_t)pid, (pid_t)ppid};
     }
     closedir(d);
+    /* breadth first from this process: a marked process marks its children */
+    static pid_t queue[MAX_PROCS];
+    int head = 0, tail = 0;
+    queue[tail++] = getpid();
+    while (head < tail) {
+        pid_t parent = queue[head++];
+        for (int k = 0; k < n && tail < MAX_PROCS; k++)
+            if (procs[k].ppid == parent) {
+                queue[tail++] = procs[k].pid;
+                signal_once(procs[k].pid, sig);
+            }
+    }
 }
 
 static int set_env(const sb_audit_request *req, const char *lib, const char *cupti, const char *dir)
@@ -199,8 +221,10 @@ static int start_command(char **cmd, pid_t *pid)
         return sb_fail(SB_EXIT_FAIL, "audit: fork: %s", strerror(errno));
     if (c == 0) {
         close(p[0]);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
+        sigaction(SIGINT, &start_int, NULL);
+        sigaction(SIGQUIT, &start_quit, NULL);
+        sigaction(SIGTERM, &start_term, NULL);
+        sigaction(SIGHUP, &start_hup, NULL);
         execvp(cmd[0], cmd);
         int e = errno;
         if (write(p[1], &e, sizeof e) < 0)
@@ -234,12 +258,14 @@ static int wait_all(pid_t cmd, int *left)
             passed_on = pending_sig;
             pending_sig = 0;
             nsignaled = 0;
-            signal_children(passed_on); /* CMD among them while it runs */
-        } else if (passed_on && cmd_done) {
-            signal_children(passed_on);
+            signal_descendants(passed_on); /* CMD among them while it runs */
+        } else if (passed_on) {
+            signal_descendants(passed_on); /* those started or orphaned since */
         }
         int st;
-        pid_t w = waitpid(-1, &st, cmd_done ? WNOHANG : 0);
+        /* never blocked in waitpid: a signal that lands between the check above and the wait
+         * is passed on at the next turn, 20 ms later */
+        pid_t w = waitpid(-1, &st, WNOHANG);
         if (w == cmd) {
             status = st;
             cmd_done = 1;
@@ -252,7 +278,7 @@ static int wait_all(pid_t cmd, int *left)
             continue;
         if (w < 0) /* ECHILD: nobody left */
             break;
-        if (now_mono_ns() > deadline) { /* w == 0: descendants still running */
+        if (cmd_done && now_mono_ns() > deadline) { /* descendants still running */
             *left = 1;
             break;
         }
@@ -353,6 +379,25 @@ static int exit_code_of(int status)
     return SB_EXIT_FAIL;
 }
 
+/* CMD's end becomes the audit's: killed by SIGINT, the audit dies of SIGINT once it has
+ * reported, so that a shell loop stops on Ctrl-C as it would without the audit (shells stop a
+ * loop only for a child that died of SIGINT); any other end is an exit code, 128 + N for
+ * signal N, passed through exit() so that a 130 is not taken for the audit's own
+ * interruption. Does not return. */
+static void pass_on_death(int status, int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (sig == SIGINT) {
+            signal(sig, SIG_DFL);
+            raise(sig);
+        }
+    }
+    exit(code);
+}
+
 static int analyze_and_report(const sb_audit_request *req, const char *dir, output *outs, int nout,
                               const char *cmdline, double wall_s, long long t0, int *gate_rc)
 {
@@ -435,16 +480,19 @@ int sb_cmd_audit(int argc, char **argv)
     /* descendants that outlive their parents come to us, so that torchrun's workers and a
      * shell script's programs are waited for too */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    struct sigaction sa, old_int, old_quit;
+    struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     sa.sa_handler = SIG_IGN; /* Ctrl-C reaches CMD from the terminal; the audit reports after */
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGQUIT, &sa, &old_quit);
-    sa.sa_handler = note_signal;
-    sa.sa_flags = 0; /* no SA_RESTART: waitpid returns, and wait_all passes the signal on */
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGINT, &sa, &start_int);
+    sigaction(SIGQUIT, &sa, &start_quit);
+    sigaction(SIGTERM, NULL, &start_term);
+    sigaction(SIGHUP, NULL, &start_hup);
+    sa.sa_handler = note_signal; /* passed on by wait_all, unless the audit's parent ignored it */
+    if (start_term.sa_handler != SIG_IGN)
+        sigaction(SIGTERM, &sa, NULL);
+    if (start_hup.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
 
     long long t0 = now_mono_ns();
     pid_t pid = 0;
@@ -456,8 +504,11 @@ int sb_cmd_audit(int argc, char **argv)
     int left = 0;
     int status = wait_all(pid, &left);
     double wall_s = (double)(now_mono_ns() - t0) / 1e9;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
+    /* from here a signal stops the audit itself, report or not */
+    sigaction(SIGINT, &start_int, NULL);
+    sigaction(SIGQUIT, &start_quit, NULL);
+    sigaction(SIGTERM, &start_term, NULL);
+    sigaction(SIGHUP, &start_hup, NULL);
     if (left)
         fprintf(stderr,
                 "syncbench: audit: processes CMD started were still running %d s after it "
@@ -473,5 +524,7 @@ int sb_cmd_audit(int argc, char **argv)
     int code = exit_code_of(status);
     if (rc)
         return code ? code : rc;
-    return code ? code : gate_rc;
+    if (code)
+        pass_on_death(status, code);
+    return gate_rc;
 }

@@ -191,3 +191,41 @@ def test_installed_layout_finds_its_library(tmp_path):
                        text=True, env=env)
     assert r.returncode == 0, r.stderr
     assert re.search(r"never initiali[sz]ed", r.stderr)
+
+
+def test_a_grandchild_whose_parent_lives_gets_sigterm_too(tmp_path):
+    """The shell traps SIGTERM and stays; its sleep is a grandchild of the audit, not an
+    orphan: it gets SIGTERM as well, so the run ends at once instead of after the sleep."""
+    import time
+    p = subprocess.Popen([BIN, "audit", "-q", "--", "sh", "-c",
+                          'trap "echo trapped" TERM; sleep 30; echo end'],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    p.terminate()
+    out, err = p.communicate(timeout=20)
+    assert time.monotonic() - t0 < 10, (out, err)
+    assert "trapped" in out and "end" in out, (out, err)
+    assert p.returncode == 0, err
+
+
+def test_an_ignored_sighup_stays_ignored(tmp_path):
+    """Under nohup (SIGHUP ignored) the audit neither catches nor passes SIGHUP on, and the
+    command keeps the ignored disposition it would have had without the audit."""
+    import time
+    p = subprocess.Popen(["nohup", BIN, "audit", "-q", "--", "sleep", "1"], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    p.send_signal(1)  # SIGHUP
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 0, err
+
+
+def test_a_command_killed_by_sigint_kills_the_audit_by_sigint():
+    """As without the audit, a shell loop stops on Ctrl-C: the audit reports, then dies of the
+    command's SIGINT. A command that exits 130 is an exit code, not an interruption."""
+    r = audit("--", "sh", "-c", "kill -INT $$", env=NO_GPU)
+    assert r.returncode == -2, r.stderr
+    r = audit("-q", "--", "sh", "-c", "exit 130", env=NO_GPU)
+    assert r.returncode == 130, r.stderr
+    assert "interrupted" not in r.stderr

@@ -58,6 +58,8 @@ static void classes_from_names(void **state)
         {"cuMemcpyDtoH_v2", SB_AUDIT_COPY_SYNC},
         {"cuMemcpyHtoD_v2", SB_AUDIT_COPY_SYNC},
         {"cuMemcpyDtoD_v2", SB_AUDIT_NONE},
+        {"cudaMemcpyPeer_v4000", SB_AUDIT_NONE}, /* peer copies are device to device */
+        {"cuMemcpyPeer", SB_AUDIT_NONE},
         {"cudaMemcpyAsync_ptsz_v7000", SB_AUDIT_NONE},
         {"cuMemcpyDtoHAsync_v2", SB_AUDIT_NONE},
         {"cudaMemset_v3020", SB_AUDIT_MEMSET_SYNC},

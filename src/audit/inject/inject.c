@@ -86,7 +86,10 @@ static void at_exit(void)
     sba_out_flush(0);
 }
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGHUP};
+/* Every signal whose default action ends the process (Ctrl-C's SIGINT included) */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGABRT,
+                                    SIGTERM, SIGHUP,  SIGINT,  SIGQUIT, SIGPIPE,
+                                    SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ};
 
 /* A fatal signal may land anywhere, inside CUPTI, the driver or this library's own lock: only
  * what cannot block runs here. The buffered records go out if their lock is free, then the end
@@ -223,6 +226,7 @@ EXPORT int InitializeInjection(void)
         sba_activity_start(gpu >= 2, trace);
     atexit(at_exit);
     catch_fatal_signals();
+    sba_out_start_flusher();
     sba_out_flush(0);
     return 1;
 }

@@ -18,6 +18,8 @@ void sba_out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Writes the buffer to the file. From a signal handler: try_only = 1 (skips when the lock is
  * held). */
 void sba_out_flush(int try_only);
+/* A thread that writes the buffer out every quarter second. */
+void sba_out_start_flusher(void);
 /* fork: the child drops the buffer it inherited and writes nothing (a forked CUDA process
  * cannot use CUDA; an exec gives it its own library). */
 void sba_out_atfork(void);

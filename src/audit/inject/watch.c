@@ -202,6 +202,14 @@ static const char *copy_host_memory(CUpti_CallbackDomain dom, CUpti_CallbackId c
     }
 }
 
+/* Both ends of a runtime memcpy in device memory (its kind was cudaMemcpyDefault). */
+static int both_device(const void *params)
+{
+    const memcpy_params *m = params;
+    const char *a = host_memory(m->dst), *b = host_memory(m->src);
+    return a && b && !strcmp(a, "device") && !strcmp(b, "device");
+}
+
 /* The direction a runtime memcpy's parameters give, for calls whose copy record may be absent. */
 static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
 {
@@ -248,6 +256,9 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     sba_ranges_json(ranges, sizeof ranges);
     const char *kind =
         domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_copy_kind(cbid, d->functionParams) : NULL;
+    /* cudaMemcpyDefault between two device pointers is a device-to-device copy */
+    if (kind && !strcmp(kind, "default") && both_device(d->functionParams))
+        kind = "DtoD";
     const char *host = copy_host_memory(domain, cbid, d->functionParams);
     if (kind || host)
         snprintf(copy, sizeof copy, "%s%s%s%s%s", kind ? ",\"copy\":\"" : "", kind ? kind : "",
