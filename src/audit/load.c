@@ -12,12 +12,18 @@
 #include "base/error.h"
 
 /* An integer field (a real is truncated); 0 and *ok = 0 when absent. */
+/* Numbers beyond +-2^61 are refused (taken as absent): no record field holds one, and any two
+ * accepted times differ by less than int64's range (the fuzzer's 3e50 was a cast out of it). */
+#define NUM_LIMIT ((int64_t)1 << 61)
+
 static int64_t num(json_t *o, const char *key, int *ok)
 {
     json_t *v = json_object_get(o, key);
-    if (json_is_integer(v))
+    if (json_is_integer(v) && json_integer_value(v) >= -NUM_LIMIT &&
+        json_integer_value(v) <= NUM_LIMIT)
         return (int64_t)json_integer_value(v);
-    if (json_is_real(v))
+    if (json_is_real(v) && json_real_value(v) >= (double)-NUM_LIMIT &&
+        json_real_value(v) <= (double)NUM_LIMIT)
         return (int64_t)json_real_value(v);
     if (ok)
         *ok = 0;
