@@ -12,9 +12,10 @@
 #include "base/error.h"
 
 /* An integer field (a real is truncated); 0 and *ok = 0 when absent. */
-/* Numbers beyond +-2^61 are refused (taken as absent): no record field holds one, and any two
- * accepted times differ by less than int64's range (the fuzzer's 3e50 was a cast out of it). */
-#define NUM_LIMIT ((int64_t)1 << 61)
+/* Numbers beyond +-(2^62 - 1) are refused (taken as absent): no record field holds one (CUPTI's
+ * times are nanoseconds since 1970: 1.8e18 in 2026, 4.6e18 in 2116), and any two accepted
+ * times differ by less than int64's range (the fuzzer's 3e50 was a cast out of it). */
+#define NUM_LIMIT (((int64_t)1 << 62) - 1)
 
 static int64_t num(json_t *o, const char *key, int *ok)
 {
