@@ -70,7 +70,7 @@ BIN      := $(BUILD)/syncbench
 # The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
 AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
-AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c
+AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c src/base/utf8.c
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
@@ -207,7 +207,7 @@ $(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
 
 # Only InitializeInjection is exported (-fvisibility=hidden); libcupti is found through the rpath.
 $(AUDIT_LIB): $(AUDIT_SRC) $(wildcard src/audit/inject/*.h) src/audit/records.h \
-              src/audit/json_text.h | deps
+              src/audit/json_text.h src/base/utf8.h | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \

@@ -24,9 +24,6 @@ void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
  * boundary when it does not fit, every other invalid byte (addr2line's output, a Latin-1 name)
  * replaced with '?'. */
 __attribute__((format(printf, 3, 4))) void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...);
-/* Drops a character cut in half at the end of s (a lead byte without all its continuation
- * bytes). */
-void sb_audit_utf8_cut(char *s);
 
 /* ---- the records (load.c) ---- */
 typedef struct sb_audit_range_ref {

@@ -6,10 +6,6 @@
 
 #include <stddef.h>
 
-/* The length of the valid UTF-8 sequence starting at s (1 for ASCII), or 0 when s starts an
- * invalid one (a stray continuation byte, an overlong form, a surrogate, a value above
- * U+10FFFF, a sequence cut by the end of the string). */
-int sb_audit_utf8_len(const char *s);
 /* The contents of a JSON string (no quotes) for s into dst (n bytes, at least 1): quotes,
  * backslashes and control characters escaped, each invalid byte replaced by '?', cut on a
  * character boundary to fit. Returns dst. */

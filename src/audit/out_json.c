@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "base/textutil.h"
+#include "base/utf8.h"
 
 static json_t *num(double v)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/textutil.h"
+#include "base/utf8.h"
 
 void sb_audit_opts_default(sb_audit_opts *o)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/textutil.h"
+#include "base/utf8.h"
 
 static uint64_t hash(const char *s)
 {
@@ -83,19 +83,6 @@ void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
         qsort(base, n, size, cmp);
 }
 
-void sb_audit_utf8_cut(char *s)
-{
-    size_t len = strlen(s), i = len;
-    while (i > 0 && len - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
-        i--; /* continuation bytes */
-    if (i == 0)
-        return;
-    unsigned char lead = (unsigned char)s[i - 1];
-    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    if (lead >= 0xC0 && len - (i - 1) < want)
-        s[i - 1] = '\0';
-}
-
 void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...)
 {
     if (!n)
@@ -107,6 +94,6 @@ void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...)
     if (w < 0)
         buf[0] = '\0';
     else if ((size_t)w >= n)
-        sb_audit_utf8_cut(buf);
+        sb_utf8_cut(buf);
     sb_utf8_sanitize(buf);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/textutil.h"
+#include "base/utf8.h"
 
 void sb_utc_now(char *buf, int n)
 {

@@ -30,9 +30,6 @@ int sb_list_contains(const char *list, const char *name);
 /* A measured figure as a table shows it: 1634, 163.4, 16.34, 1.634. */
 void sb_format_figure(double v, char *buf, size_t n);
 
-/* Replaces every byte that is not part of valid UTF-8 (a Latin-1 file name, a character cut
- * in half) with '?', in place, so that JSON encoders take the text. */
-void sb_utf8_sanitize(char *s);
 
 /* Splits a comma list in place: returns the number of items (empty items are kept as ""),
  * or -1 if there are more than max. */

@@ -1,0 +1,54 @@
+#include "base/utf8.h"
+
+#include <string.h>
+
+int sb_utf8_len(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    int n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        n = 2;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        n = 3;
+        lo = s[0] == 0xE0 ? 0xA0 : 0x80; /* no overlong forms */
+        hi = s[0] == 0xED ? 0x9F : 0xBF; /* no surrogates */
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        n = 4;
+        lo = s[0] == 0xF0 ? 0x90 : 0x80; /* no overlong forms */
+        hi = s[0] == 0xF4 ? 0x8F : 0xBF; /* nothing past U+10FFFF */
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++) /* a NUL ends the check: a sequence cut by the end */
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+void sb_utf8_sanitize(char *s)
+{
+    while (*s) {
+        int n = sb_utf8_len(s);
+        if (n)
+            s += n;
+        else
+            *s++ = '?';
+    }
+}
+
+void sb_utf8_cut(char *s)
+{
+    size_t len = strlen(s), i = len;
+    while (i > 0 && len - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+        i--; /* continuation bytes */
+    if (i == 0)
+        return;
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (lead >= 0xC0 && len - (i - 1) < want)
+        s[i - 1] = '\0';
+}
