@@ -458,7 +458,7 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opt
         free_lookups(&l);
         return -1;
     }
-    const char *empty = sb_strtab_intern(&run->strs, "");
+    const char *empty = sb_audit_intern(&run->strs, "");
     if (!empty) {
         free_lookups(&l);
         return -1;

@@ -5,16 +5,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "audit/audit.h"
+#include "base/strpool.h"
 
-/* ---- strtab.c: interned strings (one copy each; equal text <=> equal pointer), arrays ---- */
-typedef struct sb_strtab {
-    char **slots; /* open addressing; cap is a power of two */
-    size_t cap, n;
-} sb_strtab;
-const char *sb_strtab_intern(sb_strtab *t, const char *s); /* NULL: out of memory */
-void sb_strtab_free(sb_strtab *t);
+/* ---- interned strings (base/strpool.h: one copy each; equal text <=> equal pointer) ---- */
+static inline const char *sb_audit_intern(sb_strpool *p, const char *s) /* NULL: no memory */
+{
+    return sb_strpool_intern(p, s, strlen(s));
+}
+
+/* ---- arrays.c: growable arrays, sorting, text ---- */
 
 /* Grows *arr (element size `size`) so that it holds at least n + 1 elements. 0, or -1. */
 int sb_grow(void *arr, size_t *cap, size_t n, size_t size);
@@ -148,7 +150,7 @@ typedef struct sb_audit_range_sum {
 } sb_audit_range_sum;
 
 struct sb_audit_run {
-    sb_strtab strs;
+    sb_strpool strs;
     sb_audit_proc **procs;
     size_t nprocs, cap_procs;
     const char *cmd;
@@ -194,7 +196,7 @@ sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t
 
 /* ---- site.c ---- */
 /* The call site of a stack ("libfoo.so!bar", "app+0x1234", "?"), interned. */
-const char *sb_audit_site(sb_strtab *strs, const sb_audit_stack *s);
+const char *sb_audit_site(sb_strpool *strs, const sb_audit_stack *s);
 const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id);
 
 /* ---- symbolize.c ---- */

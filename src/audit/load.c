@@ -43,7 +43,7 @@ static const char *str(sb_audit_run *run, json_t *o, const char *key, const char
 {
     json_t *v = json_object_get(o, key);
     const char *s = json_is_string(v) ? json_string_value(v) : dflt;
-    return s ? sb_strtab_intern(&run->strs, s) : NULL;
+    return s ? sb_audit_intern(&run->strs, s) : NULL;
 }
 
 static int is_drv(json_t *o)
@@ -104,7 +104,7 @@ static int read_call(sb_audit_run *run, sb_audit_proc *p, json_t *o)
                 continue;
             sb_audit_range_ref *ref = &c.ranges[c.nranges];
             ref->id = json_integer_value(id);
-            if (!(ref->name = sb_strtab_intern(&run->strs, json_string_value(name)))) {
+            if (!(ref->name = sb_audit_intern(&run->strs, json_string_value(name)))) {
                 free(c.ranges);
                 return NOMEM;
             }
@@ -155,8 +155,8 @@ static int read_stack(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     {
         json_t *obj = json_array_get(f, 0), *sym = json_array_get(f, 1);
         sb_audit_frame *fr = &s.frames[s.nframes];
-        fr->obj = sb_strtab_intern(&run->strs, json_is_string(obj) ? json_string_value(obj) : "");
-        fr->sym = sb_strtab_intern(&run->strs, json_is_string(sym) ? json_string_value(sym) : "");
+        fr->obj = sb_audit_intern(&run->strs, json_is_string(obj) ? json_string_value(obj) : "");
+        fr->sym = sb_audit_intern(&run->strs, json_is_string(sym) ? json_string_value(sym) : "");
         if (!fr->obj || !fr->sym) {
             free(s.frames);
             return NOMEM;
@@ -270,8 +270,8 @@ static sb_audit_proc *new_proc(sb_audit_run *run, const char *name)
         free(p);
         return NULL;
     }
-    p->name = sb_strtab_intern(&run->strs, name ? name : "");
-    p->cmd = sb_strtab_intern(&run->strs, "");
+    p->name = sb_audit_intern(&run->strs, name ? name : "");
+    p->cmd = sb_audit_intern(&run->strs, "");
     p->mode = p->cmd;
     p->rank = p->local_rank = -1;
     if (!p->name || !p->cmd) {

@@ -34,7 +34,7 @@ void sb_audit_set_wall(sb_audit_run *run, const char *cmd, double wall_s, int64_
     const char *c = NULL;
     if (text) {
         sb_utf8_sanitize(text);
-        c = sb_strtab_intern(&run->strs, text);
+        c = sb_audit_intern(&run->strs, text);
         free(text);
     }
     run->cmd = c ? c : "";
@@ -74,6 +74,6 @@ void sb_audit_free(sb_audit_run *run)
         free_proc(run->procs[i]);
     free(run->procs);
     free(run->range_sums);
-    sb_strtab_free(&run->strs);
+    sb_strpool_free(&run->strs);
     free(run);
 }

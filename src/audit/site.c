@@ -67,7 +67,7 @@ static char *demangle(const char *sym)
     return s;
 }
 
-const char *sb_audit_site(sb_strtab *strs, const sb_audit_stack *s)
+const char *sb_audit_site(sb_strpool *strs, const sb_audit_stack *s)
 {
     if (s) {
         for (int i = 0; i < s->nframes; i++) {
@@ -82,8 +82,8 @@ const char *sb_audit_site(sb_strtab *strs, const sb_audit_stack *s)
                 sb_audit_fmt(buf, sizeof buf, "%s+0x%" PRIx64, basename_of(f->obj),
                              (uint64_t)f->off);
             free(plain);
-            return sb_strtab_intern(strs, buf);
+            return sb_audit_intern(strs, buf);
         }
     }
-    return sb_strtab_intern(strs, "?");
+    return sb_audit_intern(strs, "?");
 }

@@ -60,7 +60,7 @@ static int cmp_pending(const void *a, const void *b)
 }
 
 /* Runs `addr2line -f -C -e obj` on p[0..n) and sets their symbols. */
-static void resolve(sb_strtab *strs, const char *tool, pending *p, size_t n)
+static void resolve(sb_strpool *strs, const char *tool, pending *p, size_t n)
 {
     int type = elf_type(p[0].f->obj);
     if (type < 0)
@@ -115,7 +115,7 @@ static void resolve(sb_strtab *strs, const char *tool, pending *p, size_t n)
             const char *file = strrchr(loc, '/');
             sb_audit_fmt(buf, sizeof buf, "%s (%s)", fn, file ? file + 1 : loc);
         }
-        const char *s = sb_strtab_intern(strs, buf);
+        const char *s = sb_audit_intern(strs, buf);
         if (s)
             p[i].f->sym = s;
     }

@@ -6,7 +6,7 @@
 #define SB_CSV_READ_H
 
 #include "compare/row.h"
-#include "compare/strpool.h"
+#include "base/strpool.h"
 
 /* Input limits; past them the reader stops with one line and exit 2. */
 #define SB_CSV_MAX_RECORD (64 * 1024) /* bytes of one record, its line ending(s) included */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare/strpool.h"
+#include "base/strpool.h"
 
 static uint64_t key_hash(const sb_cmp_row *r)
 {

@@ -1,4 +1,4 @@
-#include "compare/strpool.h"
+#include "base/strpool.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
-/* Interned strings for `syncbench compare`: each distinct string is stored once, in blocks that
- * never move, so rows hold plain pointers. Both files of a comparison share one pool: two rows
- * have equal keys exactly when their key pointers are equal, which makes matching and the
- * duplicate check pointer comparisons, and a million rows that repeat a few scenario, variant,
- * metric and unit names cost a million pointers, not a million copies. */
+/* Interned strings (`syncbench compare`'s rows, the audit's records): each distinct string is
+ * stored once, in blocks that never move, so rows hold plain pointers. Both files of a comparison
+ * share one pool: two rows have equal keys exactly when their key pointers are equal, which makes
+ * matching and the duplicate check pointer comparisons, and a million rows that repeat a few
+ * scenario, variant, metric and unit names cost a million pointers, not a million copies. */
 #ifndef SB_STRPOOL_H
 #define SB_STRPOOL_H
 
