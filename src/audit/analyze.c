@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/stats.h"
 
 typedef struct {
     int64_t key;
@@ -210,22 +211,6 @@ static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const
         sb_audit_blocking(c->cls) && p->kernels ? sb_audit_bubble(t, c->start, c->end) : 0;
 }
 
-static double percentile_sorted(const double *x, size_t n, double q)
-{
-    if (!n)
-        return 0;
-    double pos = q * (double)(n - 1);
-    size_t lo = (size_t)floor(pos);
-    size_t hi = lo + 1 < n ? lo + 1 : lo;
-    return x[lo] + (x[hi] - x[lo]) * (pos - (double)lo);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static const sb_audit_proc *g_sort_proc; /* qsort has no context argument in C11 */
 
 static int cmp_call_key(const void *a, const void *b)
@@ -269,9 +254,9 @@ static int build_rows(sb_audit_proc *p)
             r->bubble_total_us += (double)c->bubble_ns / 1e3;
         }
         r->count = (long)(j - i);
-        sb_sort(d, j - i, sizeof *d, cmp_double);
-        r->blocked_median_us = percentile_sorted(d, j - i, 0.5);
-        r->blocked_p95_us = percentile_sorted(d, j - i, 0.95);
+        sb_sort_doubles(d, j - i);
+        r->blocked_median_us = sb_percentile_sorted(d, (int)(j - i), 0.5);
+        r->blocked_p95_us = sb_percentile_sorted(d, (int)(j - i), 0.95);
         i = j;
     }
     free(idx);

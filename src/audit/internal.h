@@ -16,6 +16,12 @@ static inline const char *sb_audit_intern(sb_strpool *p, const char *s) /* NULL:
     return sb_strpool_intern(p, s, strlen(s));
 }
 
+/* part of whole in percent; 0 of nothing */
+static inline double sb_audit_pct(double part, double whole)
+{
+    return whole > 0 ? 100 * part / whole : 0;
+}
+
 /* ---- arrays.c: growable arrays, sorting, text ---- */
 
 /* Grows *arr (element size `size`) so that it holds at least n + 1 elements. 0, or -1. */

@@ -90,11 +90,6 @@ static json_t *counts(const long *c)
     return o;
 }
 
-static double pct(double part, double whole)
-{
-    return whole > 0 ? 100 * part / whole : 0;
-}
-
 static json_t *process(const sb_audit_proc *p)
 {
     json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:o, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
@@ -103,9 +98,9 @@ static json_t *process(const sb_audit_proc *p)
                           (json_int_t)p->malformed, "dropped", (json_int_t)p->dropped);
     set(o, "lifetime_s", num(p->lifetime_us / 1e6));
     set(o, "gpu_activity", json_boolean(p->kernels));
-    set(o, "gpu_busy_pct", p->kernels ? num(pct(p->busy_us, p->lifetime_us)) : json_null());
+    set(o, "gpu_busy_pct", p->kernels ? num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
     set(o, "blocked_us", num(p->blocked_us));
-    set(o, "blocked_pct", num(pct(p->blocked_us, p->lifetime_us)));
+    set(o, "blocked_pct", num(sb_audit_pct(p->blocked_us, p->lifetime_us)));
     set(o, "could_save_us", p->kernels ? num(p->could_save_us) : json_null());
     set(o, "polls", json_integer(p->polls));
     set(o, "blocking_calls", json_integer(p->blocking));
@@ -133,9 +128,9 @@ static json_t *total(const sb_audit_run *run)
     }
     json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
     set(o, "lifetime_s", num(life / 1e6));
-    set(o, "gpu_busy_pct", kernels ? num(pct(busy, life)) : json_null());
+    set(o, "gpu_busy_pct", kernels ? num(sb_audit_pct(busy, life)) : json_null());
     set(o, "blocked_us", num(blocked));
-    set(o, "blocked_pct", num(pct(blocked, life)));
+    set(o, "blocked_pct", num(sb_audit_pct(blocked, life)));
     set(o, "could_save_us", kernels ? num(save) : json_null());
     set(o, "polls", json_integer(polls));
     set(o, "blocking_calls", json_integer(blocking));

@@ -8,26 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
-
-static double pct(double part, double whole)
-{
-    return whole > 0 ? 100 * part / whole : 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double pick(const double *x, size_t n, double q)
-{
-    if (!n)
-        return 0;
-    double pos = q * (double)(n - 1);
-    size_t lo = (size_t)pos, hi = lo + 1 < n ? lo + 1 : lo;
-    return x[lo] + (x[hi] - x[lo]) * (pos - (double)lo);
-}
+#include "engine/stats.h"
 
 static void process_block(FILE *f, const sb_audit_proc *p)
 {
@@ -38,13 +19,13 @@ static void process_block(FILE *f, const sb_audit_proc *p)
         fprintf(f,
                 ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), could save %.3f ms, polls "
                 "%ld\n",
-                pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
-                pct(p->blocked_us, p->lifetime_us), p->could_save_us / 1e3, p->polls);
+                sb_audit_pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
+                sb_audit_pct(p->blocked_us, p->lifetime_us), p->could_save_us / 1e3, p->polls);
     else
         fprintf(f,
                 ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, could save: "
                 "--gpu-activity)\n",
-                p->blocked_us / 1e3, pct(p->blocked_us, p->lifetime_us), p->polls);
+                p->blocked_us / 1e3, sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
     if (!p->complete)
         fprintf(f, "pid %" PRId64 ": no end record (killed?): what was recorded is reported\n",
                 p->pid);
@@ -87,14 +68,14 @@ static int class_table(FILE *f, const sb_audit_run *run)
         }
         if (!m)
             continue;
-        sb_sort(d, m, sizeof *d, cmp_double);
+        sb_sort_doubles(d, m);
         char bub[32] = "-";
         if (kernels)
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
         fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
-                sb_audit_class_name((sb_audit_class)k), m, total / 1e3, pick(d, m, 0.5),
-                pick(d, m, 0.95), bub);
+                sb_audit_class_name((sb_audit_class)k), m, total / 1e3, sb_percentile_sorted(d, (int)m, 0.5),
+                sb_percentile_sorted(d, (int)m, 0.95), bub);
     }
     free(d);
     return 0;

@@ -10,6 +10,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void sb_sort_doubles(double *x, size_t n)
+{
+    if (n > 1)
+        qsort(x, n, sizeof *x, cmp_double);
+}
+
 double sb_percentile_sorted(const double *sorted, int n, double q)
 {
     if (n <= 0)
@@ -57,7 +63,7 @@ int sb_stats_compute(const double *x, int n, sb_stats *out)
     if (!s)
         return -1;
     memcpy(s, x, sizeof *s * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    sb_sort_doubles(s, (size_t)n);
     out->n = n;
     out->min = s[0];
     out->max = s[n - 1];

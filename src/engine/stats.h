@@ -2,6 +2,8 @@
 #ifndef SB_STATS_H
 #define SB_STATS_H
 
+#include <stddef.h>
+
 typedef struct sb_stats {
     int n;
     double median, mean, stddev, min, max, p05, p95;
@@ -11,6 +13,9 @@ typedef struct sb_stats {
 /* Fills *out from x[0..n-1] (n >= 1; x is not modified). stddev is the sample (n-1) standard
  * deviation. Percentiles interpolate linearly between order statistics (numpy's default). */
 int sb_stats_compute(const double *x, int n, sb_stats *out);
+
+/* x[0..n-1] in ascending order, in place (n may be 0). */
+void sb_sort_doubles(double *x, size_t n);
 
 /* q in [0, 1] over an ascending array. */
 double sb_percentile_sorted(const double *sorted, int n, double q);
