@@ -26,9 +26,7 @@ static int finish(int rc)
     /* what was printed must have reached stdout: a full disk or closed pipe is a failure */
     if (fflush(stdout) != 0 || ferror(stdout))
         rc = rc ? rc : sb_fail(SB_EXIT_FAIL, "cannot write to standard output");
-    if (rc == SB_EXIT_INTERRUPT)
-        fprintf(stderr, "syncbench: interrupted; finished rows were written\n");
-    else if (rc && sb_error_code())
+    if (rc && sb_error_code())
         fprintf(stderr, "syncbench: %s\n", sb_error_message());
     return rc;
 }

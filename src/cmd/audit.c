@@ -21,6 +21,7 @@
 
 #include "audit/audit.h"
 #include "audit/records.h"
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "base/nvml.h"
@@ -104,13 +105,6 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
     if (realpath(lib, real))
         snprintf(lib, n, "%s", real);
     return 0; /* the handle stays: unloading CUPTI buys nothing */
-}
-
-static long long now_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
 /* SIGTERM or SIGHUP sent to the audit: noted here, passed on by wait_all to CMD and to every
@@ -269,7 +263,7 @@ static int wait_all(pid_t cmd, int *left)
         if (w == cmd) {
             status = st;
             cmd_done = 1;
-            deadline = now_mono_ns() + DESCENDANT_WAIT_S * 1000000000ll;
+            deadline = sb_now_ns() + DESCENDANT_WAIT_S * 1000000000ll;
             continue;
         }
         if (w > 0)
@@ -278,7 +272,7 @@ static int wait_all(pid_t cmd, int *left)
             continue;
         if (w < 0) /* ECHILD: nobody left */
             break;
-        if (cmd_done && now_mono_ns() > deadline) { /* descendants still running */
+        if (cmd_done && sb_now_ns() > deadline) { /* descendants still running */
             *left = 1;
             break;
         }
@@ -379,23 +373,15 @@ static int exit_code_of(int status)
     return SB_EXIT_FAIL;
 }
 
-/* CMD's end becomes the audit's: killed by SIGINT, the audit dies of SIGINT once it has
- * reported, so that a shell loop stops on Ctrl-C as it would without the audit (shells stop a
- * loop only for a child that died of SIGINT); any other end is an exit code, 128 + N for
- * signal N, passed through exit() so that a 130 is not taken for the audit's own
- * interruption. Does not return. */
-static void pass_on_death(int status, int code)
+/* A CMD that died of SIGINT: the audit, having reported, dies of SIGINT too, so that a shell
+ * loop stops on Ctrl-C as it would without the audit (shells stop a loop only for a child
+ * that died of SIGINT). */
+static void die_of_sigint(void)
 {
     fflush(stdout);
     fflush(stderr);
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        if (sig == SIGINT) {
-            signal(sig, SIG_DFL);
-            raise(sig);
-        }
-    }
-    exit(code);
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
 }
 
 static int analyze_and_report(const sb_audit_request *req, const char *dir, output *outs, int nout,
@@ -494,7 +480,7 @@ int sb_cmd_audit(int argc, char **argv)
     if (start_hup.sa_handler != SIG_IGN)
         sigaction(SIGHUP, &sa, NULL);
 
-    long long t0 = now_mono_ns();
+    long long t0 = sb_now_ns();
     pid_t pid = 0;
     if ((rc = start_command(req.cmd, &pid)) != 0) {
         if (!req.keep)
@@ -503,7 +489,7 @@ int sb_cmd_audit(int argc, char **argv)
     }
     int left = 0;
     int status = wait_all(pid, &left);
-    double wall_s = (double)(now_mono_ns() - t0) / 1e9;
+    double wall_s = (double)(sb_now_ns() - t0) / 1e9;
     /* from here a signal stops the audit itself, report or not */
     sigaction(SIGINT, &start_int, NULL);
     sigaction(SIGQUIT, &start_quit, NULL);
@@ -524,7 +510,7 @@ int sb_cmd_audit(int argc, char **argv)
     int code = exit_code_of(status);
     if (rc)
         return code ? code : rc;
-    if (code)
-        pass_on_death(status, code);
-    return gate_rc;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+        die_of_sigint();
+    return code ? code : gate_rc;
 }

@@ -64,6 +64,8 @@ int sb_run_plan(const sb_plan *plan, sb_measure_cfg cfg, sb_sinks *sinks, const 
         rc = sb_stop_requested ? SB_EXIT_INTERRUPT : sb_measure_entry(&cfg, &plan->entries[i]);
     if (progress)
         fprintf(stderr, "\r\033[K");
+    if (rc == SB_EXIT_INTERRUPT) /* Ctrl-C: the measurement under way finished first */
+        sb_fail(SB_EXIT_INTERRUPT, "interrupted; finished rows were written");
     /* a run that measured nothing leaves the outputs as they were (no empty file replaces an
      * earlier one); otherwise what was measured is committed, also after a failure or Ctrl-C */
     if (c.rows == 0) {

@@ -22,6 +22,7 @@
 #include "audit/inject/stacks.h"
 #include "audit/inject/watch.h"
 #include "audit/records.h"
+#include "base/clock.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -56,18 +57,11 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
     }
 }
 
-static long long mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
 static void write_clock_pair(char *buf, size_t n)
 {
     uint64_t c = 0;
     cuptiGetTimestamp(&c);
-    long long m = mono_ns();
+    long long m = sb_now_ns();
     clock_minus_mono = (long long)c - m;
     snprintf(buf, n, "\"clock_ns\":%llu,\"mono_ns\":%lld", (unsigned long long)c, m);
 }
@@ -100,7 +94,7 @@ static void on_fatal(int sig)
     if (!forked && !__atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST)) {
         sba_out_flush(1);
         char line[192];
-        long long m = mono_ns();
+        long long m = sb_now_ns();
         int n = snprintf(line, sizeof line,
                          "{\"t\":\"end\",\"clock_ns\":%lld,\"mono_ns\":%lld,\"why\":\"signal "
                          "%d\",\"dropped\":%llu}\n",

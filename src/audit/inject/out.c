@@ -16,18 +16,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static char buf[BUF_SIZE];
 static size_t used;
-static long long last_drain_ms;
 
-/* Lines reach the file at least every quarter second while records come (CUPTI's activity
- * flush brings some every half second): a process killed with SIGKILL keeps most of its. */
+/* The flusher thread writes the buffer out every quarter second: a process killed with SIGKILL
+ * keeps all but its last quarter second. */
 #define DRAIN_EVERY_MS 250
-
-static long long coarse_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int sba_out_open(const char *dir)
 {
@@ -69,11 +61,6 @@ void sba_out_line(const char *line, size_t len)
         memcpy(buf + used, line, len);
         buf[used + len] = '\n';
         used += len + 1;
-        long long now = coarse_ms();
-        if (now - last_drain_ms >= DRAIN_EVERY_MS) {
-            drain();
-            last_drain_ms = now;
-        }
     }
     pthread_mutex_unlock(&lock);
 }

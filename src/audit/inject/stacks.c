@@ -24,9 +24,13 @@ static struct {
     long id;
 } table[TABLE_SIZE];
 static long next_id;
+static void *self_base; /* where this library is loaded: its frames are left out */
 
 void sba_stacks_init(int d)
 {
+    Dl_info self;
+    if (dladdr((void *)sba_stacks_init, &self))
+        self_base = self.dli_fbase;
     depth = d < 0 ? 0 : d > SBA_MAX_FRAMES ? SBA_MAX_FRAMES : d;
     if (depth) {
         void *warm[4];
@@ -41,11 +45,10 @@ int sba_stack_capture(void **pcs)
     void *all[SBA_MAX_FRAMES + 8];
     int n = backtrace(all, depth + 8);
     /* skip frames in this library and in libcupti (the callback's callers) */
-    Dl_info self, info;
-    dladdr((void *)sba_stack_capture, &self);
+    Dl_info info;
     int first = 0;
     while (first < n && dladdr(all[first], &info) &&
-           (info.dli_fbase == self.dli_fbase || strstr(info.dli_fname, "libcupti")))
+           (info.dli_fbase == self_base || strstr(info.dli_fname, "libcupti")))
         first++;
     int k = 0;
     for (int i = first; i < n && k < depth; i++)
