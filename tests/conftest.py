@@ -34,12 +34,12 @@ def gpu_available():
     return r.returncode == 0 and "GPU" in r.stdout
 
 
-def assert_usage_error(r, message):
-    """Exit 2 with one line, "syncbench: ..." holding `message`, and nothing on stdout."""
+def assert_usage_error(r, message, prog="syncbench"):
+    """Exit 2 with one line, "PROG: ..." holding `message`, and nothing on stdout."""
     assert r.returncode == 2, r.stderr
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("syncbench: ")
+    assert lines[0].startswith(f"{prog}: ")
     assert message in lines[0], lines[0]
     assert r.stdout == ""
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_usage_error
 
 pytest.importorskip("matplotlib")
 
@@ -125,12 +125,7 @@ def test_many_rows_stay_within_the_size_bound(tmp_path):
 
 
 def assert_bad(r, tmp_path, message, keep=("trace.json",)):
-    assert r.returncode == 2, r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("timeline.py: ")
-    assert message in lines[0], lines[0]
-    assert r.stdout == ""
+    assert_usage_error(r, message, prog="timeline.py")
     assert sorted(os.listdir(tmp_path)) == sorted(keep)
 
 
