@@ -66,6 +66,9 @@ NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 # GPU programs `syncbench audit` is tested on (tests/audit/audit_*.c): known blocking calls
 AUDIT_TEST_SRC := $(wildcard tests/audit/audit_*.c)
 AUDIT_TEST_BIN := $(AUDIT_TEST_SRC:tests/audit/%.c=$(BUILD)/tests/%)
+# CPU stand-ins for the audit's tests (tests/inject/)
+FAKE_CUDA := $(BUILD)/tests/fake_cuda
+PYFRAMES_PROBE := $(BUILD)/tests/libpyframes_probe.so
 BIN      := $(BUILD)/syncbench
 # The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
@@ -80,9 +83,9 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 all: $(BIN) $(AUDIT_LIB) test-programs
 
 # The audit's GPU test programs (build/tests/audit_*), run by tests/gpu/test_audit.py.
-test-programs: $(AUDIT_TEST_BIN)
+test-programs: $(AUDIT_TEST_BIN) $(FAKE_CUDA) $(PYFRAMES_PROBE)
 
-run: $(BIN)
+run: $(BIN) $(AUDIT_LIB)
 	@mkdir -p results
 	$(BIN) --config configs/default.ini --csv 'results/{gpu}-{date}.csv' \
 	  --json 'results/{gpu}-{date}.json'
@@ -154,7 +157,7 @@ perf-check: $(BIN)
 	  --threshold-for $(PERF_THRESHOLDS) \
 	  --markdown $(PERF_CONFIRM_MARKDOWN)
 
-test: deps $(BIN) $(UNIT_BIN) $(NVTX_LIB) test-programs
+test: deps $(BIN) $(AUDIT_LIB) $(UNIT_BIN) $(NVTX_LIB) test-programs
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 	SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
 	  $(PYTHON) -m pytest -q -rs tests/cli tests/gpu
@@ -220,6 +223,20 @@ $(BUILD)/tests/audit_%: tests/audit/audit_%.c tests/audit/check.h $(BUILD)/libsy
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsyncbench.a -L$(CUDA_LIB) -lcudart_static \
 	  -lstdc++ -ldl -lpthread -lrt -lm
+
+# CPU stand-ins for the audit's launcher tests (tests/inject/): a program that initializes the
+# injection library as the driver would, and the Python-frame reader alone, loaded by ctypes.
+$(FAKE_CUDA): tests/inject/fake_cuda.c
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -ldl
+
+$(PYFRAMES_PROBE): tests/inject/pyframes_probe.c src/audit/inject/pyframes.c src/audit/inject/out.c \
+                   src/audit/json_text.c src/base/utf8.c $(wildcard src/audit/inject/*.h)
+	@mkdir -p $(dir $@)
+	$(call say,CC-SO,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(filter %.c,$^) \
+	  -lpthread -ldl
 
 # NVTX injection library for the NVTX tests: records every range pushed in every domain.
 $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps

@@ -220,7 +220,11 @@ static int cmp_call_key(const void *a, const void *b)
     if (x->cls != y->cls)
         return x->cls < y->cls ? -1 : 1;
     int r = strcmp(x->range, y->range);
-    return r ? r : strcmp(x->site, y->site);
+    if (r || (r = strcmp(x->site, y->site)))
+        return r;
+    /* one row per operation at a site (a print(t) line reads a count and values) */
+    uintptr_t a_rule = (uintptr_t)x->rule, b_rule = (uintptr_t)y->rule;
+    return a_rule < b_rule ? -1 : a_rule > b_rule;
 }
 
 static int build_rows(sb_audit_proc *p)
@@ -247,6 +251,10 @@ static int build_rows(sb_audit_proc *p)
         r->cls = first->cls;
         r->range = first->range;
         r->site = first->site;
+        r->native = first->native;
+        r->source = first->source;
+        r->pyframe = first->pyframe;
+        r->rule = first->rule;
         for (; j < n && cmp_call_key(&idx[i], &idx[j]) == 0; j++) {
             const sb_audit_call *c = &p->calls[idx[j]];
             d[j - i] = (double)(c->end - c->start) / 1e3;
@@ -462,15 +470,39 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opt
     return 0;
 }
 
+/* Where the call was made, as the user sees it: the Python line when the thread ran Python
+ * (its source text beside it), the native frame otherwise; then what made it (rules.c). */
+static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
+{
+    c->native = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
+                              : sb_audit_site(&run->strs, NULL);
+    c->site = c->native;
+    c->source = sb_audit_intern(&run->strs, "");
+    if (!c->native || !c->source)
+        return -1;
+    const sb_audit_pystack *ps = c->py >= 0 ? sb_audit_find_pystack(p, c->py) : NULL;
+    if (ps && (c->pyframe = sb_audit_py_pick(ps, run->opts.py_innermost))) {
+        c->site = sb_audit_py_site(&run->strs, c->pyframe);
+        c->source = sb_audit_py_source(run, c->pyframe);
+        if (!c->site || !c->source)
+            return -1;
+    }
+    c->rule = sb_audit_rule_for(p, c);
+    return 0;
+}
+
+static int cmp_pystack(const void *a, const void *b)
+{
+    const sb_audit_pystack *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int summarize(sb_audit_run *run, sb_audit_proc *p)
 {
+    sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
-        if (c->cls == SB_AUDIT_NONE)
-            continue;
-        c->site = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
-                                : sb_audit_site(&run->strs, NULL);
-        if (!c->site)
+        if (c->cls != SB_AUDIT_NONE && attribute(run, p, c) < 0)
             return -1;
     }
     if (build_rows(p) < 0 || count_ranges(p) < 0)

@@ -46,6 +46,7 @@ typedef struct sb_audit_opts {
     double waited_min_us;   /* SB_AUDIT_WAITED: the call lasted at least this long ... (5) */
     double waited_slack_us; /* ... and ended within this of the GPU going idle (20) */
     int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
+    int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
 } sb_audit_opts;
 void sb_audit_opts_default(sb_audit_opts *o);
 
@@ -59,6 +60,21 @@ int sb_audit_load_stream(sb_audit_run *run, FILE *f, const char *name);
 sb_audit_run *sb_audit_run_new(void);
 /* The launcher's facts: the command line, its wall time, CMD's exit status text. */
 void sb_audit_set_wall(sb_audit_run *run, const char *cmd, double wall_s, int64_t t0_mono_ns);
+
+/* What the launcher heard over its status socket (records.h) from each process that
+ * initialized CUDA: a process whose record file could not be created, was cut short or lost
+ * lines is reported as incomplete, and the gate fails. */
+typedef struct sb_audit_status {
+    int64_t pid;
+    int opened;     /* its record file was created */
+    int open_errno; /* else why not */
+    int ended;      /* it said "end" */
+    long long lost; /* lines the disk refused */
+} sb_audit_status;
+int sb_audit_set_status(sb_audit_run *run, const sb_audit_status *st, size_t n);
+/* Why a process's records are incomplete (a short phrase), or NULL when they are whole. */
+struct sb_audit_proc;
+const char *sb_audit_incomplete(const struct sb_audit_proc *p, char *buf, size_t n);
 
 /* Classify, time, attribute. Call once after loading. */
 int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o);

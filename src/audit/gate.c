@@ -22,6 +22,7 @@ typedef struct {
     const char *site;
     sb_audit_class cls;
     long count;
+    const sb_audit_rule *rule;
 } offender;
 
 static int cmp_offender(const void *a, const void *b)
@@ -38,11 +39,12 @@ typedef struct {
     size_t n, cap;
 } offenders;
 
-static int add(offenders *s, const char *site, sb_audit_class cls, long count)
+static int add(offenders *s, const char *site, sb_audit_class cls, long count,
+               const sb_audit_rule *rule)
 {
     if (sb_grow(&s->o, &s->cap, s->n, sizeof *s->o) < 0)
         return -1;
-    s->o[s->n++] = (offender){site, cls, count};
+    s->o[s->n++] = (offender){site, cls, count, rule};
     return 0;
 }
 
@@ -79,8 +81,8 @@ static void print_top(FILE *msg, offenders *s, int top)
     sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++)
-        say(msg, "  %8ld  %-14s %s\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
-            s->o[i].site);
+        say(msg, "  %8ld  %-14s %s  (%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
+            s->o[i].site, s->o[i].rule ? s->o[i].rule->op : "unknown operation");
 }
 
 /* Does call c lie in an instance of `name` that exceeded max? */
@@ -142,7 +144,7 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
         for (size_t k = 0; k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
             if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs) &&
-                add(&s, c->site, c->cls, 1) < 0)
+                add(&s, c->site, c->cls, 1, c->rule) < 0)
                 break;
         }
     }
@@ -151,10 +153,31 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
     return 1;
 }
 
+/* A process whose records are incomplete: its counts are a lower bound, the gate cannot pass.
+ */
+static int gate_incomplete(const sb_audit_run *run, FILE *msg)
+{
+    int bad = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        char why[256];
+        const sb_audit_proc *p = run->procs[i];
+        if (!sb_audit_incomplete(p, why, sizeof why))
+            continue;
+        say(msg,
+            "audit gate: FAILED: pid %lld: records incomplete: %s; its counts are a lower "
+            "bound\n",
+            (long long)p->pid, why);
+        bad = 1;
+    }
+    return bad;
+}
+
 int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
 {
     if (o->max_syncs < 0)
         return 0;
+    if (gate_incomplete(run, msg))
+        return 1;
     if (o->range)
         return gate_range(run, o, msg);
     long total = 0;
@@ -172,7 +195,7 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];
-            if (sb_audit_blocking(r->cls) && add(&s, r->site, r->cls, r->count) < 0)
+            if (sb_audit_blocking(r->cls) && add(&s, r->site, r->cls, r->count, r->rule) < 0)
                 break;
         }
     }

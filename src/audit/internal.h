@@ -39,10 +39,14 @@ typedef struct sb_audit_range_ref {
     const char *name;
 } sb_audit_range_ref;
 
+struct sb_audit_rule;
+struct sb_audit_pyframe;
+
 typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
     int drv;         /* dom "drv" */
     int64_t tid, ctx, corr, start, end, stack;
+    int64_t py;       /* a "pystack" id, -1 when the thread ran no Python */
     const char *copy; /* "DtoH", ...; NULL */
     const char *host; /* the copy's host memory the driver named: "pageable", ...; NULL */
     int nranges;
@@ -50,8 +54,13 @@ typedef struct sb_audit_call {
     /* analyze.c */
     sb_audit_class cls;
     int64_t bubble_ns;
-    const char *range; /* innermost range, "" when none */
-    const char *site;  /* "?" when none */
+    const char *range;  /* innermost range, "" when none */
+    const char *site;   /* the Python line ("train.py:42 in step") when there is one, else the
+                           native site; "?" when none */
+    const char *native; /* the native site */
+    const struct sb_audit_pyframe *pyframe; /* the frame `site` names; NULL: none */
+    const char *source;                     /* that frame's source line, "" when unknown */
+    const struct sb_audit_rule *rule;       /* what made it; NULL: no rule knows */
 } sb_audit_call;
 
 typedef struct sb_audit_range {
@@ -74,6 +83,18 @@ typedef struct sb_audit_stack {
     sb_audit_frame *frames; /* innermost first */
     int used;               /* by a blocking call (symbolize.c resolves only these) */
 } sb_audit_stack;
+
+/* A Python frame ("pystack" records): innermost first. */
+typedef struct sb_audit_pyframe {
+    const char *file, *func;
+    int line; /* 0 when unknown */
+} sb_audit_pyframe;
+
+typedef struct sb_audit_pystack {
+    int64_t id;
+    int nframes;
+    sb_audit_pyframe *frames;
+} sb_audit_pystack;
 
 typedef enum { SB_ACT_KERNEL, SB_ACT_COPY, SB_ACT_MEMSET } sb_audit_act_kind;
 
@@ -102,10 +123,13 @@ typedef struct sb_audit_timeline {
     sb_audit_iv *iv; /* sorted, disjoint, not touching */
 } sb_audit_timeline;
 
-/* One row: process x class x range x site. */
+/* One row: process x class x range x site x operation. */
 typedef struct sb_audit_row {
     sb_audit_class cls;
     const char *range, *site;
+    const char *native, *source;      /* the first call's */
+    const sb_audit_pyframe *pyframe;  /* NULL: no Python */
+    const struct sb_audit_rule *rule; /* NULL: unknown */
     long count;
     double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
 } sb_audit_row;
@@ -122,6 +146,9 @@ typedef struct sb_audit_proc {
                      bubbles, waited calls and could-save are known */
     const char *why;
     long long dropped;
+    long long lost; /* lines the process could not write (the launcher heard it) */
+    int unrecorded; /* started CUDA, but its record file could not be created */
+    int open_errno; /* why not */
     long malformed;
     long warns;
     const char *first_warn;
@@ -132,6 +159,8 @@ typedef struct sb_audit_proc {
     size_t nranges, cap_ranges;
     sb_audit_stack *stacks;
     size_t nstacks, cap_stacks;
+    sb_audit_pystack *pystacks;
+    size_t npystacks, cap_pystacks;
     sb_audit_act *acts;
     size_t nacts, cap_acts;
     sb_audit_api *apis;
@@ -166,6 +195,7 @@ struct sb_audit_run {
     sb_audit_opts opts;
     sb_audit_range_sum *range_sums;
     size_t nrange_sums;
+    void *py_files; /* pysite.c's cache of source files */
 };
 
 /* ---- classes.c ---- */
@@ -204,6 +234,36 @@ sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t
 /* The call site of a stack ("libfoo.so!bar", "app+0x1234", "?"), interned. */
 const char *sb_audit_site(sb_strpool *strs, const sb_audit_stack *s);
 const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id);
+
+/* ---- pysite.c: the Python line a user sees ---- */
+/* The innermost frame of the user's code (frames of the standard library and of installed
+ * packages skipped, unless opts.py_site is innermost); NULL when the stack has none. */
+const sb_audit_pyframe *sb_audit_py_pick(const sb_audit_pystack *s, int innermost);
+/* Is this file the standard library's, an installed package's or not a file ("<frozen>")? */
+int sb_audit_py_library(const char *file);
+const sb_audit_pystack *sb_audit_find_pystack(const sb_audit_proc *p, int64_t id);
+/* "tests/train.py:42 in step" (the path relative to the current folder when under it). */
+const char *sb_audit_py_site(sb_strpool *strs, const sb_audit_pyframe *f);
+/* The frame's source line, stripped, interned; "" when the file cannot be read. */
+const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f);
+void sb_audit_py_cache_free(sb_audit_run *run);
+
+/* ---- rules.c: what made a blocking call, in the user's terms, and its sync-free fix ---- */
+typedef struct sb_audit_rule {
+    const char *op;       /* "scalar read: .item()" */
+    const char *fix;      /* the guides' sync-free alternative */
+    const char *scenario; /* the syncbench scenario that prices the fix; NULL: none */
+    /* what must hold, each a list of alternatives "a|b" matched as substrings; NULL: any */
+    const char *api;    /* the API's base name (cudaStreamSynchronize) */
+    const char *native; /* a native frame's symbol or library file name */
+    const char *pyfile; /* a Python frame's file (torch/_tensor_str.py) */
+    const char *source; /* the user's source line (".item(") */
+    const char *copy;   /* the copy's direction (HtoD, DtoH) */
+} sb_audit_rule;
+/* The first rule that holds for the call (its frames, API, copy and source line), or NULL. */
+const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c);
+/* Every rule, NULL-terminated by op (tests, --help). */
+extern const sb_audit_rule sb_audit_rules[];
 
 /* ---- symbolize.c ---- */
 /* Resolves the used frames with no symbol through addr2line, when it is on PATH. */

@@ -86,6 +86,7 @@ static int read_call(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     c.ctx = num_or(o, "ctx", 0);
     c.corr = num_or(o, "corr", 0);
     c.stack = num_or(o, "stack", -1);
+    c.py = num_or(o, "py", -1);
     if (json_is_string(json_object_get(o, "host")) && !(c.host = str(run, o, "host", NULL)))
         return NOMEM;
     if (json_is_string(json_object_get(o, "copy")) && !(c.copy = str(run, o, "copy", NULL)))
@@ -174,6 +175,45 @@ static int read_stack(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     return OK;
 }
 
+/* {"t":"pystack","id":N,"frames":[["file","func",line],...]} */
+static int read_pystack(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    int ok = 1;
+    sb_audit_pystack s = {0};
+    s.id = num(o, "id", &ok);
+    json_t *frames = json_object_get(o, "frames");
+    if (!ok || !json_is_array(frames))
+        return BAD;
+    s.frames = calloc(json_array_size(frames) + 1, sizeof *s.frames);
+    if (!s.frames)
+        return NOMEM;
+    size_t i;
+    json_t *f;
+    json_array_foreach(frames, i, f)
+    {
+        json_t *file = json_array_get(f, 0), *func = json_array_get(f, 1);
+        json_t *line = json_array_get(f, 2);
+        if (!json_is_string(file) || !json_is_string(func))
+            continue;
+        sb_audit_pyframe *fr = &s.frames[s.nframes];
+        fr->file = sb_audit_intern(&run->strs, json_string_value(file));
+        fr->func = sb_audit_intern(&run->strs, json_string_value(func));
+        if (!fr->file || !fr->func) {
+            free(s.frames);
+            return NOMEM;
+        }
+        json_int_t l = json_is_integer(line) ? json_integer_value(line) : 0;
+        fr->line = l > 0 && l < 1000000000 ? (int)l : 0;
+        s.nframes++;
+    }
+    if (sb_grow(&p->pystacks, &p->cap_pystacks, p->npystacks, sizeof s) < 0) {
+        free(s.frames);
+        return NOMEM;
+    }
+    p->pystacks[p->npystacks++] = s;
+    return OK;
+}
+
 static int read_act(sb_audit_run *run, sb_audit_proc *p, json_t *o, int kind)
 {
     int ok = 1;
@@ -235,6 +275,8 @@ static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
         return read_range(run, p, o);
     if (strcmp(t, "stack") == 0)
         return read_stack(run, p, o);
+    if (strcmp(t, "pystack") == 0)
+        return read_pystack(run, p, o);
     if (strcmp(t, "kernel") == 0)
         return read_act(run, p, o, SB_ACT_KERNEL);
     if (strcmp(t, "copy") == 0)
@@ -368,4 +410,46 @@ int sb_audit_load_dir(const char *dir, sb_audit_run **out)
     }
     *out = run;
     return 0;
+}
+
+/* The launcher's word on each CUDA process: its file's fate and the lines it lost. A process
+ * with no stream at all (its file could not be created) is added, empty, so that the report
+ * names it and the gate fails. */
+int sb_audit_set_status(sb_audit_run *run, const sb_audit_status *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sb_audit_proc *p = NULL;
+        for (size_t k = 0; k < run->nprocs && !p; k++)
+            if (run->procs[k]->pid == st[i].pid)
+                p = run->procs[k];
+        if (!p) {
+            char name[64];
+            snprintf(name, sizeof name, "proc-%lld.jsonl", (long long)st[i].pid);
+            if (!(p = new_proc(run, name)))
+                return sb_fail(SB_EXIT_FAIL, "out of memory");
+            p->unrecorded = 1;
+            p->open_errno = st[i].opened ? 0 : st[i].open_errno;
+        }
+        p->lost += st[i].lost;
+    }
+    run->analyzed = 0;
+    return 0;
+}
+
+const char *sb_audit_incomplete(const sb_audit_proc *p, char *buf, size_t n)
+{
+    if (p->unrecorded && p->open_errno)
+        snprintf(buf, n, "its record file could not be created (%s)", strerror(p->open_errno));
+    else if (p->unrecorded)
+        snprintf(buf, n, "its record file is missing");
+    else if (p->lost)
+        snprintf(buf, n, "%lld record line%s could not be written (disk full?)", p->lost,
+                 p->lost == 1 ? "" : "s");
+    else if (!p->complete)
+        snprintf(buf, n, "its records end without an end record (killed, or the disk full)");
+    else if (p->malformed)
+        snprintf(buf, n, "%ld record line%s malformed", p->malformed, p->malformed == 1 ? "" : "s");
+    else
+        return NULL;
+    return buf;
 }

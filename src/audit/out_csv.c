@@ -13,7 +13,8 @@
 int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
 {
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
-          "blocked_p95_us,bubble_total_us\n",
+          "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
+          "scenario,native_site\n",
           f);
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
@@ -28,6 +29,24 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
                     r->blocked_p95_us);
             if (p->kernels) /* empty: not recorded (no --gpu-activity) */
                 fprintf(f, "%.9g", r->bubble_total_us);
+            /* the Python frame (empty without one), what made it and its fix (empty: unknown) */
+            fputc(',', f);
+            field(f, r->pyframe ? r->pyframe->file : "");
+            if (r->pyframe && r->pyframe->line > 0)
+                fprintf(f, ",%d,", r->pyframe->line);
+            else
+                fputs(",,", f);
+            field(f, r->pyframe ? r->pyframe->func : "");
+            fputc(',', f);
+            field(f, r->source);
+            fputc(',', f);
+            field(f, r->rule ? r->rule->op : "unknown");
+            fputc(',', f);
+            field(f, r->rule ? r->rule->fix : "");
+            fputc(',', f);
+            field(f, r->rule && r->rule->scenario ? r->rule->scenario : "");
+            fputc(',', f);
+            field(f, r->native);
             fputc('\n', f);
         }
     }

@@ -96,9 +96,14 @@ static json_t *process(const sb_audit_proc *p)
                           "ppid", (json_int_t)p->ppid, "rank", p->rank, "local_rank", p->local_rank,
                           "cmd", str(p->cmd), "complete", p->complete, "malformed_lines",
                           (json_int_t)p->malformed, "dropped", (json_int_t)p->dropped);
+    char why[256];
+    const char *incomplete = sb_audit_incomplete(p, why, sizeof why);
+    set(o, "records_incomplete", incomplete ? str(incomplete) : json_null());
+    set(o, "lost_lines", json_integer(p->lost));
     set(o, "lifetime_s", num(p->lifetime_us / 1e6));
     set(o, "gpu_activity", json_boolean(p->kernels));
-    set(o, "gpu_busy_pct", p->kernels ? num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
+    set(o, "gpu_busy_pct",
+        p->kernels ? num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
     set(o, "blocked_us", num(p->blocked_us));
     set(o, "blocked_pct", num(sb_audit_pct(p->blocked_us, p->lifetime_us)));
     set(o, "could_save_us", p->kernels ? num(p->could_save_us) : json_null());
@@ -154,6 +159,15 @@ static json_t *rows(const sb_audit_run *run)
             set(o, "blocked_median_us", num(r->blocked_median_us));
             set(o, "blocked_p95_us", num(r->blocked_p95_us));
             set(o, "bubble_total_us", p->kernels ? num(r->bubble_total_us) : json_null());
+            set(o, "python",
+                r->pyframe ? json_pack("{s:o, s:i, s:o, s:o}", "file", str(r->pyframe->file),
+                                       "line", r->pyframe->line, "function", str(r->pyframe->func),
+                                       "source", str(r->source))
+                           : json_null());
+            set(o, "operation", r->rule ? str(r->rule->op) : json_null());
+            set(o, "fix", r->rule ? str(r->rule->fix) : json_null());
+            set(o, "scenario", r->rule && r->rule->scenario ? str(r->rule->scenario) : json_null());
+            set(o, "native_site", str(r->native));
             append(a, o);
         }
     }

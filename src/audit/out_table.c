@@ -26,9 +26,10 @@ static void process_block(FILE *f, const sb_audit_proc *p)
                 ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, could save: "
                 "--gpu-activity)\n",
                 p->blocked_us / 1e3, sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
-    if (!p->complete)
-        fprintf(f, "pid %" PRId64 ": no end record (killed?): what was recorded is reported\n",
-                p->pid);
+    char why[256];
+    if (sb_audit_incomplete(p, why, sizeof why))
+        fprintf(f, "pid %" PRId64 ": records incomplete: %s; what was recorded is reported\n",
+                p->pid, why);
     if (p->malformed)
         fprintf(f, "pid %" PRId64 ": %ld malformed line%s skipped\n", p->pid, p->malformed,
                 p->malformed == 1 ? "" : "s");
@@ -74,8 +75,8 @@ static int class_table(FILE *f, const sb_audit_run *run)
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
         fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
-                sb_audit_class_name((sb_audit_class)k), m, total / 1e3, sb_percentile_sorted(d, (int)m, 0.5),
-                sb_percentile_sorted(d, (int)m, 0.95), bub);
+                sb_audit_class_name((sb_audit_class)k), m, total / 1e3,
+                sb_percentile_sorted(d, (int)m, 0.5), sb_percentile_sorted(d, (int)m, 0.95), bub);
     }
     free(d);
     return 0;
@@ -84,6 +85,9 @@ static int class_table(FILE *f, const sb_audit_run *run)
 typedef struct {
     sb_audit_class cls;
     const char *range, *site;
+    const sb_audit_rule *rule;
+    const char *native, *source;
+    int python; /* site is a Python line */
     long count;
 } site_sum;
 
@@ -110,7 +114,29 @@ static int cmp_site_key(const void *a, const void *b)
     if (p != q)
         return p < q ? -1 : 1;
     p = (uintptr_t)x->site, q = (uintptr_t)y->site;
+    if (p != q)
+        return p < q ? -1 : 1;
+    p = (uintptr_t)x->rule, q = (uintptr_t)y->rule;
     return p < q ? -1 : p > q;
+}
+
+/* Under a site: what made it, the fix and the scenario that prices it, the native frame. */
+static void site_details(FILE *f, const site_sum *s)
+{
+    const char *pad = "                                               ";
+    if (s->python && s->source[0])
+        fprintf(f, "%s| %s\n", pad, s->source);
+    if (s->rule) {
+        fprintf(f, "%swhat: %s\n", pad, s->rule->op);
+        fprintf(f, "%sfix:  %s", pad, s->rule->fix);
+        if (s->rule->scenario)
+            fprintf(f, " (priced by: syncbench --scenario %s)", s->rule->scenario);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "%swhat: unknown (no rule knows this call; see the native frame)\n", pad);
+    }
+    if (s->python)
+        fprintf(f, "%snative: %s\n", pad, s->native);
 }
 
 static int top_sites(FILE *f, const sb_audit_run *run, int top)
@@ -127,7 +153,8 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
                 free(s);
                 return -1;
             }
-            s[n++] = (site_sum){r->cls, r->range, r->site, r->count};
+            s[n++] = (site_sum){r->cls,    r->range,           r->site, r->rule, r->native,
+                                r->source, r->pyframe != NULL, r->count};
         }
     }
     sb_sort(s, n, sizeof *s, cmp_site_key);
@@ -142,9 +169,11 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
     if (n) {
         sb_sort(s, n, sizeof *s, cmp_site);
         fprintf(f, "\ntop sites\n%9s  %-14s %-20s %s\n", "count", "class", "range", "site");
-        for (size_t i = 0; i < n && (int)i < top; i++)
+        for (size_t i = 0; i < n && (int)i < top; i++) {
             fprintf(f, "%9ld  %-14s %-20s %s\n", s[i].count, sb_audit_class_name(s[i].cls),
                     s[i].range[0] ? s[i].range : "-", s[i].site);
+            site_details(f, &s[i]);
+        }
     }
     free(s);
     return 0;

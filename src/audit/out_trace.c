@@ -150,6 +150,21 @@ static const source *find_source(const source *s, size_t n, int drv, int64_t cor
     return lo < n && cmp_source(&s[lo], &key) == 0 ? &s[lo] : NULL;
 }
 
+/* "python":["train.py:42 in step", ...], innermost first */
+static void python_frames(FILE *f, const sb_audit_pystack *s)
+{
+    fputs(",\"python\":[", f);
+    for (int i = 0; s && i < s->nframes; i++) {
+        char buf[2048];
+        sb_audit_fmt(buf, sizeof buf, "%s:%d in %s", s->frames[i].file, s->frames[i].line,
+                     s->frames[i].func);
+        if (i)
+            fputc(',', f);
+        sb_audit_json_str(f, buf);
+    }
+    fputc(']', f);
+}
+
 static void calls(writer *w, const sb_audit_proc *p)
 {
     for (size_t i = 0; i < p->ncalls; i++) {
@@ -168,6 +183,10 @@ static void calls(writer *w, const sb_audit_proc *p)
             sb_audit_json_str(w->f, c->site);
             fputs(",\"range\":", w->f);
             sb_audit_json_str(w->f, c->range);
+            fputs(",\"operation\":", w->f);
+            sb_audit_json_str(w->f, c->rule ? c->rule->op : "unknown");
+            if (c->pyframe)
+                python_frames(w->f, sb_audit_find_pystack(p, c->py));
         }
         if (blocking)
             fprintf(w->f, ",\"bubble_us\":%.3f", (double)c->bubble_ns / 1e3);

@@ -55,5 +55,16 @@
 #define SB_AUDIT_ENV_DEPTH "SYNCBENCH_AUDIT_DEPTH" /* native frames kept per stack (16) */
 /* GPU activity: "0" none (default), "1" copies and memsets, "2" kernels too */
 #define SB_AUDIT_ENV_GPU "SYNCBENCH_AUDIT_GPU"
+/* Python frames: "1" (default) records the Python stack of each blocking call, "0" none */
+#define SB_AUDIT_ENV_PYTHON "SYNCBENCH_AUDIT_PYTHON"
+/* The launcher's status socket: an abstract-namespace AF_UNIX datagram socket (this name with
+ * a leading NUL byte). Each CUDA process tells it, without touching the disk, that it started
+ * and whether its record file could be created, and how many lines the disk refused:
+ *   "start PID OK ERRNO"    at InitializeInjection; OK 1 when proc-PID.jsonl was created
+ *   "end PID LOST"          after the end record was written (LOST: lines not written)
+ * A process the launcher heard start whose records are missing, cut short or partly lost
+ * makes the report say so and the gate fail: a gate never passes on records it lost. */
+#define SB_AUDIT_ENV_SOCK "SYNCBENCH_AUDIT_SOCK"
+#define SB_AUDIT_STATUS_MAX 96 /* bytes in one status datagram */
 
 #endif

@@ -53,6 +53,9 @@ static void free_proc(sb_audit_proc *p)
         free(p->calls[i].ranges);
     for (size_t i = 0; i < p->nstacks; i++)
         free(p->stacks[i].frames);
+    for (size_t i = 0; i < p->npystacks; i++)
+        free(p->pystacks[i].frames);
+    free(p->pystacks);
     for (size_t i = 0; i < p->ntl; i++)
         free(p->tl[i].iv);
     free(p->all.iv);
@@ -74,6 +77,7 @@ void sb_audit_free(sb_audit_run *run)
         free_proc(run->procs[i]);
     free(run->procs);
     free(run->range_sums);
+    sb_audit_py_cache_free(run);
     sb_strpool_free(&run->strs);
     free(run);
 }

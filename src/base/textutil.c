@@ -175,4 +175,3 @@ void sb_format_figure(double v, char *buf, size_t n)
     double a = fabs(v);
     snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
 }
-

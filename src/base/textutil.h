@@ -30,7 +30,6 @@ int sb_list_contains(const char *list, const char *name);
 /* A measured figure as a table shows it: 1634, 163.4, 16.34, 1.634. */
 void sb_format_figure(double v, char *buf, size_t n);
 
-
 /* Splits a comma list in place: returns the number of items (empty items are kept as ""),
  * or -1 if there are more than max. */
 int sb_split_commas(char *s, char **items, int max);

@@ -41,6 +41,13 @@ static const sb_optdef audit_optdefs[] = {
      "that can block); --trace implies it"},
     {"keep", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(keep), NULL, NULL,
      "keep the raw record streams (proc-PID.jsonl) in DIR"},
+    {"py-site", 0, NULL, SB_OPT_TEXT, "user|innermost", 0, 0, "user", AT(py_site), NULL,
+     "Python:",
+     "the Python line a sync is shown at: the innermost frame of\n"
+     "your code, skipping the standard library and installed\n"
+     "packages (user, the default), or the innermost frame"},
+    {"no-python", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(no_python), NULL, NULL,
+     "record no Python stacks (sites are native frames)"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},
     {NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };
@@ -78,6 +85,18 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     int rc = sb_args_parse_in_order("audit: ", &t, 1, argc, argv, &first);
     if (rc || req->help)
         return rc;
+    /* `--csv -- true`: the "--" was taken as the option's value */
+    const struct {
+        const char *name, *value;
+    } values[] = {{"csv", req->csv},   {"json", req->json},   {"trace", req->trace},
+                  {"keep", req->keep}, {"range", req->range}, {"py-site", req->py_site}};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        if (values[i].value && !strcmp(values[i].value, "--"))
+            return sb_fail(SB_EXIT_USAGE, "audit: --%s needs a value before \"--\"",
+                           values[i].name);
+    if (strcmp(req->py_site, "user") && strcmp(req->py_site, "innermost"))
+        return sb_fail(SB_EXIT_USAGE, "audit: --py-site %s: expected user or innermost",
+                       req->py_site);
     if (req->range && !req->range[0])
         return sb_fail(SB_EXIT_USAGE, "audit: --range: empty range name");
     if (req->range && strlen(req->range) > SB_AUDIT_RANGE_NAME_MAX)

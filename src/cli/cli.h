@@ -13,7 +13,7 @@ typedef struct sb_options {
     const char *config;
     int list, help, version, quiet, dry_run;
     long long device;
-    long long cpu; /* -1: the measuring thread is not pinned */
+    long long cpu;        /* -1: the measuring thread is not pinned */
     const char *csv;      /* NULL: none; "-": stdout (then no table) */
     const char *json;     /* NULL: none */
     const char *markdown; /* NULL: none */

@@ -21,6 +21,7 @@
 
 #include "audit/audit.h"
 #include "audit/records.h"
+#include "audit/status.h"
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/error.h"
@@ -29,8 +30,11 @@
 #include "sinks/outfile.h"
 
 #define LIB_NAME "libsyncbench_audit.so"
-/* After CMD ends, how long its descendants (reparented to us) get to finish. */
+/* After CMD ends, how long the CUDA processes it left (reparented to us) get to finish, and
+ * how long the descendants that never initialized CUDA are waited for (a program it started in
+ * the background may yet initialize CUDA). */
 #define DESCENDANT_WAIT_S 30
+#define NON_CUDA_GRACE_S 2
 
 /* CMD as execvp would find it: 127 when it is nowhere, 126 when it is there but cannot run. */
 static int resolve_command(const char *name, char *path, size_t n)
@@ -81,17 +85,22 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
         exe[len] = 0;
         char *slash = strrchr(exe, '/');
         *slash = 0;
-        int len1 = snprintf(lib, n, "%s/%s", exe, LIB_NAME);
-        if (len1 >= (int)n || access(lib, R_OK) != 0) {
-            if (snprintf(lib, n, "%s/../lib/syncbench/%s", exe, LIB_NAME) >= (int)n)
-                return sb_fail(SB_EXIT_NODEV, "audit: the binary's path is too long");
-        }
+        char beside[PATH_MAX];
+        if (snprintf(beside, sizeof beside, "%s/%s", exe, LIB_NAME) >= (int)sizeof beside ||
+            snprintf(lib, n, "%s/../lib/syncbench/%s", exe, LIB_NAME) >= (int)n)
+            return sb_fail(SB_EXIT_NODEV, "audit: the binary's path is too long");
+        if (access(beside, R_OK) == 0)
+            snprintf(lib, n, "%s", beside);
+        else if (access(lib, R_OK) != 0)
+            return sb_fail(SB_EXIT_NODEV,
+                           "audit: injection library not found: neither %s (make builds it "
+                           "beside the binary) nor %s (make install); SYNCBENCH_AUDIT_LIB names "
+                           "another",
+                           beside, lib);
     }
     if (access(lib, R_OK) != 0)
-        return sb_fail(SB_EXIT_NODEV,
-                       "audit: injection library %s not found (make builds it "
-                       "beside the binary; SYNCBENCH_AUDIT_LIB names another)",
-                       lib);
+        return sb_fail(SB_EXIT_NODEV, "audit: injection library %s (SYNCBENCH_AUDIT_LIB): %s", lib,
+                       strerror(errno));
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return sb_fail(SB_EXIT_NODEV, "audit: cannot load CUPTI: %s", dlerror());
@@ -184,7 +193,8 @@ static void signal_descendants(int sig)
     }
 }
 
-static int set_env(const sb_audit_request *req, const char *lib, const char *cupti, const char *dir)
+static int set_env(const sb_audit_request *req, const char *lib, const char *cupti, const char *dir,
+                   const char *sock)
 {
     const char *old = getenv("CUDA_INJECTION64_PATH");
     if (old && *old && strcmp(old, lib))
@@ -198,7 +208,9 @@ static int set_env(const sb_audit_request *req, const char *lib, const char *cup
         setenv(SB_AUDIT_ENV_DIR, dir, 1) ||
         setenv(SB_AUDIT_ENV_MODE, req->trace ? "trace" : "count", 1) ||
         setenv(SB_AUDIT_ENV_DEPTH, depth, 1) ||
-        setenv(SB_AUDIT_ENV_GPU, req->gpu_activity ? "2" : "0", 1))
+        setenv(SB_AUDIT_ENV_GPU, req->gpu_activity ? "2" : "0", 1) ||
+        setenv(SB_AUDIT_ENV_PYTHON, req->no_python ? "0" : "1", 1) ||
+        setenv(SB_AUDIT_ENV_SOCK, sock, 1))
         return sb_fail(SB_EXIT_FAIL, "audit: setenv: %s", strerror(errno));
     return 0;
 }
@@ -239,12 +251,13 @@ static int start_command(char **cmd, pid_t *pid)
     return 0;
 }
 
-/* Waits for CMD, then for the descendants it left (they were reparented to us), at most
- * DESCENDANT_WAIT_S. Returns CMD's wait status; *left = descendants still running. */
-static int wait_all(pid_t cmd, int *left)
+/* Waits for CMD, then for the CUDA processes it left (they were reparented to us) at most
+ * DESCENDANT_WAIT_S, and for the others NON_CUDA_GRACE_S. Returns CMD's wait status; *left =
+ * CUDA processes still running. */
+static int wait_all(pid_t cmd, sb_audit_listener *heard, int *left)
 {
     int status = 0, cmd_done = 0;
-    long long deadline = 0;
+    long long deadline = 0, grace = 0;
     *left = 0;
     int passed_on = 0; /* a signal passed on: the orphans that come later get it too */
     for (;;) {
@@ -256,6 +269,7 @@ static int wait_all(pid_t cmd, int *left)
         } else if (passed_on) {
             signal_descendants(passed_on); /* those started or orphaned since */
         }
+        sb_audit_listen_poll(heard);
         int st;
         /* never blocked in waitpid: a signal that lands between the check above and the wait
          * is passed on at the next turn, 20 ms later */
@@ -264,6 +278,7 @@ static int wait_all(pid_t cmd, int *left)
             status = st;
             cmd_done = 1;
             deadline = sb_now_ns() + DESCENDANT_WAIT_S * 1000000000ll;
+            grace = sb_now_ns() + NON_CUDA_GRACE_S * 1000000000ll;
             continue;
         }
         if (w > 0)
@@ -272,9 +287,14 @@ static int wait_all(pid_t cmd, int *left)
             continue;
         if (w < 0) /* ECHILD: nobody left */
             break;
-        if (cmd_done && sb_now_ns() > deadline) { /* descendants still running */
-            *left = 1;
-            break;
+        if (cmd_done) {
+            int cuda = sb_audit_listen_alive(heard);
+            if (!cuda && sb_now_ns() > grace)
+                break; /* only processes that never used CUDA are left */
+            if (sb_now_ns() > deadline) {
+                *left = cuda;
+                break;
+            }
         }
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -299,6 +319,18 @@ static void remove_records(const char *dir)
     rmdir(dir);
 }
 
+/* The folder as an absolute path: CMD may change folder before it initializes CUDA. */
+static int absolute(char *dir, size_t n, const char *what)
+{
+    char real[PATH_MAX];
+    if (!realpath(dir, real))
+        return sb_fail(SB_EXIT_USAGE, "audit: %s %s: %s", what, dir, strerror(errno));
+    if (strlen(real) >= n)
+        return sb_fail(SB_EXIT_USAGE, "audit: %s %s: path too long", what, dir);
+    memcpy(dir, real, strlen(real) + 1);
+    return 0;
+}
+
 static int make_records_dir(const sb_audit_request *req, char *dir, size_t n)
 {
     if (req->keep) {
@@ -321,14 +353,14 @@ static int make_records_dir(const sb_audit_request *req, char *dir, size_t n)
             }
         if (d)
             closedir(d);
-        return 0;
+        return absolute(dir, n, "--keep");
     }
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, n, "%s/syncbench-audit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         return sb_fail(SB_EXIT_FAIL, "audit: cannot create a folder in %s: %s",
                        tmp && *tmp ? tmp : "/tmp", strerror(errno));
-    return 0;
+    return absolute(dir, n, "TMPDIR");
 }
 
 typedef struct {
@@ -336,6 +368,27 @@ typedef struct {
     int (*write)(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env);
     sb_out_file out;
 } output;
+
+/* An output must not overwrite what the run reads: CMD itself, or a file an argument names
+ * (`audit --csv victim.sh -- ./victim.sh`, `--json train.py -- python train.py`). */
+static int refuse_inputs(output *outs, int nout, const char *cmd_path, char **cmd)
+{
+    enum { MAX_INPUTS = 256 };
+    const char *inputs[MAX_INPUTS + 2];
+    int k = 0;
+    inputs[k++] = cmd_path;
+    struct stat st;
+    for (int i = 1; cmd[i] && k < MAX_INPUTS + 1; i++)
+        if (stat(cmd[i], &st) == 0 && S_ISREG(st.st_mode))
+            inputs[k++] = cmd[i];
+    inputs[k] = NULL;
+    for (int i = 0; i < nout; i++) {
+        int rc = sb_out_check_inputs(&outs[i].out, inputs);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
 
 static int write_csv(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
 {
@@ -385,10 +438,13 @@ static void die_of_sigint(void)
 }
 
 static int analyze_and_report(const sb_audit_request *req, const char *dir, output *outs, int nout,
-                              const char *cmdline, double wall_s, long long t0, int *gate_rc)
+                              const char *cmdline, double wall_s, long long t0,
+                              const sb_audit_listener *heard, int *gate_rc)
 {
     sb_audit_run *run = NULL;
     int rc = sb_audit_load_dir(dir, &run);
+    if (!rc && (rc = sb_audit_set_status(run, heard->procs, heard->n)) != 0)
+        sb_audit_free(run);
     if (rc)
         return rc;
     sb_audit_set_wall(run, cmdline, wall_s, t0);
@@ -397,11 +453,15 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     o.max_syncs = req->max_syncs;
     o.range = req->range;
     o.top = (int)req->top;
+    o.py_innermost = req->py_site && !strcmp(req->py_site, "innermost");
     rc = sb_audit_analyze(run, &o);
     sb_env env;
     memset(&env, 0, sizeof env);
     sb_env_host(&env, 0, NULL);
-    snprintf(env.command_line, sizeof env.command_line, "syncbench audit -- %s", cmdline);
+    /* cut on a character boundary when the command line is longer than the record's field */
+    size_t room = sizeof env.command_line - sizeof "syncbench audit -- ";
+    snprintf(env.command_line, sizeof env.command_line, "syncbench audit -- %.*s",
+             (int)(strlen(cmdline) < room ? strlen(cmdline) : room), cmdline);
     /* the driver from NVML, where there is one; the audit itself opens no CUDA context */
     if (sb_nvml_open() == 0) {
         sb_nvml_driver_version(env.driver, sizeof env.driver);
@@ -456,11 +516,16 @@ int sb_cmd_audit(int argc, char **argv)
     char path[PATH_MAX], lib[PATH_MAX], cupti[PATH_MAX], dir[PATH_MAX];
     if ((rc = resolve_command(req.cmd[0], path, sizeof path)) != 0)
         return rc;
+    if ((rc = refuse_inputs(outs, nout, path, req.cmd)) != 0)
+        return rc;
     if ((rc = find_injection(lib, sizeof lib, cupti, sizeof cupti)) != 0)
         return rc;
     if ((rc = make_records_dir(&req, dir, sizeof dir)) != 0)
         return rc;
-    if ((rc = set_env(&req, lib, cupti, dir)) != 0)
+    static sb_audit_listener heard;
+    if ((rc = sb_audit_listen(&heard)) != 0)
+        return rc;
+    if ((rc = set_env(&req, lib, cupti, dir, heard.name)) != 0)
         return rc;
 
     /* descendants that outlive their parents come to us, so that torchrun's workers and a
@@ -488,7 +553,8 @@ int sb_cmd_audit(int argc, char **argv)
         return rc;
     }
     int left = 0;
-    int status = wait_all(pid, &left);
+    int status = wait_all(pid, &heard, &left);
+    sb_audit_listen_poll(&heard);
     double wall_s = (double)(sb_now_ns() - t0) / 1e9;
     /* from here a signal stops the audit itself, report or not */
     sigaction(SIGINT, &start_int, NULL);
@@ -497,14 +563,15 @@ int sb_cmd_audit(int argc, char **argv)
     sigaction(SIGHUP, &start_hup, NULL);
     if (left)
         fprintf(stderr,
-                "syncbench: audit: processes CMD started were still running %d s after it "
-                "ended; reporting without them\n",
-                DESCENDANT_WAIT_S);
+                "syncbench: audit: %d CUDA process%s CMD started were still running %d s after it "
+                "ended; reporting without them (their records are incomplete)\n",
+                left, left == 1 ? "" : "es", DESCENDANT_WAIT_S);
 
     char cmdline[4096];
     join_command(req.cmd, cmdline, sizeof cmdline);
     int gate_rc = 0;
-    rc = analyze_and_report(&req, dir, outs, nout, cmdline, wall_s, t0, &gate_rc);
+    rc = analyze_and_report(&req, dir, outs, nout, cmdline, wall_s, t0, &heard, &gate_rc);
+    sb_audit_listen_close(&heard);
     if (!req.keep)
         remove_records(dir);
     int code = exit_code_of(status);

@@ -18,7 +18,7 @@ typedef struct sb_row {
     sb_better better;
     sb_stats st;
     time_t finished; /* when the measurement finished (sinks write it as ISO 8601 UTC) */
-    char flags[32];     /* ";"-joined: "throttled", "noisy"; "" when clean */
+    char flags[32];  /* ";"-joined: "throttled", "noisy"; "" when clean */
     /* for the table only (not in the CSV): the metric's column header ("" = not shown), and
      * whether it is the measurement's primary metric (the table shows its cv) */
     char label[32];

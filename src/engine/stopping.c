@@ -30,7 +30,7 @@ static int cv_done(const sb_stopping *s)
     if (s->n >= s->m->max_reps)
         return 1;
     return s->n >= s->m->min_reps && (sb_stopping_cv(s) < s->m->target_cv ||
-                                       sb_now_us() - s->t0_us >= s->m->max_time_s * 1e6);
+                                      sb_now_us() - s->t0_us >= s->m->max_time_s * 1e6);
 }
 
 const sb_stopping_ops sb_stop_by_cv = {"cv", cv_start, cv_add, cv_done};

@@ -13,7 +13,7 @@ typedef struct sb_resources {
     struct sb_resource {
         sb_release_fn release;
         void *p;
-    } *item;
+    } * item;
     int n, cap;
 } sb_resources;
 

@@ -43,8 +43,8 @@ void sb_csv_write_row(FILE *f, const sb_env *env, const sb_row *r)
 {
     char stamp[32];
     sb_utc_format(r->finished, stamp, sizeof stamp);
-    const char *text[] = {env->run_id,       stamp,        env->host,  env->gpu, env->driver,
-                          env->cuda_runtime, r->scenario,  r->variant, r->params};
+    const char *text[] = {env->run_id,       stamp,       env->host,  env->gpu, env->driver,
+                          env->cuda_runtime, r->scenario, r->variant, r->params};
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
         if (i)
             fputc(',', f);

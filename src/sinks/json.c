@@ -50,10 +50,10 @@ static json_t *row(const sb_row *r)
     snprintf(buf, sizeof buf, "%s", r->flags);
     for (char *t = strtok(buf, ";"); t; t = strtok(NULL, ";"))
         json_array_append_new(flags, json_string(t));
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:s, s:s}", "timestamp",
-                          stamp, "scenario", r->scenario, "variant", r->variant, "params",
-                          r->params, "iters", (json_int_t)r->iters, "reps", r->reps, "metric",
-                          r->metric, "unit", r->unit, "better", sb_better_name(r->better));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:s, s:s}", "timestamp", stamp,
+                          "scenario", r->scenario, "variant", r->variant, "params", r->params,
+                          "iters", (json_int_t)r->iters, "reps", r->reps, "metric", r->metric,
+                          "unit", r->unit, "better", sb_better_name(r->better));
     json_object_set_new(o, "median", num(r->st.median));
     json_object_set_new(o, "mean", num(r->st.mean));
     json_object_set_new(o, "stddev", num(r->st.stddev));

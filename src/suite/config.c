@@ -32,7 +32,7 @@ typedef struct {
 typedef struct {
     const char *path;
     FILE *f;
-    int line; /* of the line inih is handling */
+    int line;        /* of the line inih is handling */
     sb_suite *suite; /* its `samples = PATH`: set once, by the key before the first section */
     cfg_section *sections;
     int n_sections;
@@ -200,8 +200,7 @@ static void cfg_free(cfg_file *c)
     c->sections = NULL;
 }
 
-static int unknown_key(cfg_file *c, const cfg_section *s, const cfg_key *k,
-                       const sb_scenario *sc)
+static int unknown_key(cfg_file *c, const cfg_section *s, const cfg_key *k, const sb_scenario *sc)
 {
     const char *cands[64 + SB_MAX_PARAMS + 1];
     int n = 0;

@@ -2,8 +2,9 @@
  * section name), `variants`, the measurement options of sb_run_optdefs (iters, warmup,
  * warmup_time, min_reps, max_reps, max_time, target_cv) and the scenario's parameters (a comma
  * list sweeps one). Before the first section, `samples = PATH` names the raw-samples output
- * (--samples); no other key stands outside a section. Errors name file:line. The loader turns a file into run requests and
- * nothing else: suite/overrides.c applies the command line, suite/plan.c expands them. */
+ * (--samples); no other key stands outside a section. Errors name file:line. The loader turns a
+ * file into run requests and nothing else: suite/overrides.c applies the command line, suite/plan.c
+ * expands them. */
 #ifndef SB_CONFIG_H
 #define SB_CONFIG_H
 

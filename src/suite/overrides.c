@@ -11,8 +11,7 @@
 
 /* Keeps the --variant names this run's scenario has (others may belong to other runs), each
  * once; returns 0 when none is left. */
-static int filter_variants(sb_run_spec *spec, const sb_scenario *sc, char **names, int n,
-                           int *used)
+static int filter_variants(sb_run_spec *spec, const sb_scenario *sc, char **names, int n, int *used)
 {
     spec->variants_buf[0] = '\0';
     for (int v = 0; sc->variants[v].name; v++)

@@ -117,8 +117,7 @@ int sb_param_parse_list(const sb_param_def *d, const char *list, long long *out,
             return -1;
         for (int j = 0; j < i; j++)
             if (out[j] == out[i]) {
-                snprintf(err, errlen, "%s=%s: %s given twice in the list", d->name, list,
-                         items[i]);
+                snprintf(err, errlen, "%s=%s: %s given twice in the list", d->name, list, items[i]);
                 return -1;
             }
     }

@@ -91,8 +91,8 @@ int sb_run_opt_index(const char *name)
 void sb_run_spec_override(sb_run_spec *spec, const sb_run_spec *over)
 {
     for (int i = 0; sb_run_optdefs[i].name; i++)
-        if (over->given >> i & 1 && (sb_run_optdefs[i].type == SB_OPT_INT ||
-                                      sb_run_optdefs[i].type == SB_OPT_NUMBER)) {
+        if (over->given >> i & 1 &&
+            (sb_run_optdefs[i].type == SB_OPT_INT || sb_run_optdefs[i].type == SB_OPT_NUMBER)) {
             sb_optdef_copy(&sb_run_optdefs[i], spec, over);
             spec->given |= 1ull << i;
         }

@@ -50,7 +50,7 @@ static void full_command_line(void **state)
     assert_float_equal(o.run.m.max_time_s, 0.5, 0);
     assert_float_equal(o.run.m.target_cv, 2.5, 0);
     unsigned long long want = 0;
-    const char *given[] = {"scenario", "variant", "set",      "iters",
+    const char *given[] = {"scenario", "variant",  "set",      "iters",
                            "warmup",   "min-reps", "max-time", "target-cv"};
     for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
         want |= 1ull << sb_run_opt_index(given[i]);

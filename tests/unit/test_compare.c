@@ -101,7 +101,6 @@ static const char header[] =
     "run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,iters,reps,metric,"
     "unit,better,median,mean,stddev,min,max,p05,p95,cv,flags\n";
 
-
 static char *write_tmp_n(const char *text, size_t n)
 {
     static char paths[8][96];

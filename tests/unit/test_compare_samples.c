@@ -19,7 +19,6 @@
 #include "suite/config.h"
 #include "suite/plan.h"
 
-
 /* tmpdir/name */
 static const char *at(const char *name)
 {

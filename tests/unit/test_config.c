@@ -166,8 +166,8 @@ static void errors_name_file_and_line(void **state)
     expect("[small-gemm]\nmin_reps = 20\n", ARGS("--max-reps", "10"),
            ":1: [small-gemm] min_reps 20 is above max_reps 10");
     /* the same measurement twice, in two sections */
-    expect("[a]\nscenario = copy\nbytes = 4KiB\n[b]\nscenario = copy\nbytes = 4096,8KiB\n",
-           NULL, ":4: [b] copy/h2d-pageable bytes=4KiB is planned already by [a] (line 1)");
+    expect("[a]\nscenario = copy\nbytes = 4KiB\n[b]\nscenario = copy\nbytes = 4096,8KiB\n", NULL,
+           ":4: [b] copy/h2d-pageable bytes=4KiB is planned already by [a] (line 1)");
 }
 
 static void suite_samples_path(void **state)
@@ -218,9 +218,8 @@ static void long_lines_and_bom(void **state)
     assert_int_equal(p.n, 1);
     assert_int_equal(p.entries[0].values[0], 256);
     sb_plan_free(&p);
-    assert_int_equal(plan_file("[small-gemm]\n# a comment\n  ; another\nm = 256 ; inline\n", &p,
-                               NULL),
-                     0);
+    assert_int_equal(
+        plan_file("[small-gemm]\n# a comment\n  ; another\nm = 256 ; inline\n", &p, NULL), 0);
     assert_int_equal(p.entries[0].values[0], 256);
     sb_plan_free(&p);
 }
@@ -236,8 +235,8 @@ static void unmatched_names(void **state)
     /* a --set key only runs left out by --scenario have is an error, not ignored */
     assert_int_equal(plan_file(suite, &p, ARGS("--scenario", "copy", "--set", "m=0")),
                      SB_EXIT_USAGE);
-    assert_non_null(strstr(sb_error_message(),
-                           "--set m: no run in")); /* and names --scenario as the reason */
+    assert_non_null(
+        strstr(sb_error_message(), "--set m: no run in")); /* and names --scenario as the reason */
     assert_non_null(strstr(sb_error_message(), "(after --scenario/--variant)"));
     assert_int_equal(plan_file(suite, &p, ARGS("--scenario", "double-buffer")), SB_EXIT_USAGE);
     assert_non_null(strstr(sb_error_message(), "no run left after --scenario/--variant"));

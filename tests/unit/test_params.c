@@ -168,8 +168,7 @@ static void plan_errors(void **state)
     assert_int_equal(PLAN(&p, "--min-reps", "50", "--max-reps", "10"), SB_EXIT_USAGE);
     assert_string_equal(sb_error_message(), "--min-reps 50 is above --max-reps 10");
     /* a sweep that names a value twice would plan the same measurement twice */
-    assert_int_equal(PLAN(&p, "--scenario", "small-gemm", "--set", "m=512,256,512"),
-                     SB_EXIT_USAGE);
+    assert_int_equal(PLAN(&p, "--scenario", "small-gemm", "--set", "m=512,256,512"), SB_EXIT_USAGE);
     assert_string_equal(sb_error_message(),
                         "small-gemm: --set m=512,256,512: 512 given twice in the list");
     assert_int_equal(PLAN(&p, "--scenario", "copy", "--set", "bytes=4KiB,4096"), SB_EXIT_USAGE);

@@ -19,7 +19,9 @@
 #include "audit/inject/activity.h"
 #include "audit/inject/out.h"
 #include "audit/inject/ranges.h"
+#include "audit/inject/pyframes.h"
 #include "audit/inject/stacks.h"
+#include "audit/inject/status.h"
 #include "audit/inject/watch.h"
 #include "audit/records.h"
 #include "base/clock.h"
@@ -66,6 +68,15 @@ static void write_clock_pair(char *buf, size_t n)
     snprintf(buf, n, "\"clock_ns\":%llu,\"mono_ns\":%lld", (unsigned long long)c, m);
 }
 
+/* The launcher's "end" datagram (records.h): after the end record, with the lines lost. */
+static void send_end(void)
+{
+    char msg[SB_AUDIT_STATUS_MAX];
+    int n = snprintf(msg, sizeof msg, "end %d %lld", (int)getpid(), sba_out_lost());
+    if (n > 0 && (size_t)n < sizeof msg)
+        sba_status_send(msg, n);
+}
+
 /* A normal end: CUPTI's pending records, the thread's open ranges, the end record. */
 static void at_exit(void)
 {
@@ -78,6 +89,7 @@ static void at_exit(void)
     sba_out_printf("{\"t\":\"end\",%s,\"why\":\"exit\",\"dropped\":%llu}", clock,
                    (unsigned long long)sba_activity_dropped());
     sba_out_flush(0);
+    send_end();
 }
 
 /* Every signal whose default action ends the process (Ctrl-C's SIGINT included) */
@@ -101,6 +113,7 @@ static void on_fatal(int sig)
                          m + clock_minus_mono, m, sig, (unsigned long long)sba_activity_dropped());
         if (n > 0 && (size_t)n < sizeof line)
             sba_out_write_raw(line, (size_t)n);
+        send_end();
     }
     signal(sig, SIG_DFL);
     raise(sig);
@@ -168,13 +181,23 @@ EXPORT int InitializeInjection(void)
     if (done++)
         return 1;
     const char *dir = getenv(SB_AUDIT_ENV_DIR);
-    if (!dir || sba_out_open(dir) != 0)
-        return 1; /* not started by syncbench audit, or nowhere to write: stay out of the way */
+    if (!dir)
+        return 1; /* not started by syncbench audit: stay out of the way */
+    sba_status_init();
+    int opened = sba_out_open(dir) == 0;
+    char start[SB_AUDIT_STATUS_MAX];
+    int len = snprintf(start, sizeof start, "start %d %d %d", (int)getpid(), opened,
+                       sba_out_open_errno());
+    sba_status_send(start, len);
+    if (!opened)
+        return 1; /* nowhere to write: the launcher knows, and the gate fails */
     sba_out_atfork();
     pthread_atfork(NULL, NULL, after_fork_child);
     const char *mode = getenv(SB_AUDIT_ENV_MODE);
     int trace = mode && !strcmp(mode, "trace");
     sba_stacks_init((int)env_long(SB_AUDIT_ENV_DEPTH, 16));
+    if (env_long(SB_AUDIT_ENV_PYTHON, 1))
+        sba_py_init();
 
     /* GPU activity: 0 none (the default: async copies are classed by the driver's answer
      * about their host pointer), 1 copies and memsets, 2 kernels too (a cost per launch:

@@ -16,6 +16,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static char buf[BUF_SIZE];
 static size_t used;
+/* Lines the file refused (a full disk, a write error) or that had no file: the launcher is
+ * told, and the gate fails rather than pass on what is missing. */
+static long long lost;
+static int open_errno;
 
 /* The flusher thread writes the buffer out every quarter second: a process killed with SIGKILL
  * keeps all but its last quarter second. */
@@ -35,6 +39,8 @@ int sba_out_open(const char *dir)
         if (fd < 0 && errno != EEXIST)
             break;
     }
+    if (fd < 0)
+        open_errno = errno;
     return fd < 0 ? -1 : 0;
 }
 
@@ -43,10 +49,15 @@ static void drain(void)
     size_t off = 0;
     while (fd >= 0 && off < used) {
         ssize_t w = write(fd, buf + off, used - off);
+        if (w < 0 && errno == EINTR)
+            continue;
         if (w <= 0)
             break;
         off += (size_t)w;
     }
+    /* what was not written is lost: a cut line counts once, as the whole lines after it */
+    for (size_t i = off; i < used; i++)
+        lost += buf[i] == '\n';
     used = 0;
 }
 
@@ -61,6 +72,8 @@ void sba_out_line(const char *line, size_t len)
         memcpy(buf + used, line, len);
         buf[used + len] = '\n';
         used += len + 1;
+    } else {
+        lost++;
     }
     pthread_mutex_unlock(&lock);
 }
@@ -138,6 +151,16 @@ void sba_out_start_flusher(void)
 
 void sba_out_write_raw(const char *line, size_t len)
 {
-    if (fd >= 0 && write(fd, line, len) < 0)
-        return;
+    if (fd < 0 || write(fd, line, len) != (ssize_t)len)
+        __atomic_add_fetch(&lost, 1, __ATOMIC_RELAXED);
+}
+
+long long sba_out_lost(void)
+{
+    return __atomic_load_n(&lost, __ATOMIC_RELAXED);
+}
+
+int sba_out_open_errno(void)
+{
+    return open_errno;
 }

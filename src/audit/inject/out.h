@@ -28,6 +28,10 @@ void sba_out_atfork(void);
  * keeps it whole). */
 void sba_out_write_raw(const char *line, size_t len);
 
+/* Lines lost so far: not written (the disk refused them) or never written (no file). */
+long long sba_out_lost(void);
+/* Why sba_out_open failed (errno), 0 when it did not. */
+int sba_out_open_errno(void);
 /* A JSON string's contents: valid UTF-8, escaped, cut on a character boundary. */
 #define sba_json_escape sb_audit_json_escape
 

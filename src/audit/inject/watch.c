@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "audit/inject/out.h"
+#include "audit/inject/pyframes.h"
 #include "audit/inject/ranges.h"
 #include "audit/inject/stacks.h"
 
@@ -113,6 +114,8 @@ static _Thread_local int nesting;
 static _Thread_local uint64_t t_start;
 static _Thread_local void *pcs[SBA_MAX_FRAMES];
 static _Thread_local int npcs;
+static _Thread_local char pytext[32 << 10]; /* the Python stack, as _Py_DumpTraceback wrote it */
+static _Thread_local size_t npytext;
 
 /* The first fields of cudaMemcpy's and cudaMemcpyAsync's parameter blocks (as in CUPTI's
  * generated_cuda_runtime_api_meta.h, which cannot be included twice). */
@@ -236,8 +239,9 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (d->callbackSite == CUPTI_API_ENTER) {
         if (nesting++)
             return;
-        /* the stack first, so that its cost stays out of the call's time */
+        /* the stacks first, so that their cost stays out of the call's time */
         npcs = sba_stack_capture(pcs);
+        npytext = sba_py_capture(pytext, sizeof pytext);
         cuptiGetTimestamp(&t_start);
         return;
     }
@@ -248,6 +252,10 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     uint64_t end;
     cuptiGetTimestamp(&end);
     long stack = sba_stack_id(pcs, npcs);
+    long py = sba_py_stack_id(pytext, npytext);
+    char pyfield[32] = "";
+    if (py >= 0)
+        snprintf(pyfield, sizeof pyfield, ",\"py\":%ld", py);
     uint32_t ctx = 0;
     if (d->context)
         cuptiGetContextId(d->context, &ctx);
@@ -266,8 +274,8 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (host)
         strcat(copy, "\"");
     sba_out_printf("{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%ld,\"ctx\":%u,"
-                   "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"ranges\":%s,\"stack\":%ld%s}",
+                   "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"ranges\":%s,\"stack\":%ld%s%s}",
                    d->functionName, domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "rt" : "drv",
                    (long)syscall(SYS_gettid), ctx, d->correlationId, (unsigned long long)t_start,
-                   (unsigned long long)end, ranges, stack, copy);
+                   (unsigned long long)end, ranges, stack, pyfield, copy);
 }

@@ -1,0 +1,287 @@
+#include "audit/inject/pyframes.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit/inject/out.h"
+#include "base/utf8.h"
+
+#define TABLE_SIZE 8192 /* distinct Python stacks; more are written without an id */
+
+typedef int (*int_fn)(void);
+typedef void *(*tstate_fn)(void);
+typedef void (*dump_fn)(int fd, void *tstate);
+
+static int_fn is_initialized, is_finalizing;
+static tstate_fn this_thread_state;
+static dump_fn dump_traceback;
+
+/* A libpython the program loaded privately (an embedding application): its symbols are not in
+ * the global scope, so it is opened again by name. */
+static int find_libpython(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *slash = strrchr(info->dlpi_name, '/');
+    const char *base = slash ? slash + 1 : info->dlpi_name;
+    if (strncmp(base, "libpython3", 10) != 0)
+        return 0;
+    *(void **)data = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+    return *(void **)data != NULL;
+}
+
+void sba_py_init(void)
+{
+    void *h = RTLD_DEFAULT;
+    if (!dlsym(h, "Py_IsInitialized")) {
+        void *lib = NULL;
+        dl_iterate_phdr(find_libpython, &lib);
+        if (!lib)
+            return; /* no Python in this process */
+        h = lib;
+    }
+    is_initialized = (int_fn)dlsym(h, "Py_IsInitialized");
+    /* 3.13 names it Py_IsFinalizing; 3.9 to 3.12 _Py_IsFinalizing */
+    is_finalizing = (int_fn)dlsym(h, "Py_IsFinalizing");
+    if (!is_finalizing)
+        is_finalizing = (int_fn)dlsym(h, "_Py_IsFinalizing");
+    this_thread_state = (tstate_fn)dlsym(h, "PyGILState_GetThisThreadState");
+    dump_fn dump = (dump_fn)dlsym(h, "_Py_DumpTraceback");
+    if (!is_initialized || !this_thread_state || !dump) {
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"Python frames cannot be recorded: this Python "
+                       "exports no %s\"}",
+                       !dump ? "_Py_DumpTraceback" : "PyGILState_GetThisThreadState");
+        return;
+    }
+    dump_traceback = dump; /* set last: sba_py_capture tests only this */
+}
+
+/* Each thread writes its stack into a memory file of its own (no lock between threads). The
+ * program may close any descriptor: the file is known by its inode, and made anew when the
+ * number now names something else. */
+typedef struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+} thread_file;
+
+static pthread_key_t file_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static int ours(const thread_file *t)
+{
+    struct stat st;
+    return t->fd >= 0 && fstat(t->fd, &st) == 0 && st.st_dev == t->dev && st.st_ino == t->ino;
+}
+
+static void close_thread_file(void *p)
+{
+    thread_file *t = p;
+    if (ours(t))
+        close(t->fd);
+    free(t);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&file_key, close_thread_file);
+}
+
+static int thread_fd(void)
+{
+    pthread_once(&key_once, make_key);
+    thread_file *t = pthread_getspecific(file_key);
+    if (t && ours(t))
+        return t->fd;
+    if (!t) {
+        t = malloc(sizeof *t);
+        if (!t)
+            return -1;
+        pthread_setspecific(file_key, t);
+    }
+    struct stat st;
+    t->fd = memfd_create("syncbench-audit-py", MFD_CLOEXEC);
+    if (t->fd < 0 || fstat(t->fd, &st) != 0)
+        return t->fd = -1;
+    t->dev = st.st_dev, t->ino = st.st_ino;
+    return t->fd;
+}
+
+size_t sba_py_capture(char *buf, size_t n)
+{
+    if (!dump_traceback || !is_initialized() || (is_finalizing && is_finalizing()))
+        return 0;
+    void *ts = this_thread_state(); /* this thread's, with or without the GIL */
+    if (!ts)
+        return 0; /* a thread that never ran Python */
+    int fd = thread_fd();
+    if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0)
+        return 0;
+    dump_traceback(fd, ts);
+    off_t end = lseek(fd, 0, SEEK_CUR);
+    if (end <= 0)
+        return 0;
+    size_t len = (size_t)end < n - 1 ? (size_t)end : n - 1;
+    ssize_t r = pread(fd, buf, len, 0);
+    if (r <= 0)
+        return 0;
+    buf[r] = 0;
+    return (size_t)r;
+}
+
+/* ---- the record ---- */
+
+static int hex_value(const char *s, int digits, unsigned long *v)
+{
+    *v = 0;
+    for (int i = 0; i < digits; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        *v = *v * 16 + (unsigned long)d;
+    }
+    return 0;
+}
+
+static size_t put_utf8(unsigned long cp, char *out)
+{
+    if (cp < 0x80)
+        return out[0] = (char)cp, 1;
+    if (cp < 0x800)
+        return out[0] = (char)(0xc0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3f)), 2;
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | cp >> 12), out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | cp >> 18), out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f)), out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* The dump writes every character beyond ASCII as \xNN, \uNNNN or \UNNNNNNNN: back to UTF-8
+ * (what is not valid then becomes '?'). [s, e) into out (n bytes). */
+static void unescape(const char *s, const char *e, char *out, size_t n)
+{
+    size_t k = 0;
+    while (s < e && k + 5 < n) {
+        int digits = 0;
+        if (s[0] == '\\' && s + 1 < e)
+            digits = s[1] == 'x' ? 2 : s[1] == 'u' ? 4 : s[1] == 'U' ? 8 : 0;
+        unsigned long cp;
+        if (digits && s + 2 + digits <= e && hex_value(s + 2, digits, &cp) == 0 && cp <= 0x10ffff) {
+            k += put_utf8(cp, out + k);
+            s += 2 + digits;
+        } else {
+            out[k++] = *s++;
+        }
+    }
+    out[k] = 0;
+    sb_utf8_sanitize(out);
+}
+
+/* `  File "F", line N in NAME` -> ["F","NAME",N]; F made absolute (the program may change
+ * folder before the analyzer reads the source line). 0 when the line is not a frame. */
+static size_t frame_json(const char *line, const char *eol, char *out, size_t n)
+{
+    static const char head[] = "  File \"";
+    if ((size_t)(eol - line) <= sizeof head || strncmp(line, head, sizeof head - 1) != 0)
+        return 0;
+    const char *file = line + sizeof head - 1;
+    const char *mid = NULL;
+    for (const char *p = eol - 1; p > file; p--)
+        if (!strncmp(p, "\", line ", 8)) {
+            mid = p;
+            break;
+        }
+    if (!mid)
+        return 0;
+    const char *num = mid + 8, *in = strstr(num, " in ");
+    if (!in || in > eol)
+        return 0;
+    long lineno = strtol(num, NULL, 10); /* "???" when unknown: 0 */
+    char name[1024], path[PATH_MAX + 1024], cwd[PATH_MAX];
+    unescape(file, mid, path, sizeof path);
+    if (path[0] != '/' && path[0] != '<' && getcwd(cwd, sizeof cwd)) {
+        size_t c = strlen(cwd), m = strlen(path);
+        if (c + 1 + m < sizeof path) {
+            memmove(path + c + 1, path, m + 1);
+            memcpy(path, cwd, c);
+            path[c] = '/';
+        }
+    }
+    unescape(in + 4, eol, name, sizeof name);
+    char ef[sizeof path * 2], en[sizeof name * 6 + 1];
+    return (size_t)snprintf(out, n, "[\"%s\",\"%s\",%ld]", sba_json_escape(ef, sizeof ef, path),
+                            sba_json_escape(en, sizeof en, name), lineno);
+}
+
+static void write_pystack(long id, const char *text, size_t len)
+{
+    static char line[64 << 10]; /* under the table's lock */
+    char frame[8192];
+    size_t k =
+        (size_t)snprintf(line, sizeof line, "{\"t\":\"pystack\",\"id\":%ld,\"frames\":[", id);
+    int first = 1;
+    for (const char *s = text, *end = text + len; s < end;) {
+        const char *eol = memchr(s, '\n', (size_t)(end - s));
+        if (!eol)
+            break; /* a line cut by the buffer's end */
+        size_t m = frame_json(s, eol, frame, sizeof frame);
+        if (m && m < sizeof frame && k + m + 4 < sizeof line) {
+            k += (size_t)snprintf(line + k, sizeof line - k, "%s%s", first ? "" : ",", frame);
+            first = 0;
+        }
+        s = eol + 1;
+    }
+    k += (size_t)snprintf(line + k, sizeof line - k, "]}");
+    sba_out_line(line, k);
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t table[TABLE_SIZE];
+static long ids[TABLE_SIZE];
+static long next_id;
+
+long sba_py_stack_id(const char *text, size_t len)
+{
+    if (!len)
+        return -1;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the text */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)text[i];
+        h *= 1099511628211ull;
+    }
+    h = h ? h : 1;
+    long id = -1;
+    pthread_mutex_lock(&lock);
+    for (size_t i = h % TABLE_SIZE, probes = 0; probes < TABLE_SIZE;
+         i = (i + 1) % TABLE_SIZE, probes++) {
+        if (table[i] == h) {
+            id = ids[i];
+            break;
+        }
+        if (table[i] == 0) {
+            if (next_id >= TABLE_SIZE * 3 / 4)
+                break; /* nearly full: new stacks go without an id */
+            table[i] = h;
+            ids[i] = id = next_id++;
+            write_pystack(id, text, len);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return id;
+}

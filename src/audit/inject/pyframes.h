@@ -1,0 +1,23 @@
+/* Python stacks of the calls that can block: for a thread that runs Python, its frames (file,
+ * function, line; innermost first), read by CPython's own fault-handler writer,
+ * _Py_DumpTraceback, which needs no GIL (torch releases it inside .item()) and reads only the
+ * calling thread's frames, which cannot change while that thread is inside this CUDA call.
+ * Written once per distinct stack as a "pystack" record (../records.h), referred to by id.
+ * Costs nothing in a process without Python (one test of a NULL pointer per blocking call),
+ * and nothing per kernel launch. */
+#ifndef SBA_PYFRAMES_H
+#define SBA_PYFRAMES_H
+
+#include <stddef.h>
+
+/* Looks CPython's functions up in the process (the interpreter executable or a loaded
+ * libpython). Call once, at injection. */
+void sba_py_init(void);
+/* The calling thread's Python stack as _Py_DumpTraceback writes it, into buf (NUL-ended);
+ * returns its length, 0 when the thread runs no Python. */
+size_t sba_py_capture(char *buf, size_t n);
+/* The id of the stack `text` (from sba_py_capture), writing its record the first time; -1
+ * when len == 0 or the table is full. */
+long sba_py_stack_id(const char *text, size_t len);
+
+#endif
