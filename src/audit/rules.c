@@ -38,7 +38,7 @@ const sb_audit_rule sb_audit_rules[] = {
      "torch.where(mask, x, 0) or a masked reduction: a fixed shape, no count read back",
      "dynamic-shape", NULL, "masked_select|index_Tensor|index_put", NULL, NULL, NULL},
     {SHAPE "nonzero", "torch.nonzero_static(x, size=N), or a mask of fixed shape",
-     "dynamic-shape", NULL, "nonzero", NULL, NULL, NULL},
+     "dynamic-shape", NULL, "nonzero_cuda|nonzero_out|7nonzero4call|::nonzero(", NULL, NULL, NULL},
     {SHAPE "unique",
      "a fixed-size result (torch.bincount(x, minlength=N) for small integer ranges), or unique "
      "once outside the loop", "dynamic-shape", NULL, "unique_cuda|unique_dim|_unique", NULL, NULL,
@@ -112,6 +112,10 @@ const sb_audit_rule sb_audit_rules[] = {
     {"allocator: cudaFree", "allocate once and reuse, or cudaFreeAsync (stream-ordered)",
      "alloc", "cudaFree|cuMemFree", NULL, NULL, NULL, NULL},
     /* what the API alone says */
+    {"async copy with pageable host memory (it blocks)",
+     "pin the host buffer (cudaHostAlloc, .pin_memory()) so the copy runs asynchronously",
+     "copy", "MemcpyAsync|MemcpyDtoHAsync|MemcpyHtoDAsync|Memcpy2DAsync|Memcpy3DAsync", NULL,
+     NULL, NULL, NULL},
     {"blocking copy (cudaMemcpy)",
      "cudaMemcpyAsync with pinned host memory on the work's stream, waited for by an event",
      "copy", "cudaMemcpy|cuMemcpy", NULL, NULL, NULL, NULL},

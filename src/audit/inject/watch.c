@@ -150,9 +150,13 @@ static int runtime_memcpy(CUpti_CallbackId cbid)
  * not know). This classifies async copies when no GPU activity is recorded. */
 typedef CUresult (*pointer_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
 static pointer_attr_fn pointer_attr;
+/* GPU activity is recorded: an async copy into pinned memory may still turn out to have waited
+ * (its site is then needed) */
+static int gpu_activity;
 
-void sba_watch_init(void)
+void sba_watch_init(int gpu)
 {
+    gpu_activity = gpu;
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (cuda)
         pointer_attr = (pointer_attr_fn)dlsym(cuda, "cuPointerGetAttribute");
@@ -241,7 +245,6 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
             return;
         /* the stacks first, so that their cost stays out of the call's time */
         npcs = sba_stack_capture(pcs);
-        npytext = sba_py_capture(pytext, sizeof pytext);
         cuptiGetTimestamp(&t_start);
         return;
     }
@@ -252,10 +255,6 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     uint64_t end;
     cuptiGetTimestamp(&end);
     long stack = sba_stack_id(pcs, npcs);
-    long py = sba_py_stack_id(pytext, npytext);
-    char pyfield[32] = "";
-    if (py >= 0)
-        snprintf(pyfield, sizeof pyfield, ",\"py\":%ld", py);
     uint32_t ctx = 0;
     if (d->context)
         cuptiGetContextId(d->context, &ctx);
@@ -268,6 +267,15 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (kind && !strcmp(kind, "default") && both_device(d->functionParams))
         kind = "DtoD";
     const char *host = copy_host_memory(domain, cbid, d->functionParams);
+    /* The Python stack, still the caller's (this thread is inside the call), taken after the
+     * end time; not for an async copy to or from pinned memory, which cannot block (.item()'s
+     * copy: half its cost) unless GPU activity may show it waited. */
+    int async_pinned = host && strcmp(host, "pageable") && strstr(d->functionName, "Async");
+    npytext = async_pinned && !gpu_activity ? 0 : sba_py_capture(pytext, sizeof pytext);
+    long py = sba_py_stack_id(pytext, npytext);
+    char pyfield[32] = "";
+    if (py >= 0)
+        snprintf(pyfield, sizeof pyfield, ",\"py\":%ld", py);
     if (kind || host)
         snprintf(copy, sizeof copy, "%s%s%s%s%s", kind ? ",\"copy\":\"" : "", kind ? kind : "",
                  kind ? "\"" : "", host ? ",\"host\":\"" : "", host ? host : "");

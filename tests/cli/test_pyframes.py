@@ -1,0 +1,187 @@
+"""The injection library's Python-frame reader (src/audit/inject/pyframes.c) without a GPU:
+build/tests/libpyframes_probe.so holds it alone; a Python program loads it with ctypes (which
+releases the GIL around the call, as torch does inside .item()) and calls sbp_capture() where a
+blocking CUDA call would be. Asserted: the exact file, function and line of every frame, from
+the main thread, worker threads and a spawned child; deep stacks; non-ASCII file and function
+names; one record per distinct stack; no descriptor or memory growth over many threads and
+10 000 captures."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import ROOT
+
+PROBE = str(ROOT / "build" / "tests" / "libpyframes_probe.so")
+
+HEADER = textwrap.dedent("""\
+    import ctypes, json, os, sys, threading
+    lib = ctypes.CDLL(sys.argv[1])
+    assert lib.sbp_open(sys.argv[2].encode()) == 0
+    def flush_and_print(x):
+        lib.sbp_flush()
+        print(json.dumps(x))
+    """)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def probe_built():
+    if not os.access(PROBE, os.R_OK):
+        pytest.fail(f"{PROBE} not built; run make test-programs")
+
+
+def run_py(tmp_path, body, name="prog.py"):
+    """Runs HEADER + body; returns (its last stdout line as JSON, {id: frames})."""
+    prog = tmp_path / name
+    prog.write_text(HEADER + textwrap.dedent(body), encoding="utf-8")
+    recs = tmp_path / "recs"
+    recs.mkdir(exist_ok=True)
+    r = subprocess.run([sys.executable, str(prog), PROBE, str(recs)], capture_output=True,
+                       text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    stacks = {}
+    for f in recs.glob("proc-*.jsonl"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            if rec["t"] == "pystack":
+                stacks[(f.name, rec["id"])] = [tuple(fr) for fr in rec["frames"]]
+    return json.loads(r.stdout.splitlines()[-1]), stacks, prog
+
+
+def line_of(prog, marker):
+    for i, text in enumerate(prog.read_text(encoding="utf-8").splitlines(), 1):
+        if marker in text:
+            return i
+    raise AssertionError(marker)
+
+
+def one_file(stacks):
+    names = {k[0] for k in stacks}
+    assert len(names) == 1, names
+    return {k[1]: v for k, v in stacks.items()}
+
+
+def test_main_thread_and_worker_thread_lines(tmp_path):
+    out, stacks, prog = run_py(tmp_path, """\
+        def inner():
+            return lib.sbp_capture()  # CAPTURE
+        def outer():
+            return inner()  # OUTER
+        ids = [outer()]  # MAIN
+        t = threading.Thread(target=lambda: ids.append(outer()))  # WORKER
+        t.start(); t.join()
+        flush_and_print(ids)
+        """)
+    stacks = one_file(stacks)
+    main, worker = out
+    assert main >= 0 and worker >= 0 and main != worker
+    p = str(prog)
+    cap, outer, mline, wline = (line_of(prog, m) for m in ("# CAPTURE", "# OUTER", "# MAIN",
+                                                           "# WORKER"))
+    assert stacks[main] == [(p, "inner", cap), (p, "outer", outer), (p, "<module>", mline)]
+    w = stacks[worker]
+    assert w[:3] == [(p, "inner", cap), (p, "outer", outer), (p, "<lambda>", wline)]
+    assert all("threading.py" in f[0] for f in w[3:]) and len(w) > 3, w
+
+
+def test_one_record_per_distinct_stack(tmp_path):
+    out, stacks, prog = run_py(tmp_path, """\
+        def f():
+            return lib.sbp_capture()
+        ids = [f() for _ in range(100)] + [lib.sbp_capture()]
+        flush_and_print(ids)
+        """)
+    stacks = one_file(stacks)
+    assert len(set(out[:100])) == 1 and out[100] != out[0]
+    assert len(stacks) == 2
+
+
+def test_deep_stack_and_non_ascii_names(tmp_path):
+    """200 frames deep (CPython's writer keeps the innermost 100); a file and a function named
+    in Greek come back as UTF-8."""
+    out, stacks, prog = run_py(tmp_path, """\
+        def λόγος(n):
+            if n == 0:
+                return lib.sbp_capture()  # DEEP
+            return λόγος(n - 1)
+        sys.setrecursionlimit(1000)
+        flush_and_print([λόγος(200)])
+        """, name="πρόγραμμα.py")
+    frames = one_file(stacks)[out[0]]
+    assert len(frames) == 100
+    assert frames[0] == (str(prog), "λόγος", line_of(prog, "# DEEP"))
+    assert all(f[1] == "λόγος" for f in frames)
+
+
+def test_spawned_child_records_its_own_stack(tmp_path):
+    out, stacks, prog = run_py(tmp_path, """\
+        import multiprocessing as mp
+        def child(d):
+            lib2 = ctypes.CDLL(sys.argv[1])
+            assert lib2.sbp_open(d.encode()) == 0
+            lib2.sbp_capture()  # CHILD
+            lib2.sbp_flush()
+        if __name__ == "__main__":
+            p = mp.get_context("spawn").Process(target=child, args=(sys.argv[2],))
+            p.start(); p.join()
+            flush_and_print([p.exitcode, p.pid])
+        """)
+    code, pid = out
+    assert code == 0
+    child = [v for k, v in stacks.items() if k[0] == f"proc-{pid}.jsonl"]
+    assert len(child) == 1
+    assert child[0][0] == (str(prog), "child", line_of(prog, "# CHILD"))
+
+
+def test_no_descriptor_or_memory_growth(tmp_path):
+    """300 threads that each capture once and end: their memory files are closed; 10 000
+    captures on one thread: the process does not grow (RSS within 2 MB)."""
+    out, stacks, prog = run_py(tmp_path, """\
+        def fds():
+            return len(os.listdir("/proc/self/fd"))
+        def rss_kb():
+            with open("/proc/self/status") as f:
+                return int([l for l in f if l.startswith("VmRSS")][0].split()[1])
+        lib.sbp_capture()
+        before = fds()
+        for _ in range(300):
+            t = threading.Thread(target=lib.sbp_capture)
+            t.start(); t.join()
+        after_threads = fds()
+        for _ in range(1000):
+            lib.sbp_capture()
+        rss0 = rss_kb()
+        for _ in range(10000):
+            lib.sbp_capture()
+        flush_and_print([before, after_threads, rss0, rss_kb()])
+        """)
+    before, after_threads, rss0, rss1 = out
+    assert after_threads <= before + 1, out
+    assert rss1 - rss0 < 2048, out
+
+
+def test_descriptor_closed_by_the_program_is_made_anew(tmp_path):
+    """A program that closes every descriptor it does not know (ours included) and opens a
+    file that reuses the number: the capture must not write into that file."""
+    out, stacks, prog = run_py(tmp_path, """\
+        lib.sbp_capture()
+        mine = sorted(int(x) for x in os.listdir("/proc/self/fd"))
+        for fd in mine:
+            try:
+                if fd > 2 and os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:"):
+                    os.close(fd)
+            except FileNotFoundError:  # listdir's own descriptor
+                pass
+        with open("victim.txt", "w+") as f:
+            f.write("keep")
+            f.flush()
+            i = lib.sbp_capture()
+            f.seek(0)
+            flush_and_print([i, f.read()])
+        """)
+    i, text = out
+    assert text == "keep"
+    assert i >= 0
