@@ -2,7 +2,9 @@
  * file shown relative to the current folder, and the text of that line. */
 #include "audit/internal.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,9 +79,19 @@ typedef struct {
 
 static void read_source(source_file *s)
 {
-    FILE *f = s->file[0] == '/' ? fopen(s->file, "rb") : NULL;
-    if (!f)
+    /* a regular file only: a record may name a FIFO or a device, which could block */
+    int fd = s->file[0] == '/' ? open(s->file, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     char *text = malloc(SOURCE_MAX + 1);
     size_t n = text ? fread(text, 1, SOURCE_MAX + 1, f) : 0;
     fclose(f);

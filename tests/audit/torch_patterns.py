@@ -148,7 +148,9 @@ def main():
             t.join()
         if args.debug_mode:
             torch.cuda.set_sync_debug_mode(0)
-        seen = [[w.filename, w.lineno] for w in got if "synchroniz" in str(w.message)]
+        # torch's sync warnings ("called a synchronizing CUDA operation"), not its notices
+        seen = [[w.filename, w.lineno] for w in got
+                if "synchronizing CUDA operation" in str(w.message)]
     if args.where in ("child", "all"):
         import multiprocessing as mp
         p = mp.get_context("spawn").Process(target=child_main)

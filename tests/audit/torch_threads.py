@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Threads that sync, for `syncbench audit`'s stress tests (tests/gpu/test_audit_python.py).
 
-    torch_threads.py --mode stress|exit|kill [--threads 8] [--items 10000]
+    torch_threads.py --mode stress|exit|hardexit|kill [--threads 8] [--items 10000]
 
   stress  THREADS threads each call .item() ITEMS times (the line marked `# ITEM`), then join;
           prints {"items": THREADS * ITEMS}
-  exit    daemon threads call .item() in a loop; the main thread returns while they do (the
-          interpreter finalizes with syncs in flight); exit 0
-  kill    as exit, but the process sends itself SIGTERM while they do; dies of it (143)
+  exit      daemon threads call .item() in a loop; the main thread returns while they do (the
+            interpreter finalizes with syncs in flight: torch 2.11 itself then aborts, 134)
+  hardexit  as exit, but os._exit(0) while they do (no interpreter finalization, no atexit)
+  kill      as exit, but the process sends itself SIGTERM while they do; dies of it (143)
 """
 import argparse
 import json
@@ -20,7 +21,7 @@ import time
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=("stress", "exit", "kill"), required=True)
+    ap.add_argument("--mode", choices=("stress", "exit", "hardexit", "kill"), required=True)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--items", type=int, default=10000)
     args = ap.parse_args()
@@ -52,6 +53,9 @@ def main():
     if args.mode == "kill":
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(10)
+    if args.mode == "hardexit":
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

@@ -89,7 +89,8 @@ def check_patterns(rows, prefix, lines, rank=None):
 
 def test_every_pattern_at_its_line_main_thread_worker_and_child(tmp_path):
     lines = markers(PATTERNS)
-    r, rows, report = audit(tmp_path, sys.executable, str(PATTERNS), "--where", "all")
+    r, rows, report = audit(tmp_path, sys.executable, str(PATTERNS), "--where", "all",
+                            opts=("--top", "200"))
     assert r.returncode == 0, r.stderr
     assert len(report["processes"]) == 2  # the script and its spawned child
     check_patterns(rows, "", lines)
@@ -136,16 +137,22 @@ def test_eight_threads_ten_thousand_items_each(tmp_path):
     r, rows, report = audit(tmp_path, sys.executable, str(THREADS), "--mode", "stress",
                             "--threads", "8", "--items", "10000", timeout=900)
     assert r.returncode == 0, r.stderr
-    item_line = next(i for i, t in enumerate(THREADS.read_text().splitlines(), 1) if "# ITEM" in t)
+    item_line = next(i for i, t in enumerate(THREADS.read_text().splitlines(), 1)
+                     if t.rstrip().endswith(".item()  # ITEM"))
     at_line = sum(int(row["count"]) for row in rows
                   if row["py_line"] == str(item_line) and row["class"] == "sync-stream")
     assert at_line == 80000, at_line
 
 
-@pytest.mark.parametrize("mode,code", [("exit", 0), ("kill", 143)])
-def test_exit_or_kill_with_syncs_in_flight(tmp_path, mode, code):
+@pytest.mark.parametrize("mode", ["exit", "hardexit", "kill"])
+def test_exit_or_kill_with_syncs_in_flight(tmp_path, mode):
+    """8 threads in .item() loops when the process ends: no hang, the program's own exit
+    status (torch 2.11 aborts by itself when the interpreter finalizes under them), and the
+    syncs recorded up to the end."""
+    plain = subprocess.run([sys.executable, str(THREADS), "--mode", mode], capture_output=True,
+                           timeout=300)
     r, rows, report = audit(tmp_path, sys.executable, str(THREADS), "--mode", mode, timeout=300)
-    assert r.returncode == code, r.stderr
+    assert r.returncode == plain.returncode, (plain.returncode, r.stderr)
     assert report and len(report["processes"]) == 1
     assert sum(int(row["count"]) for row in rows if row["class"] == "sync-stream") > 100
 
