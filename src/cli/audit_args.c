@@ -62,7 +62,10 @@ void sb_audit_usage(FILE *f)
           "that blocked: explicit syncs (device, stream, event), implicit ones (blocking copies,\n"
           "async copies to or from pageable memory, cudaMemset, cudaFree, other calls that\n"
           "waited for the GPU) and, apart, polls (cudaStreamQuery, cudaEventQuery). For each:\n"
-          "count, host time blocked, the innermost NVTX range and the native call site; with\n"
+          "count, host time blocked, the innermost NVTX range and the call site: the Python\n"
+          "line (file:line in function, with its source text) for a thread that runs Python,\n"
+          "the native frame otherwise; what made it (.item(), a boolean mask, an explicit\n"
+          "sync, ...) and the sync-free fix, with the scenario that prices it; with\n"
           "--gpu-activity also the GPU idle time that followed (the bubble). The report goes to\n"
           "stderr; CMD's output is its own.\n",
           f);
@@ -70,8 +73,9 @@ void sb_audit_usage(FILE *f)
     sb_args_usage(f, &t, 1);
     fputs("\n"
           "PATH - is stdout. Exit codes: CMD's own (128+N when a signal N ended it); 1 when CMD\n"
-          "succeeded but the gate failed; 2 bad options; 3 CUPTI cannot be loaded; 126 CMD is\n"
-          "not executable, 127 not found.\n",
+          "succeeded but the gate failed (or a process's records are incomplete: lost to a full\n"
+          "disk, a file that could not be created, a kill); 2 bad options; 3 CUPTI cannot be\n"
+          "loaded; 126 CMD is not executable, 127 not found.\n",
           f);
 }
 

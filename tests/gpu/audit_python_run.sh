@@ -16,8 +16,11 @@ SYNCBENCH=$B python3 -m pytest -q -rs tests/gpu/test_audit_python.py tests/gpu/t
     tests/cli/test_audit_cli.py >"$out/tests.log" 2>&1
 echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$out/tests.log"; tail -2 "$out/tests.log"
 echo "== the guides' patterns, main thread (the README's table)"
-$B audit --top 25 --csv "$out/patterns.csv" -- python3 tests/audit/torch_patterns.py --where main \
+$B audit --top 40 --csv "$out/patterns.csv" --json "$out/patterns.json" -- python3 tests/audit/torch_patterns.py --where main \
     >/dev/null 2>"$out/patterns.txt"; echo "exit $?"
+echo "== torch's warnings beside the audit's sites"
+$B audit -q --py-site innermost --csv "$out/warn_audit.csv" -- python3 tests/audit/torch_patterns.py \
+    --where main --debug-mode --out "$out/warn_torch.json" >/dev/null 2>&1; echo "exit $?"
 echo "== the gate on a print(tensor) step names the Python line"
 $B audit -q --range train_step --max-syncs 0 -- python3 tests/audit/torch_item.py --mode print \
     --steps 10 >/dev/null 2>"$out/gate_print.txt"; echo "exit $?"; cat "$out/gate_print.txt"
@@ -36,4 +39,6 @@ else echo "tmpfs mount refused: $(cat "$out/mount.err")"; fi
 echo "== the cost of the Python stack per sync"
 python3 tests/gpu/audit_pycost.py --rounds 10 --items 5000 --depth 10 | tee "$out/pycost.json"
 echo "== overhead on small-gemm (default mode)"
-tests/gpu/audit_overhead.sh "$out" 30 2>&1 | tail -4
+tests/gpu/audit_overhead.sh "$out" "${ROUNDS:-30}" 2>&1 | tail -4
+# everything in one archive (the device returns few files)
+(cd "$out" && tar czf all.tar.gz --exclude=all.tar.gz * && find . -mindepth 1 -maxdepth 1 ! -name all.tar.gz -exec rm -rf {} +)
