@@ -172,7 +172,13 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
         for (size_t i = 0; i < n && (int)i < top; i++) {
             fprintf(f, "%9ld  %-14s %-20s %s\n", s[i].count, sb_audit_class_name(s[i].cls),
                     s[i].range[0] ? s[i].range : "-", s[i].site);
-            site_details(f, &s[i]);
+            /* the details once per site and operation: a line synced in several ranges or
+             * classes is explained at its first row */
+            size_t k = 0;
+            while (k < i && !(s[k].site == s[i].site && s[k].rule == s[i].rule))
+                k++;
+            if (k == i)
+                site_details(f, &s[i]);
         }
     }
     free(s);

@@ -33,6 +33,10 @@ const sb_audit_rule sb_audit_rules[] = {
     {"inside a library: torch.linalg's error check",
      "the _ex variant (torch.linalg.inv_ex, cholesky_ex, ...) with its info tensor checked on "
      "the GPU or every N steps", NULL, NULL, "_linalg_check_errors", NULL, NULL, NULL},
+    {"inside a CUDA library (cuBLAS, cuSOLVER, cuFFT, cuSPARSE, cuDNN)",
+     "the library's handles and workspaces created once, outside the loop; its own syncs are "
+     "its own (at start-up and teardown they cost nothing per step)", NULL, NULL,
+     "libcublas|libcusolver|libcufft|libcusparse|libcudnn", NULL, NULL, NULL},
     /* data-dependent shapes: the output's size is read back to allocate it */
     {SHAPE "boolean mask (x[mask], masked_select)",
      "torch.where(mask, x, 0) or a masked reduction: a fixed shape, no count read back",
@@ -107,8 +111,6 @@ const sb_audit_rule sb_audit_rules[] = {
      "keep peak memory steady (allocate once, reuse); "
      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids free + malloc when fragmented",
      "alloc", "cudaFree|cuMemFree", "libc10_cuda", NULL, NULL, NULL},
-    {"inside a library: cuBLAS", "create handles and workspaces once, outside the loop", NULL,
-     NULL, "libcublas", NULL, NULL, NULL},
     {"allocator: cudaFree", "allocate once and reuse, or cudaFreeAsync (stream-ordered)",
      "alloc", "cudaFree|cuMemFree", NULL, NULL, NULL, NULL},
     /* what the API alone says */
