@@ -5,7 +5,7 @@
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
-#   make test-asan  unit tests built with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-asan  unit tests and the CLI tests with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       build the libFuzzer targets (tests/fuzz/) and run each FUZZ_SECONDS (60)
 #   make test-valgrind  unit tests and the binary's CPU-only paths under valgrind
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -42,7 +42,9 @@ DEPS_LIB := $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl$(comma)-rpath$(comma)$(
 CPPFLAGS := -Isrc -Ikernels -I$(CUDA_HOME)/include $(DEPS_INC) \
             -DSB_VERSION=\"$(VERSION)\" -DSB_GIT_REV=\"$(GIT_REV)\"
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN)
+# override: `make CFLAGS=-O1` replaces the optimization flags, never the language, the feature
+# macros or the warnings the code needs
+override CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN)
 GENCODE  := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
             -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 NVFLAGS  := -O3 -std=c++17 $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
@@ -162,8 +164,18 @@ test: deps $(BIN) $(AUDIT_LIB) $(UNIT_BIN) $(NVTX_LIB) test-programs
 	SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
 	  $(PYTHON) -m pytest -q -rs tests/cli tests/gpu
 
-test-asan: $(ASAN_BIN)
+# The unit tests, then the binary's CLI tests against a binary built with the sanitizers.
+ASAN_SYNCBENCH := $(BUILD)/asan-bin/syncbench
+test-asan: $(ASAN_BIN) $(ASAN_SYNCBENCH) $(AUDIT_LIB) $(NVTX_LIB) test-programs
 	@for t in $(ASAN_BIN); do echo "== $$t"; $$t || exit 1; done
+	ASAN_OPTIONS=abort_on_error=0:exitcode=99 UBSAN_OPTIONS=halt_on_error=1:exitcode=99 \
+	  SYNCBENCH=$(abspath $(ASAN_SYNCBENCH)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
+	  SYNCBENCH_AUDIT_LIB=$(abspath $(AUDIT_LIB)) $(PYTHON) -m pytest -q -x tests/cli
+
+$(ASAN_SYNCBENCH): $(BUILD)/asan/src/main.o $(BUILD)/libsyncbench-asan.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(SANITIZE) -o $@ $^ $(LDLIBS)
 
 unit: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do $$t || exit 1; done

@@ -345,11 +345,13 @@ static int make_records_dir(const sb_audit_request *req, char *dir, size_t n)
         struct dirent *e;
         while (d && (e = readdir(d)))
             if (!strncmp(e->d_name, "proc-", 5)) {
+                char name[256]; /* the entry is gone with the folder's handle */
+                snprintf(name, sizeof name, "%s", e->d_name);
                 closedir(d);
                 return sb_fail(SB_EXIT_USAGE,
                                "audit: --keep %s: holds an earlier audit's records (%s); "
                                "name an empty or new folder",
-                               req->keep, e->d_name);
+                               req->keep, name);
             }
         if (d)
             closedir(d);
