@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/textutil.h"
@@ -54,8 +55,11 @@ static int cfg_error(cfg_file *c, int line, const char *fmt, ...)
 
 /* One physical line into buf (num bytes): a line that does not fit is refused, never split
  * (inih would read its rest as a new line), and so is a NUL byte (inih would read the line only
- * up to it, and a long line holding one would pass for a short one); a UTF-8 byte order mark on
- * line 1 is dropped. */
+ * up to it, and a long line holding one would pass for a short one); a CRLF ending counts as one
+ * byte, as LF (a line that fits with LF fits with CRLF); a UTF-8 byte order mark on line 1 is
+ * dropped. Leading blanks are dropped too: inih would take an indented line for the
+ * continuation of the key above it (a tab-indented key glued to the previous value); here an
+ * indented line is read like any other. */
 static char *get_line(cfg_file *c, char *buf, int num, int *lineno)
 {
     int len = 0, ch = EOF;
@@ -73,11 +77,20 @@ static char *get_line(cfg_file *c, char *buf, int num, int *lineno)
     buf[len] = '\0';
     ++*lineno;
     if (len == num - 1 && buf[len - 1] != '\n' && (ch = getc(c->f)) != EOF) {
-        cfg_error(c, *lineno, "line longer than %d bytes", num - 2);
-        return NULL;
+        if (buf[len - 1] == '\r' && ch == '\n') {
+            buf[len - 1] = '\n'; /* CRLF: the line fits */
+        } else {
+            cfg_error(c, *lineno, "line longer than %d bytes", num - 2);
+            return NULL;
+        }
     }
-    if (*lineno == 1 && !strncmp(buf, "\xEF\xBB\xBF", 3))
+    if (*lineno == 1 && !strncmp(buf, "\xEF\xBB\xBF", 3)) {
         memmove(buf, buf + 3, (size_t)len - 2);
+        len -= 3;
+    }
+    size_t blanks = strspn(buf, " \t");
+    if (blanks)
+        memmove(buf, buf + blanks, (size_t)len - blanks + 1);
     return buf;
 }
 
@@ -159,13 +172,15 @@ static int scan_headers(cfg_file *c)
             continue;
         char *end = strchr(p, ']');
         if (!end)
-            continue; /* inih reports the syntax error */
+            return cfg_error(c, n, "section header without ']'");
         *end = '\0';
         char *name = p + 1;
         while (*name == ' ' || *name == '\t')
             name++;
         for (char *t = name + strlen(name); t > name && (t[-1] == ' ' || t[-1] == '\t');)
             *--t = '\0';
+        if (!*name)
+            return cfg_error(c, n, "empty section name []");
         cfg_section *dup = section_named(c, name, strlen(name));
         if (dup)
             return cfg_error(c, n, "duplicate section [%s] (first at line %d)", name, dup->line);
@@ -279,6 +294,9 @@ int sb_suite_load(const char *path, sb_suite *s)
     c->f = fopen(path, "r");
     if (!c->f)
         return sb_fail(SB_EXIT_USAGE, "--config %s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(c->f), &st) == 0 && S_ISDIR(st.st_mode))
+        return sb_fail(SB_EXIT_USAGE, "--config %s: is a directory", path);
     c->sections = calloc(MAX_SECTIONS, sizeof *c->sections);
     if (!c->sections)
         return sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);

@@ -224,6 +224,47 @@ static void long_lines_and_bom(void **state)
     sb_plan_free(&p);
 }
 
+/* issue 19 item 8: headers without ']' or a name, CRLF at the length limit, indented lines */
+static void headers_crlf_and_indentation(void **state)
+{
+    (void)state;
+    expect("[small-gemm\nm = 256\n", NULL, ":1: section header without ']'");
+    expect("[]\nm = 256\n", NULL, ":1: empty section name []");
+    expect("[small-gemm]\nm = 256\n[ ]\n", NULL, ":3: empty section name []");
+    /* 198 bytes of text end in CRLF as well as in LF */
+    char text[1024];
+    int pad = 198 - (int)strlen("m = 256 ; ");
+    snprintf(text, sizeof text, "[small-gemm]\r\nm = 256 ; %0*d\r\n", pad, 0);
+    sb_plan p;
+    assert_int_equal(plan_file(text, &p, NULL), 0);
+    assert_int_equal(p.entries[0].values[0], 256);
+    sb_plan_free(&p);
+    snprintf(text, sizeof text, "[small-gemm]\r\nm = 256 ; %0*d\r\n", pad + 1, 0);
+    expect(text, NULL, ":2: line longer than 198 bytes");
+    /* an indented line is a line of its own, with spaces or a tab: never glued to the value
+     * above it (inih's continuation lines) */
+    assert_int_equal(plan_file("[small-gemm]\nm = 256\n\tn = 128\n  k = 64\n", &p, NULL), 0);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.entries[0].values[0], 256);
+    assert_int_equal(p.entries[0].values[1], 128);
+    assert_int_equal(p.entries[0].values[2], 64);
+    sb_plan_free(&p);
+    expect("[small-gemm]\nm = 256\n\t512\n", NULL,
+           ":3: syntax error: expected [name], key = value or a ; comment");
+}
+
+static void a_folder_as_config(void **state)
+{
+    (void)state;
+    sb_options o;
+    sb_options_defaults(&o);
+    o.config = "/tmp";
+    sb_plan p;
+    sb_error_clear();
+    assert_int_equal(sb_cli_plan(&o, &p), SB_EXIT_USAGE);
+    assert_string_equal(sb_error_message(), "--config /tmp: is a directory");
+}
+
 static void unmatched_names(void **state)
 {
     (void)state;
@@ -266,6 +307,8 @@ int main(void)
         cmocka_unit_test(errors_name_file_and_line),
         cmocka_unit_test(unmatched_names),
         cmocka_unit_test(missing_file),
+        cmocka_unit_test(headers_crlf_and_indentation),
+        cmocka_unit_test(a_folder_as_config),
         cmocka_unit_test(long_lines_and_bom),
         cmocka_unit_test(suite_samples_path),
     };
