@@ -1,6 +1,8 @@
 /* The analyzer's growable arrays, a qsort that takes empty arrays, and report text. */
 #include "audit/internal.h"
 
+#include "base/error.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,4 +42,10 @@ void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...)
     else if ((size_t)w >= n)
         sb_utf8_cut(buf);
     sb_utf8_sanitize(buf);
+}
+
+const char *sb_audit_esc(char *buf, size_t n, const char *s)
+{
+    sb_escape(s ? s : "", buf, n);
+    return buf;
 }

@@ -82,7 +82,7 @@ static void print_top(FILE *msg, offenders *s, int top)
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++)
         say(msg, "  %8ld  %-14s %s  (%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
-            s->o[i].site, s->o[i].rule ? s->o[i].rule->op : "unknown operation");
+            SB_AUDIT_ESC(s->o[i].site), s->o[i].rule ? s->o[i].rule->op : "unknown operation");
 }
 
 /* Does call c lie in an instance of `name` that exceeded max? */
@@ -122,21 +122,21 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
         say(msg,
             "audit gate: FAILED: range '%s' was never entered (no NVTX range of that name "
             "in any process): nothing was checked\n",
-            o->range);
+            SB_AUDIT_ESC(o->range));
         return 1;
     }
     if (!exceeded) {
         say(msg,
             "audit gate: passed: %ld instance%s of range '%s', at most %ld blocking "
             "call%s each (max %lld)\n",
-            instances, instances == 1 ? "" : "s", o->range, worst, worst == 1 ? "" : "s",
-            o->max_syncs);
+            instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), worst,
+            worst == 1 ? "" : "s", o->max_syncs);
         return 0;
     }
     say(msg,
         "audit gate: FAILED: %ld of %ld instance%s of range '%s' made more than %lld "
         "blocking call%s; the worst: pid %lld, %ld\n",
-        exceeded, instances, instances == 1 ? "" : "s", o->range, o->max_syncs,
+        exceeded, instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), o->max_syncs,
         o->max_syncs == 1 ? "" : "s", (long long)worst_pid, worst);
     offenders s = {0};
     for (size_t i = 0; msg && i < run->nprocs; i++) {

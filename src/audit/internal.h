@@ -33,6 +33,11 @@ void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
  * replaced with '?'. */
 __attribute__((format(printf, 3, 4))) void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...);
 
+/* Text from outside (range, file, site and library names, source lines, warn messages, argv)
+ * as the table and the gate's message show it: terminal-safe (base/error.h's sb_escape). */
+#define SB_AUDIT_ESC(s) sb_audit_esc((char[1536]){0}, 1536, (s))
+const char *sb_audit_esc(char *buf, size_t n, const char *s);
+
 /* ---- the records (load.c) ---- */
 typedef struct sb_audit_range_ref {
     int64_t id;

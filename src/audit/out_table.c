@@ -37,7 +37,7 @@ static void process_block(FILE *f, const sb_audit_proc *p)
         fprintf(f, "pid %" PRId64 ": %lld GPU activity records dropped (full buffers)\n", p->pid,
                 p->dropped);
     if (p->warns)
-        fprintf(f, "pid %" PRId64 ": %s\n", p->pid, p->first_warn);
+        fprintf(f, "pid %" PRId64 ": %s\n", p->pid, SB_AUDIT_ESC(p->first_warn));
 }
 
 /* Per class over the run: count, blocked total/median/p95, bubbles. */
@@ -125,7 +125,7 @@ static void site_details(FILE *f, const site_sum *s)
 {
     const char *pad = "                                               ";
     if (s->python && s->source[0])
-        fprintf(f, "%s| %s\n", pad, s->source);
+        fprintf(f, "%s| %s\n", pad, SB_AUDIT_ESC(s->source));
     if (s->rule) {
         fprintf(f, "%swhat: %s\n", pad, s->rule->op);
         fprintf(f, "%sfix:  %s", pad, s->rule->fix);
@@ -136,7 +136,7 @@ static void site_details(FILE *f, const site_sum *s)
         fprintf(f, "%swhat: unknown (no rule knows this call; see the native frame)\n", pad);
     }
     if (s->python)
-        fprintf(f, "%snative: %s\n", pad, s->native);
+        fprintf(f, "%snative: %s\n", pad, SB_AUDIT_ESC(s->native));
 }
 
 static int top_sites(FILE *f, const sb_audit_run *run, int top)
@@ -171,7 +171,7 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
         fprintf(f, "\ntop sites\n%9s  %-14s %-20s %s\n", "count", "class", "range", "site");
         for (size_t i = 0; i < n && (int)i < top; i++) {
             fprintf(f, "%9ld  %-14s %-20s %s\n", s[i].count, sb_audit_class_name(s[i].cls),
-                    s[i].range[0] ? s[i].range : "-", s[i].site);
+                    s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-", SB_AUDIT_ESC(s[i].site));
             /* the details once per site and operation: a line synced in several ranges or
              * classes is explained at its first row */
             size_t k = 0;
@@ -187,11 +187,11 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
 
 int sb_audit_write_table(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
 {
-    fprintf(f, "syncbench audit: %s (wall %.3f s, %zu process%s)\n", run->cmd, run->wall_s,
-            run->nprocs, run->nprocs == 1 ? "" : "es");
+    fprintf(f, "syncbench audit: %s (wall %.3f s, %zu process%s)\n", SB_AUDIT_ESC(run->cmd),
+            run->wall_s, run->nprocs, run->nprocs == 1 ? "" : "es");
     if (!run->nprocs) {
         fprintf(f, "%s never initialized CUDA: nothing to audit\n",
-                run->cmd[0] ? run->cmd : "the command");
+                run->cmd[0] ? SB_AUDIT_ESC(run->cmd) : "the command");
         return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;
     }
     for (size_t i = 0; i < run->nprocs; i++)

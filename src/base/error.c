@@ -2,30 +2,46 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "base/utf8.h"
 
 static int g_code;
 static char g_msg[1024];
 static char g_ctx[256];
 
-/* Messages quote what users typed and what files hold: a newline, an escape sequence or
- * another control character there is shown as \n, \x1b, ... so that every message is one line
- * and nothing reaches the terminal raw. */
-void sb_escape(const char *in, char *out, size_t n)
+/* Messages quote what users typed and what files hold: every piece that a terminal would obey
+ * (a newline, an escape sequence, a C1 control, bytes that are not UTF-8) is shown escaped
+ * (base/utf8.h's sb_escape_piece), so that every message is one line and nothing reaches the
+ * terminal raw. A piece is never cut: what does not fit is left out whole. */
+size_t sb_escape(const char *in, char *out, size_t n)
 {
     size_t j = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && j + 5 < n; p++) {
-        if (*p == '\n')
-            j += (size_t)snprintf(out + j, n - j, "\\n");
-        else if (*p == '\t')
-            j += (size_t)snprintf(out + j, n - j, "\\t");
-        else if (*p == '\r')
-            j += (size_t)snprintf(out + j, n - j, "\\r");
-        else if (*p < 0x20 || *p == 0x7f)
-            j += (size_t)snprintf(out + j, n - j, "\\x%02x", *p);
-        else
-            out[j++] = (char)*p;
+    const char *p = in;
+    char piece[SB_ESC_PIECE];
+    int esc;
+    while (n && *p) {
+        int used = sb_escape_piece(p, piece, &esc);
+        size_t len = strlen(piece);
+        if (j + len + 1 > n)
+            break;
+        memcpy(out + j, piece, len);
+        j += len;
+        p += used;
     }
-    out[j] = '\0';
+    if (n)
+        out[j] = '\0';
+    return (size_t)(p - in);
+}
+
+void sb_fputs_escaped(FILE *f, const char *s)
+{
+    char piece[SB_ESC_PIECE];
+    int esc;
+    while (s && *s) {
+        s += sb_escape_piece(s, piece, &esc);
+        fputs(piece, f);
+    }
 }
 
 int sb_fail(int code, const char *fmt, ...)

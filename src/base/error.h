@@ -4,6 +4,7 @@
 #define SB_ERROR_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum sb_exit {
     SB_EXIT_OK = 0,
@@ -17,8 +18,11 @@ enum sb_exit {
  * `return sb_fail(SB_EXIT_USAGE, "...")`. */
 int sb_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sb_error_code(void);
-/* `in` with control characters written as \n, \t, \x1b..., for one-line, terminal-safe text. */
-void sb_escape(const char *in, char *out, size_t n);
+/* `in` as a terminal may show it (base/utf8.h's sb_escape_piece: C0, DEL, C1 and bytes that
+ * are not UTF-8 escaped), for one-line, terminal-safe text; cut on a piece boundary. */
+size_t sb_escape(const char *in, char *out, size_t n); /* returns the bytes of `in` shown */
+/* The same, written to f. */
+void sb_fputs_escaped(FILE *f, const char *s);
 const char *sb_error_message(void);
 void sb_error_clear(void);
 

@@ -1,5 +1,6 @@
 #include "base/utf8.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int sb_utf8_len(const char *str)
@@ -51,4 +52,31 @@ void sb_utf8_cut(char *s)
     size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
     if (lead >= 0xC0 && len - (i - 1) < want)
         s[i - 1] = '\0';
+}
+
+int sb_escape_piece(const char *str, char *out, int *escaped)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    *escaped = 1;
+    if (s[0] == '\n' || s[0] == '\t' || s[0] == '\r') {
+        snprintf(out, SB_ESC_PIECE, "\\%c", s[0] == '\n' ? 'n' : s[0] == '\t' ? 't' : 'r');
+        return 1;
+    }
+    if (s[0] < 0x20 || s[0] == 0x7f) {
+        snprintf(out, SB_ESC_PIECE, "\\x%02x", s[0]);
+        return 1;
+    }
+    int n = sb_utf8_len(str);
+    if (n == 0) { /* not UTF-8: the byte alone */
+        snprintf(out, SB_ESC_PIECE, "\\x%02x", s[0]);
+        return 1;
+    }
+    if (n == 2 && s[0] == 0xC2 && s[1] <= 0x9F) { /* a C1 control */
+        snprintf(out, SB_ESC_PIECE, "\\xc2\\x%02x", s[1]);
+        return 2;
+    }
+    memcpy(out, str, (size_t)n);
+    out[n] = 0;
+    *escaped = 0;
+    return n;
 }

@@ -13,4 +13,14 @@ void sb_utf8_sanitize(char *s);
 /* Drops a multi-byte character cut in half at the end of s (after a truncating snprintf). */
 void sb_utf8_cut(char *s);
 
+/* The terminal-safe form of text that came from outside (file names, CSV fields, NVTX names,
+ * argv): the one escaper every message, table and report uses. Piece by piece: C0 controls and
+ * DEL as \n, \t, \r or \xNN; C1 controls (U+0080..U+009F, which terminals obey as CSI and OSC)
+ * as \xc2\xNN; every byte that is not part of valid UTF-8 as \xNN; the rest as it is.
+ * Consumes the next piece of s (s must not be at its end): returns the bytes consumed, writes
+ * its form into out (at most SB_ESC_PIECE bytes with the NUL) and sets *escaped when that form
+ * is an escape (each of its bytes a column) rather than the character itself (one column). */
+#define SB_ESC_PIECE 12
+int sb_escape_piece(const char *s, char *out, int *escaped);
+
 #endif

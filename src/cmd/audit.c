@@ -196,12 +196,15 @@ static void signal_descendants(int sig)
 static int set_env(const sb_audit_request *req, const char *lib, const char *cupti, const char *dir,
                    const char *sock)
 {
+    char shown[PATH_MAX];
     const char *old = getenv("CUDA_INJECTION64_PATH");
     if (old && *old && strcmp(old, lib))
-        fprintf(stderr, "syncbench: audit: replacing CUDA_INJECTION64_PATH=%s\n", old);
+        fprintf(stderr, "syncbench: audit: replacing CUDA_INJECTION64_PATH=%s\n",
+                (sb_escape(old, shown, sizeof shown), shown));
     old = getenv("NVTX_INJECTION64_PATH");
     if (old && *old && strcmp(old, cupti))
-        fprintf(stderr, "syncbench: audit: replacing NVTX_INJECTION64_PATH=%s\n", old);
+        fprintf(stderr, "syncbench: audit: replacing NVTX_INJECTION64_PATH=%s\n",
+                (sb_escape(old, shown, sizeof shown), shown));
     char depth[32];
     snprintf(depth, sizeof depth, "%lld", req->depth);
     if (setenv("CUDA_INJECTION64_PATH", lib, 1) || setenv("NVTX_INJECTION64_PATH", cupti, 1) ||

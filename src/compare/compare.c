@@ -26,6 +26,33 @@ void sb_compare_request_defaults(sb_compare_request *req)
 }
 
 /* s with line breaks and other control characters escaped, so that a line stays one line. */
+
+/* Text from outside (file names, a CSV's gpu) for the Markdown summary: escaped for the
+ * terminal's sake (base/error.h), and no character that would end a code span, open HTML or
+ * split a table. */
+static const char *md_text(const char *s, char *buf, size_t n)
+{
+    char esc[512];
+    sb_escape(s, esc, sizeof esc);
+    size_t k = 0;
+    for (const char *p = esc; *p && k + 6 < n; p++) {
+        const char *r = *p == '`'   ? "'"
+                        : *p == '<' ? "&lt;"
+                        : *p == '>' ? "&gt;"
+                        : *p == '&' ? "&amp;"
+                        : *p == '|' ? "\\|"
+                                    : NULL;
+        if (r) {
+            memcpy(buf + k, r, strlen(r));
+            k += strlen(r);
+        } else {
+            buf[k++] = *p;
+        }
+    }
+    buf[k] = 0;
+    return buf;
+}
+
 static const char *one_line(const char *s, char *buf, size_t n)
 {
     sb_escape(s, buf, n);
@@ -407,8 +434,16 @@ int sb_compare_run(const sb_compare_request *req)
         }
     }
     if (!req->quiet) {
-        printf("baseline: %s (%s, %s)\ncurrent:  %s (%s, %s)\n%s\n\n", req->baseline, base.gpu,
-               base.run_id, req->current, cur.gpu, cur.run_id, rule);
+        /* file names and the CSVs' own text, escaped: they came from outside */
+        const char *parts[] = {"baseline: ", req->baseline,   " (",         base.gpu, ", ",
+                               base.run_id,  ")\ncurrent:  ", req->current, " (",     cur.gpu,
+                               ", ",         cur.run_id,      ")\n"};
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+            if (i % 2)
+                sb_fputs_escaped(stdout, parts[i]);
+            else
+                fputs(parts[i], stdout);
+        printf("%s\n\n", rule);
         print_table(stdout, &t, cells, n, 0);
         putchar('\n');
     }
@@ -420,8 +455,11 @@ int sb_compare_run(const sb_compare_request *req)
         for (size_t i = 0; i < n; i++)
             if (lines[i].v == SB_REGRESSION)
                 cells[i * (size_t)t.cols + (size_t)t.cols - 1] = "**REGRESSION**";
+        char mb[4][1024];
         fprintf(md.f, "### syncbench compare\n\nbaseline `%s` (%s), current `%s` (%s)\n\n%s\n\n",
-                req->baseline, base.gpu, req->current, cur.gpu, rule);
+                md_text(req->baseline, mb[0], sizeof mb[0]), md_text(base.gpu, mb[1], sizeof mb[1]),
+                md_text(req->current, mb[2], sizeof mb[2]), md_text(cur.gpu, mb[3], sizeof mb[3]),
+                rule);
         print_table(md.f, &t, cells, n, 1);
         fprintf(md.f, "\n%s\n", summary);
         if (advice[0])

@@ -102,16 +102,13 @@ static int out_of_memory(reader *r)
     return r->failed;
 }
 
-/* Text from the file as an error message shows it: at most 40 bytes, line breaks and other
- * control characters as '?', so the message stays one line. */
+/* Text from the file as an error message shows it: at most 40 bytes of it, escaped (one line,
+ * nothing a terminal obeys), "..." when there is more. */
 static const char *shown(const char *s, char *buf, size_t n)
 {
-    size_t k = 0, max = n - 4 < 40 ? n - 4 : 40;
-    for (; s[k] && k < max; k++)
-        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
-    if (s[k])
-        buf[k++] = '.', buf[k++] = '.', buf[k++] = '.';
-    buf[k] = '\0';
+    char piece[48];
+    size_t used = sb_escape(s, piece, sizeof piece < n - 3 ? sizeof piece : n - 3);
+    snprintf(buf, n, "%s%s", piece, s[used] ? "..." : "");
     return buf;
 }
 

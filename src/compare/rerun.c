@@ -30,15 +30,13 @@ static int plain(const char *s, size_t len, int value)
     return 1;
 }
 
-/* s for a comment: control characters as '?', at most max bytes ("..." past them). */
+/* s for a comment: escaped (base/error.h's sb_escape), at most max bytes ("..." past them). */
 static void comment_text(const char *s, char *buf, size_t max)
 {
-    size_t k = 0;
-    for (; s[k] && k < max; k++)
-        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
-    if (s[k] && k >= 3)
+    size_t used = sb_escape(s, buf, max + 1);
+    size_t k = strlen(buf);
+    if (s[used] && k >= 3)
         memcpy(buf + k - 3, "...", 3);
-    buf[k] = '\0';
 }
 
 /* Checks that params ("k=v;k=v", or "") splits into plain, distinct, unreserved keys with plain

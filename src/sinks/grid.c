@@ -1,44 +1,43 @@
 #include "sinks/grid.h"
 
+#include "base/utf8.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-/* Cells may hold text from files a user gave (compare's CSVs): a control character is written
- * as \n, \x1b, ... so that nothing reaches the terminal raw and a row stays one line; in
- * Markdown, |, <, > and & are escaped too, so a cell cannot break the table or inject HTML. */
-static const char *escaped(unsigned char c, int markdown, char *buf)
+/* Cells may hold text from files a user gave (compare's CSVs): every piece a terminal would
+ * obey is escaped (base/utf8.h's sb_escape_piece) so that nothing reaches the terminal raw and
+ * a row stays one line; in Markdown, |, <, > and & are escaped too, so a cell cannot break the
+ * table or inject HTML. */
+static const char *markdown_escape(char c)
 {
-    if (c == '\n')
-        return "\\n";
-    if (c < 0x20 || c == 0x7f) {
-        snprintf(buf, 8, "\\x%02x", c);
-        return buf;
-    }
-    if (markdown)
-        return c == '|' ? "\\|" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : NULL;
-    return NULL;
+    return c == '|' ? "\\|" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : NULL;
 }
 
 static void put(FILE *f, const char *s, int markdown)
 {
-    char buf[8];
-    for (; *s; s++) {
-        const char *e = escaped((unsigned char)*s, markdown, buf);
-        if (e)
-            fputs(e, f);
-        else
-            fputc(*s, f);
+    char piece[SB_ESC_PIECE];
+    int esc;
+    while (*s) {
+        const char *md = markdown ? markdown_escape(*s) : NULL;
+        if (md) {
+            fputs(md, f);
+            s++;
+            continue;
+        }
+        s += sb_escape_piece(s, piece, &esc);
+        fputs(piece, f);
     }
 }
 
 /* Display width of UTF-8 text as put() writes it ("µs" is two columns wide, three bytes). */
 static int width(const char *s)
 {
-    char buf[8];
-    int w = 0;
-    for (; *s; s++) {
-        const char *e = escaped((unsigned char)*s, 0, buf);
-        w += e ? (int)strlen(e) : ((unsigned char)*s & 0xC0) != 0x80;
+    char piece[SB_ESC_PIECE];
+    int w = 0, esc;
+    while (*s) {
+        s += sb_escape_piece(s, piece, &esc);
+        w += esc ? (int)strlen(piece) : 1;
     }
     return w;
 }

@@ -312,6 +312,56 @@ static void status_lost_and_missing_records_fail_the_gate(void **state)
     free(l.procs);
 }
 
+/* Names from the program (NVTX ranges, files, warn messages) reach the table and the gate's
+ * message escaped: no C0, DEL or C1 control raw (issue 19 item 4). */
+static int raw_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f ||
+            (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return 1;
+    return 0;
+}
+
+static void hostile_names_are_escaped(void **state)
+{
+    (void)state;
+    stream s;
+    stream_open(&s);
+    proc_line(&s, 100, -1);
+    line(&s, "{\"t\":\"warn\",\"msg\":\"bad \\u001b[2J \\u009b31m\"}");
+    line(&s,
+         "{\"t\":\"pystack\",\"id\":0,\"frames\":[[\"/x/\\u001b]0;t\\u0007.py\",\"f\\u009b\",3]]}");
+    line(&s, "{\"t\":\"range\",\"tid\":1,\"id\":1,\"name\":\"r\\u001b[31m\\u009b\",\"start\":5,"
+             "\"end\":100,\"depth\":0}");
+    line(&s, "{\"t\":\"call\",\"api\":\"cudaDeviceSynchronize\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
+             "\"corr\":1,\"start\":10,\"end\":20,\"ranges\":[[1,\"r\\u001b[31m\\u009b\"]],"
+             "\"stack\":-1,\"py\":0}");
+    end_line(&s);
+    sb_audit_run *run = load_into(NULL, &s, "proc-100.jsonl");
+    sb_audit_set_wall(run, "python3 \x1b[2J\xc2\x9b", 1, 0);
+    analyze_default(run);
+    char *t = table_of(run);
+    assert_false(raw_control(t));
+    assert_non_null(strstr(t, "r\\x1b[31m\\xc2\\x9b"));
+    assert_non_null(strstr(t, "bad \\x1b[2J \\xc2\\x9b31m"));
+    assert_non_null(strstr(t, "/x/\\x1b]0;t\\x07.py:3 in f\\xc2\\x9b"));
+    assert_non_null(strstr(t, "python3 \\x1b[2J\\xc2\\x9b"));
+    free(t);
+    char *msg;
+    size_t n;
+    FILE *f = open_memstream(&msg, &n);
+    sb_audit_opts o = run->opts;
+    o.max_syncs = 0;
+    o.range = "r\x1b[31m\xc2\x9b";
+    assert_int_equal(sb_audit_gate(run, &o, f), 1);
+    fclose(f);
+    assert_false(raw_control(msg));
+    assert_non_null(strstr(msg, "range 'r\\x1b[31m\\xc2\\x9b'"));
+    free(msg);
+    sb_audit_free(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +370,7 @@ int main(void)
         cmocka_unit_test(reports_carry_the_python_site),
         cmocka_unit_test(sites_group_by_python_line),
         cmocka_unit_test(status_lost_and_missing_records_fail_the_gate),
+        cmocka_unit_test(hostile_names_are_escaped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
