@@ -102,9 +102,13 @@ def load(path):
                     raise BadInput(f"{path}:{line}: median '{clip(row['median'])}' of "
                                    f"{clip(row['scenario'])}/{clip(row['variant'])} "
                                    f"{clip(row['metric'])} {wrong}")
-                row["median"] = median
-                row["line"] = line
-                rows.append(row)
+                # only the columns the figures read, their repeated texts shared: a large CSV
+                # (a million rows) is held in a fraction of what whole rows would take
+                kept = {c: sys.intern(row[c]) for c in REQUIRED if c != "median"}
+                kept["median"] = median
+                kept["line"] = line
+                check_row(path, kept)
+                rows.append(kept)
     except OSError as e:
         raise BadInput(f"{path}: cannot open: {e.strerror}")
     except (UnicodeDecodeError, csv.Error) as e:
@@ -158,22 +162,21 @@ NUMERIC_PARAMS = {
 FIGURE_SCENARIOS = set(GEMMS) | {"readback", "copy", "double-buffer"}
 
 
-def check_params(path, rows):
-    """Every row a figure may draw has parseable params; GEMM sizes and copy bytes numbers.
-    Stores the parsed dict as row['p']."""
-    for r in rows:
-        if r["scenario"] not in FIGURE_SCENARIOS:
-            continue
-        p = params_of(r["params"])
-        where = f"{path}:{r['line']}: {r['scenario']} params '{clip(r['params'], 60)}'"
-        if p is None:
-            raise BadInput(f"{where}: not key=value pairs joined by ';'")
-        for key, parse, what in NUMERIC_PARAMS.get(r["scenario"], []):
-            if key not in p:
-                raise BadInput(f"{where}: no {key}=")
-            if not parse(p[key]):
-                raise BadInput(f"{where}: {key}='{clip(p[key])}' is not {what}")
-        r["p"] = p
+def check_row(path, r):
+    """A row a figure may draw has parseable params; GEMM sizes and copy bytes numbers. Stores
+    the parsed dict as r['p']. Checked as the file is read: a bad row stops it at once."""
+    if r["scenario"] not in FIGURE_SCENARIOS:
+        return
+    p = params_of(r["params"])
+    where = f"{path}:{r['line']}: {r['scenario']} params '{clip(r['params'], 60)}'"
+    if p is None:
+        raise BadInput(f"{where}: not key=value pairs joined by ';'")
+    for key, parse, what in NUMERIC_PARAMS.get(r["scenario"], []):
+        if key not in p:
+            raise BadInput(f"{where}: no {key}=")
+        if not parse(p[key]):
+            raise BadInput(f"{where}: {key}='{clip(p[key])}' is not {what}")
+    r["p"] = p
 
 
 def table(rows, scenarios):
@@ -187,7 +190,7 @@ def table(rows, scenarios):
 
 
 def parsed_params(rows):
-    """{(scenario, params text): parsed params} for the rows check_params parsed."""
+    """{(scenario, params text): parsed params} for the rows check_row parsed."""
     return {(r["scenario"], r["params"]): r["p"] for r in rows if "p" in r}
 
 
@@ -703,7 +706,6 @@ def run(args, notes):
     try:
         out.prepare()
         rows = load(args.csv)
-        check_params(args.csv, rows)
         meta = {"gpu": clip(rows[0]["gpu"] or "unknown GPU", 60),
                 "date": clip(rows[0]["timestamp"][:10], 10)}
         todo = []

@@ -23,9 +23,30 @@ class Interrupted(Exception):
         self.status = 128 + signum
 
 
+def escape(text):
+    """Text from outside as a terminal may show it, the way syncbench's C escaper writes it:
+    C0 controls and DEL as \\n, \\t, \\r, \\xNN; C1 controls (which terminals obey) as
+    \\xc2\\xNN; lone surrogates (JSON may hold them) as \\uNNNN."""
+    out = []
+    for ch in str(text):
+        o = ord(ch)
+        if ch in "\n\t\r":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
+        elif o < 0x20 or o == 0x7f:
+            out.append(f"\\x{o:02x}")
+        elif 0x80 <= o <= 0x9f:
+            out.append(f"\\xc2\\x{o:02x}")
+        elif 0xd800 <= o <= 0xdfff:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def clip(text, n=40):
-    """User text as it goes into a message or a figure: one line, at most n characters."""
-    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    """User text as it goes into a message or a figure: escaped (one line, nothing a terminal
+    obeys), at most n characters."""
+    text = escape(text)
     return text if len(text) <= n else text[:n - 1] + "…"
 
 

@@ -86,47 +86,117 @@ def stream_number(tid, thread_name):
     return None
 
 
+# Bounds on times (us): about 30 years; a trace's real times are far inside, and the figure's
+# arithmetic stays finite (ts 1e308 used to end in an internal error).
+MAX_TIME_US = 1e15
+
+
+class Event:
+    """One "X" event, in a fraction of a dict's memory (a trace of millions of events)."""
+    __slots__ = ("pid", "tid", "ts", "end", "cat", "name", "range")
+
+    def __init__(self, pid, tid, ts, end, cat, name, rng):
+        self.pid, self.tid, self.ts, self.end = pid, tid, ts, end
+        self.cat, self.name, self.range = cat, name, rng
+
+    def __getitem__(self, k):
+        return getattr(self, k)
+
+
+WS = re.compile(r"[ \t\n\r]*")
+
+
+def trace_events(text, path):
+    """Yields ("meta"|"event", value): the top-level object's members read one at a time and the
+    "traceEvents" array element by element (json.JSONDecoder.raw_decode), so that the whole
+    document is never a tree of Python objects at once."""
+    dec = json.JSONDecoder()
+    i = WS.match(text, 0).end()
+    if text[i:i + 1] != "{":
+        dec.raw_decode(text, i)  # ValueError: not JSON at all
+        raise BadInput(f"{path}: not a Chrome trace: no \"traceEvents\"")
+    i, found = i + 1, False
+    while True:
+        i = WS.match(text, i).end()
+        if text[i:i + 1] == "}":
+            break
+        key, i = dec.raw_decode(text, i)
+        i = WS.match(text, i).end()
+        if not isinstance(key, str) or text[i:i + 1] != ":":
+            raise ValueError(f"expected a member name and ':' at offset {i}")
+        i = WS.match(text, i + 1).end()
+        if key == "traceEvents":
+            if text[i:i + 1] != "[":
+                raise BadInput(f"{path}: \"traceEvents\" is not a list")
+            found, i = True, WS.match(text, i + 1).end()
+            if text[i:i + 1] == "]":
+                i += 1
+            else:
+                while True:
+                    item, i = dec.raw_decode(text, i)
+                    yield "event", item
+                    i = WS.match(text, i).end()
+                    if text[i:i + 1] == ",":
+                        i = WS.match(text, i + 1).end()
+                    elif text[i:i + 1] == "]":
+                        i += 1
+                        break
+                    else:
+                        raise ValueError(f"expected ',' or ']' at offset {i}")
+        else:
+            _, i = dec.raw_decode(text, i)
+        i = WS.match(text, i).end()
+        if text[i:i + 1] == ",":
+            i += 1
+        elif text[i:i + 1] != "}":
+            raise ValueError(f"expected ',' or '}}' at offset {i}")
+    if WS.match(text, i + 1).end() != len(text):
+        raise ValueError("extra data after the object")
+    if not found:
+        raise BadInput(f"{path}: not a Chrome trace: no \"traceEvents\"")
+
+
 def load(path):
     """The trace -> (events, process names, thread names); raises BadInput."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise BadInput(f"{path}: not JSON ({clip(e, 120)})")
     except OSError as e:
         raise BadInput(f"{path}: cannot open: {e.strerror}")
-    try:
-        doc = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise BadInput(f"{path}: not JSON ({clip(e, 120)})")
-    if not isinstance(doc, dict) or "traceEvents" not in doc:
-        raise BadInput(f"{path}: not a Chrome trace: no \"traceEvents\"")
-    raw = doc["traceEvents"]
-    if not isinstance(raw, list):
-        raise BadInput(f"{path}: \"traceEvents\" is not a list")
     pnames, tnames, events = {}, {}, []
-    for i, e in enumerate(raw):
-        if not isinstance(e, dict):
-            raise BadInput(f"{path}: traceEvents[{i}] is not an object")
-        ph = e.get("ph")
-        if ph == "M":
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
-            name = args.get("name")
-            if isinstance(name, str):
-                if e.get("name") == "process_name":
-                    pnames[key(e.get("pid"))] = name
-                elif e.get("name") == "thread_name":
-                    tnames[(key(e.get("pid")), key(e.get("tid")))] = name
-        elif ph == "X":
-            ts, dur = e.get("ts"), e.get("dur", 0)
-            if not finite(ts):
-                raise BadInput(f"{path}: traceEvents[{i}]: \"ts\" is not a number")
-            if not finite(dur) or dur < 0:
-                raise BadInput(f"{path}: traceEvents[{i}]: \"dur\" is not a number >= 0")
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
-            events.append({"pid": key(e.get("pid")), "tid": key(e.get("tid")),
-                           "ts": float(ts), "end": float(ts) + float(dur),
-                           "cat": str(e.get("cat", "")), "name": str(e.get("name", "")),
-                           "range": args.get("range") if isinstance(args.get("range"), str)
-                           else ""})
+    intern = sys.intern
+    try:
+        for i, (_, e) in enumerate(trace_events(text, path)):
+            if not isinstance(e, dict):
+                raise BadInput(f"{path}: traceEvents[{i}] is not an object")
+            ph = e.get("ph")
+            if ph == "M":
+                args = e.get("args") if isinstance(e.get("args"), dict) else {}
+                name = args.get("name")
+                if isinstance(name, str):
+                    if e.get("name") == "process_name":
+                        pnames[key(e.get("pid"))] = name
+                    elif e.get("name") == "thread_name":
+                        tnames[(key(e.get("pid")), key(e.get("tid")))] = name
+            elif ph == "X":
+                ts, dur = e.get("ts"), e.get("dur", 0)
+                if not finite(ts) or abs(ts) > MAX_TIME_US:
+                    raise BadInput(f"{path}: traceEvents[{i}]: \"ts\" is not a number within "
+                                   f"+-{MAX_TIME_US:.0e} us")
+                if not finite(dur) or dur < 0 or dur > MAX_TIME_US:
+                    raise BadInput(f"{path}: traceEvents[{i}]: \"dur\" is not a number >= 0 "
+                                   f"(and at most {MAX_TIME_US:.0e} us)")
+                args = e.get("args") if isinstance(e.get("args"), dict) else {}
+                rng = args.get("range") if isinstance(args.get("range"), str) else ""
+                events.append(Event(key(e.get("pid")), key(e.get("tid")), float(ts),
+                                    float(ts) + float(dur), intern(str(e.get("cat", ""))),
+                                    intern(str(e.get("name", ""))), intern(rng)))
+    except RecursionError:
+        raise BadInput(f"{path}: not JSON (nested too deeply)")
+    except ValueError as e:
+        raise BadInput(f"{path}: not JSON ({clip(e, 120)})")
     if not events:
         raise BadInput(f"{path}: no \"X\" events to draw")
     return events, pnames, tnames
