@@ -324,3 +324,26 @@ def test_interrupted_leaves_nothing(tmp_path):
     r = plot_with("os.kill(os.getpid(), signal.SIGINT)", tmp_path)
     one_line(r, 130, "interrupted")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_row_stops_a_large_csv_at_once(tmp_path):
+    """A 300 000-row CSV whose second row is bad: one line naming it, without holding the file
+    (whole rows of a 192 MB CSV took 2.2 GB before the error)."""
+    path = tmp_path / "big.csv"
+    header = ("run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,iters,reps,"
+              "metric,unit,better,median,mean,stddev,min,max,p05,p95,cv,flags\n")
+    good = ("r,2026-11-24T00:00:00Z,h,GPU,580,13.0,small-gemm,async,m={i};n=512;k=512;"
+            "dtype=fp16;tf32=0,10,20,kernel_us,us,lower,5,5,0,5,5,5,5,0,\n")
+    with open(path, "w") as f:
+        f.write(header)
+        f.write(good.format(i=1))
+        f.write(good.format(i=2).replace("m=2;", "m=x;"))
+        for i in range(300000):
+            f.write(good.format(i=i + 3))
+    proc = subprocess.Popen([sys.executable, PLOT, str(path), "-o", str(tmp_path / "p")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 2, err
+    assert ":3: small-gemm params" in err and "m='x'" in err, err
+    assert usage.ru_maxrss < 100 * 1024, usage.ru_maxrss
