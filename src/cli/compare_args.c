@@ -78,6 +78,9 @@ static const sb_optdef compare_optdefs[] = {
      NULL, "the current run's samples (default: CURRENT.samples.csv)"},
     {"markdown", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(markdown), NULL, "Output:",
      "also write the table as Markdown (CI job summary)"},
+    {"verdicts", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(verdicts), NULL, NULL,
+     "also write every row's verdict as CSV for CI tools: medians,\n"
+     "change, interval, threshold, rule, verdict"},
     {"rerun", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(rerun), NULL, NULL,
      "write a suite that measures the REGRESSION and inconclusive\n"
      "rows again (syncbench --config PATH); with none, a file\n"

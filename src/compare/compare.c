@@ -16,6 +16,7 @@
 #include "compare/rerun.h"
 #include "sinks/grid.h"
 #include "sinks/outfile.h"
+#include "sinks/sink.h"
 
 void sb_compare_request_defaults(sb_compare_request *req)
 {
@@ -259,6 +260,55 @@ static void print_table(FILE *f, const layout *t, const char **cells, size_t n, 
 
 /* ---- the run ---- */
 
+/* --threshold-for METRIC=PCT naming a metric that neither file has is a typo, not a no-op (a
+ * metric left out by --metric or --subset is fine: perf-check names its thresholds once). */
+static int check_thresholds_used(const sb_compare_request *req, const sb_cmp_table *a,
+                                 const sb_cmp_table *b)
+{
+    for (int k = 0; k < req->n_threshold_for; k++) {
+        int found = 0;
+        for (size_t i = 0; i < a->n && !found; i++)
+            found = !strcmp(a->rows[i].metric, req->threshold_for[k]);
+        for (size_t i = 0; i < b->n && !found; i++)
+            found = !strcmp(b->rows[i].metric, req->threshold_for[k]);
+        if (!found)
+            return sb_fail(SB_EXIT_USAGE, "compare: --threshold-for %s: neither file has metric %s",
+                           req->threshold_for[k], req->threshold_for[k]);
+    }
+    return 0;
+}
+
+/* --verdicts PATH: one CSV row per compared row, for CI tools (RFC 4180, as the run CSVs). */
+static int write_verdicts(FILE *f, const sb_compare_request *req, const line *l, size_t n)
+{
+    fputs("scenario,variant,params,metric,unit,better,baseline,current,change_pct,ci_lo_pct,"
+          "ci_hi_pct,threshold_pct,rule,verdict\n",
+          f);
+    static const char *const rules[] = {[RULE_NONE] = "none",
+                                        [RULE_SUMMARY] = "summary",
+                                        [RULE_SAMPLES] = "samples",
+                                        [RULE_ZERO] = "zero-baseline"};
+    for (size_t i = 0; i < n; i++) {
+        const sb_cmp_row *r = l[i].base ? l[i].base : l[i].cur;
+        const char *text[] = {r->scenario, r->variant, r->params, r->metric, r->unit};
+        for (size_t k = 0; k < sizeof text / sizeof text[0]; k++) {
+            sb_csv_write_field(f, text[k]);
+            fputc(',', f);
+        }
+        fprintf(f, "%s,", r->better == SB_HIGHER ? "higher" : "lower");
+        const double v[] = {l[i].base ? l[i].base->median : NAN, l[i].cur ? l[i].cur->median : NAN,
+                            l[i].change, l[i].lo, l[i].hi};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+            if (isfinite(v[k]))
+                fprintf(f, "%.9g,", v[k]);
+            else
+                fputc(',', f); /* empty: none (a new or missing row, no interval) */
+        fprintf(f, "%g,%s,%s\n", sb_compare_threshold(req, r->metric), rules[l[i].rule],
+                sb_verdict_name(l[i].v));
+    }
+    return ferror(f) ? sb_fail(SB_EXIT_FAIL, "compare: --verdicts: write error") : 0;
+}
+
 /* The confirmation suite for the REGRESSION and inconclusive rows, written to out. */
 static int write_rerun(const sb_compare_request *req, const line *l, size_t n, sb_out_file *out,
                        int *sections)
@@ -282,9 +332,10 @@ int sb_compare_run(const sb_compare_request *req)
     sb_strpool_init(&pool);
     sb_cmp_table base, cur;
     memset(&cur, 0, sizeof cur);
-    sb_out_file md, rr;
+    sb_out_file md, rr, vd;
     memset(&md, 0, sizeof md);
     memset(&rr, 0, sizeof rr);
+    memset(&vd, 0, sizeof vd);
     sb_pair *pairs = NULL;
     line *lines = NULL;
     const char **cells = NULL;
@@ -304,6 +355,8 @@ int sb_compare_run(const sb_compare_request *req)
                 one_line(base.gpu, a, sizeof a), one_line(cur.gpu, b, sizeof b));
     }
 
+    if ((rc = check_thresholds_used(req, &base, &cur)) != 0)
+        goto out;
     /* samples: read when both runs have them */
     if ((rc = find_samples(req->base_samples, "--base-samples", req->baseline, &bs)) != 0 ||
         (rc = find_samples(req->current_samples, "--current-samples", req->current, &cs)) != 0)
@@ -315,14 +368,26 @@ int sb_compare_run(const sb_compare_request *req)
 
     const char *inputs[] = {req->baseline, req->current, bs.path ? bs.path : cs.path,
                             bs.path ? cs.path : NULL, NULL};
-    if (req->markdown && (rc = sb_out_create(&md, "markdown", req->markdown, inputs)) != 0)
-        goto out;
-    if (req->rerun && (rc = sb_out_create(&rr, "rerun", req->rerun, inputs)) != 0)
-        goto out;
-    if (md.f && rr.f && sb_out_same(&md, &rr)) {
-        rc = sb_fail(SB_EXIT_USAGE, "compare: --rerun %s: same file as --markdown %s", req->rerun,
-                     req->markdown);
-        goto out;
+    /* the outputs are checked now and created once the verdicts are in: a signal during the
+     * bootstrap leaves no empty PATH.partial behind */
+    struct {
+        sb_out_file *f;
+        const char *opt, *path;
+    } outs[] = {{&md, "markdown", req->markdown},
+                {&rr, "rerun", req->rerun},
+                {&vd, "verdicts", req->verdicts}};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        if (!outs[i].path)
+            continue;
+        if ((rc = sb_out_prepare(outs[i].f, outs[i].opt, outs[i].path)) != 0 ||
+            (rc = sb_out_check_inputs(outs[i].f, inputs)) != 0)
+            goto out;
+        for (size_t j = 0; j < i; j++)
+            if (outs[j].path && sb_out_same(outs[j].f, outs[i].f)) {
+                rc = sb_fail(SB_EXIT_USAGE, "compare: --%s %s: same file as --%s %s", outs[i].opt,
+                             outs[i].path, outs[j].opt, outs[j].path);
+                goto out;
+            }
     }
 
     size_t n;
@@ -367,6 +432,9 @@ int sb_compare_run(const sb_compare_request *req)
     }
     free(pairs);
     pairs = NULL;
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        if (outs[i].path && (rc = sb_out_open(outs[i].f, NULL)) != 0)
+            goto out;
 
     /* which rule: one line before the table, and in the summary */
     const sb_compare_opts *o = &req->opts;
@@ -467,6 +535,10 @@ int sb_compare_run(const sb_compare_request *req)
         if ((rc = sb_out_commit(&md)) != 0)
             goto out;
     }
+    if (vd.f && (rc = write_verdicts(vd.f, req, lines, n)) == 0)
+        rc = sb_out_commit(&vd);
+    if (rc)
+        goto out;
     if (rr.f) {
         int sections;
         if ((rc = write_rerun(req, lines, n, &rr, &sections)) != 0)
@@ -490,6 +562,7 @@ int sb_compare_run(const sb_compare_request *req)
 out:
     sb_out_abort(&md);
     sb_out_abort(&rr);
+    sb_out_abort(&vd);
     free(cells);
     free(lines);
     free(pairs);

@@ -21,6 +21,7 @@ typedef struct sb_compare_request {
     int n_metrics;
     char metric_buf[1024];
     const char *markdown; /* --markdown PATH, or NULL */
+    const char *verdicts; /* --verdicts PATH: the verdicts as CSV, or NULL */
     /* --threshold-for METRIC=PCT[,...]: a metric's own threshold (e.g. PCIe bandwidth, which
      * moves more between machines than a kernel's time) */
     const char *threshold_for[SB_COMPARE_MAX_METRICS];

@@ -3,6 +3,7 @@
 #include <csv.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,11 +177,18 @@ static const char *get(const reader *r, int c)
     return r->col[c] >= 0 ? field(r, r->col[c]) : "";
 }
 
+/* No time, rate or ratio of a run comes near it (1e15 us is 31 years): a larger number is a
+ * damaged file, and the statistics on it would overflow (samples of 1e308 gave a NaN
+ * interval, medians of 1e63 a cut figure). */
+#define SB_CMP_MAX_VALUE 1e15
+
 static int number(reader *r, int c, double *out)
 {
     const char *text = get(r, c);
     char a[64];
     int rc = sb_parse_double(text, out);
+    if (rc == SB_PARSE_OK && fabs(*out) >= SB_CMP_MAX_VALUE)
+        rc = SB_PARSE_RANGE;
     if (rc == SB_PARSE_RANGE)
         return fail_at(r, r->start, "%s '%s' is out of range", r->wanted[c],
                        shown(text, a, sizeof a));
@@ -252,6 +260,11 @@ static void csv_row(reader *r)
         number(r, C_STDDEV, &row.stddev) || not_negative(r, C_STDDEV, row.stddev) ||
         number(r, C_CV, &row.cv) || not_negative(r, C_CV, row.cv))
         return;
+    if (fabs(row.mean) >= SB_CMP_MAX_VALUE || row.stddev >= SB_CMP_MAX_VALUE) {
+        fail_at(r, r->start, "mean or stddev is out of range (magnitude %g or more)",
+                SB_CMP_MAX_VALUE);
+        return;
+    }
     if (r->col[C_REPS] >= 0) {
         long long reps;
         if (integer(r, C_REPS, 1, INT_MAX, &reps))
@@ -301,13 +314,22 @@ static void csv_row(reader *r)
                 shown(row.params, p, sizeof p), shown(row.metric, m, sizeof m), t->rows[dup].line);
         return;
     }
+    const char *gpu = intern(r, C_GPU);
+    if (!gpu) {
+        out_of_memory(r);
+        return;
+    }
     if (t->n == 0) {
-        t->gpu = intern(r, C_GPU);
+        t->gpu = gpu;
         t->run_id = row.run_id;
-        if (!t->gpu) {
-            out_of_memory(r);
-            return;
-        }
+    } else if (gpu != t->gpu || row.run_id != t->run_id) {
+        /* one file, one run: rows of two runs or GPUs would be compared as one */
+        char a[64], b[64];
+        int is_gpu = gpu != t->gpu;
+        fail_at(r, r->start, "%s '%s' is not line %ld's '%s': one file holds one run",
+                is_gpu ? "gpu" : "run_id", shown(is_gpu ? gpu : row.run_id, a, sizeof a),
+                t->rows[0].line, shown(is_gpu ? t->gpu : t->run_id, b, sizeof b));
+        return;
     }
     t->n++;
 }
@@ -518,10 +540,11 @@ static void sample_row(reader *r)
         return;
     }
     double value;
-    if (sb_parse_double(get(r, S_VALUE), &value) != SB_PARSE_OK) {
+    if (sb_parse_double(get(r, S_VALUE), &value) != SB_PARSE_OK ||
+        fabs(value) >= SB_CMP_MAX_VALUE) {
         char a[64];
-        fail_at(r, r->start, "value '%s' is not a finite number",
-                shown(get(r, S_VALUE), a, sizeof a));
+        fail_at(r, r->start, "value '%s' is not a finite number below %g in magnitude",
+                shown(get(r, S_VALUE), a, sizeof a), SB_CMP_MAX_VALUE);
         return;
     }
     if (st->n == st->cap) {

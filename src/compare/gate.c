@@ -86,17 +86,36 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Do a and b (n values each) hold the same values, in any order? tmp holds 2n. */
+static int same_samples(const double *a, const double *b, int n, double *tmp)
+{
+    memcpy(tmp, a, sizeof *tmp * (size_t)n);
+    memcpy(tmp + n, b, sizeof *tmp * (size_t)n);
+    qsort(tmp, (size_t)n, sizeof *tmp, by_value);
+    qsort(tmp + n, (size_t)n, sizeof *tmp, by_value);
+    return memcmp(tmp, tmp + n, sizeof *tmp * (size_t)n) == 0;
+}
+
 int sb_gate_decide(const double *base, int nb, const double *cur, int nc, int higher_is_better,
                    const sb_gate_opts *o, sb_gate_result *out)
 {
     memset(out, 0, sizeof *out);
     int n = nb > nc ? nb : nc;
-    double *tmp = malloc(sizeof *tmp * (size_t)(n ? n : 1));
+    double *tmp = malloc(sizeof *tmp * (size_t)(n ? 2 * n : 1));
     double *changes = malloc(sizeof *changes * (size_t)(o->resamples ? o->resamples : 1));
     if (!tmp || !changes || nb < 1 || nc < 1) {
         free(tmp);
         free(changes);
         return -1;
+    }
+    /* the same samples (a run compared with itself): the change is exactly 0, no interval to
+     * estimate; a bootstrap of two independent draws would widen it past the threshold for a
+     * noisy row and call a self-comparison inconclusive */
+    if (nb == nc && same_samples(base, cur, nb, tmp)) {
+        out->verdict = nb < o->min_samples ? SB_GATE_INCONCLUSIVE : SB_GATE_SAME;
+        free(tmp);
+        free(changes); /* change_pct, lo_pct and hi_pct stay 0 */
+        return 0;
     }
     memcpy(tmp, base, sizeof *tmp * (size_t)nb);
     double mb = median(tmp, nb);

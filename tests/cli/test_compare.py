@@ -122,7 +122,7 @@ def test_errors_name_physical_lines(tmp_path):
     one_line_error(run("compare", bad, bad), f"{bad}:4: median 'fast' is not a number")
     dup = write(tmp_path / "dup.csv", split, "\n", row(params="m=3"), row(params='"m=1\nn=2"'))
     one_line_error(run("compare", dup, dup),
-                   f"{dup}:6: duplicate row for small-gemm async m=1?n=2 kernel_us "
+                   f"{dup}:6: duplicate row for small-gemm async m=1\\nn=2 kernel_us "
                    "(first at line 2)")
 
 
