@@ -340,6 +340,56 @@ static int cmp_unrecorded(const void *a, const void *b)
     return x->k - y->k;
 }
 
+static int cmp_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* nvtxRangeStart/End ranges belong to no thread (they may end on another one): each counts
+ * the blocking calls of every thread of the process that started inside it. n log n. */
+static int count_startend(sb_audit_proc *p)
+{
+    size_t nse = 0, n = 0;
+    for (size_t i = 0; i < p->nranges; i++)
+        nse += p->ranges[i].startend;
+    if (!nse)
+        return 0;
+    int64_t *starts = malloc((p->ncalls ? p->ncalls : 1) * sizeof *starts);
+    if (!starts)
+        return -1;
+    for (size_t i = 0; i < p->ncalls; i++)
+        if (sb_audit_blocking(p->calls[i].cls))
+            starts[n++] = p->calls[i].start;
+    sb_sort(starts, n, sizeof *starts, cmp_int64);
+    for (size_t i = 0; i < p->nranges; i++) {
+        sb_audit_range *r = &p->ranges[i];
+        if (!r->startend)
+            continue;
+        int64_t end = r->end >= r->start ? r->end : INT64_MAX;
+        size_t lo = 0, hi = n; /* the first start >= r->start */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (starts[mid] < r->start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t first = lo;
+        hi = n; /* the first start > end */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (starts[mid] <= end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        r->blocking = (long)(lo - first);
+    }
+    free(starts);
+    return 0;
+}
+
 /* Range instances: the recorded ones, and those only calls name (a killed process never wrote
  * them: the first call that names one gives its name, start and depth); each instance's count
  * of blocking calls, nested ranges included. n log n in the calls and ranges. */
@@ -390,7 +440,7 @@ static int count_ranges(sb_audit_proc *p)
                 r->blocking++;
         }
     }
-    return 0;
+    return count_startend(p);
 }
 
 static int cmp_range_name(const void *a, const void *b)
@@ -427,7 +477,7 @@ static int sum_ranges(sb_audit_run *run)
     for (size_t k = 0; k < m; k++) {
         const sb_audit_range *r = all[k];
         if (!n || s[n - 1].name != r->name)
-            s[n++] = (sb_audit_range_sum){.name = r->name};
+            s[n++] = (sb_audit_range_sum){.name = r->name, .domain = r->domain ? r->domain : ""};
         s[n - 1].instances++;
         s[n - 1].total_blocking += r->blocking;
         if (r->blocking > s[n - 1].max_blocking)

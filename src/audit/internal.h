@@ -73,8 +73,10 @@ typedef struct sb_audit_range {
     const char *name;
     int64_t start, end; /* end -1: still open at exit */
     int depth;
-    int recorded;  /* 0: only seen in calls' "ranges" (the process was killed) */
-    long blocking; /* analyze.c: blocking calls inside this instance */
+    int recorded;       /* 0: only seen in calls' "ranges" (the process was killed) */
+    int startend;       /* an nvtxRangeStart/End range: counts every thread's calls inside it */
+    const char *domain; /* the NVTX domain's name, "" for the default domain */
+    long blocking;      /* analyze.c: blocking calls inside this instance */
 } sb_audit_range;
 
 typedef struct sb_audit_frame {
@@ -185,7 +187,7 @@ typedef struct sb_audit_proc {
 
 /* A range name's instances over the whole run (the JSON's "ranges"). */
 typedef struct sb_audit_range_sum {
-    const char *name;
+    const char *name, *domain;
     long instances, max_blocking, total_blocking;
 } sb_audit_range_sum;
 

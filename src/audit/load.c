@@ -130,8 +130,11 @@ static int read_range(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     r.end = num_or(o, "end", -1);
     r.depth = (int)num_or(o, "depth", 0);
     r.name = str(run, o, "name", NULL);
+    r.domain = str(run, o, "dom", "");
     r.recorded = 1;
-    if (!ok || !r.name)
+    json_t *kind = json_object_get(o, "kind");
+    r.startend = json_is_string(kind) && !strcmp(json_string_value(kind), "startend");
+    if (!ok || !r.name || !r.domain)
         return BAD;
     if (sb_grow(&p->ranges, &p->cap_ranges, p->nranges, sizeof r) < 0)
         return NOMEM;

@@ -179,9 +179,10 @@ static json_t *ranges(const sb_audit_run *run)
     json_t *a = json_array();
     for (size_t i = 0; i < run->nrange_sums; i++) {
         const sb_audit_range_sum *s = &run->range_sums[i];
-        append(a, json_pack("{s:o, s:I, s:I, s:I}", "name", str(s->name), "instances",
-                            (json_int_t)s->instances, "max_blocking", (json_int_t)s->max_blocking,
-                            "total_blocking", (json_int_t)s->total_blocking));
+        append(a, json_pack("{s:o, s:o, s:I, s:I, s:I}", "name", str(s->name), "domain",
+                            str(s->domain), "instances", (json_int_t)s->instances, "max_blocking",
+                            (json_int_t)s->max_blocking, "total_blocking",
+                            (json_int_t)s->total_blocking));
     }
     return a;
 }

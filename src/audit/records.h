@@ -20,7 +20,14 @@
  *        absent otherwise. ctx: CUPTI context id, 0 when none.
  *   {"t":"range","tid":T,"id":ID,"name":"train_step","start":S,"end":E,"depth":D}
  *        an NVTX push/pop range instance, written when it is popped (end = -1: still open
- *        when the process ended). depth 0 = outermost.
+ *        when the process ended). depth 0 = outermost. Optional: "dom":"NCCL", the NVTX
+ *        domain's name (absent: the default domain); "kind":"startend", an nvtxRangeStart/End
+ *        range (process-wide: tid is the thread that started it, it may end on another, and
+ *        it counts the blocking calls of every thread inside it). Names are UTF-8: ASCII and
+ *        UTF-8 messages as given, wide ones converted, registered strings resolved.
+ *   {"t":"pystack","id":N,"frames":[["/abs/train.py","train_step",42],...]}
+ *        a Python stack (file, function, line), innermost first, written once before the
+ *        first call that uses it; a "call" names it with "py":N.
  *   {"t":"stack","id":N,"frames":[["/usr/lib/libtorch_cuda.so","symbol",OFF,ABS],...]}
  *        a native call stack, innermost first, written once before the first call that uses
  *        it. OFF: address minus the object's load base; ABS: the absolute address (for

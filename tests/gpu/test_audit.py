@@ -21,6 +21,7 @@ PROGRAMS = os.environ.get("SYNCBENCH_TEST_PROGRAMS", str(ROOT / "build" / "tests
 COUNTS = os.path.join(PROGRAMS, "audit_counts")
 EXIT = os.path.join(PROGRAMS, "audit_exit")
 PARENT = os.path.join(PROGRAMS, "audit_parent")
+NVTX_PROG = os.path.join(PROGRAMS, "audit_nvtx")
 TORCH_ITEM = str(ROOT / "tests" / "audit" / "torch_item.py")
 TIMELINE = str(ROOT / "plot" / "timeline.py")
 
@@ -35,7 +36,7 @@ N = 5
 
 @pytest.fixture(scope="module", autouse=True)
 def programs_built():
-    for p in (COUNTS, EXIT, PARENT):
+    for p in (COUNTS, EXIT, PARENT, NVTX_PROG):
         if not os.access(p, os.X_OK):
             pytest.fail(f"{p} not built; run make test-programs")
 
@@ -431,3 +432,24 @@ def test_scenario_pending_readback_blocks_pending_us(tmp_path):
     total = float(copy["blocked_total_us"])
     assert 0.9 * 15 * PENDING_US <= total <= 1.3 * 15 * PENDING_US + 3000, copy
     assert 0.9 * PENDING_US <= float(copy["blocked_p95_us"]) <= 1.3 * PENDING_US + 100, copy
+
+
+# ---------------------------------------------------------------------------------------------
+# audit_nvtx: registered strings, domains, start/end ranges ended on another thread, UTF-8 and
+# wide names
+
+
+def test_every_kind_of_nvtx_range_is_named(tmp_path):
+    a = audit(tmp_path, NVTX_PROG)
+    assert a.r.returncode == 0, a.r.stderr
+    got = {x["name"]: x for x in a.report["ranges"]}
+    for name, syncs in a.truth["ranges"].items():
+        assert name in got, (name, sorted(got))
+        assert got[name]["instances"] == 1 and got[name]["total_blocking"] == syncs, got[name]
+    assert got["reg-range"]["domain"] == "sb-domain"
+    assert "(registered)" not in got and "(unicode)" not in got
+    # push/pop ranges are the rows' innermost range too; the start/end one counts by time
+    assert a.counts()[("sync-stream", "reg-range")] == 2
+    assert a.counts()[("sync-stream", "\u03bb-range")] == 1
+    r = run("audit", "-q", "--range", "startend", "--max-syncs", "2", "--", NVTX_PROG)
+    assert r.returncode == 1 and "1 of 1 instance of range 'startend'" in r.stderr, r.stderr

@@ -362,6 +362,48 @@ static void hostile_names_are_escaped(void **state)
     sb_audit_free(run);
 }
 
+/* nvtxRangeStart/End ranges (ended on another thread) count every thread's blocking calls
+ * inside them, for the JSON and the --range gate; domains are kept with their ranges. */
+static void nvtx_start_end_ranges_and_domains(void **state)
+{
+    (void)state;
+    stream s;
+    stream_open(&s);
+    proc_line(&s, 100, -1);
+    const char *call =
+        "{\"t\":\"call\",\"api\":\"cudaStreamSynchronize\",\"dom\":\"rt\",\"tid\":%d,"
+        "\"ctx\":1,\"corr\":%d,\"start\":%d,\"end\":%d,\"ranges\":[],\"stack\":-1}";
+    line(&s, call, 1, 1, 50, 60);   /* before the range */
+    line(&s, call, 2, 2, 110, 120); /* inside it, thread 2 */
+    line(&s, call, 3, 3, 130, 140); /* inside it, thread 3 */
+    line(&s, call, 1, 4, 150, 160); /* inside it, thread 1 */
+    line(&s, call, 2, 5, 250, 260); /* after it */
+    line(&s, "{\"t\":\"range\",\"tid\":1,\"id\":7,\"name\":\"\u03bb-step\",\"start\":100,"
+             "\"end\":200,\"depth\":0,\"dom\":\"NCCL\",\"kind\":\"startend\"}");
+    end_line(&s);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->nranges, 1);
+    assert_true(p->ranges[0].startend);
+    assert_string_equal(p->ranges[0].domain, "NCCL");
+    assert_int_equal(p->ranges[0].blocking, 3);
+    assert_int_equal(run->nrange_sums, 1);
+    assert_string_equal(run->range_sums[0].domain, "NCCL");
+    char *msg;
+    size_t n;
+    FILE *f = open_memstream(&msg, &n);
+    sb_audit_opts o = run->opts;
+    o.max_syncs = 2;
+    o.range = "\xce\xbb-step";
+    assert_int_equal(sb_audit_gate(run, &o, f), 1);
+    o.max_syncs = 3;
+    assert_int_equal(sb_audit_gate(run, &o, f), 0);
+    fclose(f);
+    assert_non_null(strstr(msg, "1 of 1 instance of range '\xce\xbb-step' made more than 2"));
+    free(msg);
+    sb_audit_free(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +413,7 @@ int main(void)
         cmocka_unit_test(sites_group_by_python_line),
         cmocka_unit_test(status_lost_and_missing_records_fail_the_gate),
         cmocka_unit_test(hostile_names_are_escaped),
+        cmocka_unit_test(nvtx_start_end_ranges_and_domains),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

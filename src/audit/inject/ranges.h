@@ -1,6 +1,8 @@
-/* NVTX push/pop ranges, per thread and per domain, from CUPTI's NVTX callbacks (the launcher
- * points NVTX_INJECTION64_PATH at libcupti). Each pushed range gets an instance id; popping it
- * writes a "range" record; the open ones are listed in every "call" record. */
+/* NVTX ranges from CUPTI's NVTX callbacks (the launcher points NVTX_INJECTION64_PATH at
+ * libcupti): push/pop ranges per thread and per domain (each gets an instance id; popping it
+ * writes a "range" record; the open ones are listed in every "call" record) and process-wide
+ * nvtxRangeStart/End ranges (written when ended, on whichever thread). Names: ASCII or UTF-8
+ * messages, wide ones converted, registered strings and domain names remembered by handle. */
 #ifndef SBA_RANGES_H
 #define SBA_RANGES_H
 
