@@ -107,7 +107,7 @@ static int out_of_memory(reader *r)
  * nothing a terminal obeys), "..." when there is more. */
 static const char *shown(const char *s, char *buf, size_t n)
 {
-    char piece[48];
+    char piece[41]; /* 40 bytes of escaped text at most */
     size_t used = sb_escape(s, piece, sizeof piece < n - 3 ? sizeof piece : n - 3);
     snprintf(buf, n, "%s%s", piece, s[used] ? "..." : "");
     return buf;

@@ -281,7 +281,7 @@ static void malformed_csv_names_the_line(void **state)
                ":3: malformed CSV: error parsing data while strict checking enabled");
     /* text from the file is shown on one line, at most 40 bytes */
     rows_error("r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,\"1\n2\",1,0,1,1,1,1,0,\n",
-               ":2: median '1?2' is not a number");
+               ":2: median '1\\n2' is not a number");
     rows_error("r,t,h,g,d,c,small-gemm,async,m=1,1,1,wall,us,lower,"
                "0123456789012345678901234567890123456789xyz,1,0,1,1,1,1,0,\n",
                ":2: median '0123456789012345678901234567890123456789...' is not a number");
@@ -315,7 +315,7 @@ static void errors_name_physical_lines(void **state)
     snprintf(text, sizeof text, "%s%s%s%s", header, SPLIT, BAD, SPLIT);
     text[strlen(text) - strlen(SPLIT) - strlen(BAD)] = '\0';
     strcat(text, ROW SPLIT);
-    read_error(text, ":5: duplicate row for small-gemm async m=1?n=2 wall (first at line 2)");
+    read_error(text, ":5: duplicate row for small-gemm async m=1\\nn=2 wall (first at line 2)");
     /* a malformed quote after a multi-line record */
     snprintf(text, sizeof text, "%s%s%s", header, SPLIT,
              "r,t,h,g,d,c,small-gemm,as\"ync,m=1,1,1,wall,us,lower,1,1,0,1,1,1,1,0,\n");
