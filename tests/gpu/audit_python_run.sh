@@ -13,7 +13,7 @@ make -j"$(nproc)" "$@" all >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"
 echo "== tests"
 SYNCBENCH=$B python3 -m pytest -q -rs tests/gpu/test_audit_python.py tests/gpu/test_audit.py \
     tests/gpu/test_audit_fixes.py tests/cli/test_audit_launcher.py tests/cli/test_pyframes.py \
-    tests/cli/test_audit_cli.py >"$out/tests.log" 2>&1
+    tests/cli/test_audit_cli.py tests/cli/test_escaping.py >"$out/tests.log" 2>&1
 echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$out/tests.log"; tail -2 "$out/tests.log"
 echo "== the guides' patterns, main thread (the README's table)"
 $B audit --top 40 --csv "$out/patterns.csv" --json "$out/patterns.json" -- python3 tests/audit/torch_patterns.py --where main \
@@ -36,6 +36,9 @@ mkdir -p /mnt/sbfull && if mount -t tmpfs -o size=256k tmpfs /mnt/sbfull 2>"$out
         --mode item --steps 5 >/dev/null 2>"$out/full.txt"; echo "exit $? (want 1)"; cat "$out/full.txt"
     ls -la /mnt/sbfull/recs; umount /mnt/sbfull
 else echo "tmpfs mount refused: $(cat "$out/mount.err")"; fi
+echo "== NVTX: every kind of range"
+$B audit --json "$out/nvtx.json" -- build/tests/audit_nvtx 2>"$out/nvtx.txt"; echo "exit $?"
+python3 -c "import json,sys; [print(r['name'], r['domain'], r['instances'], r['total_blocking']) for r in json.load(open(sys.argv[1]))['ranges']]" "$out/nvtx.json"
 echo "== the cost of the Python stack per sync"
 python3 tests/gpu/audit_pycost.py --rounds 10 --items 5000 --depth 10 | tee "$out/pycost.json"
 echo "== overhead on small-gemm (default mode)"
