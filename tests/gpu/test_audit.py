@@ -451,5 +451,8 @@ def test_every_kind_of_nvtx_range_is_named(tmp_path):
     # push/pop ranges are the rows' innermost range too; the start/end one counts by time
     assert a.counts()[("sync-stream", "reg-range")] == 2
     assert a.counts()[("sync-stream", "\u03bb-range")] == 1
+    assert a.counts()[("sync-stream", "")] == a.truth["outside"]
+    for name in a.truth["unseen"]:  # CUPTI makes no callback for nvtxRangePushW
+        assert name not in got
     r = run("audit", "-q", "--range", "startend", "--max-syncs", "2", "--", NVTX_PROG)
     assert r.returncode == 1 and "1 of 1 instance of range 'startend'" in r.stderr, r.stderr
