@@ -327,8 +327,9 @@ def test_interrupted_leaves_nothing(tmp_path):
 
 
 def test_a_bad_row_stops_a_large_csv_at_once(tmp_path):
-    """A 300 000-row CSV whose second row is bad: one line naming it, without holding the file
-    (whole rows of a 192 MB CSV took 2.2 GB before the error)."""
+    """A 300 000-row CSV (60 MB) whose second row is bad: one line naming it, without holding
+    the file (whole rows took about 11 times the file: 2.2 GB for 192 MB; the bound leaves room
+    for a Python whose start-up alone is 110 MB, as the H100's with torch installed)."""
     path = tmp_path / "big.csv"
     header = ("run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,iters,reps,"
               "metric,unit,better,median,mean,stddev,min,max,p05,p95,cv,flags\n")
@@ -346,4 +347,4 @@ def test_a_bad_row_stops_a_large_csv_at_once(tmp_path):
     _, status, usage = os.wait4(proc.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 2, err
     assert ":3: small-gemm params" in err and "m='x'" in err, err
-    assert usage.ru_maxrss < 100 * 1024, usage.ru_maxrss
+    assert usage.ru_maxrss < 250 * 1024, usage.ru_maxrss
