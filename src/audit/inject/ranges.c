@@ -78,6 +78,12 @@ static void remember(const void *handle, const char *text)
     if (!handle)
         return;
     pthread_mutex_lock(&handles_lock);
+    if (nhandles == MAX_HANDLES) { /* said once: later names read "(registered)" */
+        nhandles++;
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"more than %d NVTX domains and registered "
+                       "strings: later ones are named (registered)\"}",
+                       MAX_HANDLES);
+    }
     if (nhandles < MAX_HANDLES) {
         char *copy = strdup(text);
         if (copy) {
@@ -95,7 +101,7 @@ static const char *recall(const void *handle, char *out, size_t n)
 {
     out[0] = 0;
     pthread_mutex_lock(&handles_lock);
-    for (int i = nhandles - 1; i >= 0; i--)
+    for (int i = (nhandles < MAX_HANDLES ? nhandles : MAX_HANDLES) - 1; i >= 0; i--)
         if (handles[i].handle == handle) {
             snprintf(out, n, "%s", handles[i].text);
             break;
@@ -180,6 +186,11 @@ static void range_start(const void *domain, const char *name, const void *ret)
     if (!ret)
         return;
     pthread_mutex_lock(&started_lock);
+    static int warned;
+    if (nstarted == MAX_STARTED && !warned++)
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"more than %d NVTX start/end ranges open at "
+                       "once: later ones are not recorded\"}",
+                       MAX_STARTED);
     if (nstarted < MAX_STARTED) {
         open_range *r = &started[nstarted].r;
         started[nstarted].nvtx_id = *(const nvtxRangeId_t *)ret;
