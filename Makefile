@@ -165,8 +165,10 @@ test: deps $(BIN) $(AUDIT_LIB) $(UNIT_BIN) $(NVTX_LIB) test-programs
 	  $(PYTHON) -m pytest -q -rs tests/cli tests/gpu
 
 # The unit tests, then the binary's CLI tests against a binary built with the sanitizers.
+# tests/cli/test_nvtx.py runs the plain engine test (an injected NVTX library and ASan's runtime
+# do not mix), so it is built here too.
 ASAN_SYNCBENCH := $(BUILD)/asan-bin/syncbench
-test-asan: $(ASAN_BIN) $(ASAN_SYNCBENCH) $(AUDIT_LIB) $(NVTX_LIB) test-programs
+test-asan: $(ASAN_BIN) $(ASAN_SYNCBENCH) $(AUDIT_LIB) $(NVTX_LIB) $(BUILD)/tests/test_measure test-programs
 	@for t in $(ASAN_BIN); do echo "== $$t"; $$t || exit 1; done
 	ASAN_OPTIONS=abort_on_error=0:exitcode=99 UBSAN_OPTIONS=halt_on_error=1:exitcode=99 \
 	  SYNCBENCH=$(abspath $(ASAN_SYNCBENCH)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
