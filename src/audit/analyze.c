@@ -559,7 +559,6 @@ static int summarize(sb_audit_run *run, sb_audit_proc *p)
         return -1;
     lifetime(p);
     p->busy_us = (double)sb_audit_timeline_total(&p->all) / 1e3;
-    double bubbles = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         p->counts[c->cls]++;
@@ -569,11 +568,8 @@ static int summarize(sb_audit_run *run, sb_audit_proc *p)
             continue;
         p->blocking++;
         p->blocked_us += (double)(c->end - c->start) / 1e3;
-        bubbles += (double)c->bubble_ns / 1e3;
     }
-    double cap = p->lifetime_us - p->busy_us;
-    p->could_save_us = bubbles < cap ? bubbles : (cap > 0 ? cap : 0);
-    return 0;
+    return sb_audit_savings(p, run->opts.top > 0 ? run->opts.top : 1);
 }
 
 int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)

@@ -61,6 +61,10 @@ sb_audit_run *sb_audit_run_new(void);
 /* The launcher's facts: the command line, its wall time, CMD's exit status text. */
 void sb_audit_set_wall(sb_audit_run *run, const char *cmd, double wall_s, int64_t t0_mono_ns);
 
+/* For records reported later (--from): the command of the first process that has one and the
+ * span of every record, in seconds. */
+void sb_audit_records_span(const sb_audit_run *run, const char **cmd, double *wall_s);
+
 /* What the launcher heard over its status socket (records.h) from each process that
  * initialized CUDA: a process whose record file could not be created, was cut short or lost
  * lines is reported as incomplete, and the gate fails. */

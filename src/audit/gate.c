@@ -2,6 +2,7 @@
  * that was never entered fails the gate: a gate that checks nothing must not pass. */
 #include "audit/internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,16 +74,22 @@ static void merge(offenders *s)
     s->n = m;
 }
 
-static void print_top(FILE *msg, offenders *s, int top)
+static void print_top(FILE *msg, const sb_audit_run *run, offenders *s, int top)
 {
     if (!s->n || !msg)
         return;
     merge(s);
     sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
     say(msg, "  top sites:\n");
-    for (size_t i = 0; i < s->n && (int)i < top; i++)
-        say(msg, "  %8ld  %-14s %s  (%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
-            SB_AUDIT_ESC(s->o[i].site), s->o[i].rule ? s->o[i].rule->op : "unknown operation");
+    for (size_t i = 0; i < s->n && (int)i < top; i++) {
+        char save[96] = "";
+        double us = sb_audit_run_saving(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE);
+        if (!isnan(us)) /* the site was replayed: what removing it would save */
+            snprintf(save, sizeof save, ", removing the site saves %.3f ms", us / 1e3);
+        say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
+            SB_AUDIT_ESC(s->o[i].site), s->o[i].rule ? s->o[i].rule->op : "unknown operation",
+            save);
+    }
 }
 
 /* Does call c lie in an instance of `name` that exceeded max? */
@@ -148,7 +155,7 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
                 break;
         }
     }
-    print_top(msg, &s, o->top);
+    print_top(msg, run, &s, o->top);
     free(s.o);
     return 1;
 }
@@ -188,8 +195,12 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
             total == 1 ? "" : "s", o->max_syncs);
         return 0;
     }
-    say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld\n", total,
+    say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,
         total == 1 ? "" : "s", o->max_syncs);
+    double save = sb_audit_run_saving(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
+    if (!isnan(save))
+        say(msg, "; removing them would save %.3f ms of wall time", save / 1e3);
+    say(msg, "\n");
     offenders s = {0};
     for (size_t i = 0; msg && i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
@@ -199,7 +210,7 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
                 break;
         }
     }
-    print_top(msg, &s, o->top);
+    print_top(msg, run, &s, o->top);
     free(s.o);
     return 1;
 }

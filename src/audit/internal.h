@@ -51,6 +51,7 @@ typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
     int drv;         /* dom "drv" */
     int64_t tid, ctx, corr, start, end, stack;
+    int64_t oh;       /* ns the audit's library spent around the call ("oh") */
     int64_t py;       /* a "pystack" id, -1 when the thread ran no Python */
     const char *copy; /* "DtoH", ...; NULL */
     const char *host; /* the copy's host memory the driver named: "pageable", ...; NULL */
@@ -119,6 +120,19 @@ typedef struct sb_audit_api {
     int64_t tid, corr, start, end;
 } sb_audit_api;
 
+/* An event record (cudaEventRecord) and a synchronization CUPTI saw: what orders streams and
+ * what a sync waited for (the replay). */
+typedef struct sb_audit_evrec {
+    int64_t ctx, stream, corr, sync_id;
+} sb_audit_evrec;
+
+typedef enum { SB_SYNC_EVENT, SB_SYNC_WAIT, SB_SYNC_STREAM, SB_SYNC_CONTEXT } sb_audit_sync_type;
+
+typedef struct sb_audit_syncrec {
+    int type; /* sb_audit_sync_type */
+    int64_t ctx, stream, corr, sync_id, start, end; /* stream, sync_id -1: not applicable */
+} sb_audit_syncrec;
+
 typedef struct sb_audit_iv {
     int64_t start, end;
 } sb_audit_iv;
@@ -150,7 +164,8 @@ typedef struct sb_audit_proc {
     int64_t clock_ns, mono_ns;
     int complete; /* an "end" record */
     int kernels;  /* kernels were recorded (--gpu-activity, --trace): the GPU's busy timeline,
-                     bubbles, waited calls and could-save are known */
+                     bubbles and waited calls are known */
+    int launches; /* the launches, event records and synchronizations too: the replay runs */
     const char *why;
     long long dropped;
     long long lost; /* lines the process could not write (the launcher heard it) */
@@ -172,6 +187,10 @@ typedef struct sb_audit_proc {
     size_t nacts, cap_acts;
     sb_audit_api *apis;
     size_t napis, cap_apis;
+    sb_audit_evrec *evrecs;
+    size_t nevrecs, cap_evrecs;
+    sb_audit_syncrec *syncrecs;
+    size_t nsyncrecs, cap_syncrecs;
 
     /* analyze.c */
     int64_t t_first, t_last; /* lifetime: first to last timestamp */
@@ -181,8 +200,12 @@ typedef struct sb_audit_proc {
     sb_audit_row *rows;
     size_t nrows;
     long counts[SB_AUDIT_NCLASS];
-    double lifetime_us, busy_us, blocked_us, could_save_us;
+    double lifetime_us, busy_us, blocked_us;
     long polls, blocking;
+    /* savings.c: what removing syncs would save, from the replay (launches recorded) */
+    struct sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges */
+    size_t nsavings;
+    struct sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
 } sb_audit_proc;
 
 /* A range name's instances over the whole run (the JSON's "ranges"). */
@@ -275,6 +298,29 @@ extern const sb_audit_rule sb_audit_rules[];
 /* ---- symbolize.c ---- */
 /* Resolves the used frames with no symbol through addr2line, when it is on PATH. */
 void sb_audit_symbolize(sb_audit_run *run);
+
+/* ---- savings.c: what removing syncs would save (the replay, replay.h) ---- */
+#include "audit/replay.h"
+typedef enum { SB_SAVE_ALL, SB_SAVE_SITE, SB_SAVE_CLASS, SB_SAVE_RANGE } sb_audit_save_kind;
+typedef struct sb_audit_saving {
+    int kind;            /* sb_audit_save_kind */
+    const char *key;     /* the site or the range name (interned); NULL: all, a class */
+    sb_audit_class cls;  /* SB_SAVE_CLASS */
+    long calls;          /* blocking calls removed */
+    double blocked_us;   /* their host time blocked */
+    sb_replay_result r;  /* the predicted savings */
+} sb_audit_saving;
+/* Plays p's run (when its launches were recorded) with every sync removed, then with each of
+ * the `top` most blocking sites and ranges and each class removed alone. 0, or -1 out of memory. */
+int sb_audit_savings(sb_audit_proc *p, int top);
+/* The saving of one selection (key: the interned site or range), or NULL when not played. */
+const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, const char *key,
+                                          sb_audit_class cls);
+/* The wall-time saving of one selection summed over the processes that played it; NaN when
+ * none did. */
+double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
+/* "host" when the host's launches then bound most GPU operations, else "gpu". */
+const char *sb_audit_bound_name(const sb_replay_result *r);
 
 /* ---- out_*.c ---- */
 void sb_audit_json_str(FILE *f, const char *s); /* a JSON string literal (out_trace.c) */

@@ -69,6 +69,7 @@ static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     p->cmd = str(run, o, "cmd", "");
     p->mode = str(run, o, "mode", "count");
     p->kernels = num_or(o, "kernels", 1) != 0;
+    p->launches = num_or(o, "launches", 0) != 0;
     return p->cmd && p->mode ? OK : NOMEM;
 }
 
@@ -87,6 +88,9 @@ static int read_call(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     c.corr = num_or(o, "corr", 0);
     c.stack = num_or(o, "stack", -1);
     c.py = num_or(o, "py", -1);
+    c.oh = num_or(o, "oh", 0);
+    if (c.oh < 0)
+        c.oh = 0;
     if (json_is_string(json_object_get(o, "host")) && !(c.host = str(run, o, "host", NULL)))
         return NOMEM;
     if (json_is_string(json_object_get(o, "copy")) && !(c.copy = str(run, o, "copy", NULL)))
@@ -265,6 +269,45 @@ static int read_api(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     return OK;
 }
 
+static int read_event(sb_audit_proc *p, json_t *o)
+{
+    int ok = 1;
+    sb_audit_evrec e = {0};
+    e.stream = num(o, "stream", &ok);
+    e.sync_id = num(o, "sync_id", &ok);
+    if (!ok)
+        return BAD;
+    e.ctx = num_or(o, "ctx", 0);
+    e.corr = num_or(o, "corr", 0);
+    if (sb_grow(&p->evrecs, &p->cap_evrecs, p->nevrecs, sizeof e) < 0)
+        return NOMEM;
+    p->evrecs[p->nevrecs++] = e;
+    return OK;
+}
+
+static int read_sync(sb_audit_proc *p, json_t *o)
+{
+    static const char *const types[] = {"event", "wait", "stream", "context"};
+    int ok = 1;
+    sb_audit_syncrec y = {.type = -1};
+    const char *type = json_string_value(json_object_get(o, "type"));
+    for (int i = 0; type && i < 4; i++)
+        if (!strcmp(type, types[i]))
+            y.type = i;
+    y.corr = num(o, "corr", &ok);
+    if (y.type < 0 || !ok)
+        return BAD;
+    y.ctx = num_or(o, "ctx", 0);
+    y.stream = num_or(o, "stream", -1);
+    y.sync_id = num_or(o, "sync_id", -1);
+    y.start = num_or(o, "start", 0);
+    y.end = num_or(o, "end", 0);
+    if (sb_grow(&p->syncrecs, &p->cap_syncrecs, p->nsyncrecs, sizeof y) < 0)
+        return NOMEM;
+    p->syncrecs[p->nsyncrecs++] = y;
+    return OK;
+}
+
 static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     const char *t = json_string_value(json_object_get(o, "t"));
@@ -288,6 +331,10 @@ static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
         return read_act(run, p, o, SB_ACT_MEMSET);
     if (strcmp(t, "api") == 0)
         return read_api(run, p, o);
+    if (strcmp(t, "event") == 0)
+        return read_event(p, o);
+    if (strcmp(t, "sync") == 0)
+        return read_sync(p, o);
     if (strcmp(t, "warn") == 0) {
         if (!p->first_warn && !(p->first_warn = str(run, o, "msg", "")))
             return NOMEM;

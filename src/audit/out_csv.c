@@ -14,7 +14,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
 {
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
           "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
-          "scenario,native_site\n",
+          "scenario,native_site,site_save_us\n",
           f);
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
@@ -47,6 +47,13 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
             field(f, r->rule && r->rule->scenario ? r->rule->scenario : "");
             fputc(',', f);
             field(f, r->native);
+            /* the site's predicted saving (all its rows: its classes and ranges); empty when it
+             * was not replayed */
+            const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
+            if (sv)
+                fprintf(f, ",%.9g", sv->r.wall_us);
+            else
+                fputc(',', f);
             fputc('\n', f);
         }
     }

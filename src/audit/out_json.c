@@ -90,6 +90,55 @@ static json_t *counts(const long *c)
     return o;
 }
 
+static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *key)
+{
+    json_t *o = json_object();
+    if (key_name)
+        set(o, key_name, key);
+    set(o, "calls", json_integer(s->calls));
+    set(o, "blocked_us", num(s->blocked_us));
+    set(o, "save_wall_us", num(s->r.wall_us));
+    set(o, "save_gpu_idle_us", num(s->r.idle_us));
+    set(o, "save_per_call_us", num(s->calls ? s->r.wall_us / (double)s->calls : 0));
+    set(o, "bound", str(sb_audit_bound_name(&s->r)));
+    set(o, "host_bound_pct", num(s->r.host_pct));
+    set(o, "gpu_busy_pct", num(s->r.gpu_busy_pct));
+    return o;
+}
+
+/* The replay's predictions (savings.c); null when the launches were not recorded. */
+static json_t *predicted(const sb_audit_proc *p)
+{
+    if (!p->nsavings)
+        return json_null();
+    const sb_replay_facts *f = p->replay;
+    json_t *o = saving(&p->savings[0], NULL, NULL);
+    set(o, "save_wall_pct", num(sb_audit_pct(p->savings[0].r.wall_us, p->lifetime_us)));
+    json_t *model = json_object();
+    set(model, "launch_latency_us", num(f->launch_latency_us));
+    set(model, "gap_us", num(f->gap_us));
+    set(model, "gpu_operations", json_integer(f->ops));
+    set(model, "operations_unplaced", json_integer(f->ops_unplaced));
+    set(model, "syncs", json_integer(f->syncs));
+    set(model, "syncs_untargeted", json_integer(f->syncs_untargeted));
+    set(model, "streams", json_integer(f->gpu_streams));
+    set(o, "model", model);
+    json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
+    for (size_t i = 1; i < p->nsavings; i++) {
+        const sb_audit_saving *s = &p->savings[i];
+        if (s->kind == SB_SAVE_SITE)
+            append(sites, saving(s, "site", str(s->key)));
+        else if (s->kind == SB_SAVE_CLASS)
+            append(classes, saving(s, "class", str(sb_audit_class_name(s->cls))));
+        else
+            append(ranges, saving(s, "range", str(s->key)));
+    }
+    set(o, "sites", sites);
+    set(o, "classes", classes);
+    set(o, "ranges", ranges);
+    return o;
+}
+
 static json_t *process(const sb_audit_proc *p)
 {
     json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:o, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
@@ -106,10 +155,10 @@ static json_t *process(const sb_audit_proc *p)
         p->kernels ? num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
     set(o, "blocked_us", num(p->blocked_us));
     set(o, "blocked_pct", num(sb_audit_pct(p->blocked_us, p->lifetime_us)));
-    set(o, "could_save_us", p->kernels ? num(p->could_save_us) : json_null());
     set(o, "polls", json_integer(p->polls));
     set(o, "blocking_calls", json_integer(p->blocking));
     set(o, "counts", counts(p->counts));
+    set(o, "predicted", predicted(p));
     return o;
 }
 
@@ -119,15 +168,17 @@ static json_t *total(const sb_audit_run *run)
     double life = 0, busy = 0, blocked = 0, save = 0;
     long polls = 0, blocking = 0;
     int kernels = run->nprocs > 0; /* every process recorded kernels */
+    int replayed = run->nprocs > 0; /* every process was replayed */
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
         kernels &= p->kernels;
+        replayed &= p->nsavings > 0;
         for (int k = 0; k < SB_AUDIT_NCLASS; k++)
             c[k] += p->counts[k];
         life += p->lifetime_us;
         busy += p->busy_us;
         blocked += p->blocked_us;
-        save += p->could_save_us;
+        save += p->nsavings ? p->savings[0].r.wall_us : 0;
         polls += p->polls;
         blocking += p->blocking;
     }
@@ -136,7 +187,8 @@ static json_t *total(const sb_audit_run *run)
     set(o, "gpu_busy_pct", kernels ? num(sb_audit_pct(busy, life)) : json_null());
     set(o, "blocked_us", num(blocked));
     set(o, "blocked_pct", num(sb_audit_pct(blocked, life)));
-    set(o, "could_save_us", kernels ? num(save) : json_null());
+    /* the processes' own predictions summed (each removes its own syncs) */
+    set(o, "predicted_save_wall_us", replayed ? num(save) : json_null());
     set(o, "polls", json_integer(polls));
     set(o, "blocking_calls", json_integer(blocking));
     set(o, "counts", counts(c));
@@ -168,6 +220,8 @@ static json_t *rows(const sb_audit_run *run)
             set(o, "fix", r->rule ? str(r->rule->fix) : json_null());
             set(o, "scenario", r->rule && r->rule->scenario ? str(r->rule->scenario) : json_null());
             set(o, "native_site", str(r->native));
+            const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
+            set(o, "site_save_us", sv ? num(sv->r.wall_us) : json_null());
             append(a, o);
         }
     }

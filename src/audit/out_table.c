@@ -3,6 +3,7 @@
 #include "audit/internal.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,22 +11,44 @@
 #include "base/error.h"
 #include "engine/stats.h"
 
+/* What the replay predicts for removing every sync of the process (savings.c). */
+static void prediction(FILE *f, const sb_audit_proc *p)
+{
+    const sb_audit_saving *all = p->nsavings ? &p->savings[0] : NULL;
+    if (!all) {
+        if (p->kernels)
+            fprintf(f, "pid %" PRId64 ": predicted savings: the launches were not recorded\n",
+                    p->pid);
+        return;
+    }
+    fprintf(f,
+            "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "
+            "and %.3f ms of GPU idle time; then %s-bound (GPU busy %.1f %%)\n",
+            p->pid, all->calls, all->r.wall_us / 1e3, sb_audit_pct(all->r.wall_us, p->lifetime_us),
+            all->r.idle_us / 1e3, sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
+    if (p->replay->ops_unplaced || p->replay->syncs_untargeted)
+        fprintf(f,
+                "pid %" PRId64 ": replay: %ld GPU operation%s of unknown launch kept in place, "
+                "%ld sync%s of unknown target taken as waiting for the whole GPU\n",
+                p->pid, p->replay->ops_unplaced, p->replay->ops_unplaced == 1 ? "" : "s",
+                p->replay->syncs_untargeted, p->replay->syncs_untargeted == 1 ? "" : "s");
+}
+
 static void process_block(FILE *f, const sb_audit_proc *p)
 {
     fprintf(f, "pid %" PRId64, p->pid);
     if (p->rank >= 0)
         fprintf(f, " (rank %d)", p->rank);
     if (p->kernels)
-        fprintf(f,
-                ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), could save %.3f ms, polls "
-                "%ld\n",
+        fprintf(f, ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), polls %ld\n",
                 sb_audit_pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
-                sb_audit_pct(p->blocked_us, p->lifetime_us), p->could_save_us / 1e3, p->polls);
+                sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
     else
         fprintf(f,
-                ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, could save: "
-                "--gpu-activity)\n",
+                ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, predicted "
+                "savings: --gpu-activity)\n",
                 p->blocked_us / 1e3, sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
+    prediction(f, p);
     char why[256];
     if (sb_audit_incomplete(p, why, sizeof why))
         fprintf(f, "pid %" PRId64 ": records incomplete: %s; what was recorded is reported\n",
@@ -49,11 +72,13 @@ static int class_table(FILE *f, const sb_audit_run *run)
     double *d = malloc((n ? n : 1) * sizeof *d);
     if (!d)
         return -1;
-    int kernels = 0; /* some process recorded kernels: a bubble column */
-    for (size_t i = 0; i < run->nprocs; i++)
+    int kernels = 0, replayed = 0; /* some process recorded kernels, launches: two columns */
+    for (size_t i = 0; i < run->nprocs; i++) {
         kernels |= run->procs[i]->kernels;
-    fprintf(f, "\n%-9s %-14s %9s %12s %11s %11s %11s\n", "group", "class", "count", "blocked ms",
-            "median us", "p95 us", "bubble ms");
+        replayed |= run->procs[i]->nsavings > 0;
+    }
+    fprintf(f, "\n%-9s %-14s %9s %12s %11s %11s %11s %11s\n", "group", "class", "count",
+            "blocked ms", "median us", "p95 us", "bubble ms", "saves ms");
     for (int k = 1; k < SB_AUDIT_NCLASS; k++) {
         size_t m = 0;
         double total = 0, bubble = 0;
@@ -70,13 +95,17 @@ static int class_table(FILE *f, const sb_audit_run *run)
         if (!m)
             continue;
         sb_sort_doubles(d, m);
-        char bub[32] = "-";
+        char bub[32] = "-", save[32] = "-";
         if (kernels)
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
-        fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s\n",
+        if (replayed && sb_audit_blocking((sb_audit_class)k))
+            snprintf(save, sizeof save, "%.3f",
+                     sb_audit_run_saving(run, SB_SAVE_CLASS, NULL, (sb_audit_class)k) / 1e3);
+        fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
                 sb_audit_class_name((sb_audit_class)k), m, total / 1e3,
-                sb_percentile_sorted(d, (int)m, 0.5), sb_percentile_sorted(d, (int)m, 0.95), bub);
+                sb_percentile_sorted(d, (int)m, 0.5), sb_percentile_sorted(d, (int)m, 0.95), bub,
+                save);
     }
     free(d);
     return 0;
@@ -123,7 +152,7 @@ static int cmp_site_key(const void *a, const void *b)
 /* Under a site: what made it, the fix and the scenario that prices it, the native frame. */
 static void site_details(FILE *f, const site_sum *s)
 {
-    const char *pad = "                                               ";
+    const char *pad = "                                                           ";
     if (s->python && s->source[0])
         fprintf(f, "%s| %s\n", pad, SB_AUDIT_ESC(s->source));
     if (s->rule) {
@@ -166,12 +195,22 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
             s[m++] = s[i];
     }
     n = m;
+    int replayed = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        replayed |= run->procs[i]->nsavings > 0;
     if (n) {
         sb_sort(s, n, sizeof *s, cmp_site);
-        fprintf(f, "\ntop sites\n%9s  %-14s %-20s %s\n", "count", "class", "range", "site");
+        fprintf(f, "\ntop sites%s\n%9s  %-14s %-20s %10s  %s\n",
+                replayed ? " (saves: removing every sync at the site, all its classes and ranges)"
+                         : "",
+                "count", "class", "range", "saves ms", "site");
         for (size_t i = 0; i < n && (int)i < top; i++) {
-            fprintf(f, "%9ld  %-14s %-20s %s\n", s[i].count, sb_audit_class_name(s[i].cls),
-                    s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-", SB_AUDIT_ESC(s[i].site));
+            char save[32] = "-";
+            double us = sb_audit_run_saving(run, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE);
+            if (replayed && !isnan(us)) /* NaN: the site was not played */
+                snprintf(save, sizeof save, "%.3f", us / 1e3);
+            fprintf(f, "%9ld  %-14s %-20s %10s  %s\n", s[i].count, sb_audit_class_name(s[i].cls),
+                    s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-", save, SB_AUDIT_ESC(s[i].site));
             /* the details once per site and operation: a line synced in several ranges or
              * classes is explained at its first row */
             size_t k = 0;

@@ -5,14 +5,17 @@
  * "proc" gives the offset to CLOCK_MONOTONIC so processes share one time axis.
  *
  *   {"t":"proc","v":1,"pid":P,"ppid":Q,"rank":R,"local_rank":L,"cmd":"python3 train.py",
- *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace","kernels":0|1}
+ *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace","kernels":0|1,"launches":0|1}
  *        first line. rank/local_rank: RANK/LOCAL_RANK, -1 when unset. mono_ns - clock_ns is
  *        the offset from CUPTI's clock to CLOCK_MONOTONIC. kernels: 1 when every kernel is
- *        recorded (the GPU's busy timeline is complete); absent = 1.
+ *        recorded (the GPU's busy timeline is complete); absent = 1. launches: 1 when the
+ *        launch calls, event records and synchronizations are recorded too ("api" records of
+ *        the launch functions, "event", "sync": what the replay needs); absent = 0.
  *   {"t":"call","api":"cudaStreamSynchronize","dom":"rt"|"drv","tid":T,"ctx":X,"corr":K,
- *    "start":S,"end":E,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH","host":"pageable"}
+ *    "start":S,"end":E,"oh":O,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH","host":"pageable"}
  *        one host API call that can block (the list is in inject/watch.c), timed on the
- *        calling thread. ranges: the thread's open NVTX push/pop ranges, outermost first
+ *        calling thread. oh: the ns the library spent around it (stacks, lookups), outside
+ *        [start, end]: the replay takes it out of the host's timeline; absent = 0. ranges: the thread's open NVTX push/pop ranges, outermost first
  *        (ID: the range instance, see "range"); stack: a "stack" id, -1 when none; copy: for
  *        memcpy calls, the direction the call's parameters give ("HtoD", "DtoH", "DtoD",
  *        "HtoH", "default"), absent otherwise; host: for copies whose parameters name host memory,
@@ -41,7 +44,18 @@
  *        driver API). A runtime "call" matches a copy by rcorr, a driver "call" by corr.
  *   {"t":"memset","dev":D,"ctx":X,"stream":S,"corr":K,"start":S,"end":E,"bytes":B}
  *   {"t":"api","api":"cudaLaunchKernel","dom":"rt"|"drv","tid":T,"corr":K,"start":S,"end":E}
- *        trace mode only: every runtime and driver API call (CUPTI activity records).
+ *        a runtime or driver API call (CUPTI activity records): every one in trace mode, the
+ *        launch functions (inject/launches.c) with "launches":1. The GPU work it launched has
+ *        the same corr.
+ *   {"t":"event","ctx":X,"stream":S,"corr":K,"sync_id":Y}
+ *        a cudaEventRecord on stream S (corr: its API call); sync_id names this record of the
+ *        event, which a "sync" of type event or wait refers to.
+ *   {"t":"sync","type":"event"|"wait"|"stream"|"context","ctx":X,"stream":S,"corr":K,
+ *    "sync_id":Y,"start":S,"end":E}
+ *        a synchronization CUPTI saw: cudaEventSynchronize (event), cudaStreamWaitEvent
+ *        (wait: stream S waits for the event record Y), cudaStreamSynchronize (stream),
+ *        cudaDeviceSynchronize (context). corr: its API call; stream and sync_id -1 when they
+ *        do not apply.
  *   {"t":"warn","msg":"..."}
  *        something the library could not record (e.g. another CUPTI subscriber).
  *   {"t":"end","clock_ns":C,"mono_ns":M,"why":"exit"|"signal N","dropped":N}
@@ -60,7 +74,8 @@
 #define SB_AUDIT_ENV_DIR "SYNCBENCH_AUDIT_DIR"     /* where proc-<pid>.jsonl goes */
 #define SB_AUDIT_ENV_MODE "SYNCBENCH_AUDIT_MODE"   /* "count" (default) or "trace" */
 #define SB_AUDIT_ENV_DEPTH "SYNCBENCH_AUDIT_DEPTH" /* native frames kept per stack (16) */
-/* GPU activity: "0" none (default), "1" copies and memsets, "2" kernels too */
+/* GPU activity: "0" none (default), "1" copies and memsets, "2" kernels too, "3" the launches,
+ * event records and synchronizations too (--gpu-activity) */
 #define SB_AUDIT_ENV_GPU "SYNCBENCH_AUDIT_GPU"
 /* Python frames: "1" (default) records the Python stack of each blocking call, "0" none */
 #define SB_AUDIT_ENV_PYTHON "SYNCBENCH_AUDIT_PYTHON"

@@ -1,6 +1,7 @@
 /* The run: its processes, the launcher's facts, defaults, and freeing it all. */
 #include "audit/internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,30 @@ sb_audit_run *sb_audit_run_new(void)
         r->cmd = "";
     }
     return r;
+}
+
+void sb_audit_records_span(const sb_audit_run *run, const char **cmd, double *wall_s)
+{
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    *wall_s = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        if (p->cmd && p->cmd[0] && (!*cmd || !(*cmd)[0]))
+            *cmd = p->cmd;
+        /* the process's first and last record of any kind (its lifetime: analyze.c) */
+        for (size_t k = 0; k < p->ncalls; k++) {
+            first = p->calls[k].start < first ? p->calls[k].start : first;
+            last = p->calls[k].end > last ? p->calls[k].end : last;
+        }
+        for (size_t k = 0; k < p->nacts; k++) {
+            first = p->acts[k].start < first ? p->acts[k].start : first;
+            last = p->acts[k].end > last ? p->acts[k].end : last;
+        }
+        if (p->clock_ns && p->clock_ns < first)
+            first = p->clock_ns;
+    }
+    if (last > first)
+        *wall_s = (double)(last - first) / 1e9;
 }
 
 void sb_audit_set_wall(sb_audit_run *run, const char *cmd, double wall_s, int64_t t0_mono_ns)
@@ -65,7 +90,11 @@ static void free_proc(sb_audit_proc *p)
     free(p->stacks);
     free(p->acts);
     free(p->apis);
+    free(p->evrecs);
+    free(p->syncrecs);
     free(p->rows);
+    free(p->savings);
+    free(p->replay);
     free(p);
 }
 

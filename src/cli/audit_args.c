@@ -41,6 +41,9 @@ static const sb_optdef audit_optdefs[] = {
      "that can block); --trace implies it"},
     {"keep", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(keep), NULL, NULL,
      "keep the raw record streams (proc-PID.jsonl) in DIR"},
+    {"from", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(from), NULL, NULL,
+     "run nothing: report the records an earlier --keep DIR\n"
+     "left (no CMD; the wall time is the records' span)"},
     {"py-site", 0, NULL, SB_OPT_TEXT, "user|innermost", 0, 0, "user", AT(py_site), NULL,
      "Python:",
      "the Python line a sync is shown at: the innermost frame of\n"
@@ -93,7 +96,8 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     const struct {
         const char *name, *value;
     } values[] = {{"csv", req->csv},   {"json", req->json},   {"trace", req->trace},
-                  {"keep", req->keep}, {"range", req->range}, {"py-site", req->py_site}};
+                  {"keep", req->keep}, {"range", req->range}, {"py-site", req->py_site},
+                  {"from", req->from}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (values[i].value && !strcmp(values[i].value, "--"))
             return sb_fail(SB_EXIT_USAGE, "audit: --%s needs a value before \"--\"",
@@ -109,6 +113,14 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
                        SB_AUDIT_RANGE_NAME_MAX);
     if (req->range && req->max_syncs < 0)
         return sb_fail(SB_EXIT_USAGE, "audit: --range needs --max-syncs N (the gate it scopes)");
+    if (req->from) {
+        if (first < argc)
+            return sb_fail(SB_EXIT_USAGE, "audit: --from DIR reports kept records: no CMD");
+        if (req->keep || req->gpu_activity || req->no_python || req->depth != 16)
+            return sb_fail(SB_EXIT_USAGE, "audit: --from DIR: recording options (--keep, "
+                                          "--gpu-activity, --no-python, --depth) do not apply");
+        return 0;
+    }
     if (first >= argc)
         return sb_fail(SB_EXIT_USAGE,
                        "audit: no command (usage: syncbench audit [options] -- CMD [ARGS...])");

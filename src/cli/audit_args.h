@@ -10,9 +10,10 @@ typedef struct sb_audit_request {
     long long top;
     long long depth; /* native frames per stack */
     const char *csv, *json, *trace, *keep;
+    const char *from; /* --from DIR: report kept records, run nothing */
     int quiet, help, gpu_activity, no_python;
     const char *py_site; /* "user" (default) or "innermost" */
-    char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail) */
+    char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail); NULL with --from */
 } sb_audit_request;
 
 /* argv[0] is "audit". Options stop at the first operand or "--". 0, or exit 2 with one line. */

@@ -211,7 +211,7 @@ static int set_env(const sb_audit_request *req, const char *lib, const char *cup
         setenv(SB_AUDIT_ENV_DIR, dir, 1) ||
         setenv(SB_AUDIT_ENV_MODE, req->trace ? "trace" : "count", 1) ||
         setenv(SB_AUDIT_ENV_DEPTH, depth, 1) ||
-        setenv(SB_AUDIT_ENV_GPU, req->gpu_activity ? "2" : "0", 1) ||
+        setenv(SB_AUDIT_ENV_GPU, req->gpu_activity ? "3" : "0", 1) ||
         setenv(SB_AUDIT_ENV_PYTHON, req->no_python ? "0" : "1", 1) ||
         setenv(SB_AUDIT_ENV_SOCK, sock, 1))
         return sb_fail(SB_EXIT_FAIL, "audit: setenv: %s", strerror(errno));
@@ -452,6 +452,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
         sb_audit_free(run);
     if (rc)
         return rc;
+    if (wall_s < 0) /* --from: the records' own span, their first command */
+        sb_audit_records_span(run, &cmdline, &wall_s);
     sb_audit_set_wall(run, cmdline, wall_s, t0);
     sb_audit_opts o;
     sb_audit_opts_default(&o);
@@ -517,6 +519,12 @@ int sb_cmd_audit(int argc, char **argv)
                 return sb_fail(SB_EXIT_USAGE, "audit: --%s %s and --%s %s write the same file",
                                outs[j].opt, outs[j].path, outs[nout].opt, outs[nout].path);
         nout++;
+    }
+    if (req.from) { /* report kept records: nothing runs, nothing is heard */
+        static sb_audit_listener none;
+        int gate_rc = 0;
+        rc = analyze_and_report(&req, req.from, outs, nout, "", -1, 0, &none, &gate_rc);
+        return rc ? rc : gate_rc;
     }
     char path[PATH_MAX], lib[PATH_MAX], cupti[PATH_MAX], dir[PATH_MAX];
     if ((rc = resolve_command(req.cmd[0], path, sizeof path)) != 0)

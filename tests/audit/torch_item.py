@@ -12,7 +12,9 @@ torch.cuda.nvtx.range("train_step"): a 256x256 fp32 matmul and a scalar loss (it
   free   the loss added to a running total on the GPU, no sync in the loop (0 in
          train_step); one total.item() after the loop, outside any range
   print  as free, plus print(total) inside the range on step N // 2: a sync in train_step
-Last line on stdout, one JSON object: {"mode":M,"steps":N,"train_step_syncs":K,"total":X}
+Last line on stdout, one JSON object: {"mode":M,"steps":N,"train_step_syncs":K,"total":X,
+"loop_us":T} (T: the loop's wall time, from after the warm-up's sync to the end of the GPU's
+work, the final total.item() in free mode included)
 (K: host syncs the loop makes inside train_step; in print mode at least 1: the printed tensor's
 copy and sync, so the test asserts only that the gate fails). Nothing else is printed but the
 tensor in print mode. Exit 2 on bad usage, 3 when torch has no CUDA.
@@ -20,6 +22,7 @@ tensor in print mode. Exit 2 on bad usage, 3 when torch has no CUDA.
 import argparse
 import json
 import sys
+import time
 
 
 def main():
@@ -49,6 +52,7 @@ def main():
     torch.cuda.synchronize()
 
     logged = 0.0
+    t0 = time.perf_counter()
     for i in range(args.steps):
         with torch.cuda.nvtx.range("train_step"):
             loss = step()
@@ -60,9 +64,11 @@ def main():
                     print(total)
     if args.mode != "item":
         logged = total.item()
+    torch.cuda.synchronize()
+    loop_us = (time.perf_counter() - t0) * 1e6
     syncs = args.steps if args.mode == "item" else (1 if args.mode == "print" else 0)
     print(json.dumps({"mode": args.mode, "steps": args.steps, "train_step_syncs": syncs,
-                      "total": logged}))
+                      "total": logged, "loop_us": loop_us}))
     sys.stdout.flush()
     return 0
 

@@ -27,7 +27,7 @@ TIMELINE = str(ROOT / "plot" / "timeline.py")
 
 CSV_COLUMNS = ("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,"
                "blocked_median_us,blocked_p95_us,bubble_total_us,py_file,py_line,py_function,"
-               "source,operation,fix,scenario,native_site").split(",")
+               "source,operation,fix,scenario,native_site,site_save_us").split(",")
 CLASSES = ["sync-device", "sync-stream", "sync-event", "copy-sync", "copy-pageable",
            "memset-sync", "free", "waited", "poll"]
 BLOCKING = [c for c in CLASSES if c != "poll"]  # explicit and implicit: what the gate counts

@@ -233,10 +233,10 @@ static void bubbles(void **state)
     assert_int_equal(p->calls[3].bubble_ns, 0);
     assert_int_equal(p->calls[4].bubble_ns, 0);
     assert_int_equal(p->calls[5].bubble_ns, 0);
-    /* lifetime 500..12000 = 11.5 us, busy 5 us: could save 7 us capped at 6.5 */
+    /* lifetime 500..12000 = 11.5 us, busy 5 us; the launches were not recorded: no replay */
     assert_true(fabs(p->lifetime_us - 11.5) < 1e-9);
     assert_true(fabs(p->busy_us - 5) < 1e-9);
-    assert_true(fabs(p->could_save_us - 6.5) < 1e-9);
+    assert_int_equal(p->nsavings, 0);
     assert_true(fabs(p->blocked_us - 7.5) < 1e-9);
     assert_int_equal(p->blocking, 4);
     assert_int_equal(p->polls, 1);
@@ -286,7 +286,8 @@ static void without_kernels(void **state)
     assert_non_null(doc);
     json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
     assert_true(json_is_null(json_object_get(proc, "gpu_busy_pct")));
-    assert_true(json_is_null(json_object_get(proc, "could_save_us")));
+    assert_true(json_is_null(json_object_get(proc, "predicted")));
+    assert_null(json_object_get(proc, "could_save_us"));
     json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
     assert_true(json_is_null(json_object_get(row, "bubble_total_us")));
     json_decref(doc);

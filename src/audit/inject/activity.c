@@ -5,6 +5,7 @@
 
 #include <cupti.h>
 
+#include "audit/inject/launches.h"
 #include "audit/inject/out.h"
 
 #define BUFFER_SIZE (8u << 20)
@@ -103,6 +104,36 @@ static void write_record(const CUpti_Activity *rec)
                        (unsigned long long)m->bytes);
         break;
     }
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+        const CUpti_ActivityCudaEvent2 *e = (const void *)rec;
+        sba_out_printf("{\"t\":\"event\",\"ctx\":%u,\"stream\":%u,\"corr\":%u,\"sync_id\":%llu}",
+                       e->contextId, e->streamId, e->correlationId,
+                       (unsigned long long)e->cudaEventSyncId);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        const CUpti_ActivitySynchronization2 *y = (const void *)rec;
+        const char *type = y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ? "event"
+                           : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT ? "wait"
+                           : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE
+                               ? "stream"
+                           : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+                               ? "context"
+                               : NULL;
+        if (!type)
+            break;
+        /* fields that do not apply are CUPTI_SYNCHRONIZATION_INVALID_VALUE: written as -1 */
+        long long stream = y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (long long)y->streamId;
+        long long sync = y->cudaEventSyncId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ||
+                                 y->cudaEventSyncId == (uint64_t)-1
+                             ? -1
+                             : (long long)y->cudaEventSyncId;
+        sba_out_printf("{\"t\":\"sync\",\"type\":\"%s\",\"ctx\":%u,\"stream\":%lld,\"corr\":%u,"
+                       "\"sync_id\":%lld,\"start\":%llu,\"end\":%llu}",
+                       type, y->contextId, stream, y->correlationId, sync,
+                       (unsigned long long)y->start, (unsigned long long)y->end);
+        break;
+    }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const CUpti_ActivityAPI *a = (const void *)rec;
@@ -147,7 +178,7 @@ static int enable(CUpti_ActivityKind kind, const char *what)
     return -1;
 }
 
-int sba_activity_start(int kernels, int trace)
+int sba_activity_start(int kernels, int launches, int trace)
 {
     trace_mode = trace;
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
@@ -166,6 +197,14 @@ int sba_activity_start(int kernels, int trace)
     if (trace) {
         rc |= enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls");
         rc |= enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls");
+    } else if (launches && sba_launches_enable() == 0) {
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"cannot record the launches: no launch API "
+                       "could be enabled\"}");
+        rc = -1;
+    }
+    if (launches || trace) {
+        rc |= enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event records");
+        rc |= enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations");
     }
     /* records reach the file at least every half second: a killed process keeps most */
     cuptiActivityFlushPeriod(500);

@@ -7,9 +7,10 @@
 
 #include <stdint.h>
 
-/* kernels: 1 records every kernel too (a cost per launch); trace: 1 adds kernel names and every
- * API call. 0, or -1 with a "warn" record written. */
-int sba_activity_start(int kernels, int trace);
+/* kernels: 1 records every kernel too (a cost per launch); launches: 1 adds what the replay
+ * needs (the launch calls, launches.h; event records and synchronizations); trace: 1 adds kernel
+ * names and every API call. 0, or -1 with a "warn" record written. */
+int sba_activity_start(int kernels, int launches, int trace);
 /* Delivers every buffer CUPTI holds (completed records only unless forced). */
 void sba_activity_flush(int forced);
 /* Records CUPTI dropped (full buffers) so far. */

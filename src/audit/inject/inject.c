@@ -200,20 +200,20 @@ EXPORT int InitializeInjection(void)
         sba_py_init();
 
     /* GPU activity: 0 none (the default: async copies are classed by the driver's answer
-     * about their host pointer), 1 copies and memsets, 2 kernels too (a cost per launch:
-     * --gpu-activity, --trace) */
+     * about their host pointer), 1 copies and memsets, 2 kernels too (a cost per launch),
+     * 3 the launches and stream order too (the replay: --gpu-activity, --trace) */
     long gpu = env_long(SB_AUDIT_ENV_GPU, 0);
-    if (trace && gpu < 2)
-        gpu = 2;
+    if (trace && gpu < 3)
+        gpu = 3;
     char cmd[2048], esc[4096], clock[96];
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);
     sba_out_printf(
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
-        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d}",
+        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d}",
         SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), env_long("RANK", -1),
         env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
-        trace ? "trace" : "count", gpu >= 2);
+        trace ? "trace" : "count", gpu >= 2, gpu >= 3);
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
      * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the
@@ -240,7 +240,7 @@ EXPORT int InitializeInjection(void)
             sba_out_printf("{\"t\":\"warn\",\"msg\":\"no API callback could be enabled\"}");
     }
     if (gpu > 0)
-        sba_activity_start(gpu >= 2, trace);
+        sba_activity_start(gpu >= 2, gpu >= 3, trace);
     atexit(at_exit);
     catch_fatal_signals();
     sba_out_start_flusher();

@@ -112,6 +112,7 @@ int sba_watch_enable(CUpti_SubscriberHandle sub)
  * call is the same call, recorded once (the outermost). */
 static _Thread_local int nesting;
 static _Thread_local uint64_t t_start;
+static _Thread_local uint64_t t_enter; /* when the enter callback began: before the stack */
 static _Thread_local void *pcs[SBA_MAX_FRAMES];
 static _Thread_local int npcs;
 static _Thread_local char pytext[32 << 10]; /* the Python stack, as _Py_DumpTraceback wrote it */
@@ -243,6 +244,7 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (d->callbackSite == CUPTI_API_ENTER) {
         if (nesting++)
             return;
+        cuptiGetTimestamp(&t_enter);
         /* the stacks first, so that their cost stays out of the call's time */
         npcs = sba_stack_capture(pcs);
         cuptiGetTimestamp(&t_start);
@@ -281,9 +283,15 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                  kind ? "\"" : "", host ? ",\"host\":\"" : "", host ? host : "");
     if (host)
         strcat(copy, "\"");
+    /* the time this library spent around the call (its stacks, its lookups): the replay takes
+     * it out of the host's timeline */
+    uint64_t t_done;
+    cuptiGetTimestamp(&t_done);
+    unsigned long long oh = (t_start - t_enter) + (t_done - end);
     sba_out_printf("{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%ld,\"ctx\":%u,"
-                   "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"ranges\":%s,\"stack\":%ld%s%s}",
+                   "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"oh\":%llu,\"ranges\":%s,"
+                   "\"stack\":%ld%s%s}",
                    d->functionName, domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "rt" : "drv",
                    (long)syscall(SYS_gettid), ctx, d->correlationId, (unsigned long long)t_start,
-                   (unsigned long long)end, ranges, stack, pyfield, copy);
+                   (unsigned long long)end, oh, ranges, stack, pyfield, copy);
 }

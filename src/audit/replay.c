@@ -1,0 +1,681 @@
+/* The replay (replay.h says the model): the build, from one analyzed process's records, and one
+ * play of it with chosen blocking calls removed. */
+#include "audit/replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/internal.h"
+
+#define NONE (INT64_MIN / 4) /* "no such time": below every real one, safe to add to */
+
+/* A latency and a gap for runs with no sample of them: an H100's launch-to-start latency and
+ * back-to-back gap on one stream (typical figures; a run with samples uses its own). */
+#define DEFAULT_LATENCY_NS 5000
+#define DEFAULT_GAP_NS 1000
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* ---- dense indexes: a key (thread id, stream, context) to 0..n-1 ---- */
+typedef struct {
+    int64_t *keys; /* sorted, unique */
+    size_t n;
+} dense;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Takes keys[0..n) (malloc'd) and keeps them sorted and unique. */
+static void dense_make(dense *d, int64_t *keys, size_t n)
+{
+    sb_sort(keys, n, sizeof *keys, cmp_i64);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!m || keys[m - 1] != keys[i])
+            keys[m++] = keys[i];
+    d->keys = keys;
+    d->n = m;
+}
+
+static int32_t dense_find(const dense *d, int64_t key)
+{
+    size_t lo = 0, hi = d->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->keys[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->n && d->keys[lo] == key ? (int32_t)lo : -1;
+}
+
+static int64_t stream_key(int64_t ctx, int64_t stream)
+{
+    return (int64_t)((uint64_t)ctx << 32 | (uint32_t)stream);
+}
+
+/* ---- a key to a record: correlation ids and event record ids ---- */
+typedef struct {
+    int64_t key;
+    size_t idx;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The last entry with this key (the latest record of it), or NULL. */
+static const keyed *find_last(const keyed *k, size_t n, int64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid].key <= key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && k[lo - 1].key == key ? &k[lo - 1] : NULL;
+}
+
+/* ---- the model ---- */
+/* the order of items of one correlation id; IT_OH: the audit's own time around a call that
+ * did not block */
+enum { IT_LAUNCH, IT_RECORD, IT_WAIT, IT_BLOCK, IT_OH };
+enum { TG_NONE, TG_STREAM, TG_CTX, TG_ALL, TG_EVENT, TG_OP };
+
+typedef struct {
+    int64_t corr;
+    int32_t kind, idx;
+    int64_t tie; /* several operations of one launch (a graph): their recorded start */
+} item;
+
+typedef struct {
+    int64_t start, dur, launch; /* launch: host time of the launch call; NONE: unknown */
+    int64_t off_a, off_b, off_c; /* this operation's deviation on each term (replay.h) */
+    int32_t thread, stream, ctx;
+} rop;
+
+typedef struct {
+    int64_t start, end;
+    int64_t post;   /* time from what it waited for to its end (its wake-up) */
+    int64_t gshift; /* what it waited for ended after the call (clock skew): taken off */
+    int64_t oh;     /* the audit's own time around it */
+    size_t call;
+    int32_t thread, tkind, target;
+} rblock;
+
+typedef struct {
+    int32_t stream, event;
+} rlink;
+
+typedef struct {
+    int64_t oh;
+    int32_t thread;
+} roh;
+
+struct sb_replay_model {
+    rop *ops;
+    size_t nops;
+    rblock *blocks;
+    size_t nblocks;
+    rlink *recs, *waits; /* event records (event i = record i) and stream waits */
+    size_t nrecs, nwaits;
+    roh *ohs;
+    size_t nohs;
+    item *items;
+    size_t nitems;
+    size_t nthreads, nstreams, nctx;
+    int64_t lat, gap;
+    sb_replay_facts facts;
+    /* the run without the audit's own time (the baseline play), which savings are taken from */
+    int have_base;
+    int64_t first, host_last, gpu_first, gpu_last, busy;
+    /* state of one play */
+    int64_t *delta, *last_new, *stream_end, *stream_dep, *ctx_end, *ev_cap, *op_end;
+    int64_t *scratch; /* 2 per operation: the union of busy intervals */
+};
+
+void sb_replay_free(sb_replay_model *m)
+{
+    if (!m)
+        return;
+    free(m->ops);
+    free(m->blocks);
+    free(m->recs);
+    free(m->waits);
+    free(m->ohs);
+    free(m->items);
+    free(m->delta);
+    free(m->last_new);
+    free(m->stream_end);
+    free(m->stream_dep);
+    free(m->ctx_end);
+    free(m->ev_cap);
+    free(m->op_end);
+    free(m->scratch);
+    free(m);
+}
+
+void sb_replay_facts_of(const sb_replay_model *m, sb_replay_facts *f)
+{
+    *f = m->facts;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind - y->kind;
+    if (x->tie != y->tie)
+        return x->tie < y->tie ? -1 : 1;
+    return x->idx - y->idx;
+}
+
+/* Median of v[0..n) (sorted in place); dflt when empty. */
+static int64_t median(int64_t *v, size_t n, int64_t dflt)
+{
+    if (!n)
+        return dflt;
+    sb_sort(v, n, sizeof *v, cmp_i64);
+    return v[n / 2];
+}
+
+/* What the model needs while it is built: lookups by correlation id and the dense indexes. */
+typedef struct {
+    keyed *apis, *calls, *syncs, *evs, *ops;
+    size_t napis, ncalls, nsyncs, nevs, nops;
+    dense threads, streams, ctxs;
+} builder;
+
+static void builder_free(builder *b)
+{
+    free(b->apis);
+    free(b->calls);
+    free(b->syncs);
+    free(b->evs);
+    free(b->ops);
+    free(b->threads.keys);
+    free(b->streams.keys);
+    free(b->ctxs.keys);
+}
+
+static int make_indexes(const sb_audit_proc *p, builder *b)
+{
+    size_t nk = p->ncalls + p->napis + 1, ns = p->nacts + p->nevrecs + p->nsyncrecs + 1;
+    int64_t *tids = malloc(nk * sizeof *tids), *streams = malloc(ns * sizeof *streams);
+    int64_t *ctxs = malloc((ns + p->ncalls) * sizeof *ctxs);
+    b->apis = malloc((p->napis + 1) * sizeof *b->apis);
+    b->calls = malloc((p->ncalls + 1) * sizeof *b->calls);
+    b->syncs = malloc((p->nsyncrecs + 1) * sizeof *b->syncs);
+    b->evs = malloc((p->nevrecs + 1) * sizeof *b->evs);
+    if (!tids || !streams || !ctxs || !b->apis || !b->calls || !b->syncs || !b->evs) {
+        free(tids);
+        free(streams);
+        free(ctxs);
+        return -1;
+    }
+    size_t nt = 0, nst = 0, nc = 0;
+    for (size_t i = 0; i < p->ncalls; i++) {
+        tids[nt++] = p->calls[i].tid;
+        ctxs[nc++] = p->calls[i].ctx;
+        b->calls[b->ncalls++] = (keyed){p->calls[i].corr, i};
+    }
+    for (size_t i = 0; i < p->napis; i++) {
+        tids[nt++] = p->apis[i].tid;
+        b->apis[b->napis++] = (keyed){p->apis[i].corr, i};
+    }
+    for (size_t i = 0; i < p->nacts; i++) {
+        streams[nst++] = stream_key(p->acts[i].ctx, p->acts[i].stream);
+        ctxs[nc++] = p->acts[i].ctx;
+    }
+    for (size_t i = 0; i < p->nevrecs; i++) {
+        streams[nst++] = stream_key(p->evrecs[i].ctx, p->evrecs[i].stream);
+        b->evs[b->nevs++] = (keyed){p->evrecs[i].sync_id, i};
+    }
+    for (size_t i = 0; i < p->nsyncrecs; i++) {
+        const sb_audit_syncrec *y = &p->syncrecs[i];
+        if (y->stream >= 0)
+            streams[nst++] = stream_key(y->ctx, y->stream);
+        ctxs[nc++] = y->ctx;
+        b->syncs[b->nsyncs++] = (keyed){y->corr, i};
+    }
+    dense_make(&b->threads, tids, nt);
+    dense_make(&b->streams, streams, nst);
+    dense_make(&b->ctxs, ctxs, nc);
+    sb_sort(b->apis, b->napis, sizeof *b->apis, cmp_keyed);
+    sb_sort(b->calls, b->ncalls, sizeof *b->calls, cmp_keyed);
+    sb_sort(b->syncs, b->nsyncs, sizeof *b->syncs, cmp_keyed);
+    sb_sort(b->evs, b->nevs, sizeof *b->evs, cmp_keyed);
+    return 0;
+}
+
+/* The launch of an operation: its API record (by its own or its runtime correlation id), else
+ * the blocking call that made it (a cudaMemcpy). Sets *corr to the launch's id. */
+static void find_launch(const sb_audit_proc *p, const builder *b, const sb_audit_act *a, rop *o,
+                        int64_t *corr)
+{
+    const int64_t ids[2] = {a->corr, a->rcorr};
+    *corr = a->corr;
+    o->launch = NONE;
+    o->thread = -1;
+    for (int k = 0; k < 2; k++) {
+        if (!ids[k])
+            continue;
+        const keyed *x = find_last(b->apis, b->napis, ids[k]);
+        if (x) {
+            o->launch = p->apis[x->idx].start;
+            o->thread = dense_find(&b->threads, p->apis[x->idx].tid);
+            *corr = ids[k];
+            return;
+        }
+        x = find_last(b->calls, b->ncalls, ids[k]);
+        if (x) {
+            o->launch = p->calls[x->idx].start;
+            o->thread = dense_find(&b->threads, p->calls[x->idx].tid);
+            *corr = ids[k];
+            return;
+        }
+    }
+}
+
+/* What a blocking call waited for: the synchronization CUPTI recorded for it, else the copy or
+ * memset it made, else its context (every operation launched before it). */
+static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit_call *c,
+                        rblock *k, sb_replay_facts *f)
+{
+    const keyed *y = find_last(b->syncs, b->nsyncs, c->corr);
+    if (y) {
+        const sb_audit_syncrec *s = &p->syncrecs[y->idx];
+        const keyed *e;
+        if (s->type == SB_SYNC_STREAM && s->stream >= 0) {
+            k->tkind = TG_STREAM;
+            k->target = dense_find(&b->streams, stream_key(s->ctx, s->stream));
+            return;
+        }
+        if (s->type == SB_SYNC_EVENT && (e = find_last(b->evs, b->nevs, s->sync_id))) {
+            k->tkind = TG_EVENT;
+            k->target = (int32_t)e->idx;
+            return;
+        }
+        if (s->type == SB_SYNC_CONTEXT) {
+            k->tkind = TG_CTX;
+            k->target = dense_find(&b->ctxs, s->ctx);
+            return;
+        }
+    }
+    const keyed *o = find_last(b->ops, b->nops, c->corr);
+    if (o) {
+        k->tkind = TG_OP;
+        k->target = (int32_t)o->idx;
+        return;
+    }
+    /* a device sync, a free, a call that waited: the context's work. A stream or event sync, a
+     * copy, whose record is missing: the same, counted */
+    if (c->cls == SB_AUDIT_SYNC_STREAM || c->cls == SB_AUDIT_SYNC_EVENT ||
+        c->cls == SB_AUDIT_COPY_SYNC || c->cls == SB_AUDIT_COPY_PAGEABLE ||
+        c->cls == SB_AUDIT_MEMSET_SYNC)
+        f->syncs_untargeted++;
+    int32_t ctx = c->ctx ? dense_find(&b->ctxs, c->ctx) : -1;
+    k->tkind = ctx >= 0 ? TG_CTX : TG_ALL;
+    k->target = ctx;
+}
+
+static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
+{
+    m->ops = malloc((p->nacts + 1) * sizeof *m->ops);
+    m->recs = malloc((p->nevrecs + 1) * sizeof *m->recs);
+    m->waits = malloc((p->nsyncrecs + 1) * sizeof *m->waits);
+    m->blocks = malloc((p->ncalls + 1) * sizeof *m->blocks);
+    m->ohs = malloc((p->ncalls + 1) * sizeof *m->ohs);
+    m->items = malloc((p->nacts + p->nevrecs + p->nsyncrecs + p->ncalls + 1) * sizeof *m->items);
+    b->ops = malloc((p->nacts + 1) * sizeof *b->ops);
+    if (!m->ops || !m->recs || !m->waits || !m->blocks || !m->ohs || !m->items || !b->ops)
+        return -1;
+    for (size_t i = 0; i < p->nacts; i++) {
+        const sb_audit_act *a = &p->acts[i];
+        rop *o = &m->ops[m->nops];
+        int64_t corr;
+        memset(o, 0, sizeof *o);
+        find_launch(p, b, a, o, &corr);
+        o->start = a->start;
+        o->dur = a->end - a->start;
+        o->stream = dense_find(&b->streams, stream_key(a->ctx, a->stream));
+        o->ctx = dense_find(&b->ctxs, a->ctx);
+        m->facts.ops_unplaced += o->launch == NONE;
+        b->ops[b->nops++] = (keyed){corr, m->nops};
+        m->items[m->nitems++] = (item){corr, IT_LAUNCH, (int32_t)m->nops, a->start};
+        m->nops++;
+    }
+    sb_sort(b->ops, b->nops, sizeof *b->ops, cmp_keyed);
+    for (size_t i = 0; i < p->nevrecs; i++) {
+        const sb_audit_evrec *e = &p->evrecs[i];
+        m->recs[m->nrecs] = (rlink){dense_find(&b->streams, stream_key(e->ctx, e->stream)), 0};
+        m->items[m->nitems++] = (item){e->corr, IT_RECORD, (int32_t)m->nrecs++, 0};
+    }
+    for (size_t i = 0; i < p->nsyncrecs; i++) {
+        const sb_audit_syncrec *y = &p->syncrecs[i];
+        if (y->type != SB_SYNC_WAIT || y->stream < 0)
+            continue;
+        const keyed *e = find_last(b->evs, b->nevs, y->sync_id);
+        m->waits[m->nwaits] = (rlink){dense_find(&b->streams, stream_key(y->ctx, y->stream)),
+                                      e ? (int32_t)e->idx : -1};
+        m->items[m->nitems++] = (item){y->corr, IT_WAIT, (int32_t)m->nwaits++, 0};
+    }
+    for (size_t i = 0; i < p->ncalls; i++) {
+        const sb_audit_call *c = &p->calls[i];
+        m->facts.audit_overhead_us += (double)c->oh / 1e3;
+        if (!sb_audit_blocking(c->cls)) {
+            if (c->oh > 0) {
+                m->ohs[m->nohs] = (roh){c->oh, dense_find(&b->threads, c->tid)};
+                m->items[m->nitems++] = (item){c->corr, IT_OH, (int32_t)m->nohs++, c->start};
+            }
+            continue;
+        }
+        rblock *k = &m->blocks[m->nblocks];
+        memset(k, 0, sizeof *k);
+        k->start = c->start;
+        k->end = c->end;
+        k->oh = c->oh;
+        k->call = i;
+        k->thread = dense_find(&b->threads, c->tid);
+        find_target(p, b, c, k, &m->facts);
+        m->items[m->nitems++] = (item){c->corr, IT_BLOCK, (int32_t)m->nblocks++, c->start};
+    }
+    sb_sort(m->items, m->nitems, sizeof *m->items, cmp_item);
+    m->facts.ops = (long)m->nops;
+    m->facts.syncs = (long)m->nblocks;
+    m->facts.gpu_streams = (int)b->streams.n;
+    return 0;
+}
+
+/* The launch latency (launches made while the stream was idle: launch to start) and the gap
+ * (operations queued behind another: its end to their start), the run's medians. */
+static int estimate(sb_replay_model *m)
+{
+    int64_t *lat = malloc((m->nops + 1) * sizeof *lat), *gap = malloc((m->nops + 1) * sizeof *gap);
+    int64_t *prev = malloc((m->nstreams + 1) * sizeof *prev);
+    if (!lat || !gap || !prev) {
+        free(lat);
+        free(gap);
+        free(prev);
+        return -1;
+    }
+    size_t nl = 0, ng = 0;
+    for (size_t s = 0; s < m->nstreams; s++)
+        prev[s] = NONE;
+    for (size_t i = 0; i < m->nitems; i++) {
+        if (m->items[i].kind != IT_LAUNCH)
+            continue;
+        const rop *o = &m->ops[m->items[i].idx];
+        int64_t pe = o->stream >= 0 ? prev[o->stream] : NONE;
+        if (o->launch != NONE && (pe == NONE || o->launch >= pe) && o->start >= o->launch)
+            lat[nl++] = o->start - o->launch;
+        else if (pe != NONE && (o->launch == NONE || o->launch < pe) && o->start >= pe)
+            gap[ng++] = o->start - pe;
+        if (o->stream >= 0)
+            prev[o->stream] = o->start + o->dur;
+    }
+    m->lat = median(lat, nl, DEFAULT_LATENCY_NS);
+    m->gap = median(gap, ng, DEFAULT_GAP_NS);
+    m->facts.launch_latency_us = (double)m->lat / 1e3;
+    m->facts.gap_us = (double)m->gap / 1e3;
+    free(lat);
+    free(gap);
+    free(prev);
+    return 0;
+}
+
+static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_result *r);
+
+sb_replay_model *sb_replay_build(const sb_audit_proc *p)
+{
+    sb_replay_model *m = calloc(1, sizeof *m);
+    builder b = {0};
+    if (!m || make_indexes(p, &b) < 0 || build_items(m, p, &b) < 0)
+        goto fail;
+    m->nthreads = b.threads.n;
+    m->nstreams = b.streams.n;
+    m->nctx = b.ctxs.n;
+    size_t one = 1;
+#define ALLOC(f, n) ((m->f = malloc(((n) > 0 ? (n) : one) * sizeof *m->f)) != NULL)
+    if (!ALLOC(delta, m->nthreads) || !ALLOC(last_new, m->nthreads) ||
+        !ALLOC(stream_end, m->nstreams) || !ALLOC(stream_dep, m->nstreams) ||
+        !ALLOC(ctx_end, m->nctx) || !ALLOC(ev_cap, m->nrecs) || !ALLOC(op_end, m->nops) ||
+        !ALLOC(scratch, 2 * m->nops))
+        goto fail;
+#undef ALLOC
+    if (estimate(m) < 0)
+        goto fail;
+    builder_free(&b);
+    /* the identity play (the recorded run, exactly) fixes each operation's deviations and each
+     * sync's wake-up; the baseline play (nothing removed, the audit's own time taken out) is
+     * what every saving is taken from */
+    sb_replay_result r;
+    unsigned char *none = calloc(p->ncalls + 1, 1);
+    if (!none || play(m, NULL, &r) < 0 || play(m, none, &r) < 0) {
+        free(none);
+        sb_replay_free(m);
+        return NULL;
+    }
+    free(none);
+    m->have_base = 1;
+    return m;
+fail:
+    builder_free(&b);
+    sb_replay_free(m);
+    return NULL;
+}
+
+static int cmp_iv(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Busy time of the played operations: their durations when one stream ran them all, else the
+ * union of their intervals. */
+static int64_t busy_of(sb_replay_model *m)
+{
+    int64_t busy = 0;
+    if (m->nstreams <= 1) {
+        for (size_t i = 0; i < m->nops; i++)
+            busy += m->ops[i].dur;
+        return busy;
+    }
+    for (size_t i = 0; i < m->nops; i++) {
+        m->scratch[2 * i] = m->op_end[i] - m->ops[i].dur;
+        m->scratch[2 * i + 1] = m->op_end[i];
+    }
+    sb_sort(m->scratch, m->nops, 2 * sizeof *m->scratch, cmp_iv);
+    int64_t s = NONE, e = NONE;
+    for (size_t i = 0; i < m->nops; i++) {
+        int64_t a = m->scratch[2 * i], z = m->scratch[2 * i + 1];
+        if (e == NONE || a > e) {
+            if (e != NONE)
+                busy += e - s;
+            s = a;
+            e = z;
+        } else if (z > e)
+            e = z;
+    }
+    return e != NONE ? busy + e - s : busy;
+}
+
+/* One operation: its new start from its terms (the identity play fixes its deviations). */
+static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_bound)
+{
+    int64_t a = NONE, b = NONE, c = NONE, d = NONE;
+    if (o->launch != NONE)
+        a = o->launch - (o->thread >= 0 ? m->delta[o->thread] : 0) + m->lat;
+    else
+        d = o->start; /* its launch is unknown: it stays where it was */
+    if (o->stream >= 0) {
+        if (m->stream_end[o->stream] != NONE)
+            b = m->stream_end[o->stream] + m->gap;
+        c = m->stream_dep[o->stream];
+        if (c != NONE) /* an event's work ended: the start follows as a queued one would */
+            c += m->gap;
+    }
+    if (identity) {
+        int64_t t = max64(max64(a, b), max64(c, d));
+        o->off_a = a == NONE ? 0 : a == t ? o->start - a : (o->start - a < 0 ? o->start - a : 0);
+        int bound = a != NONE && a == t;
+        o->off_b = b == NONE ? 0
+                   : b == t && !bound ? o->start - b
+                                      : (o->start - b < 0 ? o->start - b : 0);
+        bound |= b != NONE && b == t;
+        o->off_c = c == NONE ? 0
+                   : c == t && !bound ? o->start - c
+                                      : (o->start - c < 0 ? o->start - c : 0);
+    }
+    if (a != NONE)
+        a += o->off_a;
+    if (b != NONE)
+        b += o->off_b;
+    if (c != NONE)
+        c += o->off_c;
+    int64_t start = max64(max64(a, b), max64(c, d));
+    if (a != NONE && start == a)
+        ++*host_bound;
+    return start;
+}
+
+static int64_t target_end(const sb_replay_model *m, const rblock *k, int64_t all_end)
+{
+    switch (k->tkind) {
+    case TG_STREAM:
+        return k->target >= 0 ? m->stream_end[k->target] : NONE;
+    case TG_CTX:
+        return k->target >= 0 ? m->ctx_end[k->target] : all_end;
+    case TG_EVENT:
+        return m->ev_cap[k->target];
+    case TG_OP:
+        return m->op_end[k->target];
+    default:
+        return all_end;
+    }
+}
+
+/* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
+ * kept); else the run without the audit's own time and without the removed calls. */
+static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_result *r)
+{
+    const int identity = remove == NULL;
+    for (size_t t = 0; t < m->nthreads; t++)
+        m->delta[t] = 0, m->last_new[t] = NONE;
+    for (size_t s = 0; s < m->nstreams; s++)
+        m->stream_end[s] = m->stream_dep[s] = NONE;
+    for (size_t c = 0; c < m->nctx; c++)
+        m->ctx_end[c] = NONE;
+    for (size_t e = 0; e < m->nrecs; e++)
+        m->ev_cap[e] = NONE;
+    int64_t all_end = NONE, gpu_first = INT64_MAX, first = INT64_MAX;
+    long host_bound = 0;
+    for (size_t i = 0; i < m->nitems; i++) {
+        const item *it = &m->items[i];
+        switch (it->kind) {
+        case IT_LAUNCH: {
+            rop *o = &m->ops[it->idx];
+            int64_t start = play_launch(m, o, identity, &host_bound);
+            int64_t end = start + o->dur;
+            m->op_end[it->idx] = end;
+            if (o->stream >= 0)
+                m->stream_end[o->stream] = end;
+            if (o->ctx >= 0)
+                m->ctx_end[o->ctx] = max64(m->ctx_end[o->ctx], end);
+            all_end = max64(all_end, end);
+            gpu_first = start < gpu_first ? start : gpu_first;
+            if (o->launch != NONE && o->thread >= 0) {
+                m->last_new[o->thread] =
+                    max64(m->last_new[o->thread], o->launch - m->delta[o->thread]);
+                first = o->launch < first ? o->launch : first;
+            }
+            break;
+        }
+        case IT_RECORD: {
+            const rlink *e = &m->recs[it->idx];
+            m->ev_cap[it->idx] = e->stream >= 0 ? m->stream_end[e->stream] : NONE;
+            break;
+        }
+        case IT_WAIT: {
+            const rlink *w = &m->waits[it->idx];
+            if (w->stream >= 0 && w->event >= 0)
+                m->stream_dep[w->stream] = max64(m->stream_dep[w->stream], m->ev_cap[w->event]);
+            break;
+        }
+        case IT_BLOCK: {
+            rblock *k = &m->blocks[it->idx];
+            int64_t d = k->thread >= 0 ? m->delta[k->thread] : 0;
+            int64_t start = k->start - d, end;
+            if (!identity && remove[k->call]) {
+                end = start;
+            } else {
+                int64_t g = target_end(m, k, all_end);
+                if (identity) {
+                    k->gshift = g != NONE && g > k->end ? g - k->end : 0;
+                    int64_t gc = g != NONE ? g - k->gshift : NONE;
+                    k->post = k->end - max64(k->start, gc);
+                }
+                end = max64(start, g != NONE ? g - k->gshift : NONE) + k->post;
+            }
+            if (k->thread >= 0) {
+                m->delta[k->thread] = k->end - end + (identity ? 0 : k->oh);
+                m->last_new[k->thread] = max64(m->last_new[k->thread], end);
+            }
+            first = k->start < first ? k->start : first;
+            break;
+        }
+        case IT_OH:
+            if (!identity && m->ohs[it->idx].thread >= 0)
+                m->delta[m->ohs[it->idx].thread] += m->ohs[it->idx].oh;
+            break;
+        }
+    }
+    int64_t host_last = NONE;
+    for (size_t t = 0; t < m->nthreads; t++)
+        host_last = max64(host_last, m->last_new[t]);
+    int64_t busy = busy_of(m);
+    if (gpu_first == INT64_MAX)
+        gpu_first = NONE;
+    if (first == INT64_MAX || (gpu_first != NONE && gpu_first < first))
+        first = gpu_first;
+    int64_t last = max64(host_last, all_end);
+    if (!identity && !m->have_base) {
+        m->first = first;
+        m->host_last = host_last;
+        m->gpu_first = gpu_first;
+        m->gpu_last = all_end;
+        m->busy = busy;
+    }
+    int64_t orig_last = max64(m->host_last, m->gpu_last);
+    int64_t orig_idle = m->gpu_last != NONE ? (m->gpu_last - m->gpu_first) - m->busy : 0;
+    int64_t idle = all_end != NONE ? (all_end - gpu_first) - busy : 0;
+    memset(r, 0, sizeof *r);
+    r->wall_us = last != NONE && orig_last != NONE ? (double)(orig_last - last) / 1e3 : 0;
+    r->idle_us = (double)(orig_idle - idle) / 1e3;
+    r->span_us = last != NONE && first != NONE ? (double)(last - first) / 1e3 : 0;
+    r->host_pct = m->nops ? 100.0 * (double)host_bound / (double)m->nops : 0;
+    r->gpu_busy_pct =
+        last != NONE && first != NONE && last > first ? 100.0 * (double)busy / (double)(last - first)
+                                                       : 0;
+    return 0;
+}
+
+int sb_replay_run(sb_replay_model *m, const unsigned char *remove, sb_replay_result *r)
+{
+    return remove ? play(m, remove, r) : -1;
+}

@@ -1,0 +1,62 @@
+/* The replay: the recorded run of one process played again with chosen blocking calls removed,
+ * to predict what removing them would save (savings.c chooses them; this file plays).
+ *
+ * The model, built once from the records of a process recorded with its launches:
+ *  - each host thread runs as recorded, shifted earlier by the time its removed calls blocked
+ *    and by what its remaining syncs no longer wait (delta per thread; threads are independent:
+ *    locks and queues between them are not recorded);
+ *  - every kernel, copy and memset starts at the latest of: its launch (shifted with its thread)
+ *    plus the launch latency, the end of the previous operation on its stream plus the gap
+ *    between back-to-back operations, and the end of the work of the events its stream waits for
+ *    (cudaStreamWaitEvent) plus that gap;
+ *    its duration is the recorded one. The latency and the gap are the run's medians (launches
+ *    made while the stream was idle, operations queued behind another); each operation keeps its
+ *    own deviation from them on the term that bound it in the run, so that replaying with
+ *    nothing removed gives back the recorded timeline exactly;
+ *  - a remaining sync ends at the latest of its (shifted) start and the new end of what it waited
+ *    for (its stream, its event, its context, its own copy), plus the wake-up time it had in the
+ *    run; a removed one takes no time and the host goes on at once, its own copy (if any) still
+ *    runs on the GPU;
+ *  - the time the audit itself spent around each recorded call is taken out of its thread (the
+ *    host goes on that much earlier), in the baseline as in every other play.
+ * Items are played in CUPTI's correlation order (one counter over every API call of the process:
+ * the order calls were made in), in O(n) per replay after an O(n log n) build. */
+#ifndef SB_AUDIT_REPLAY_H
+#define SB_AUDIT_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sb_audit_proc;
+typedef struct sb_replay_model sb_replay_model;
+
+/* What the model took from the run (the JSON's "replay"). */
+typedef struct sb_replay_facts {
+    double launch_latency_us; /* median: launch call to start, stream idle */
+    double gap_us;            /* median: end of one operation to start of the next, queued */
+    long ops;                 /* kernels, copies and memsets */
+    long ops_unplaced;        /* their launch was not recorded: kept at their recorded start */
+    long syncs;               /* blocking calls */
+    long syncs_untargeted;    /* what they waited for is unknown: taken as their whole context */
+    int gpu_streams;
+    double audit_overhead_us; /* the audit's own time around the calls, taken out */
+} sb_replay_facts;
+
+typedef struct sb_replay_result {
+    double wall_us;   /* predicted saving of the run's wall time (first to last activity) */
+    double idle_us;   /* predicted saving of GPU idle time (first to last GPU operation) */
+    double host_pct;  /* % of GPU operations whose start the host's launch then bounds */
+    double gpu_busy_pct; /* GPU busy share of the replayed run */
+    double span_us;      /* the replayed run: first to last activity */
+} sb_replay_result;
+
+/* The model of p's run (p analyzed: classes known). NULL when out of memory. */
+sb_replay_model *sb_replay_build(const struct sb_audit_proc *p);
+void sb_replay_facts_of(const sb_replay_model *m, sb_replay_facts *f);
+/* Plays the run with every call i of p->calls whose remove[i] is nonzero removed, and the
+ * savings against the run with none removed (both without the audit's own time around the calls,
+ * the "oh" of records.h). 0, or -1 when remove is NULL. */
+int sb_replay_run(sb_replay_model *m, const unsigned char *remove, sb_replay_result *r);
+void sb_replay_free(sb_replay_model *m);
+
+#endif

@@ -1,0 +1,329 @@
+/* The replay (src/audit/replay.c) on synthetic record streams whose answers are known by hand:
+ * a GPU-bound loop (removing its syncs saves only the gap after each kernel), a loop whose GPU
+ * work is short (saves what the host waited), a sync followed by host work longer than the
+ * GPU's queue (saves the wait, not the bubble), an event that orders two streams, the audit's
+ * own time taken out, and the replay's figures in the reports. Times are in microseconds here,
+ * nanoseconds in the records. */
+#include "audit_stream.h"
+
+#include <jansson.h>
+#include <math.h>
+
+#define US 1000LL
+
+/* The first line of a process recorded with --gpu-activity: kernels and launches. */
+static void replay_proc(stream *s)
+{
+    line(s, "{\"t\":\"proc\",\"v\":1,\"pid\":100,\"ppid\":1,\"rank\":-1,\"local_rank\":-1,"
+            "\"cmd\":\"app\",\"clock_ns\":0,\"mono_ns\":1000000,\"mode\":\"count\","
+            "\"kernels\":1,\"launches\":1}");
+}
+
+/* A kernel launch (cudaLaunchKernel, thread 1) at [t, t + 2 us) and its kernel on stream st. */
+static void launch(stream *s, long long corr, long long t, int st, long long k0, long long k1)
+{
+    line(s, "{\"t\":\"api\",\"api\":\"cudaLaunchKernel_v7000\",\"dom\":\"rt\",\"tid\":1,"
+            "\"corr\":%lld,\"start\":%lld,\"end\":%lld}",
+         corr, t * US, (t + 2) * US);
+    line(s, "{\"t\":\"kernel\",\"dev\":0,\"ctx\":1,\"stream\":%d,\"corr\":%lld,\"start\":%lld,"
+            "\"end\":%lld}",
+         st, corr, k0 * US, k1 * US);
+}
+
+/* cudaStreamSynchronize of stream st at [t0, t1), with CUPTI's synchronization record; the
+ * call's stack id names its site (sites differ by stack). oh: the audit's time around it. */
+static void stream_sync(stream *s, long long corr, long long t0, long long t1, int st, int stack,
+                        long long oh)
+{
+    line(s, "{\"t\":\"stack\",\"id\":%d,\"frames\":[[\"/app\",\"site%d\",%d,0]]}", stack, stack,
+         16 * stack);
+    line(s, "{\"t\":\"call\",\"api\":\"cudaStreamSynchronize_v3020\",\"dom\":\"rt\",\"tid\":1,"
+            "\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":%lld,\"ranges\":[],"
+            "\"stack\":%d}",
+         corr, t0 * US, t1 * US, oh * US, stack);
+    line(s, "{\"t\":\"sync\",\"type\":\"stream\",\"ctx\":1,\"stream\":%d,\"corr\":%lld,"
+            "\"sync_id\":-1,\"start\":%lld,\"end\":%lld}",
+         st, corr, t0 * US, t1 * US);
+}
+
+static void replay_end(stream *s, long long t)
+{
+    line(s, "{\"t\":\"end\",\"clock_ns\":%lld,\"mono_ns\":%lld,\"why\":\"exit\",\"dropped\":0}",
+         t * US, 1000000 + t * US);
+}
+
+/* The saving (wall us) of removing every blocking call for which pick() holds. */
+static sb_replay_result play_removing(const sb_audit_proc *p, int (*pick)(const sb_audit_call *))
+{
+    sb_replay_model *m = sb_replay_build(p);
+    assert_non_null(m);
+    unsigned char *mask = calloc(p->ncalls + 1, 1);
+    assert_non_null(mask);
+    for (size_t i = 0; i < p->ncalls; i++)
+        mask[i] = pick(&p->calls[i]) != 0;
+    sb_replay_result r;
+    assert_int_equal(sb_replay_run(m, mask, &r), 0);
+    free(mask);
+    sb_replay_free(m);
+    return r;
+}
+
+static int every_sync(const sb_audit_call *c)
+{
+    return sb_audit_blocking(c->cls);
+}
+
+static int no_call(const sb_audit_call *c)
+{
+    (void)c;
+    return 0;
+}
+
+static void near(double got, double want)
+{
+    if (fabs(got - want) > 1e-6) {
+        print_error("got %.6f, want %.6f\n", got, want);
+        fail();
+    }
+}
+
+/* Nothing removed, no audit time: the replay gives back the recorded run (its span). */
+static void identity(void **state)
+{
+    (void)state;
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    long long corr = 1;
+    for (int i = 0; i < 6; i++) { /* two streams, kernels of uneven lengths, a sync each step */
+        long long h = 40 * i;
+        launch(&s, corr++, h, 7, h + 5, h + 5 + 3 * i);
+        launch(&s, corr++, h + 3, 8, h + 9, h + 20);
+        stream_sync(&s, corr++, h + 6, h + 22, 8, 1, 0);
+    }
+    replay_end(&s, 300);
+    sb_audit_run *run = analyzed(&s);
+    sb_replay_result r = play_removing(run->procs[0], no_call);
+    near(r.wall_us, 0);
+    near(r.idle_us, 0);
+    near(r.span_us, 222); /* first launch at 0 to the last sync's end at 5 * 40 + 22 */
+    sb_audit_free(run);
+}
+
+/* A GPU-bound loop: each 100 us kernel starts 5 us after its launch, the host waits for it and
+ * wakes 5 us after it ends, works 2 us and launches the next: a step every 112 us. Without the
+ * syncs the kernels run back to back (the run has no queued kernel, so the gap is the default
+ * 1 us): each step but the last saves 112 - 101 = 11 us, the last the sync's wake-up, 5. */
+static void gpu_bound_loop_saves_the_gaps(void **state)
+{
+    (void)state;
+    enum { N = 20 };
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    for (long long i = 0; i < N; i++) {
+        long long h = 112 * i;
+        launch(&s, 2 * i + 1, h, 7, h + 5, h + 105);
+        stream_sync(&s, 2 * i + 2, h + 3, h + 110, 7, 1, 0);
+    }
+    replay_end(&s, 112 * N);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    sb_replay_result r = play_removing(p, every_sync);
+    near(r.wall_us, 11.0 * (N - 1) + 5);
+    near(r.idle_us, 11.0 * (N - 1)); /* the GPU's gaps: 12 us each, then 1 */
+    assert_true(r.host_pct < 50);     /* then GPU-bound: only the first kernel waits for a launch */
+    assert_string_equal(sb_audit_bound_name(&r), "gpu");
+    /* the report's figure is the same play */
+    assert_true(p->nsavings >= 2 && p->savings[0].kind == SB_SAVE_ALL);
+    near(p->savings[0].r.wall_us, r.wall_us);
+    assert_int_equal(p->savings[0].calls, N);
+    near(p->savings[0].blocked_us, 107.0 * N);
+    sb_audit_free(run);
+}
+
+/* Short GPU work: a 2 us kernel, the host waits 9 us for it (launch latency, kernel, wake-up),
+ * then works 20 us. Without the sync the host never waits: each step saves the 9 us it waited;
+ * the last step ends with the sync's wake-up after its kernel (5 us), the host's work after it
+ * is not recorded. */
+static void short_gpu_work_saves_the_wait(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    for (long long i = 0; i < N; i++) {
+        long long h = 32 * i;
+        launch(&s, 2 * i + 1, h, 7, h + 5, h + 7);
+        stream_sync(&s, 2 * i + 2, h + 3, h + 12, 7, 1, 0);
+    }
+    replay_end(&s, 32 * N);
+    sb_audit_run *run = analyzed(&s);
+    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    near(r.wall_us, 9.0 * (N - 1) + 5);
+    assert_true(r.host_pct > 99); /* every kernel then waits for its launch */
+    assert_string_equal(sb_audit_bound_name(&r), "host");
+    sb_audit_free(run);
+}
+
+static int first_site(const sb_audit_call *c)
+{
+    return c->stack == 1;
+}
+
+/* One sync waits for a kernel (it blocks 104 us), then the host works 300 us with the GPU idle
+ * (the bubble the old "could save" summed: 310 us) before the next kernel and a final sync.
+ * Removed, the host's work overlaps the kernel: it saves the 104 us the sync blocked, not the
+ * bubble. */
+static void sync_before_long_host_work_saves_the_overlap(void **state)
+{
+    (void)state;
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    launch(&s, 1, 0, 7, 5, 105);
+    stream_sync(&s, 2, 6, 110, 7, 1, 0);
+    launch(&s, 3, 410, 7, 415, 425);
+    stream_sync(&s, 4, 413, 430, 7, 2, 0);
+    replay_end(&s, 500);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->calls[0].bubble_ns, 310 * US);
+    sb_replay_result r = play_removing(p, first_site);
+    near(r.wall_us, 104);
+    /* the same from the per-site plays: the first site, alone */
+    const sb_audit_saving *site = NULL;
+    for (size_t i = 0; i < p->nsavings; i++)
+        if (p->savings[i].kind == SB_SAVE_SITE && strstr(p->savings[i].key, "site1"))
+            site = &p->savings[i];
+    assert_non_null(site);
+    near(site->r.wall_us, 104);
+    assert_int_equal(site->calls, 1);
+    sb_audit_free(run);
+}
+
+/* Stream 8 waits (cudaStreamWaitEvent) for an event recorded on stream 7 after a 200 us kernel;
+ * removing the host's sync after the first launch moves the second launch earlier, but its
+ * kernel still starts after the event's work: it saves nothing of the GPU's order. */
+static void event_orders_streams(void **state)
+{
+    (void)state;
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    launch(&s, 1, 0, 7, 5, 205);
+    line(&s, "{\"t\":\"event\",\"ctx\":1,\"stream\":7,\"corr\":2,\"sync_id\":9}");
+    line(&s, "{\"t\":\"sync\",\"type\":\"wait\",\"ctx\":1,\"stream\":8,\"corr\":3,"
+             "\"sync_id\":9,\"start\":0,\"end\":0}");
+    stream_sync(&s, 4, 4, 50, 8, 1, 0); /* nothing on stream 8 yet: 46 us of host time */
+    launch(&s, 5, 60, 8, 206, 216);     /* waits for the event: starts at 206 */
+    stream_sync(&s, 6, 63, 221, 8, 2, 0);
+    replay_end(&s, 300);
+    sb_audit_run *run = analyzed(&s);
+    sb_replay_result r = play_removing(run->procs[0], first_site);
+    /* the second kernel still starts at 206 (the event), the last sync still ends at 221 */
+    near(r.wall_us, 0);
+    sb_audit_free(run);
+}
+
+/* The audit's own time around calls (oh) is taken out of the host's timeline in every play:
+ * a host-bound loop whose calls carried 4 us of audit time each is predicted 4 us a step
+ * shorter even with nothing removed (the baseline), so a saving is measured against the run
+ * without the audit. */
+static void audit_time_is_taken_out(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    for (long long i = 0; i < N; i++) {
+        long long h = 40 * i;
+        launch(&s, 2 * i + 1, h, 7, h + 5, h + 7);
+        stream_sync(&s, 2 * i + 2, h + 3, h + 12, 7, 1, 4); /* 4 us of audit time after it */
+    }
+    replay_end(&s, 40 * N);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    sb_replay_result none = play_removing(p, no_call);
+    near(none.wall_us, 0);            /* against the baseline: nothing removed, nothing saved */
+    near(none.span_us, 36.0 * (N - 1) + 12); /* the baseline: 4 us a step shorter than recorded */
+    near(p->replay->audit_overhead_us, 4.0 * N);
+    sb_replay_result all = play_removing(p, every_sync);
+    near(all.wall_us, 9.0 * (N - 1) + 5);
+    sb_audit_free(run);
+}
+
+/* The reports carry the prediction: the table's line, the JSON's "predicted" with sites,
+ * classes and the model, the CSV's site_save_us; "could save" is gone. */
+static void reports_show_the_prediction(void **state)
+{
+    (void)state;
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    for (long long i = 0; i < 4; i++) {
+        long long h = 112 * i;
+        launch(&s, 2 * i + 1, h, 7, h + 5, h + 105);
+        stream_sync(&s, 2 * i + 2, h + 3, h + 110, 7, 1, 0);
+    }
+    replay_end(&s, 500);
+    sb_audit_run *run = analyzed(&s);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
+    fclose(f);
+    assert_non_null(strstr(text, "removing all 4 syncs would save 0.038 ms of wall time"));
+    assert_non_null(strstr(text, "then gpu-bound"));
+    assert_null(strstr(text, "could save"));
+    free(text);
+    f = open_memstream(&text, &n);
+    assert_int_equal(sb_audit_write_csv(f, run), 0);
+    fclose(f);
+    assert_non_null(strstr(text, ",native_site,site_save_us\n"));
+    assert_non_null(strstr(text, ",38\n")); /* the site: 3 x 11 + 5 us */
+    free(text);
+    f = open_memstream(&text, &n);
+    sb_env env;
+    memset(&env, 0, sizeof env);
+    assert_int_equal(sb_audit_write_json(f, run, &run->opts, &env), 0);
+    fclose(f);
+    json_error_t err;
+    json_t *doc = json_loads(text, 0, &err);
+    assert_non_null(doc);
+    json_t *pred = json_object_get(json_array_get(json_object_get(doc, "processes"), 0),
+                                   "predicted");
+    assert_true(json_is_object(pred));
+    near(json_real_value(json_object_get(pred, "save_wall_us")), 38);
+    assert_string_equal(json_string_value(json_object_get(pred, "bound")), "gpu");
+    json_t *model = json_object_get(pred, "model");
+    near(json_real_value(json_object_get(model, "launch_latency_us")), 5);
+    near(json_real_value(json_object_get(model, "gap_us")), 1);
+    assert_int_equal(json_integer_value(json_object_get(model, "gpu_operations")), 4);
+    json_t *site = json_array_get(json_object_get(pred, "sites"), 0);
+    near(json_real_value(json_object_get(site, "save_per_call_us")), 9.5);
+    json_t *cls = json_array_get(json_object_get(pred, "classes"), 0);
+    assert_string_equal(json_string_value(json_object_get(cls, "class")), "sync-stream");
+    near(json_real_value(json_object_get(json_object_get(doc, "total"),
+                                         "predicted_save_wall_us")),
+         38);
+    json_decref(doc);
+    free(text);
+    sb_audit_free(run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(identity),
+        cmocka_unit_test(gpu_bound_loop_saves_the_gaps),
+        cmocka_unit_test(short_gpu_work_saves_the_wait),
+        cmocka_unit_test(sync_before_long_host_work_saves_the_overlap),
+        cmocka_unit_test(event_orders_streams),
+        cmocka_unit_test(audit_time_is_taken_out),
+        cmocka_unit_test(reports_show_the_prediction),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
