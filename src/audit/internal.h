@@ -129,7 +129,7 @@ typedef struct sb_audit_evrec {
 typedef enum { SB_SYNC_EVENT, SB_SYNC_WAIT, SB_SYNC_STREAM, SB_SYNC_CONTEXT } sb_audit_sync_type;
 
 typedef struct sb_audit_syncrec {
-    int type; /* sb_audit_sync_type */
+    int type;                                       /* sb_audit_sync_type */
     int64_t ctx, stream, corr, sync_id, start, end; /* stream, sync_id -1: not applicable */
 } sb_audit_syncrec;
 
@@ -303,12 +303,12 @@ void sb_audit_symbolize(sb_audit_run *run);
 #include "audit/replay.h"
 typedef enum { SB_SAVE_ALL, SB_SAVE_SITE, SB_SAVE_CLASS, SB_SAVE_RANGE } sb_audit_save_kind;
 typedef struct sb_audit_saving {
-    int kind;            /* sb_audit_save_kind */
-    const char *key;     /* the site or the range name (interned); NULL: all, a class */
-    sb_audit_class cls;  /* SB_SAVE_CLASS */
-    long calls;          /* blocking calls removed */
-    double blocked_us;   /* their host time blocked */
-    sb_replay_result r;  /* the predicted savings */
+    int kind;           /* sb_audit_save_kind */
+    const char *key;    /* the site or the range name (interned); NULL: all, a class */
+    sb_audit_class cls; /* SB_SAVE_CLASS */
+    long calls;         /* blocking calls removed */
+    double blocked_us;  /* their host time blocked */
+    sb_replay_result r; /* the predicted savings */
 } sb_audit_saving;
 /* Plays p's run (when its launches were recorded) with every sync removed, then with each of
  * the `top` most blocking sites and ranges and each class removed alone. 0, or -1 out of memory. */

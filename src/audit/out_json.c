@@ -167,7 +167,7 @@ static json_t *total(const sb_audit_run *run)
     long c[SB_AUDIT_NCLASS] = {0};
     double life = 0, busy = 0, blocked = 0, save = 0;
     long polls = 0, blocking = 0;
-    int kernels = run->nprocs > 0; /* every process recorded kernels */
+    int kernels = run->nprocs > 0;  /* every process recorded kernels */
     int replayed = run->nprocs > 0; /* every process was replayed */
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];

@@ -15,12 +15,12 @@
  *    "start":S,"end":E,"oh":O,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH","host":"pageable"}
  *        one host API call that can block (the list is in inject/watch.c), timed on the
  *        calling thread. oh: the ns the library spent around it (stacks, lookups), outside
- *        [start, end]: the replay takes it out of the host's timeline; absent = 0. ranges: the thread's open NVTX push/pop ranges, outermost first
- *        (ID: the range instance, see "range"); stack: a "stack" id, -1 when none; copy: for
- *        memcpy calls, the direction the call's parameters give ("HtoD", "DtoH", "DtoD",
- *        "HtoH", "default"), absent otherwise; host: for copies whose parameters name host memory,
- *        what the driver says it is ("pageable", "pinned", "device"), asked after the call,
- *        absent otherwise. ctx: CUPTI context id, 0 when none.
+ *        [start, end]: the replay takes it out of the host's timeline; absent = 0. ranges: the
+ * thread's open NVTX push/pop ranges, outermost first (ID: the range instance, see "range"); stack:
+ * a "stack" id, -1 when none; copy: for memcpy calls, the direction the call's parameters give
+ * ("HtoD", "DtoH", "DtoD", "HtoH", "default"), absent otherwise; host: for copies whose parameters
+ * name host memory, what the driver says it is ("pageable", "pinned", "device"), asked after the
+ * call, absent otherwise. ctx: CUPTI context id, 0 when none.
  *   {"t":"range","tid":T,"id":ID,"name":"train_step","start":S,"end":E,"depth":D}
  *        an NVTX push/pop range instance, written when it is popped (end = -1: still open
  *        when the process ended). depth 0 = outermost. Optional: "dom":"NCCL", the NVTX

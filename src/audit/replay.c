@@ -92,7 +92,7 @@ static const keyed *find_last(const keyed *k, size_t n, int64_t key)
 /* ---- the model ---- */
 /* the order of items of one correlation id; IT_OH: the audit's own time around a call that
  * did not block */
-enum { IT_LAUNCH, IT_RECORD, IT_WAIT, IT_BLOCK, IT_OH };
+enum { IT_OH, IT_LAUNCH, IT_RECORD, IT_WAIT, IT_BLOCK };
 enum { TG_NONE, TG_STREAM, TG_CTX, TG_ALL, TG_EVENT, TG_OP };
 
 typedef struct {
@@ -102,7 +102,7 @@ typedef struct {
 } item;
 
 typedef struct {
-    int64_t start, dur, launch; /* launch: host time of the launch call; NONE: unknown */
+    int64_t start, dur, launch;  /* launch: host time of the launch call; NONE: unknown */
     int64_t off_a, off_b, off_c; /* this operation's deviation on each term (replay.h) */
     int32_t thread, stream, ctx;
 } rop;
@@ -294,8 +294,8 @@ static void find_launch(const sb_audit_proc *p, const builder *b, const sb_audit
 
 /* What a blocking call waited for: the synchronization CUPTI recorded for it, else the copy or
  * memset it made, else its context (every operation launched before it). */
-static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit_call *c,
-                        rblock *k, sb_replay_facts *f)
+static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit_call *c, rblock *k,
+                        sb_replay_facts *f)
 {
     const keyed *y = find_last(b->syncs, b->nsyncs, c->corr);
     if (y) {
@@ -534,11 +534,11 @@ static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_
         int64_t t = max64(max64(a, b), max64(c, d));
         o->off_a = a == NONE ? 0 : a == t ? o->start - a : (o->start - a < 0 ? o->start - a : 0);
         int bound = a != NONE && a == t;
-        o->off_b = b == NONE ? 0
+        o->off_b = b == NONE          ? 0
                    : b == t && !bound ? o->start - b
                                       : (o->start - b < 0 ? o->start - b : 0);
         bound |= b != NONE && b == t;
-        o->off_c = c == NONE ? 0
+        o->off_c = c == NONE          ? 0
                    : c == t && !bound ? o->start - c
                                       : (o->start - c < 0 ? o->start - c : 0);
     }
@@ -619,6 +619,8 @@ static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_resul
         }
         case IT_BLOCK: {
             rblock *k = &m->blocks[it->idx];
+            if (!identity && k->thread >= 0)
+                m->delta[k->thread] += k->oh;
             int64_t d = k->thread >= 0 ? m->delta[k->thread] : 0;
             int64_t start = k->start - d, end;
             if (!identity && remove[k->call]) {
@@ -633,7 +635,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_resul
                 end = max64(start, g != NONE ? g - k->gshift : NONE) + k->post;
             }
             if (k->thread >= 0) {
-                m->delta[k->thread] = k->end - end + (identity ? 0 : k->oh);
+                m->delta[k->thread] = k->end - end;
                 m->last_new[k->thread] = max64(m->last_new[k->thread], end);
             }
             first = k->start < first ? k->start : first;
@@ -669,9 +671,9 @@ static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_resul
     r->idle_us = (double)(orig_idle - idle) / 1e3;
     r->span_us = last != NONE && first != NONE ? (double)(last - first) / 1e3 : 0;
     r->host_pct = m->nops ? 100.0 * (double)host_bound / (double)m->nops : 0;
-    r->gpu_busy_pct =
-        last != NONE && first != NONE && last > first ? 100.0 * (double)busy / (double)(last - first)
-                                                       : 0;
+    r->gpu_busy_pct = last != NONE && first != NONE && last > first
+                          ? 100.0 * (double)busy / (double)(last - first)
+                          : 0;
     return 0;
 }
 

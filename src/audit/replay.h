@@ -17,8 +17,9 @@
  *    for (its stream, its event, its context, its own copy), plus the wake-up time it had in the
  *    run; a removed one takes no time and the host goes on at once, its own copy (if any) still
  *    runs on the GPU;
- *  - the time the audit itself spent around each recorded call is taken out of its thread (the
- *    host goes on that much earlier), in the baseline as in every other play.
+ *  - the time the audit itself spent around each recorded call (mostly its stack capture, before
+ *    the call) is taken out of its thread before the call, in the baseline as in every other
+ *    play: the host reaches the call that much earlier (a sync that then waits longer absorbs it).
  * Items are played in CUPTI's correlation order (one counter over every API call of the process:
  * the order calls were made in), in O(n) per replay after an O(n log n) build. */
 #ifndef SB_AUDIT_REPLAY_H
@@ -43,9 +44,9 @@ typedef struct sb_replay_facts {
 } sb_replay_facts;
 
 typedef struct sb_replay_result {
-    double wall_us;   /* predicted saving of the run's wall time (first to last activity) */
-    double idle_us;   /* predicted saving of GPU idle time (first to last GPU operation) */
-    double host_pct;  /* % of GPU operations whose start the host's launch then bounds */
+    double wall_us;      /* predicted saving of the run's wall time (first to last activity) */
+    double idle_us;      /* predicted saving of GPU idle time (first to last GPU operation) */
+    double host_pct;     /* % of GPU operations whose start the host's launch then bounds */
     double gpu_busy_pct; /* GPU busy share of the replayed run */
     double span_us;      /* the replayed run: first to last activity */
 } sb_replay_result;

@@ -61,8 +61,7 @@ static group *groups_of(const sb_audit_proc *p, int range, size_t *n)
     return g;
 }
 
-static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask,
-                sb_audit_saving *s)
+static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask, sb_audit_saving *s)
 {
     s->calls = 0;
     s->blocked_us = 0;

@@ -522,6 +522,10 @@ int sb_cmd_audit(int argc, char **argv)
     }
     if (req.from) { /* report kept records: nothing runs, nothing is heard */
         static sb_audit_listener none;
+        struct stat st;
+        if (stat(req.from, &st) != 0 || !S_ISDIR(st.st_mode))
+            return sb_fail(SB_EXIT_USAGE, "audit: --from %s: %s", req.from,
+                           errno && stat(req.from, &st) != 0 ? strerror(errno) : "not a folder");
         int gate_rc = 0;
         rc = analyze_and_report(&req, req.from, outs, nout, "", -1, 0, &none, &gate_rc);
         return rc ? rc : gate_rc;

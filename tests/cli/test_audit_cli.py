@@ -230,3 +230,47 @@ def test_a_command_killed_by_sigint_kills_the_audit_by_sigint():
     r = audit("-q", "--", "sh", "-c", "exit 130", env=NO_GPU)
     assert r.returncode == 130, r.stderr
     assert "interrupted" not in r.stderr
+
+
+# ---- --from DIR: kept records reported again, nothing run -------------------------------------
+
+def replay_records(folder):
+    """A process recorded with --gpu-activity: 5 steps of a 100 us kernel and a stream sync."""
+    folder.mkdir()
+    lines = ['{"t":"proc","v":1,"pid":100,"ppid":1,"rank":-1,"local_rank":-1,"cmd":"app",'
+             '"clock_ns":0,"mono_ns":0,"mode":"count","kernels":1,"launches":1}']
+    for i in range(5):
+        h, c = 112000 * i, 2 * i + 1
+        lines += [f'{{"t":"api","api":"cudaLaunchKernel_v7000","dom":"rt","tid":1,"corr":{c},'
+                  f'"start":{h},"end":{h + 2000}}}',
+                  f'{{"t":"kernel","dev":0,"ctx":1,"stream":7,"corr":{c},"start":{h + 5000},'
+                  f'"end":{h + 105000}}}',
+                  f'{{"t":"call","api":"cudaStreamSynchronize_v3020","dom":"rt","tid":1,"ctx":1,'
+                  f'"corr":{c + 1},"start":{h + 3000},"end":{h + 110000},"ranges":[],"stack":-1}}',
+                  f'{{"t":"sync","type":"stream","ctx":1,"stream":7,"corr":{c + 1},"sync_id":-1,'
+                  f'"start":{h + 3000},"end":{h + 110000}}}']
+    lines.append('{"t":"end","clock_ns":600000,"mono_ns":600000,"why":"exit","dropped":0}')
+    (folder / "proc-100.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_from_reports_kept_records_with_the_prediction(tmp_path):
+    replay_records(tmp_path / "recs")
+    j = tmp_path / "r.json"
+    r = run("audit", "--from", tmp_path / "recs", "--json", j, "--max-syncs", "0")
+    assert r.returncode == 1, r.stderr  # the gate: 5 syncs
+    # a GPU-bound loop: 4 gaps of 11 us and the last wake-up, 5 us
+    assert "removing all 5 syncs would save 0.049 ms of wall time" in r.stderr, r.stderr
+    assert "then gpu-bound" in r.stderr
+    assert "removing them would save 0.049 ms of wall time" in r.stderr
+    pred = json.loads(j.read_text())["processes"][0]["predicted"]
+    assert abs(pred["save_wall_us"] - 49) < 1e-6 and pred["bound"] == "gpu"
+
+
+@pytest.mark.parametrize("args,message", [
+    (("--from", "/nonexistent-records"), "--from /nonexistent-records: No such file"),
+    (("--from", "/etc/passwd"), "--from /etc/passwd: not a folder"),
+    (("--from", "/tmp", "--", "true"), "--from DIR reports kept records: no CMD"),
+    (("--from", "/tmp", "--gpu-activity"), "recording options"),
+])
+def test_from_bad_input(args, message):
+    assert_usage_error(run("audit", *args), message)

@@ -113,17 +113,17 @@ static void write_record(const CUpti_Activity *rec)
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const CUpti_ActivitySynchronization2 *y = (const void *)rec;
-        const char *type = y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ? "event"
-                           : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT ? "wait"
-                           : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE
-                               ? "stream"
-                           : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
-                               ? "context"
-                               : NULL;
+        const char *type =
+            y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE     ? "event"
+            : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT   ? "wait"
+            : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE  ? "stream"
+            : y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE ? "context"
+                                                                                 : NULL;
         if (!type)
             break;
         /* fields that do not apply are CUPTI_SYNCHRONIZATION_INVALID_VALUE: written as -1 */
-        long long stream = y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (long long)y->streamId;
+        long long stream =
+            y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (long long)y->streamId;
         long long sync = y->cudaEventSyncId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ||
                                  y->cudaEventSyncId == (uint64_t)-1
                              ? -1

@@ -7,8 +7,9 @@
 
 /* Base names (CUPTI's names less _vNNNN / _ptsz / _ptds) that start one of these. */
 static const char *const launch_prefixes[] = {
-    "cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "cudaEventRecord",
-    "cuEventRecord", "cudaStreamWaitEvent", "cuStreamWaitEvent", NULL};
+    "cudaLaunch",          "cuLaunch",          "cudaGraphLaunch",
+    "cuGraphLaunch",       "cudaEventRecord",   "cuEventRecord",
+    "cudaStreamWaitEvent", "cuStreamWaitEvent", NULL};
 
 int sba_launch_api(const char *name)
 {
