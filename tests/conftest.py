@@ -34,6 +34,17 @@ def gpu_available():
     return r.returncode == 0 and "GPU" in r.stdout
 
 
+def torch_python():
+    """A Python with torch and a CUDA device for it (TORCH_PYTHON, this one, python3), or None."""
+    import sys
+    for py in (os.environ.get("TORCH_PYTHON"), sys.executable, shutil.which("python3")):
+        if py and subprocess.run([py, "-c", "import torch, sys; "
+                                  "sys.exit(0 if torch.cuda.is_available() else 1)"],
+                                 capture_output=True).returncode == 0:
+            return py
+    return None
+
+
 def assert_usage_error(r, message, prog="syncbench"):
     """Exit 2 with one line, "PROG: ..." holding `message`, and nothing on stdout."""
     assert r.returncode == 2, r.stderr

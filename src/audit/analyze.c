@@ -10,33 +10,6 @@
 #include "base/error.h"
 #include "engine/stats.h"
 
-typedef struct {
-    int64_t key;
-    size_t idx;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-/* The first entry with this key, or NULL. */
-static const keyed *find_keyed(const keyed *k, size_t n, int64_t key)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && k[lo].key == key ? &k[lo] : NULL;
-}
-
 static int cmp_stack(const void *a, const void *b)
 {
     const sb_audit_stack *x = a, *y = b;
@@ -68,9 +41,9 @@ sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t
 
 /* What the analysis of one process needs beside the process itself. */
 typedef struct {
-    keyed *ctx_dev; /* ctx -> dev (idx holds the dev) */
+    sb_keyed *ctx_dev; /* ctx -> dev (idx holds the dev) */
     size_t nctx;
-    keyed *by_rcorr, *by_corr; /* copies */
+    sb_keyed *by_rcorr, *by_corr; /* copies */
     size_t nrcorr, ncorr;
 } lookups;
 
@@ -84,15 +57,15 @@ static void free_lookups(lookups *l)
 static int build_timelines(sb_audit_proc *p)
 {
     sb_audit_iv *iv = malloc((p->nacts ? p->nacts : 1) * sizeof *iv);
-    keyed *devs = malloc((p->nacts ? p->nacts : 1) * sizeof *devs);
+    sb_keyed *devs = malloc((p->nacts ? p->nacts : 1) * sizeof *devs);
     if (!iv || !devs) {
         free(iv);
         free(devs);
         return -1;
     }
     for (size_t i = 0; i < p->nacts; i++)
-        devs[i] = (keyed){p->acts[i].dev, i};
-    sb_sort(devs, p->nacts, sizeof *devs, cmp_keyed);
+        devs[i] = (sb_keyed){p->acts[i].dev, i};
+    sb_sort(devs, p->nacts, sizeof *devs, sb_keyed_cmp);
     size_t ndev = 0;
     for (size_t i = 0; i < p->nacts; i++)
         if (i == 0 || devs[i].key != devs[i - 1].key)
@@ -131,23 +104,23 @@ static int build_lookups(const sb_audit_proc *p, lookups *l)
         return -1;
     for (size_t i = 0; i < p->nacts; i++) {
         const sb_audit_act *a = &p->acts[i];
-        l->ctx_dev[l->nctx++] = (keyed){a->ctx, (size_t)a->dev};
+        l->ctx_dev[l->nctx++] = (sb_keyed){a->ctx, (size_t)a->dev};
         if (a->kind != SB_ACT_COPY)
             continue;
         if (a->rcorr)
-            l->by_rcorr[l->nrcorr++] = (keyed){a->rcorr, i};
-        l->by_corr[l->ncorr++] = (keyed){a->corr, i};
+            l->by_rcorr[l->nrcorr++] = (sb_keyed){a->rcorr, i};
+        l->by_corr[l->ncorr++] = (sb_keyed){a->corr, i};
     }
-    sb_sort(l->ctx_dev, l->nctx, sizeof *l->ctx_dev, cmp_keyed);
-    sb_sort(l->by_rcorr, l->nrcorr, sizeof *l->by_rcorr, cmp_keyed);
-    sb_sort(l->by_corr, l->ncorr, sizeof *l->by_corr, cmp_keyed);
+    sb_sort(l->ctx_dev, l->nctx, sizeof *l->ctx_dev, sb_keyed_cmp);
+    sb_sort(l->by_rcorr, l->nrcorr, sizeof *l->by_rcorr, sb_keyed_cmp);
+    sb_sort(l->by_corr, l->ncorr, sizeof *l->by_corr, sb_keyed_cmp);
     return 0;
 }
 
 static const sb_audit_timeline *call_timeline(const sb_audit_proc *p, const lookups *l,
                                               const sb_audit_call *c)
 {
-    const keyed *k = c->ctx ? find_keyed(l->ctx_dev, l->nctx, c->ctx) : NULL;
+    const sb_keyed *k = c->ctx ? sb_keyed_first(l->ctx_dev, l->nctx, c->ctx) : NULL;
     if (k)
         for (size_t i = 0; i < p->ntl; i++)
             if (p->tl[i].dev == (int)k->idx)
@@ -160,10 +133,10 @@ static const sb_audit_act *matched_copy(const sb_audit_proc *p, const lookups *l
 {
     /* CUPTI fills runtimeCorrelationId only when driver calls are recorded too; otherwise a
      * runtime call's copy carries the runtime's id as its correlationId (seen on the H100) */
-    const keyed *k = c->drv ? NULL : find_keyed(l->by_rcorr, l->nrcorr, c->corr);
+    const sb_keyed *k = c->drv ? NULL : sb_keyed_first(l->by_rcorr, l->nrcorr, c->corr);
     if (k)
         return &p->acts[k->idx];
-    k = find_keyed(l->by_corr, l->ncorr, c->corr);
+    k = sb_keyed_first(l->by_corr, l->ncorr, c->corr);
     if (!k || (!c->drv && p->acts[k->idx].rcorr)) /* that id is a driver call's */
         return NULL;
     return &p->acts[k->idx];

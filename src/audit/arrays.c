@@ -1,4 +1,5 @@
-/* The analyzer's growable arrays, a qsort that takes empty arrays, and report text. */
+/* The analyzer's growable arrays, keyed indexes, a qsort that takes empty arrays, and report
+ * text. */
 #include "audit/internal.h"
 
 #include "base/error.h"
@@ -9,6 +10,40 @@
 #include <string.h>
 
 #include "base/utf8.h"
+
+int sb_keyed_cmp(const void *a, const void *b)
+{
+    const sb_keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The first position whose key is >= key (upper: > key). */
+static size_t keyed_bound(const sb_keyed *k, size_t n, int64_t key, int upper)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid].key < key || (upper && k[mid].key == key))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const sb_keyed *sb_keyed_first(const sb_keyed *k, size_t n, int64_t key)
+{
+    size_t i = keyed_bound(k, n, key, 0);
+    return i < n && k[i].key == key ? &k[i] : NULL;
+}
+
+const sb_keyed *sb_keyed_last(const sb_keyed *k, size_t n, int64_t key)
+{
+    size_t i = keyed_bound(k, n, key, 1);
+    return i > 0 && k[i - 1].key == key ? &k[i - 1] : NULL;
+}
 
 int sb_grow(void *arr, size_t *cap, size_t n, size_t size)
 {

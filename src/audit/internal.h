@@ -28,6 +28,15 @@ static inline double sb_audit_pct(double part, double whole)
 int sb_grow(void *arr, size_t *cap, size_t n, size_t size);
 /* qsort that accepts an empty (NULL) array. */
 void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* An index into an array by an integer key (a correlation id, a context), sorted with
+ * sb_keyed_cmp (by key, then index); the first or the last entry of a key, or NULL. */
+typedef struct sb_keyed {
+    int64_t key;
+    size_t idx;
+} sb_keyed;
+int sb_keyed_cmp(const void *a, const void *b);
+const sb_keyed *sb_keyed_first(const sb_keyed *k, size_t n, int64_t key);
+const sb_keyed *sb_keyed_last(const sb_keyed *k, size_t n, int64_t key);
 /* snprintf whose result is valid UTF-8 (the JSON reports take only that): cut on a character
  * boundary when it does not fit, every other invalid byte (addr2line's output, a Latin-1 name)
  * replaced with '?'. */

@@ -61,34 +61,6 @@ static int64_t stream_key(int64_t ctx, int64_t stream)
     return (int64_t)((uint64_t)ctx << 32 | (uint32_t)stream);
 }
 
-/* ---- a key to a record: correlation ids and event record ids ---- */
-typedef struct {
-    int64_t key;
-    size_t idx;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-/* The last entry with this key (the latest record of it), or NULL. */
-static const keyed *find_last(const keyed *k, size_t n, int64_t key)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k[mid].key <= key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && k[lo - 1].key == key ? &k[lo - 1] : NULL;
-}
-
 /* ---- the model ---- */
 /* the order of items of one correlation id; IT_OH: the audit's own time around a call that
  * did not block */
@@ -196,7 +168,7 @@ static int64_t median(int64_t *v, size_t n, int64_t dflt)
 
 /* What the model needs while it is built: lookups by correlation id and the dense indexes. */
 typedef struct {
-    keyed *apis, *calls, *syncs, *evs, *ops;
+    sb_keyed *apis, *calls, *syncs, *evs, *ops;
     size_t napis, ncalls, nsyncs, nevs, nops;
     dense threads, streams, ctxs;
 } builder;
@@ -232,11 +204,11 @@ static int make_indexes(const sb_audit_proc *p, builder *b)
     for (size_t i = 0; i < p->ncalls; i++) {
         tids[nt++] = p->calls[i].tid;
         ctxs[nc++] = p->calls[i].ctx;
-        b->calls[b->ncalls++] = (keyed){p->calls[i].corr, i};
+        b->calls[b->ncalls++] = (sb_keyed){p->calls[i].corr, i};
     }
     for (size_t i = 0; i < p->napis; i++) {
         tids[nt++] = p->apis[i].tid;
-        b->apis[b->napis++] = (keyed){p->apis[i].corr, i};
+        b->apis[b->napis++] = (sb_keyed){p->apis[i].corr, i};
     }
     for (size_t i = 0; i < p->nacts; i++) {
         streams[nst++] = stream_key(p->acts[i].ctx, p->acts[i].stream);
@@ -244,22 +216,22 @@ static int make_indexes(const sb_audit_proc *p, builder *b)
     }
     for (size_t i = 0; i < p->nevrecs; i++) {
         streams[nst++] = stream_key(p->evrecs[i].ctx, p->evrecs[i].stream);
-        b->evs[b->nevs++] = (keyed){p->evrecs[i].sync_id, i};
+        b->evs[b->nevs++] = (sb_keyed){p->evrecs[i].sync_id, i};
     }
     for (size_t i = 0; i < p->nsyncrecs; i++) {
         const sb_audit_syncrec *y = &p->syncrecs[i];
         if (y->stream >= 0)
             streams[nst++] = stream_key(y->ctx, y->stream);
         ctxs[nc++] = y->ctx;
-        b->syncs[b->nsyncs++] = (keyed){y->corr, i};
+        b->syncs[b->nsyncs++] = (sb_keyed){y->corr, i};
     }
     dense_make(&b->threads, tids, nt);
     dense_make(&b->streams, streams, nst);
     dense_make(&b->ctxs, ctxs, nc);
-    sb_sort(b->apis, b->napis, sizeof *b->apis, cmp_keyed);
-    sb_sort(b->calls, b->ncalls, sizeof *b->calls, cmp_keyed);
-    sb_sort(b->syncs, b->nsyncs, sizeof *b->syncs, cmp_keyed);
-    sb_sort(b->evs, b->nevs, sizeof *b->evs, cmp_keyed);
+    sb_sort(b->apis, b->napis, sizeof *b->apis, sb_keyed_cmp);
+    sb_sort(b->calls, b->ncalls, sizeof *b->calls, sb_keyed_cmp);
+    sb_sort(b->syncs, b->nsyncs, sizeof *b->syncs, sb_keyed_cmp);
+    sb_sort(b->evs, b->nevs, sizeof *b->evs, sb_keyed_cmp);
     return 0;
 }
 
@@ -275,14 +247,14 @@ static void find_launch(const sb_audit_proc *p, const builder *b, const sb_audit
     for (int k = 0; k < 2; k++) {
         if (!ids[k])
             continue;
-        const keyed *x = find_last(b->apis, b->napis, ids[k]);
+        const sb_keyed *x = sb_keyed_last(b->apis, b->napis, ids[k]);
         if (x) {
             o->launch = p->apis[x->idx].start;
             o->thread = dense_find(&b->threads, p->apis[x->idx].tid);
             *corr = ids[k];
             return;
         }
-        x = find_last(b->calls, b->ncalls, ids[k]);
+        x = sb_keyed_last(b->calls, b->ncalls, ids[k]);
         if (x) {
             o->launch = p->calls[x->idx].start;
             o->thread = dense_find(&b->threads, p->calls[x->idx].tid);
@@ -297,16 +269,16 @@ static void find_launch(const sb_audit_proc *p, const builder *b, const sb_audit
 static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit_call *c, rblock *k,
                         sb_replay_facts *f)
 {
-    const keyed *y = find_last(b->syncs, b->nsyncs, c->corr);
+    const sb_keyed *y = sb_keyed_last(b->syncs, b->nsyncs, c->corr);
     if (y) {
         const sb_audit_syncrec *s = &p->syncrecs[y->idx];
-        const keyed *e;
+        const sb_keyed *e;
         if (s->type == SB_SYNC_STREAM && s->stream >= 0) {
             k->tkind = TG_STREAM;
             k->target = dense_find(&b->streams, stream_key(s->ctx, s->stream));
             return;
         }
-        if (s->type == SB_SYNC_EVENT && (e = find_last(b->evs, b->nevs, s->sync_id))) {
+        if (s->type == SB_SYNC_EVENT && (e = sb_keyed_last(b->evs, b->nevs, s->sync_id))) {
             k->tkind = TG_EVENT;
             k->target = (int32_t)e->idx;
             return;
@@ -317,7 +289,7 @@ static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit
             return;
         }
     }
-    const keyed *o = find_last(b->ops, b->nops, c->corr);
+    const sb_keyed *o = sb_keyed_last(b->ops, b->nops, c->corr);
     if (o) {
         k->tkind = TG_OP;
         k->target = (int32_t)o->idx;
@@ -356,11 +328,11 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         o->stream = dense_find(&b->streams, stream_key(a->ctx, a->stream));
         o->ctx = dense_find(&b->ctxs, a->ctx);
         m->facts.ops_unplaced += o->launch == NONE;
-        b->ops[b->nops++] = (keyed){corr, m->nops};
+        b->ops[b->nops++] = (sb_keyed){corr, m->nops};
         m->items[m->nitems++] = (item){corr, IT_LAUNCH, (int32_t)m->nops, a->start};
         m->nops++;
     }
-    sb_sort(b->ops, b->nops, sizeof *b->ops, cmp_keyed);
+    sb_sort(b->ops, b->nops, sizeof *b->ops, sb_keyed_cmp);
     for (size_t i = 0; i < p->nevrecs; i++) {
         const sb_audit_evrec *e = &p->evrecs[i];
         m->recs[m->nrecs] = (rlink){dense_find(&b->streams, stream_key(e->ctx, e->stream)), 0};
@@ -370,7 +342,7 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         const sb_audit_syncrec *y = &p->syncrecs[i];
         if (y->type != SB_SYNC_WAIT || y->stream < 0)
             continue;
-        const keyed *e = find_last(b->evs, b->nevs, y->sync_id);
+        const sb_keyed *e = sb_keyed_last(b->evs, b->nevs, y->sync_id);
         m->waits[m->nwaits] = (rlink){dense_find(&b->streams, stream_key(y->ctx, y->stream)),
                                       e ? (int32_t)e->idx : -1};
         m->items[m->nitems++] = (item){y->corr, IT_WAIT, (int32_t)m->nwaits++, 0};

@@ -7,13 +7,12 @@ where there is no GPU (the torch tests also where torch or its CUDA is missing).
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import BIN, ROOT, gpu_available, run
+from conftest import torch_python, BIN, ROOT, gpu_available, run
 
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
 
@@ -288,16 +287,6 @@ def test_parent_and_children(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # PyTorch
-
-
-def torch_python():
-    """A Python with torch and a CUDA device for it, or None."""
-    for py in (os.environ.get("TORCH_PYTHON"), sys.executable, shutil.which("python3")):
-        if py and subprocess.run([py, "-c", "import torch, sys; "
-                                  "sys.exit(0 if torch.cuda.is_available() else 1)"],
-                                 capture_output=True).returncode == 0:
-            return py
-    return None
 
 
 @pytest.fixture(scope="module")

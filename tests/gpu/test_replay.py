@@ -14,11 +14,10 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, gpu_available, run
+from conftest import torch_python, ROOT, gpu_available, run
 
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
 
@@ -165,15 +164,6 @@ def test_predicted_saving_of_each_fix(tmp_path, label, scenario, sync, free, set
     assert abs(predicted - measured) <= tolerance(measured), (
         f"{label}: predicted {predicted:.2f} us/step, measured {measured:.2f} "
         f"(site {site['site']}: {site['save_per_call_us']:.2f} us per call x {removed:.2f})")
-
-
-def torch_python():
-    for py in (os.environ.get("TORCH_PYTHON"), sys.executable, shutil.which("python3")):
-        if py and subprocess.run([py, "-c", "import torch, sys; "
-                                  "sys.exit(0 if torch.cuda.is_available() else 1)"],
-                                 capture_output=True).returncode == 0:
-            return py
-    return None
 
 
 def loop_us(py, mode, steps):
