@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "cmd/audit.h"
+#include "cmd/launch_cost.h"
 #include "cmd/list.h"
 #include "cmd/run.h"
 #include "cmd/sched_worker.h"
@@ -20,6 +21,7 @@ static const struct {
     {"list", sb_cmd_list},
     {"audit", sb_cmd_audit},
     {SB_SCHED_WORKER_CMD, sb_cmd_sched_worker}, /* hidden: the sched scenario's helper */
+    {SB_LAUNCH_COST_CMD, sb_cmd_launch_cost},   /* hidden: the audit's calibration */
 };
 
 static int finish(int rc)

@@ -174,8 +174,9 @@ static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const
          * recorded) */
         if (copy ? is_pageable(copy->src) || is_pageable(copy->dst) : is_pageable(c->host))
             c->cls = SB_AUDIT_COPY_PAGEABLE;
-        else
-            c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+        else /* into pinned memory: it does not wait (.item()'s copy; a GPU that went idle
+              * while CUPTI slowed the call down is a coincidence, not a wait) */
+            c->cls = SB_AUDIT_NONE;
         break;
     default:
         c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;

@@ -61,6 +61,7 @@ typedef struct sb_audit_call {
     int drv;         /* dom "drv" */
     int64_t tid, ctx, corr, start, end, stack;
     int64_t oh;       /* ns the audit's library spent around the call ("oh") */
+    int64_t ptr;      /* the memory cudaMalloc returned, cudaFree freed ("ptr"); 0 */
     int64_t py;       /* a "pystack" id, -1 when the thread ran no Python */
     const char *copy; /* "DtoH", ...; NULL */
     const char *host; /* the copy's host memory the driver named: "pageable", ...; NULL */
@@ -142,6 +143,14 @@ typedef struct sb_audit_syncrec {
     int64_t ctx, stream, corr, sync_id, start, end; /* stream, sync_id -1: not applicable */
 } sb_audit_syncrec;
 
+/* A stream's creation flags: how it orders against the legacy default stream. */
+typedef enum { SB_STREAM_NULL, SB_STREAM_BLOCKING, SB_STREAM_NON_BLOCKING } sb_audit_stream_flag;
+
+typedef struct sb_audit_gstream {
+    int64_t ctx, stream;
+    int flag; /* sb_audit_stream_flag */
+} sb_audit_gstream;
+
 typedef struct sb_audit_iv {
     int64_t start, end;
 } sb_audit_iv;
@@ -200,6 +209,9 @@ typedef struct sb_audit_proc {
     size_t nevrecs, cap_evrecs;
     sb_audit_syncrec *syncrecs;
     size_t nsyncrecs, cap_syncrecs;
+    sb_audit_gstream *gstreams;
+    size_t ngstreams, cap_gstreams;
+    int64_t launch_extra_ns; /* what recording added to each launch (calibration.json); 0 */
 
     /* analyze.c */
     int64_t t_first, t_last; /* lifetime: first to last timestamp */
@@ -312,12 +324,14 @@ void sb_audit_symbolize(sb_audit_run *run);
 #include "audit/replay.h"
 typedef enum { SB_SAVE_ALL, SB_SAVE_SITE, SB_SAVE_CLASS, SB_SAVE_RANGE } sb_audit_save_kind;
 typedef struct sb_audit_saving {
-    int kind;           /* sb_audit_save_kind */
-    const char *key;    /* the site or the range name (interned); NULL: all, a class */
-    sb_audit_class cls; /* SB_SAVE_CLASS */
-    long calls;         /* blocking calls removed */
-    double blocked_us;  /* their host time blocked */
-    sb_replay_result r; /* the predicted savings */
+    int kind;              /* sb_audit_save_kind */
+    const char *key;       /* the site or the range name (interned); NULL: all, a class */
+    sb_audit_class cls;    /* SB_SAVE_CLASS */
+    long calls;            /* blocking calls removed */
+    double blocked_us;     /* their host time blocked */
+    sb_replay_result r;    /* the predicted savings: the syncs and what goes with them */
+    sb_replay_result kept; /* the same with their readbacks kept (SB_REPLAY_KEEP_READBACKS):
+                              sites and all only, else zero */
 } sb_audit_saving;
 /* Plays p's run (when its launches were recorded) with every sync removed, then with each of
  * the `top` most blocking sites and ranges and each class removed alone. 0, or -1 out of memory. */

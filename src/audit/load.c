@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit/records.h"
 #include "base/error.h"
 
 /* An integer field (a real is truncated); 0 and *ok = 0 when absent. */
@@ -89,6 +90,7 @@ static int read_call(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     c.stack = num_or(o, "stack", -1);
     c.py = num_or(o, "py", -1);
     c.oh = num_or(o, "oh", 0);
+    c.ptr = num_or(o, "ptr", 0);
     if (c.oh < 0)
         c.oh = 0;
     if (json_is_string(json_object_get(o, "host")) && !(c.host = str(run, o, "host", NULL)))
@@ -308,6 +310,25 @@ static int read_sync(sb_audit_proc *p, json_t *o)
     return OK;
 }
 
+static int read_gstream(sb_audit_proc *p, json_t *o)
+{
+    static const char *const flags[] = {"null", "blocking", "non-blocking"};
+    int ok = 1;
+    sb_audit_gstream g = {.flag = -1};
+    const char *flag = json_string_value(json_object_get(o, "flag"));
+    for (int i = 0; flag && i < 3; i++)
+        if (!strcmp(flag, flags[i]))
+            g.flag = i;
+    g.stream = num(o, "stream", &ok);
+    if (g.flag < 0 || !ok)
+        return BAD;
+    g.ctx = num_or(o, "ctx", 0);
+    if (sb_grow(&p->gstreams, &p->cap_gstreams, p->ngstreams, sizeof g) < 0)
+        return NOMEM;
+    p->gstreams[p->ngstreams++] = g;
+    return OK;
+}
+
 static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     const char *t = json_string_value(json_object_get(o, "t"));
@@ -335,6 +356,8 @@ static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
         return read_event(p, o);
     if (strcmp(t, "sync") == 0)
         return read_sync(p, o);
+    if (strcmp(t, "gstream") == 0)
+        return read_gstream(p, o);
     if (strcmp(t, "warn") == 0) {
         if (!p->first_warn && !(p->first_warn = str(run, o, "msg", "")))
             return NOMEM;
@@ -416,6 +439,24 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* What recording added to each launch, from the folder's calibration.json (records.h), for the
+ * replay of every process; nothing when the file is absent or not as written. */
+static void read_calibration(sb_audit_run *run, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, SB_AUDIT_CALIBRATION_FILE);
+    json_t *o = json_load_file(path, 0, NULL);
+    json_t *p = json_object_get(o, "launch_plain_ns"),
+           *r = json_object_get(o, "launch_recorded_ns");
+    double extra =
+        json_is_number(p) && json_is_number(r) ? json_number_value(r) - json_number_value(p) : 0;
+    json_decref(o);
+    if (!(extra > 0 && extra < 1e6)) /* a millisecond per launch is no measurement */
+        return;
+    for (size_t i = 0; i < run->nprocs; i++)
+        run->procs[i]->launch_extra_ns = (int64_t)extra;
+}
+
 int sb_audit_load_dir(const char *dir, sb_audit_run **out)
 {
     *out = NULL;
@@ -462,6 +503,7 @@ int sb_audit_load_dir(const char *dir, sb_audit_run **out)
         sb_audit_free(run);
         return rc;
     }
+    read_calibration(run, dir);
     *out = run;
     return 0;
 }

@@ -100,6 +100,12 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     set(o, "save_wall_us", num(s->r.wall_us));
     set(o, "save_gpu_idle_us", num(s->r.idle_us));
     set(o, "save_per_call_us", num(s->calls ? s->r.wall_us / (double)s->calls : 0));
+    if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL) {
+        /* the same syncs removed with their readbacks kept, made asynchronous */
+        set(o, "save_wall_us_readbacks_kept", num(s->kept.wall_us));
+        set(o, "save_per_call_us_readbacks_kept",
+            num(s->calls ? s->kept.wall_us / (double)s->calls : 0));
+    }
     set(o, "bound", str(sb_audit_bound_name(&s->r)));
     set(o, "host_bound_pct", num(s->r.host_pct));
     set(o, "gpu_busy_pct", num(s->r.gpu_busy_pct));
@@ -122,6 +128,8 @@ static json_t *predicted(const sb_audit_proc *p)
     set(model, "syncs", json_integer(f->syncs));
     set(model, "syncs_untargeted", json_integer(f->syncs_untargeted));
     set(model, "streams", json_integer(f->gpu_streams));
+    set(model, "wake_us", num(f->wake_us));
+    set(model, "launch_extra_us", num(f->launch_extra_us));
     set(o, "model", model);
     json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
     for (size_t i = 1; i < p->nsavings; i++) {

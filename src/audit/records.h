@@ -20,7 +20,9 @@
  * a "stack" id, -1 when none; copy: for memcpy calls, the direction the call's parameters give
  * ("HtoD", "DtoH", "DtoD", "HtoH", "default"), absent otherwise; host: for copies whose parameters
  * name host memory, what the driver says it is ("pageable", "pinned", "device"), asked after the
- * call, absent otherwise. ctx: CUPTI context id, 0 when none.
+ * call, absent otherwise. ptr: the device memory cudaMalloc/cuMemAlloc returned or
+ * cudaFree/cuMemFree freed, absent otherwise (the replay pairs them). ctx: CUPTI context id, 0
+ * when none.
  *   {"t":"range","tid":T,"id":ID,"name":"train_step","start":S,"end":E,"depth":D}
  *        an NVTX push/pop range instance, written when it is popped (end = -1: still open
  *        when the process ended). depth 0 = outermost. Optional: "dom":"NCCL", the NVTX
@@ -56,6 +58,9 @@
  *        (wait: stream S waits for the event record Y), cudaStreamSynchronize (stream),
  *        cudaDeviceSynchronize (context). corr: its API call; stream and sync_id -1 when they
  *        do not apply.
+ *   {"t":"gstream","ctx":X,"stream":S,"flag":"null"|"blocking"|"non-blocking"}
+ *        a stream CUPTI saw created: the legacy default stream (null), a stream that orders
+ *        with it (blocking: cudaStreamDefault) or one that does not (non-blocking).
  *   {"t":"warn","msg":"..."}
  *        something the library could not record (e.g. another CUPTI subscriber).
  *   {"t":"end","clock_ns":C,"mono_ns":M,"why":"exit"|"signal N","dropped":N}
@@ -67,6 +72,9 @@
 #define SB_AUDIT_RECORDS_H
 
 #define SB_AUDIT_FORMAT_VERSION 1
+/* In the records folder of a --gpu-activity run: {"launch_plain_ns":P,"launch_recorded_ns":R},
+ * the host time of one kernel launch without and with the recording (cmd/audit_calibrate.c) */
+#define SB_AUDIT_CALIBRATION_FILE "calibration.json"
 /* NVTX range names are recorded up to this many bytes. */
 #define SB_AUDIT_RANGE_NAME_MAX 511
 

@@ -62,10 +62,13 @@ static int64_t stream_key(int64_t ctx, int64_t stream)
 }
 
 /* ---- the model ---- */
-/* the order of items of one correlation id; IT_OH: the audit's own time around a call that
- * did not block */
-enum { IT_OH, IT_LAUNCH, IT_RECORD, IT_WAIT, IT_BLOCK };
+/* the order of items of one correlation id: what recording added to a kernel launch before the
+ * kernel reached the GPU (IT_PRE), what the call launched, the call, then the audit's own time
+ * after it (IT_OH) */
+enum { IT_PRE, IT_LAUNCH, IT_RECORD, IT_WAIT, IT_CALL, IT_OH };
 enum { TG_NONE, TG_STREAM, TG_CTX, TG_ALL, TG_EVENT, TG_OP };
+/* how a stream orders against the legacy default stream of its context */
+enum { SK_OWN, SK_NULL, SK_BLOCKING };
 
 typedef struct {
     int64_t corr;
@@ -77,15 +80,22 @@ typedef struct {
     int64_t start, dur, launch;  /* launch: host time of the launch call; NONE: unknown */
     int64_t off_a, off_b, off_c; /* this operation's deviation on each term (replay.h) */
     int32_t thread, stream, ctx;
+    int32_t call; /* the recorded call that launched it (its index in p->calls), or -1 */
+    int readback; /* a copy into host memory: it goes when the call that made it goes */
+    int kernel;
 } rop;
 
+/* A recorded call: a blocking one waits for its target; one that did not block (a readback's
+ * cudaMemcpyAsync, a cudaMalloc) just takes its time (tkind TG_NONE). */
 typedef struct {
     int64_t start, end;
     int64_t post;   /* time from what it waited for to its end (its wake-up) */
     int64_t gshift; /* what it waited for ended after the call (clock skew): taken off */
-    int64_t oh;     /* the audit's own time around it */
     size_t call;
     int32_t thread, tkind, target;
+    int32_t rb_first, rb_n; /* the readbacks it makes visible: m->rb[rb_first..+rb_n) */
+    int waited;             /* it waited for the GPU in the run (its post is a wake-up) */
+    int64_t pair;           /* a free: the allocation it undoes (a call index), else -1 */
 } rblock;
 
 typedef struct {
@@ -106,17 +116,23 @@ struct sb_replay_model {
     size_t nrecs, nwaits;
     roh *ohs;
     size_t nohs;
+    int32_t *rb; /* readback call indices, grouped by the sync that makes them visible */
+    size_t nrb, ncalls;
+    unsigned char *gone; /* one play: the calls removed, with their readbacks and allocations */
+    int8_t *skind;       /* per stream: SK_* */
     item *items;
     size_t nitems;
     size_t nthreads, nstreams, nctx;
     int64_t lat, gap;
+    int64_t wake; /* median wake-up of the syncs that waited in the run; NONE: too few */
     sb_replay_facts facts;
     /* the run without the audit's own time (the baseline play), which savings are taken from */
     int have_base;
     int64_t first, host_last, gpu_first, gpu_last, busy;
     /* state of one play */
     int64_t *delta, *last_new, *stream_end, *stream_dep, *ctx_end, *ev_cap, *op_end;
-    int64_t *scratch; /* 2 per operation: the union of busy intervals */
+    int64_t *null_end, *blocking_end; /* per context: legacy stream's, blocking streams' */
+    int64_t *scratch;                 /* 2 per operation: the union of busy intervals */
 };
 
 void sb_replay_free(sb_replay_model *m)
@@ -128,6 +144,11 @@ void sb_replay_free(sb_replay_model *m)
     free(m->recs);
     free(m->waits);
     free(m->ohs);
+    free(m->rb);
+    free(m->gone);
+    free(m->skind);
+    free(m->null_end);
+    free(m->blocking_end);
     free(m->items);
     free(m->delta);
     free(m->last_new);
@@ -187,7 +208,8 @@ static void builder_free(builder *b)
 
 static int make_indexes(const sb_audit_proc *p, builder *b)
 {
-    size_t nk = p->ncalls + p->napis + 1, ns = p->nacts + p->nevrecs + p->nsyncrecs + 1;
+    size_t nk = p->ncalls + p->napis + 1,
+           ns = p->nacts + p->nevrecs + p->nsyncrecs + p->ngstreams + 1;
     int64_t *tids = malloc(nk * sizeof *tids), *streams = malloc(ns * sizeof *streams);
     int64_t *ctxs = malloc((ns + p->ncalls) * sizeof *ctxs);
     b->apis = malloc((p->napis + 1) * sizeof *b->apis);
@@ -225,6 +247,8 @@ static int make_indexes(const sb_audit_proc *p, builder *b)
         ctxs[nc++] = y->ctx;
         b->syncs[b->nsyncs++] = (sb_keyed){y->corr, i};
     }
+    for (size_t i = 0; i < p->ngstreams; i++)
+        streams[nst++] = stream_key(p->gstreams[i].ctx, p->gstreams[i].stream);
     dense_make(&b->threads, tids, nt);
     dense_make(&b->streams, streams, nst);
     dense_make(&b->ctxs, ctxs, nc);
@@ -244,20 +268,23 @@ static void find_launch(const sb_audit_proc *p, const builder *b, const sb_audit
     *corr = a->corr;
     o->launch = NONE;
     o->thread = -1;
+    o->call = -1;
     for (int k = 0; k < 2; k++) {
         if (!ids[k])
             continue;
         const sb_keyed *x = sb_keyed_last(b->apis, b->napis, ids[k]);
+        const sb_keyed *c = sb_keyed_last(b->calls, b->ncalls, ids[k]);
+        if (c)
+            o->call = (int32_t)c->idx;
         if (x) {
             o->launch = p->apis[x->idx].start;
             o->thread = dense_find(&b->threads, p->apis[x->idx].tid);
             *corr = ids[k];
             return;
         }
-        x = sb_keyed_last(b->calls, b->ncalls, ids[k]);
-        if (x) {
-            o->launch = p->calls[x->idx].start;
-            o->thread = dense_find(&b->threads, p->calls[x->idx].tid);
+        if (c) {
+            o->launch = p->calls[c->idx].start;
+            o->thread = dense_find(&b->threads, p->calls[c->idx].tid);
             *corr = ids[k];
             return;
         }
@@ -312,8 +339,9 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
     m->recs = malloc((p->nevrecs + 1) * sizeof *m->recs);
     m->waits = malloc((p->nsyncrecs + 1) * sizeof *m->waits);
     m->blocks = malloc((p->ncalls + 1) * sizeof *m->blocks);
-    m->ohs = malloc((p->ncalls + 1) * sizeof *m->ohs);
-    m->items = malloc((p->nacts + p->nevrecs + p->nsyncrecs + p->ncalls + 1) * sizeof *m->items);
+    m->ohs = malloc((p->ncalls + p->napis + 1) * sizeof *m->ohs);
+    m->items = malloc((p->nacts + p->nevrecs + p->nsyncrecs + 2 * p->ncalls + p->napis + 1) *
+                      sizeof *m->items);
     b->ops = malloc((p->nacts + 1) * sizeof *b->ops);
     if (!m->ops || !m->recs || !m->waits || !m->blocks || !m->ohs || !m->items || !b->ops)
         return -1;
@@ -327,6 +355,8 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         o->dur = a->end - a->start;
         o->stream = dense_find(&b->streams, stream_key(a->ctx, a->stream));
         o->ctx = dense_find(&b->ctxs, a->ctx);
+        o->readback = a->kind == SB_ACT_COPY && a->ckind && !strcmp(a->ckind, "DtoH");
+        o->kernel = a->kind == SB_ACT_KERNEL;
         m->facts.ops_unplaced += o->launch == NONE;
         b->ops[b->nops++] = (sb_keyed){corr, m->nops};
         m->items[m->nitems++] = (item){corr, IT_LAUNCH, (int32_t)m->nops, a->start};
@@ -347,30 +377,132 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
                                       e ? (int32_t)e->idx : -1};
         m->items[m->nitems++] = (item){y->corr, IT_WAIT, (int32_t)m->nwaits++, 0};
     }
+    /* what recording added to each kernel launch (the calibration: it launches kernels), before
+     * the kernel reaches the GPU: the driver prepares the kernel's timestamps as it submits it.
+     * API records that launched a kernel (trace mode records every API call) */
+    for (size_t i = 0; p->launch_extra_ns > 0 && i < p->napis; i++) {
+        const sb_keyed *o = sb_keyed_last(b->ops, b->nops, p->apis[i].corr);
+        if (!o || !m->ops[o->idx].kernel)
+            continue;
+        m->ohs[m->nohs] = (roh){p->launch_extra_ns, dense_find(&b->threads, p->apis[i].tid)};
+        m->items[m->nitems++] = (item){p->apis[i].corr, IT_PRE, (int32_t)m->nohs++, 0};
+    }
+    m->facts.launch_extra_us = (double)p->launch_extra_ns / 1e3;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         m->facts.audit_overhead_us += (double)c->oh / 1e3;
-        if (!sb_audit_blocking(c->cls)) {
-            if (c->oh > 0) {
-                m->ohs[m->nohs] = (roh){c->oh, dense_find(&b->threads, c->tid)};
-                m->items[m->nitems++] = (item){c->corr, IT_OH, (int32_t)m->nohs++, c->start};
-            }
-            continue;
+        /* after the call (inject/watch.c takes its stacks on the way out) */
+        if (c->oh > 0) {
+            m->ohs[m->nohs] = (roh){c->oh, dense_find(&b->threads, c->tid)};
+            m->items[m->nitems++] = (item){c->corr, IT_OH, (int32_t)m->nohs++, c->start};
         }
         rblock *k = &m->blocks[m->nblocks];
         memset(k, 0, sizeof *k);
         k->start = c->start;
         k->end = c->end;
-        k->oh = c->oh;
         k->call = i;
+        k->pair = -1;
         k->thread = dense_find(&b->threads, c->tid);
-        find_target(p, b, c, k, &m->facts);
-        m->items[m->nitems++] = (item){c->corr, IT_BLOCK, (int32_t)m->nblocks++, c->start};
+        if (sb_audit_blocking(c->cls)) {
+            find_target(p, b, c, k, &m->facts);
+            m->facts.syncs++;
+        } else {
+            k->tkind = TG_NONE;
+            k->post = c->end - c->start;
+        }
+        m->items[m->nitems++] = (item){c->corr, IT_CALL, (int32_t)m->nblocks++, c->start};
     }
     sb_sort(m->items, m->nitems, sizeof *m->items, cmp_item);
     m->facts.ops = (long)m->nops;
-    m->facts.syncs = (long)m->nblocks;
     m->facts.gpu_streams = (int)b->streams.n;
+    return 0;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* What else goes with a removed call, so that a removed site is the fix its user would make:
+ *  - a sync (of a stream, an event, the device) takes with it the readbacks it makes visible:
+ *    the copies into host memory its thread launched since its previous blocking call (what
+ *    .item() is: a cudaMemcpyAsync, then the sync). Without the sync the value cannot be read,
+ *    so the fix drops the copy too (a fix that keeps the copy, double buffering, keeps its cost);
+ *  - a free takes with it the allocation it undoes (its cudaMalloc: the fix allocates once).
+ * m->rb lists the readbacks of each sync; blocks[].pair the allocation of each free. */
+static int link_calls(sb_replay_model *m, const sb_audit_proc *p)
+{
+    int32_t *next = malloc((m->nblocks + 1) * sizeof *next);
+    int32_t *head = malloc((m->nthreads + 1) * sizeof *head);
+    int64_t *allocs = malloc((m->nblocks + 1) * 3 * sizeof *allocs);
+    m->rb = malloc((m->nblocks + 1) * sizeof *m->rb);
+    if (!next || !head || !allocs || !m->rb) {
+        free(next);
+        free(head);
+        free(allocs);
+        return -1;
+    }
+    for (size_t t = 0; t < m->nthreads; t++)
+        head[t] = -1;
+    size_t na = 0;
+    for (size_t i = 0; i < m->nitems; i++) {
+        if (m->items[i].kind != IT_CALL)
+            continue;
+        int32_t bi = m->items[i].idx;
+        rblock *k = &m->blocks[bi];
+        const sb_audit_call *c = &p->calls[k->call];
+        k->rb_first = (int32_t)m->nrb;
+        if (c->ptr) /* (pointer, order, block): allocations and frees */
+            allocs[3 * na] = c->ptr, allocs[3 * na + 1] = (int64_t)i, allocs[3 * na++ + 2] = bi;
+        if (k->thread < 0)
+            continue;
+        if (k->tkind == TG_NONE) {
+            if (c->copy && !strcmp(c->copy, "DtoH")) {
+                next[bi] = head[k->thread];
+                head[k->thread] = bi;
+            }
+            continue;
+        }
+        if (c->cls == SB_AUDIT_SYNC_STREAM || c->cls == SB_AUDIT_SYNC_EVENT ||
+            c->cls == SB_AUDIT_SYNC_DEVICE)
+            for (int32_t r = head[k->thread]; r >= 0; r = next[r])
+                m->rb[m->nrb++] = (int32_t)m->blocks[r].call;
+        k->rb_n = (int32_t)m->nrb - k->rb_first;
+        head[k->thread] = -1;
+    }
+    sb_sort(allocs, na, 3 * sizeof *allocs, cmp_pair); /* by pointer, then order */
+    for (size_t i = 1; i < na; i++) {
+        int64_t *a = &allocs[3 * (i - 1)], *f = &allocs[3 * i];
+        if (a[0] != f[0])
+            continue;
+        const sb_audit_call *ca = &p->calls[m->blocks[a[2]].call];
+        const sb_audit_call *cf = &p->calls[m->blocks[f[2]].call];
+        if (cf->cls == SB_AUDIT_FREE && ca->cls != SB_AUDIT_FREE)
+            m->blocks[f[2]].pair = (int64_t)m->blocks[a[2]].call;
+    }
+    free(next);
+    free(head);
+    free(allocs);
+    return 0;
+}
+
+/* Each stream's ordering against the legacy default stream, from the streams CUPTI saw created
+ * (none seen: the stream orders with nothing but its own work and the events it waits for). */
+static int stream_kinds(sb_replay_model *m, const sb_audit_proc *p, const builder *b)
+{
+    m->skind = calloc(m->nstreams + 1, 1);
+    m->null_end = malloc((m->nctx + 1) * sizeof *m->null_end);
+    m->blocking_end = malloc((m->nctx + 1) * sizeof *m->blocking_end);
+    if (!m->skind || !m->null_end || !m->blocking_end)
+        return -1;
+    for (size_t i = 0; i < p->ngstreams; i++) {
+        int32_t s = dense_find(&b->streams, stream_key(p->gstreams[i].ctx, p->gstreams[i].stream));
+        if (s >= 0)
+            m->skind[s] = p->gstreams[i].flag == SB_STREAM_NULL       ? SK_NULL
+                          : p->gstreams[i].flag == SB_STREAM_BLOCKING ? SK_BLOCKING
+                                                                      : SK_OWN;
+    }
     return 0;
 }
 
@@ -411,7 +543,24 @@ static int estimate(sb_replay_model *m)
     return 0;
 }
 
-static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_result *r);
+static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r);
+
+/* The wake-up of a sync that waits: the median, over the syncs that waited in the run, of the
+ * time from the end of what they waited for to their return (three at least). */
+static int estimate_wake(sb_replay_model *m)
+{
+    int64_t *v = malloc((m->nblocks + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    for (size_t b = 0; b < m->nblocks; b++)
+        if (m->blocks[b].waited && m->blocks[b].tkind != TG_NONE)
+            v[n++] = m->blocks[b].post;
+    m->wake = n >= 3 ? median(v, n, NONE) : NONE;
+    m->facts.wake_us = m->wake != NONE ? (double)m->wake / 1e3 : 0;
+    free(v);
+    return 0;
+}
 
 sb_replay_model *sb_replay_build(const sb_audit_proc *p)
 {
@@ -422,12 +571,15 @@ sb_replay_model *sb_replay_build(const sb_audit_proc *p)
     m->nthreads = b.threads.n;
     m->nstreams = b.streams.n;
     m->nctx = b.ctxs.n;
+    m->ncalls = p->ncalls;
+    if (link_calls(m, p) < 0 || stream_kinds(m, p, &b) < 0)
+        goto fail;
     size_t one = 1;
 #define ALLOC(f, n) ((m->f = malloc(((n) > 0 ? (n) : one) * sizeof *m->f)) != NULL)
     if (!ALLOC(delta, m->nthreads) || !ALLOC(last_new, m->nthreads) ||
         !ALLOC(stream_end, m->nstreams) || !ALLOC(stream_dep, m->nstreams) ||
         !ALLOC(ctx_end, m->nctx) || !ALLOC(ev_cap, m->nrecs) || !ALLOC(op_end, m->nops) ||
-        !ALLOC(scratch, 2 * m->nops))
+        !ALLOC(scratch, 2 * m->nops) || !ALLOC(gone, m->ncalls))
         goto fail;
 #undef ALLOC
     if (estimate(m) < 0)
@@ -438,7 +590,8 @@ sb_replay_model *sb_replay_build(const sb_audit_proc *p)
      * what every saving is taken from */
     sb_replay_result r;
     unsigned char *none = calloc(p->ncalls + 1, 1);
-    if (!none || play(m, NULL, &r) < 0 || play(m, none, &r) < 0) {
+    m->wake = NONE;
+    if (!none || play(m, NULL, 0, &r) < 0 || estimate_wake(m) < 0 || play(m, none, 0, &r) < 0) {
         free(none);
         sb_replay_free(m);
         return NULL;
@@ -465,16 +618,19 @@ static int64_t busy_of(sb_replay_model *m)
     int64_t busy = 0;
     if (m->nstreams <= 1) {
         for (size_t i = 0; i < m->nops; i++)
-            busy += m->ops[i].dur;
+            busy += m->op_end[i] != NONE ? m->ops[i].dur : 0;
         return busy;
     }
+    size_t n = 0;
     for (size_t i = 0; i < m->nops; i++) {
-        m->scratch[2 * i] = m->op_end[i] - m->ops[i].dur;
-        m->scratch[2 * i + 1] = m->op_end[i];
+        if (m->op_end[i] == NONE) /* not played */
+            continue;
+        m->scratch[2 * n] = m->op_end[i] - m->ops[i].dur;
+        m->scratch[2 * n++ + 1] = m->op_end[i];
     }
-    sb_sort(m->scratch, m->nops, 2 * sizeof *m->scratch, cmp_iv);
+    sb_sort(m->scratch, n, 2 * sizeof *m->scratch, cmp_iv);
     int64_t s = NONE, e = NONE;
-    for (size_t i = 0; i < m->nops; i++) {
+    for (size_t i = 0; i < n; i++) {
         int64_t a = m->scratch[2 * i], z = m->scratch[2 * i + 1];
         if (e == NONE || a > e) {
             if (e != NONE)
@@ -499,6 +655,12 @@ static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_
         if (m->stream_end[o->stream] != NONE)
             b = m->stream_end[o->stream] + m->gap;
         c = m->stream_dep[o->stream];
+        /* the legacy default stream waits for every blocking stream of its context, and they
+         * for it */
+        if (o->ctx >= 0 && m->skind[o->stream] == SK_NULL)
+            c = max64(c, m->blocking_end[o->ctx]);
+        else if (o->ctx >= 0 && m->skind[o->stream] == SK_BLOCKING)
+            c = max64(c, m->null_end[o->ctx]);
         if (c != NONE) /* an event's work ended: the start follows as a queued one would */
             c += m->gap;
     }
@@ -544,7 +706,7 @@ static int64_t target_end(const sb_replay_model *m, const rblock *k, int64_t all
 
 /* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
  * kept); else the run without the audit's own time and without the removed calls. */
-static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_result *r)
+static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r)
 {
     const int identity = remove == NULL;
     for (size_t t = 0; t < m->nthreads; t++)
@@ -552,7 +714,19 @@ static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_resul
     for (size_t s = 0; s < m->nstreams; s++)
         m->stream_end[s] = m->stream_dep[s] = NONE;
     for (size_t c = 0; c < m->nctx; c++)
-        m->ctx_end[c] = NONE;
+        m->ctx_end[c] = m->null_end[c] = m->blocking_end[c] = NONE;
+    if (!identity) {
+        memcpy(m->gone, remove, m->ncalls);
+        for (size_t b = 0; b < m->nblocks; b++) {
+            const rblock *k = &m->blocks[b];
+            if (!remove[k->call])
+                continue;
+            for (int32_t r = 0; !keep && r < k->rb_n; r++)
+                m->gone[m->rb[k->rb_first + r]] = 1;
+            if (k->pair >= 0)
+                m->gone[k->pair] = 1;
+        }
+    }
     for (size_t e = 0; e < m->nrecs; e++)
         m->ev_cap[e] = NONE;
     int64_t all_end = NONE, gpu_first = INT64_MAX, first = INT64_MAX;
@@ -562,13 +736,22 @@ static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_resul
         switch (it->kind) {
         case IT_LAUNCH: {
             rop *o = &m->ops[it->idx];
+            if (!identity && !keep && o->readback && o->call >= 0 && m->gone[o->call]) {
+                m->op_end[it->idx] = NONE; /* a readback removed with its call */
+                break;
+            }
             int64_t start = play_launch(m, o, identity, &host_bound);
             int64_t end = start + o->dur;
             m->op_end[it->idx] = end;
             if (o->stream >= 0)
                 m->stream_end[o->stream] = end;
-            if (o->ctx >= 0)
+            if (o->ctx >= 0) {
                 m->ctx_end[o->ctx] = max64(m->ctx_end[o->ctx], end);
+                if (o->stream >= 0 && m->skind[o->stream] == SK_NULL)
+                    m->null_end[o->ctx] = end;
+                else if (o->stream >= 0 && m->skind[o->stream] == SK_BLOCKING)
+                    m->blocking_end[o->ctx] = max64(m->blocking_end[o->ctx], end);
+            }
             all_end = max64(all_end, end);
             gpu_first = start < gpu_first ? start : gpu_first;
             if (o->launch != NONE && o->thread >= 0) {
@@ -589,22 +772,28 @@ static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_resul
                 m->stream_dep[w->stream] = max64(m->stream_dep[w->stream], m->ev_cap[w->event]);
             break;
         }
-        case IT_BLOCK: {
+        case IT_CALL: {
             rblock *k = &m->blocks[it->idx];
-            if (!identity && k->thread >= 0)
-                m->delta[k->thread] += k->oh;
             int64_t d = k->thread >= 0 ? m->delta[k->thread] : 0;
             int64_t start = k->start - d, end;
-            if (!identity && remove[k->call]) {
+            if (!identity && m->gone[k->call]) {
                 end = start;
+            } else if (k->tkind == TG_NONE) {
+                end = start + k->post; /* it did not block: it takes its own time */
             } else {
                 int64_t g = target_end(m, k, all_end);
                 if (identity) {
                     k->gshift = g != NONE && g > k->end ? g - k->end : 0;
                     int64_t gc = g != NONE ? g - k->gshift : NONE;
                     k->post = k->end - max64(k->start, gc);
+                    k->waited = gc != NONE && gc > k->start;
                 }
-                end = max64(start, g != NONE ? g - k->gshift : NONE) + k->post;
+                int64_t ge = g != NONE ? g - k->gshift : NONE, post = k->post;
+                /* a sync that found the GPU done in the run but waits now: a waiting sync's
+                 * wake-up (the audit's own time made it late in the run) */
+                if (!identity && !k->waited && ge > start && m->wake != NONE)
+                    post = max64(post, m->wake);
+                end = max64(start, ge) + post;
             }
             if (k->thread >= 0) {
                 m->delta[k->thread] = k->end - end;
@@ -613,6 +802,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_resul
             first = k->start < first ? k->start : first;
             break;
         }
+        case IT_PRE:
         case IT_OH:
             if (!identity && m->ohs[it->idx].thread >= 0)
                 m->delta[m->ohs[it->idx].thread] += m->ohs[it->idx].oh;
@@ -649,7 +839,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, sb_replay_resul
     return 0;
 }
 
-int sb_replay_run(sb_replay_model *m, const unsigned char *remove, sb_replay_result *r)
+int sb_replay_run(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r)
 {
-    return remove ? play(m, remove, r) : -1;
+    return remove ? play(m, remove, flags & SB_REPLAY_KEEP_READBACKS, r) : -1;
 }

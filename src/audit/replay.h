@@ -2,24 +2,34 @@
  * to predict what removing them would save (savings.c chooses them; this file plays).
  *
  * The model, built once from the records of a process recorded with its launches:
- *  - each host thread runs as recorded, shifted earlier by the time its removed calls blocked
- *    and by what its remaining syncs no longer wait (delta per thread; threads are independent:
+ *  - each host thread runs as recorded, shifted earlier by the time its removed calls took and
+ *    by what its remaining syncs no longer wait (delta per thread; threads are independent:
  *    locks and queues between them are not recorded);
  *  - every kernel, copy and memset starts at the latest of: its launch (shifted with its thread)
  *    plus the launch latency, the end of the previous operation on its stream plus the gap
- *    between back-to-back operations, and the end of the work of the events its stream waits for
- *    (cudaStreamWaitEvent) plus that gap;
- *    its duration is the recorded one. The latency and the gap are the run's medians (launches
- *    made while the stream was idle, operations queued behind another); each operation keeps its
- *    own deviation from them on the term that bound it in the run, so that replaying with
- *    nothing removed gives back the recorded timeline exactly;
+ *    between back-to-back operations, and the end of what its stream must wait for plus that
+ *    gap: the events it waits for (cudaStreamWaitEvent) and, for the legacy default stream and
+ *    the streams created blocking (CUPTI's stream records), each other's work. Its duration is
+ *    the recorded one. The latency and the gap are the run's medians (launches made while the
+ *    stream was idle, operations queued behind another); each operation keeps its own
+ *    deviation from them on the term that bound it in the run, so that replaying with nothing
+ *    removed gives back the recorded timeline exactly;
  *  - a remaining sync ends at the latest of its (shifted) start and the new end of what it waited
- *    for (its stream, its event, its context, its own copy), plus the wake-up time it had in the
- *    run; a removed one takes no time and the host goes on at once, its own copy (if any) still
- *    runs on the GPU;
- *  - the time the audit itself spent around each recorded call (mostly its stack capture, before
- *    the call) is taken out of its thread before the call, in the baseline as in every other
- *    play: the host reaches the call that much earlier (a sync that then waits longer absorbs it).
+ *    for (its stream, its event, its context, its own copy), plus its wake-up in the run; one
+ *    that found the GPU done in the run but now waits takes at least the median wake-up of the
+ *    syncs that waited. A call that did not block (a cudaMemcpyAsync, a cudaMalloc) takes its
+ *    recorded time;
+ *  - a removed call takes no time and the host goes on at once. What the fix would drop with it
+ *    goes too: a removed sync takes the readbacks it makes visible (copies into host memory its
+ *    thread launched since its previous blocking call: .item() is a cudaMemcpyAsync and a sync;
+ *    their calls and their copies), a removed cudaFree the cudaMalloc it undoes (paired by the
+ *    pointer). With SB_REPLAY_KEEP_READBACKS the readbacks stay, made asynchronous: what a fix
+ *    that still reads the values without waiting for each gives (non_blocking, coalescing,
+ *    double buffering);
+ *  - the time the audit itself spent after each recorded call (its stacks, taken on the way
+ *    out), and what recording added to each launch (measured before the run: the same launch
+ *    loop plain and recorded, cmd/audit_calibrate.c), are taken out of its thread after the
+ *    call, in the baseline as in every other play.
  * Items are played in CUPTI's correlation order (one counter over every API call of the process:
  * the order calls were made in), in O(n) per replay after an O(n log n) build. */
 #ifndef SB_AUDIT_REPLAY_H
@@ -41,6 +51,8 @@ typedef struct sb_replay_facts {
     long syncs_untargeted;    /* what they waited for is unknown: taken as their whole context */
     int gpu_streams;
     double audit_overhead_us; /* the audit's own time around the calls, taken out */
+    double wake_us;           /* median wake-up of a sync that waited; 0: too few waited */
+    double launch_extra_us;   /* what recording added to each launch, taken out; 0: unknown */
 } sb_replay_facts;
 
 typedef struct sb_replay_result {
@@ -54,10 +66,13 @@ typedef struct sb_replay_result {
 /* The model of p's run (p analyzed: classes known). NULL when out of memory. */
 sb_replay_model *sb_replay_build(const struct sb_audit_proc *p);
 void sb_replay_facts_of(const sb_replay_model *m, sb_replay_facts *f);
-/* Plays the run with every call i of p->calls whose remove[i] is nonzero removed, and the
- * savings against the run with none removed (both without the audit's own time around the calls,
- * the "oh" of records.h). 0, or -1 when remove is NULL. */
-int sb_replay_run(sb_replay_model *m, const unsigned char *remove, sb_replay_result *r);
+/* Readbacks stay when their sync is removed (made asynchronous). */
+#define SB_REPLAY_KEEP_READBACKS 1
+/* Plays the run with every call i of p->calls whose remove[i] is nonzero removed (and what goes
+ * with it: see above), and the savings against the run with none removed (both without the
+ * audit's own time after the calls, the "oh" of records.h). flags: SB_REPLAY_*. 0, or -1 when
+ * remove is NULL. */
+int sb_replay_run(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r);
 void sb_replay_free(sb_replay_model *m);
 
 #endif

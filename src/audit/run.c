@@ -92,6 +92,7 @@ static void free_proc(sb_audit_proc *p)
     free(p->apis);
     free(p->evrecs);
     free(p->syncrecs);
+    free(p->gstreams);
     free(p->rows);
     free(p->savings);
     free(p->replay);

@@ -1,6 +1,7 @@
 /* What removing syncs would save, per process: the replay (replay.h) played once with every
  * blocking call removed, then once per site (the Python line or native frame), per class and
- * per innermost NVTX range, each removed alone. Sites interact: removing one can make a later
+ * per innermost NVTX range, each removed alone (all and sites twice: with the readbacks the
+ * syncs serve, and with them kept). Sites interact: removing one can make a later
  * sync wait longer (the GPU work it no longer waits for is still there), which its own figure
  * counts; the figure for every sync is its own play, not a sum. The most costly sites and
  * ranges (by host time blocked; as many as --top) are played, every class is. */
@@ -87,7 +88,10 @@ static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask,
             s->blocked_us += (double)(c->end - c->start) / 1e3;
         }
     }
-    return sb_replay_run(m, mask, &s->r);
+    int rc = sb_replay_run(m, mask, 0, &s->r);
+    if (!rc && (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL))
+        rc = sb_replay_run(m, mask, SB_REPLAY_KEEP_READBACKS, &s->kept);
+    return rc;
 }
 
 int sb_audit_savings(sb_audit_proc *p, int top)

@@ -3,6 +3,7 @@
  * descendant waited for (child subreaper) -> record streams read, analyzed, reported -> gate.
  * The injection library (src/audit/inject/) records; src/audit/ analyzes and writes. */
 #include "cmd/audit.h"
+#include "cmd/audit_calibrate.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -544,6 +545,8 @@ int sb_cmd_audit(int argc, char **argv)
         return rc;
     if ((rc = set_env(&req, lib, cupti, dir, heard.name)) != 0)
         return rc;
+    if (req.gpu_activity)
+        sb_audit_calibrate(dir);
 
     /* descendants that outlive their parents come to us, so that torchrun's workers and a
      * shell script's programs are waited for too */

@@ -2,7 +2,7 @@
 """A PyTorch training-like loop for `syncbench audit`'s GPU tests: where `.item()` and
 `print(tensor)` sync, and the sync-free way of keeping a running loss.
 
-    torch_item.py --mode item|free|print [--steps N]
+    torch_item.py --mode item|free|drop|print [--steps N]
 
 One warm-up step outside any NVTX range (cuBLAS handle, kernels loaded, allocator cache
 filled; it ends with a torch.cuda.synchronize()), then N steps (default 10), each inside
@@ -11,6 +11,8 @@ torch.cuda.nvtx.range("train_step"): a 256x256 fp32 matmul and a scalar loss (it
          so exactly N host syncs (sync-stream) in train_step, one per instance
   free   the loss added to a running total on the GPU, no sync in the loop (0 in
          train_step); one total.item() after the loop, outside any range
+  drop   the loss not logged at all: the item line removed (what the audit's replay predicts
+         for removing it), no sync in the loop
   print  as free, plus print(total) inside the range on step N // 2: a sync in train_step
 Last line on stdout, one JSON object: {"mode":M,"steps":N,"train_step_syncs":K,"total":X,
 "loop_us":T} (T: the loop's wall time, from after the warm-up's sync to the end of the GPU's
@@ -27,7 +29,7 @@ import time
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", choices=("item", "free", "print"), required=True)
+    ap.add_argument("--mode", choices=("item", "free", "drop", "print"), required=True)
     ap.add_argument("--steps", type=int, default=10)
     args = ap.parse_args()
     if args.steps < 1:
@@ -58,11 +60,11 @@ def main():
             loss = step()
             if args.mode == "item":
                 logged += loss.item()
-            else:
+            elif args.mode != "drop":
                 total += loss
                 if args.mode == "print" and i == args.steps // 2:
                     print(total)
-    if args.mode != "item":
+    if args.mode in ("free", "print"):
         logged = total.item()
     torch.cuda.synchronize()
     loop_us = (time.perf_counter() - t0) * 1e6

@@ -92,6 +92,8 @@ BAD = [
     (["--scenario", "copy", "--variant", "sync-device"], "unknown variant 'sync-device'"),
     (["--scenario", "double-buffer", "--set", "chunks=7"], "does not divide into chunks=7"),
     (["--scenario", "double-buffer", "--set", "chunks=0"], "--set chunks=0: out of range"),
+    (["__launch-cost", "abc"], "__launch-cost: the audit's calibration, not for direct use"),
+    (["__launch-cost", "0"], "launches per repetition, 1 to 100000"),
 ]
 
 # the sync-free fixes, part A (their plans: test_fixes_params_a.py)

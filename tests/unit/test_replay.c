@@ -5,6 +5,7 @@
  * own time taken out, and the replay's figures in the reports. Times are in microseconds here,
  * nanoseconds in the records. */
 #include "audit_stream.h"
+#include "tmpdir.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -79,7 +80,7 @@ static sb_replay_result play_removing(const sb_audit_proc *p, int (*pick)(const 
     for (size_t i = 0; i < p->ncalls; i++)
         mask[i] = pick(&p->calls[i]) != 0;
     sb_replay_result r;
-    assert_int_equal(sb_replay_run(m, mask, &r), 0);
+    assert_int_equal(sb_replay_run(m, mask, 0, &r), 0);
     free(mask);
     sb_replay_free(m);
     return r;
@@ -234,12 +235,12 @@ static void event_orders_streams(void **state)
     sb_audit_free(run);
 }
 
-/* The audit's own time around calls (oh, mostly its stack capture before the call) is taken
- * out of the host's timeline before the call, in every play: a host-bound loop whose syncs find
- * the GPU done and carry 4 us of audit time each is predicted 4 us a step shorter with nothing
- * removed (the baseline every saving is taken from); removing the syncs then saves their own
- * 2 us a step. Before a sync that waits for the GPU the same time changes nothing: the host
- * would have waited that much longer. */
+/* The audit's own time after each call (oh: its stacks, taken on the way out) is taken out of
+ * the host's timeline after the call, in every play: the host reaches its next call that much
+ * earlier. A loop whose syncs carry 4 us of audit time each is predicted 4 us a step shorter
+ * with nothing removed (the baseline every saving is taken from; the last sync's time comes
+ * after the run's last activity); removing the syncs then saves their own 2 us a step. The same
+ * holds when the syncs wait for the GPU: the next launch, and so the next kernel, is earlier. */
 static void audit_time_is_taken_out(void **state)
 {
     (void)state;
@@ -251,21 +252,179 @@ static void audit_time_is_taken_out(void **state)
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
     sb_replay_result none = play_removing(p, no_call);
-    near(none.wall_us, 0);                     /* against the baseline: nothing saved */
-    near(none.span_us, 40.0 * N - 18 - 4 * N); /* recorded 382 us, 4 us a step less */
+    near(none.wall_us, 0);                           /* against the baseline: nothing saved */
+    near(none.span_us, 40.0 * N - 18 - 4 * (N - 1)); /* recorded 382 us */
     near(p->replay->audit_overhead_us, 4.0 * N);
     sb_replay_result all = play_removing(p, every_sync);
     near(all.wall_us, 2.0 * N);
     sb_audit_free(run);
 
-    /* waiting syncs: the audit's time before each is absorbed by the wait */
+    /* syncs that wait: [3, 12) after the launch, for the kernel [5, 7) */
     stream_open(&s);
     replay_proc(&s);
     loop(&s, N, 40, 5, 7, 3, 12, 4);
     run = analyzed(&s);
     none = play_removing(run->procs[0], no_call);
-    near(none.span_us, 40.0 * (N - 1) + 12); /* the recorded span */
+    near(none.span_us, 40.0 * (N - 1) + 12 - 4 * (N - 1));
     sb_audit_free(run);
+}
+
+/* .item(): a launch, a 4-byte cudaMemcpyAsync into pinned memory [t+3, t+5) whose copy runs
+ * [c0, c0 + 1), then the stream sync [s0, s1). */
+static void item_step(stream *s, long long corr, long long t, long long k0, long long k1,
+                      long long c0, long long s0, long long s1)
+{
+    launch(s, corr, t, 7, k0, k1);
+    line(s,
+         "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
+         "\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":-1,"
+         "\"copy\":\"DtoH\",\"host\":\"pinned\"}",
+         corr + 1, (t + 3) * US, (t + 5) * US);
+    line(s,
+         "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"rcorr\":%lld,"
+         "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"DtoH\",\"src\":\"device\","
+         "\"dst\":\"pinned\"}",
+         corr + 1, corr + 1, c0 * US, (c0 + 1) * US);
+    stream_sync(s, corr + 2, s0, s1, 7, 1, 0);
+}
+
+/* A sync takes with it the readback it makes visible: removed, each step of a loop whose host
+ * work is 30 us (launch 2 us, copy call 2 us, sync 8 us waiting for kernel and copy, 18 us
+ * more) saves the sync's 8 us and the copy call's 2 us; with the readbacks kept (made async)
+ * only the 8 us. The copy is never waited for: an async copy into pinned memory is not a
+ * blocking call (no "waited" class, even when the GPU goes idle inside it). */
+static void readbacks_go_with_their_sync(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    for (long long i = 0; i < N; i++) {
+        long long h = 30 * i;
+        item_step(&s, 3 * i + 1, h, h + 2, h + 4, h + 5, h + 5, h + 13);
+    }
+    replay_end(&s, 30 * N);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->counts[SB_AUDIT_NONE], N);
+    assert_int_equal(p->counts[SB_AUDIT_WAITED], 0);
+    const sb_audit_saving *all = &p->savings[0];
+    /* the last step ends with its kernel (at 4 us, not with the sync at 13): 9 us; kept, with
+     * its copy (at 6 us): 7 us */
+    near(all->r.wall_us, 10.0 * (N - 1) + 9);
+    near(all->kept.wall_us, 8.0 * (N - 1) + 7);
+    sb_audit_free(run);
+}
+
+/* cudaMalloc at t, a kernel, cudaFree at t+20 (30 us, it waits for the kernel); pointer pairs
+ * them. Removing the frees removes the allocations too (allocate once): 10 + 30 us a step. */
+static void a_free_takes_its_allocation(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    stream s;
+    stream_open(&s);
+    replay_proc(&s);
+    for (long long i = 0; i < N; i++) {
+        long long h = 100 * i, c = 3 * i + 1;
+        line(&s,
+             "{\"t\":\"call\",\"api\":\"cudaMalloc_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
+             "\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":-1,"
+             "\"ptr\":%lld}",
+             c, h * US, (h + 10) * US, 4096 + 512 * i);
+        launch(&s, c + 1, h + 12, 7, h + 15, h + 17);
+        line(&s, "{\"t\":\"stack\",\"id\":5,\"frames\":[[\"/app\",\"free_site\",8,0]]}");
+        line(&s,
+             "{\"t\":\"call\",\"api\":\"cudaFree_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
+             "\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":5,"
+             "\"ptr\":%lld}",
+             c + 2, (h + 20) * US, (h + 50) * US, 4096 + 512 * i);
+    }
+    replay_end(&s, 100 * N);
+    sb_audit_run *run = analyzed(&s);
+    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    near(r.wall_us, 40.0 * N);
+    sb_audit_free(run);
+}
+
+/* The legacy default stream (CUPTI's stream record "null", id 7) waits for the work of a
+ * stream created blocking (8): a blocking cudaMemcpy's copy on stream 7 starts after stream 8's
+ * 100 us kernel. Removing a 50 us sync before the copy (of stream 9, empty) moves the copy's
+ * call 50 us earlier, but not the copy: nothing is saved. Without the stream records the copy
+ * would move too, and the run would end with the kernel (5 us earlier). */
+static void legacy_stream_waits_for_blocking_streams(void **state)
+{
+    (void)state;
+    for (int records = 1; records >= 0; records--) {
+        stream s;
+        stream_open(&s);
+        replay_proc(&s);
+        if (records) {
+            line(&s, "{\"t\":\"gstream\",\"ctx\":1,\"stream\":7,\"flag\":\"null\"}");
+            line(&s, "{\"t\":\"gstream\",\"ctx\":1,\"stream\":8,\"flag\":\"blocking\"}");
+        }
+        launch(&s, 1, 0, 8, 5, 105);
+        stream_sync(&s, 2, 4, 54, 9, 1, 0);
+        line(&s,
+             "{\"t\":\"call\",\"api\":\"cudaMemcpy_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
+             "\"corr\":3,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":-1,"
+             "\"copy\":\"HtoD\",\"host\":\"pinned\"}",
+             60 * US, 110 * US);
+        line(&s,
+             "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":3,\"rcorr\":3,"
+             "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"HtoD\",\"src\":\"pinned\","
+             "\"dst\":\"device\"}",
+             106 * US, 108 * US);
+        replay_end(&s, 120);
+        sb_audit_run *run = analyzed(&s);
+        const sb_audit_proc *p = run->procs[0];
+        assert_int_equal(p->ngstreams, records ? 2 : 0);
+        sb_replay_result r = play_removing(p, first_site);
+        near(r.wall_us, records ? 0 : 5); /* without: the run ends with the kernel, at 105 */
+        sb_audit_free(run);
+    }
+}
+
+/* The calibration (calibration.json beside the records) says what recording added to each
+ * launch: 3 us here, taken out before each of the loop's launches; a file that is no
+ * measurement (recorded below plain) takes nothing out. */
+static void calibration_takes_out_the_launch_cost(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    static const char *const files[] = {
+        "{\"launch_plain_ns\":4000,\"launch_recorded_ns\":7000}",
+        "{\"launch_plain_ns\":7000,\"launch_recorded_ns\":4000}",
+    };
+    for (int k = 0; k < 2; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/calibration.json", tmpdir);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(files[k], f);
+        fclose(f);
+        stream s;
+        stream_open(&s);
+        replay_proc(&s);
+        loop(&s, N, 40, 5, 7, 20, 22, 0);
+        fclose(s.f);
+        snprintf(path, sizeof path, "%s/proc-100.jsonl", tmpdir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fwrite(s.text, 1, s.len, f);
+        fclose(f);
+        free(s.text);
+        sb_audit_run *run;
+        assert_int_equal(sb_audit_load_dir(tmpdir, &run), 0);
+        analyze_default(run);
+        const sb_audit_proc *p = run->procs[0];
+        assert_int_equal(p->launch_extra_ns, k == 0 ? 3000 : 0);
+        near(p->replay->launch_extra_us, k == 0 ? 3 : 0);
+        sb_replay_result none = play_removing(p, no_call);
+        near(none.span_us, 40.0 * N - 18 - (k == 0 ? 3.0 * N : 0)); /* every launch 3 us sooner */
+        sb_audit_free(run);
+    }
 }
 
 /* The reports carry the prediction: the table's line, the JSON's "predicted" with sites,
@@ -330,6 +489,11 @@ int main(void)
         cmocka_unit_test(sync_before_long_host_work_saves_the_overlap),
         cmocka_unit_test(event_orders_streams),
         cmocka_unit_test(audit_time_is_taken_out),
+        cmocka_unit_test(readbacks_go_with_their_sync),
+        cmocka_unit_test(a_free_takes_its_allocation),
+        cmocka_unit_test(legacy_stream_waits_for_blocking_streams),
+        cmocka_unit_test_setup_teardown(calibration_takes_out_the_launch_cost, make_tmpdir,
+                                        remove_tmpdir),
         cmocka_unit_test(reports_show_the_prediction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -134,6 +134,19 @@ static void write_record(const CUpti_Activity *rec)
                        (unsigned long long)y->start, (unsigned long long)y->end);
         break;
     }
+    case CUPTI_ACTIVITY_KIND_STREAM: {
+        /* how a stream orders against the legacy default stream (the replay) */
+        const CUpti_ActivityStream *st = (const void *)rec;
+        int f = (int)(st->flag & CUPTI_ACTIVITY_STREAM_CREATE_MASK);
+        const char *flag = f == CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL           ? "null"
+                           : f == CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT      ? "blocking"
+                           : f == CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING ? "non-blocking"
+                                                                                 : NULL;
+        if (flag)
+            sba_out_printf("{\"t\":\"gstream\",\"ctx\":%u,\"stream\":%u,\"flag\":\"%s\"}",
+                           st->contextId, st->streamId, flag);
+        break;
+    }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const CUpti_ActivityAPI *a = (const void *)rec;
@@ -205,6 +218,7 @@ int sba_activity_start(int kernels, int launches, int trace)
     if (launches || trace) {
         rc |= enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event records");
         rc |= enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations");
+        rc |= enable(CUPTI_ACTIVITY_KIND_STREAM, "streams");
     }
     /* records reach the file at least every half second: a killed process keeps most */
     cuptiActivityFlushPeriod(500);

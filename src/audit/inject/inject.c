@@ -235,7 +235,7 @@ EXPORT int InitializeInjection(void)
             warn_cupti("cannot record NVTX ranges", r);
         cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-        sba_watch_init(gpu > 0);
+        sba_watch_init();
         if (sba_watch_enable(subscriber) == 0)
             sba_out_printf("{\"t\":\"warn\",\"msg\":\"no API callback could be enabled\"}");
     }

@@ -112,7 +112,6 @@ int sba_watch_enable(CUpti_SubscriberHandle sub)
  * call is the same call, recorded once (the outermost). */
 static _Thread_local int nesting;
 static _Thread_local uint64_t t_start;
-static _Thread_local uint64_t t_enter; /* when the enter callback began: before the stack */
 static _Thread_local void *pcs[SBA_MAX_FRAMES];
 static _Thread_local int npcs;
 static _Thread_local char pytext[32 << 10]; /* the Python stack, as _Py_DumpTraceback wrote it */
@@ -151,13 +150,8 @@ static int runtime_memcpy(CUpti_CallbackId cbid)
  * not know). This classifies async copies when no GPU activity is recorded. */
 typedef CUresult (*pointer_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
 static pointer_attr_fn pointer_attr;
-/* GPU activity is recorded: an async copy into pinned memory may still turn out to have waited
- * (its site is then needed) */
-static int gpu_activity;
-
-void sba_watch_init(int gpu)
+void sba_watch_init(void)
 {
-    gpu_activity = gpu;
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (cuda)
         pointer_attr = (pointer_attr_fn)dlsym(cuda, "cuPointerGetAttribute");
@@ -218,6 +212,28 @@ static int both_device(const void *params)
     return a && b && !strcmp(a, "device") && !strcmp(b, "device");
 }
 
+/* The device memory of an allocation (after a successful call) or of a free, 0 for other calls:
+ * the replay pairs each cudaFree with the cudaMalloc it undoes. The parameter blocks begin with
+ * the pointer (generated_cuda_runtime_api_meta.h, generated_cuda_meta.h). */
+static uint64_t alloc_ptr(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                          const CUpti_CallbackData *d)
+{
+    const void *params = d->functionParams;
+    int ok = d->functionReturnValue && *(const int *)d->functionReturnValue == 0;
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020)
+            return ok ? (uint64_t)(uintptr_t) * *(void *const *const *)params : 0;
+        if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020)
+            return (uint64_t)(uintptr_t) * (void *const *)params;
+        return 0;
+    }
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2)
+        return ok ? (uint64_t) * *(CUdeviceptr *const *)params : 0;
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2)
+        return (uint64_t) * (const CUdeviceptr *)params;
+    return 0;
+}
+
 /* The direction a runtime memcpy's parameters give, for calls whose copy record may be absent. */
 static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
 {
@@ -244,9 +260,8 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (d->callbackSite == CUPTI_API_ENTER) {
         if (nesting++)
             return;
-        cuptiGetTimestamp(&t_enter);
-        /* the stacks first, so that their cost stays out of the call's time */
-        npcs = sba_stack_capture(pcs);
+        /* nothing else before the call: it starts as it would unwatched, and a sync waits for
+         * the GPU as it would (the stacks are taken on the way out, still inside the call) */
         cuptiGetTimestamp(&t_start);
         return;
     }
@@ -256,7 +271,6 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         return;
     uint64_t end;
     cuptiGetTimestamp(&end);
-    long stack = sba_stack_id(pcs, npcs);
     uint32_t ctx = 0;
     if (d->context)
         cuptiGetContextId(d->context, &ctx);
@@ -273,7 +287,12 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
      * end time; not for an async copy to or from pinned memory, which cannot block (.item()'s
      * copy: half its cost) unless GPU activity may show it waited. */
     int async_pinned = host && strcmp(host, "pageable") && strstr(d->functionName, "Async");
-    npytext = async_pinned && !gpu_activity ? 0 : sba_py_capture(pytext, sizeof pytext);
+    /* A site for every call that may block: not for an async copy into pinned memory
+     * (.item()'s copy), which does not */
+    int sited = !async_pinned;
+    npcs = sited ? sba_stack_capture(pcs) : 0;
+    long stack = sited ? sba_stack_id(pcs, npcs) : -1;
+    npytext = sited ? sba_py_capture(pytext, sizeof pytext) : 0;
     long py = sba_py_stack_id(pytext, npytext);
     char pyfield[32] = "";
     if (py >= 0)
@@ -283,11 +302,15 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                  kind ? "\"" : "", host ? ",\"host\":\"" : "", host ? host : "");
     if (host)
         strcat(copy, "\"");
+    uint64_t ptr = alloc_ptr(domain, cbid, d);
+    if (ptr) /* after the copy fields, which take at most 42 of its 64 bytes */
+        snprintf(copy + strlen(copy), sizeof copy - strlen(copy), ",\"ptr\":%llu",
+                 (unsigned long long)ptr);
     /* the time this library spent around the call (its stacks, its lookups): the replay takes
      * it out of the host's timeline */
     uint64_t t_done;
     cuptiGetTimestamp(&t_done);
-    unsigned long long oh = (t_start - t_enter) + (t_done - end);
+    unsigned long long oh = t_done - end;
     sba_out_printf("{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%ld,\"ctx\":%u,"
                    "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"oh\":%llu,\"ranges\":%s,"
                    "\"stack\":%ld%s%s}",

@@ -12,7 +12,7 @@ int sba_watched(const char *name);
 /* Enables the callbacks of every watched function in both API domains; returns how many. */
 int sba_watch_enable(CUpti_SubscriberHandle sub);
 /* Finds the driver's cuPointerGetAttribute (the host memory of a copy). */
-void sba_watch_init(int gpu_activity);
+void sba_watch_init(void);
 void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                         const CUpti_CallbackData *d);
 
