@@ -36,9 +36,10 @@ static const sb_optdef audit_optdefs[] = {
     {"gpu-activity", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(gpu_activity), NULL, NULL,
      "record the GPU's kernels and copies too: the GPU idle\n"
      "time after each sync (bubble), GPU busy %, what removing\n"
-     "the syncs could save, and calls that waited for the GPU.\n"
-     "A cost per launch (the default records only the calls\n"
-     "that can block); --trace implies it"},
+     "the syncs would save (the replay), and calls that waited\n"
+     "for the GPU. A cost per launch (the default records only\n"
+     "the calls that can block), timed first (about 3 s) and\n"
+     "taken out of the replay; --trace implies it"},
     {"keep", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(keep), NULL, NULL,
      "keep the raw record streams (proc-PID.jsonl) in DIR"},
     {"from", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(from), NULL, NULL,
