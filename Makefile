@@ -75,7 +75,7 @@ BIN      := $(BUILD)/syncbench
 # The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
 AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
-AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c src/base/utf8.c
+AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c src/audit/classes.c src/base/utf8.c
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
@@ -222,7 +222,23 @@ $(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -o $@ $< $(BUILD)/libsyncbench-asan.a -lcmocka $(LDLIBS)
 
-# Only InitializeInjection is exported (-fvisibility=hidden); libcupti is found through the rpath.
+# The injection library's blocks (the in-process API's counting) are tested on their own: built
+# into their test, which stands in for the stack tables.
+INJECT_UNIT_SRC := src/audit/inject/blocks.c
+$(BUILD)/tests/test_blocks: tests/unit/test_blocks.c $(INJECT_UNIT_SRC) $(BUILD)/libsyncbench.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(INJECT_UNIT_SRC) $(BUILD)/libsyncbench.a -lcmocka \
+	  $(LDLIBS)
+
+$(BUILD)/tests-asan/test_blocks: tests/unit/test_blocks.c $(INJECT_UNIT_SRC) $(BUILD)/libsyncbench-asan.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -o $@ $< $(INJECT_UNIT_SRC) \
+	  $(BUILD)/libsyncbench-asan.a -lcmocka $(LDLIBS)
+
+# InitializeInjection and the in-process API (inject/api.h) are exported (-fvisibility=hidden
+# hides the rest); libcupti is found through the rpath.
 $(AUDIT_LIB): $(AUDIT_SRC) $(wildcard src/audit/inject/*.h) src/audit/records.h \
               src/audit/json_text.h src/base/utf8.h | deps
 	@mkdir -p $(dir $@)

@@ -145,3 +145,19 @@ sb_audit_family sb_audit_classify_name(const char *api, sb_audit_class *fixed, i
     }
     return SB_FAM_OTHER;
 }
+
+sb_audit_class sb_audit_class_alone(const char *api, const char *copy, const char *host)
+{
+    sb_audit_class fixed;
+    int dtod;
+    switch (sb_audit_classify_name(api, &fixed, &dtod)) {
+    case SB_FAM_FIXED:
+        return fixed;
+    case SB_FAM_COPY:
+        return dtod || (copy && strcmp(copy, "DtoD") == 0) ? SB_AUDIT_NONE : SB_AUDIT_COPY_SYNC;
+    case SB_FAM_COPY_ASYNC:
+        return host && strcmp(host, "pageable") == 0 ? SB_AUDIT_COPY_PAGEABLE : SB_AUDIT_NONE;
+    default:
+        return SB_AUDIT_NONE;
+    }
+}

@@ -212,6 +212,7 @@ typedef struct sb_audit_proc {
     sb_audit_gstream *gstreams;
     size_t ngstreams, cap_gstreams;
     int64_t launch_extra_ns; /* what recording added to each launch (calibration.json); 0 */
+    int64_t call_extra_ns;   /* ... to each watched call beside its own "oh"; 0 */
 
     /* analyze.c */
     int64_t t_first, t_last; /* lifetime: first to last timestamp */
@@ -260,6 +261,11 @@ typedef enum {
     SB_FAM_COPY_ASYNC /* async memcpy */
 } sb_audit_family;
 sb_audit_family sb_audit_classify_name(const char *api, sb_audit_class *fixed, int *dtod_by_name);
+/* A call's class from what the call alone says: its API name, the direction its parameters give
+ * (copy, records.h's "copy") and the driver's answer about its host memory ("host"); what the
+ * analyzer gives when neither the copy nor the GPU's timeline was recorded, and what the
+ * injection library's blocks count (inject/blocks.c). */
+sb_audit_class sb_audit_class_alone(const char *api, const char *copy, const char *host);
 int sb_audit_blocking(sb_audit_class c); /* explicit or implicit */
 
 /* ---- timeline.c ---- */

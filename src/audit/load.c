@@ -439,22 +439,32 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* What recording added to each launch, from the folder's calibration.json (records.h), for the
- * replay of every process; nothing when the file is absent or not as written. */
+/* What recording added to each launch and to each watched call beside the time the call's own
+ * record gives ("oh"), from the folder's calibration.json (records.h), for the replay of every
+ * process; nothing when the file is absent or not as written. */
 static void read_calibration(sb_audit_run *run, const char *dir)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, SB_AUDIT_CALIBRATION_FILE);
     json_t *o = json_load_file(path, 0, NULL);
-    json_t *p = json_object_get(o, "launch_plain_ns"),
-           *r = json_object_get(o, "launch_recorded_ns");
-    double extra =
-        json_is_number(p) && json_is_number(r) ? json_number_value(r) - json_number_value(p) : 0;
+    const char *keys[5] = {"launch_plain_ns", "launch_recorded_ns", "call_plain_ns",
+                           "call_recorded_ns", "call_oh_ns"};
+    double v[5];
+    int have = 1;
+    for (int i = 0; i < 5; i++) {
+        json_t *x = json_object_get(o, keys[i]);
+        have = have && json_is_number(x);
+        v[i] = have ? json_number_value(x) : 0;
+    }
     json_decref(o);
-    if (!(extra > 0 && extra < 1e6)) /* a millisecond per launch is no measurement */
+    if (!have)
         return;
-    for (size_t i = 0; i < run->nprocs; i++)
-        run->procs[i]->launch_extra_ns = (int64_t)extra;
+    /* a millisecond per call is no measurement */
+    double launch = v[1] - v[0], call = v[3] - v[2] - v[4];
+    for (size_t i = 0; i < run->nprocs; i++) {
+        run->procs[i]->launch_extra_ns = launch > 0 && launch < 1e6 ? (int64_t)launch : 0;
+        run->procs[i]->call_extra_ns = call > 0 && call < 1e6 ? (int64_t)call : 0;
+    }
 }
 
 int sb_audit_load_dir(const char *dir, sb_audit_run **out)

@@ -72,8 +72,11 @@
 #define SB_AUDIT_RECORDS_H
 
 #define SB_AUDIT_FORMAT_VERSION 1
-/* In the records folder of a --gpu-activity run: {"launch_plain_ns":P,"launch_recorded_ns":R},
- * the host time of one kernel launch without and with the recording (cmd/audit_calibrate.c) */
+/* In the records folder of a --gpu-activity run: {"launch_plain_ns":P,"launch_recorded_ns":R,
+ * "call_plain_ns":Q,"call_recorded_ns":S,"call_oh_ns":O}: the host time of one kernel launch and
+ * of one watched call (an idle stream's sync) without and with the recording, timed in one
+ * process in turns, and the median time the library timed itself around that call
+ * (cmd/audit_calibrate.c). A file without all five is ignored. */
 #define SB_AUDIT_CALIBRATION_FILE "calibration.json"
 /* NVTX range names are recorded up to this many bytes. */
 #define SB_AUDIT_RANGE_NAME_MAX 511

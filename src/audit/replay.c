@@ -388,12 +388,16 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         m->items[m->nitems++] = (item){p->apis[i].corr, IT_PRE, (int32_t)m->nohs++, 0};
     }
     m->facts.launch_extra_us = (double)p->launch_extra_ns / 1e3;
+    m->facts.call_extra_us = (double)p->call_extra_ns / 1e3;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        m->facts.audit_overhead_us += (double)c->oh / 1e3;
-        /* after the call (inject/watch.c takes its stacks on the way out) */
-        if (c->oh > 0) {
-            m->ohs[m->nohs] = (roh){c->oh, dense_find(&b->threads, c->tid)};
+        /* after the call (inject/watch.c takes its stacks on the way out), with what the
+         * calibration found recording adds to a call beyond the time it timed itself (CUPTI's
+         * callbacks, the record's line) */
+        int64_t oh = c->oh + p->call_extra_ns;
+        m->facts.audit_overhead_us += (double)oh / 1e3;
+        if (oh > 0) {
+            m->ohs[m->nohs] = (roh){oh, dense_find(&b->threads, c->tid)};
             m->items[m->nitems++] = (item){c->corr, IT_OH, (int32_t)m->nohs++, c->start};
         }
         rblock *k = &m->blocks[m->nblocks];

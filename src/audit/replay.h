@@ -27,9 +27,10 @@
  *    that still reads the values without waiting for each gives (non_blocking, coalescing,
  *    double buffering);
  *  - the time the audit itself spent after each recorded call (its stacks, taken on the way
- *    out), and what recording added to each launch (measured before the run: the same launch
- *    loop plain and recorded, cmd/audit_calibrate.c), are taken out of its thread after the
- *    call, in the baseline as in every other play.
+ *    out) and what recording added to each watched call beside it and to each launch (measured
+ *    before the run: the same calls timed in one process with the recording off and on in
+ *    turns, cmd/audit_calibrate.c) are taken out of its thread after the call, in the baseline
+ *    as in every other play.
  * Items are played in CUPTI's correlation order (one counter over every API call of the process:
  * the order calls were made in), in O(n) per replay after an O(n log n) build. */
 #ifndef SB_AUDIT_REPLAY_H
@@ -53,6 +54,7 @@ typedef struct sb_replay_facts {
     double audit_overhead_us; /* the audit's own time around the calls, taken out */
     double wake_us;           /* median wake-up of a sync that waited; 0: too few waited */
     double launch_extra_us;   /* what recording added to each launch, taken out; 0: unknown */
+    double call_extra_us;     /* ... to each watched call beside its "oh", taken out; 0 */
 } sb_replay_facts;
 
 typedef struct sb_replay_result {

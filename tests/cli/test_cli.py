@@ -93,7 +93,7 @@ BAD = [
     (["--scenario", "double-buffer", "--set", "chunks=7"], "does not divide into chunks=7"),
     (["--scenario", "double-buffer", "--set", "chunks=0"], "--set chunks=0: out of range"),
     (["__launch-cost", "abc"], "__launch-cost: the audit's calibration, not for direct use"),
-    (["__launch-cost", "0"], "launches per repetition, 1 to 100000"),
+    (["__launch-cost", "0"], "calls per repetition, 1 to 100000"),
 ]
 
 # the sync-free fixes, part A (their plans: test_fixes_params_a.py)

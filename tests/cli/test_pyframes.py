@@ -137,8 +137,9 @@ def test_spawned_child_records_its_own_stack(tmp_path):
 
 
 def test_no_descriptor_or_memory_growth(tmp_path):
-    """300 threads that each capture once and end: their memory files are closed; 10 000
-    captures on one thread: the process does not grow (RSS within 2 MB)."""
+    """300 threads that each capture once and end: their pipes are closed (the last thread's two
+    descriptors may still be open while it ends); 10 000 captures on one thread: the process
+    does not grow (RSS within 2 MB)."""
     out, stacks, prog = run_py(tmp_path, """\
         def fds():
             return len(os.listdir("/proc/self/fd"))
@@ -159,7 +160,7 @@ def test_no_descriptor_or_memory_growth(tmp_path):
         flush_and_print([before, after_threads, rss0, rss_kb()])
         """)
     before, after_threads, rss0, rss1 = out
-    assert after_threads <= before + 1, out
+    assert after_threads <= before + 2, out
     assert rss1 - rss0 < 2048, out
 
 

@@ -93,9 +93,23 @@ static void classes_from_names(void **state)
         if (cls(run, i) != cases[i].c)
             fail_msg("%s: %s, expected %s", cases[i].api, sb_audit_class_name(cls(run, i)),
                      sb_audit_class_name(cases[i].c));
+        /* what the injection library's blocks count (python/syncbench) is the same class */
+        if (sb_audit_class_alone(cases[i].api, NULL, NULL) != cases[i].c)
+            fail_msg("class_alone %s: %s", cases[i].api,
+                     sb_audit_class_name(sb_audit_class_alone(cases[i].api, NULL, NULL)));
     }
     assert_int_equal(run->procs[0]->polls, 4);
     sb_audit_free(run);
+    /* and what a call's parameters and the driver add: the direction, the host memory */
+    assert_int_equal(sb_audit_class_alone("cudaMemcpy_v3020", "DtoD", NULL), SB_AUDIT_NONE);
+    assert_int_equal(sb_audit_class_alone("cudaMemcpy_v3020", "DtoH", "pinned"),
+                     SB_AUDIT_COPY_SYNC);
+    assert_int_equal(sb_audit_class_alone("cudaMemcpyAsync_v3020", "DtoH", "pageable"),
+                     SB_AUDIT_COPY_PAGEABLE);
+    assert_int_equal(sb_audit_class_alone("cuMemcpyHtoDAsync_v2", NULL, "pageable"),
+                     SB_AUDIT_COPY_PAGEABLE);
+    assert_int_equal(sb_audit_class_alone("cudaMemcpyAsync_v3020", "DtoH", "pinned"),
+                     SB_AUDIT_NONE);
 }
 
 static void copy_line(stream *s, long long corr, long long rcorr, const char *kind, const char *src,

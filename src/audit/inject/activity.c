@@ -178,11 +178,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     free(buffer);
 }
 
+/* The kinds enabled, for sba_activity_pause */
+static CUpti_ActivityKind enabled[16];
+static int nenabled, launches_on;
+
 static int enable(CUpti_ActivityKind kind, const char *what)
 {
     CUptiResult r = cuptiActivityEnable(kind);
-    if (r == CUPTI_SUCCESS)
+    if (r == CUPTI_SUCCESS) {
+        if (nenabled < (int)(sizeof enabled / sizeof enabled[0]))
+            enabled[nenabled++] = kind;
         return 0;
+    }
     const char *msg = "?";
     cuptiGetResultString(r, &msg);
     char esc[512];
@@ -210,10 +217,12 @@ int sba_activity_start(int kernels, int launches, int trace)
     if (trace) {
         rc |= enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls");
         rc |= enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls");
-    } else if (launches && sba_launches_enable() == 0) {
+    } else if (launches && sba_launches_enable(1) == 0) {
         sba_out_printf("{\"t\":\"warn\",\"msg\":\"cannot record the launches: no launch API "
                        "could be enabled\"}");
         rc = -1;
+    } else if (launches) {
+        launches_on = 1;
     }
     if (launches || trace) {
         rc |= enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event records");
@@ -223,6 +232,14 @@ int sba_activity_start(int kernels, int launches, int trace)
     /* records reach the file at least every half second: a killed process keeps most */
     cuptiActivityFlushPeriod(500);
     return rc;
+}
+
+void sba_activity_pause(int paused)
+{
+    for (int i = 0; i < nenabled; i++)
+        (paused ? cuptiActivityDisable : cuptiActivityEnable)(enabled[i]);
+    if (launches_on)
+        sba_launches_enable(!paused);
 }
 
 void sba_activity_flush(int forced)

@@ -11,6 +11,9 @@
  * needs (the launch calls, launches.h; event records and synchronizations); trace: 1 adds kernel
  * names and every API call. 0, or -1 with a "warn" record written. */
 int sba_activity_start(int kernels, int launches, int trace);
+/* Stops (1) or restarts (0) every kind of record sba_activity_start enabled: the calibration
+ * times the same calls recorded and not, in one process (api.c). */
+void sba_activity_pause(int paused);
 /* Delivers every buffer CUPTI holds (completed records only unless forced). */
 void sba_activity_flush(int forced);
 /* Records CUPTI dropped (full buffers) so far. */

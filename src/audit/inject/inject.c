@@ -17,6 +17,8 @@
 #include <cupti.h>
 
 #include "audit/inject/activity.h"
+#include "audit/inject/api.h"
+#include "audit/inject/inject.h"
 #include "audit/inject/out.h"
 #include "audit/inject/ranges.h"
 #include "audit/inject/pyframes.h"
@@ -25,8 +27,6 @@
 #include "audit/inject/watch.h"
 #include "audit/records.h"
 #include "base/clock.h"
-
-#define EXPORT __attribute__((visibility("default")))
 
 static CUpti_SubscriberHandle subscriber;
 static int finished;
@@ -175,7 +175,55 @@ static void warn_cupti(const char *what, CUptiResult r)
                    sba_json_escape(esc, sizeof esc, msg));
 }
 
-EXPORT int InitializeInjection(void)
+/* The callbacks of the watched calls, subscribed once, by the injection (InitializeInjection) or
+ * by the in-process API (api.c), whichever comes first: the other finds them in place. */
+int sba_subscribe(char *why, size_t n)
+{
+    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+    static int done, rc;
+    pthread_mutex_lock(&once);
+    if (!done) {
+        pthread_atfork(NULL, NULL, after_fork_child);
+        CUptiResult r = cuptiSubscribe(&subscriber, on_callback, NULL);
+        if (r == CUPTI_SUCCESS) {
+            sba_watch_init();
+            if (sba_watch_enable(subscriber, 1) == 0) {
+                snprintf(why, n, "no API callback could be enabled");
+                rc = -1;
+            }
+        } else {
+            const char *msg = "?";
+            cuptiGetResultString(r, &msg);
+            snprintf(why, n, "%s: %s",
+                     r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                         ? "another CUPTI subscriber holds the callbacks (the PyTorch profiler, "
+                           "Nsight Systems or another tool: CUPTI allows one): blocking calls "
+                           "cannot be recorded"
+                         : "CUPTI refused to subscribe: blocking calls cannot be recorded",
+                     msg);
+            rc = -1;
+        }
+        done = 1;
+    } else if (rc) {
+        snprintf(why, n, "CUPTI could not be subscribed earlier in this process");
+    }
+    pthread_mutex_unlock(&once);
+    return rc;
+}
+
+int sba_forked(void)
+{
+    return forked;
+}
+
+void sba_recording(int on)
+{
+    if (subscriber)
+        sba_watch_enable(subscriber, on);
+    sba_activity_pause(!on);
+}
+
+API int InitializeInjection(void)
 {
     static int done;
     if (done++)
@@ -192,7 +240,6 @@ EXPORT int InitializeInjection(void)
     if (!opened)
         return 1; /* nowhere to write: the launcher knows, and the gate fails */
     sba_out_atfork();
-    pthread_atfork(NULL, NULL, after_fork_child);
     const char *mode = getenv(SB_AUDIT_ENV_MODE);
     int trace = mode && !strcmp(mode, "trace");
     sba_stacks_init((int)env_long(SB_AUDIT_ENV_DEPTH, 16));
@@ -225,19 +272,15 @@ EXPORT int InitializeInjection(void)
         (!nvtx || strcmp(nvtx, cupti.dli_fname)))
         setenv("NVTX_INJECTION64_PATH", cupti.dli_fname, 1); /* only when it must change */
 
-    CUptiResult r = cuptiSubscribe(&subscriber, on_callback, NULL);
-    if (r != CUPTI_SUCCESS) {
-        warn_cupti("another CUPTI subscriber holds the callbacks: blocking calls and NVTX ranges "
-                   "cannot be recorded",
-                   r);
+    char why[256];
+    if (sba_subscribe(why, sizeof why) != 0) {
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"%s\"}", sba_json_escape(esc, sizeof esc, why));
     } else {
-        if ((r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX)) != CUPTI_SUCCESS)
+        CUptiResult r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+        if (r != CUPTI_SUCCESS)
             warn_cupti("cannot record NVTX ranges", r);
         cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-        sba_watch_init();
-        if (sba_watch_enable(subscriber) == 0)
-            sba_out_printf("{\"t\":\"warn\",\"msg\":\"no API callback could be enabled\"}");
     }
     if (gpu > 0)
         sba_activity_start(gpu >= 2, gpu >= 3, trace);

@@ -23,23 +23,23 @@ int sba_launch_api(const char *name)
 }
 
 static int enable_domain(CUpti_CallbackDomain dom, int size,
-                         CUptiResult (*enable)(CUpti_CallbackId, uint8_t))
+                         CUptiResult (*enable)(CUpti_CallbackId, uint8_t), int on)
 {
     int n = 0;
     for (int id = 1; id < size; id++) {
         const char *name = NULL;
         if (cuptiGetCallbackName(dom, (uint32_t)id, &name) != CUPTI_SUCCESS || !name)
             continue;
-        if (sba_launch_api(name) && enable((CUpti_CallbackId)id, 1) == CUPTI_SUCCESS)
+        if (sba_launch_api(name) && enable((CUpti_CallbackId)id, (uint8_t)on) == CUPTI_SUCCESS)
             n++;
     }
     return n;
 }
 
-int sba_launches_enable(void)
+int sba_launches_enable(int on)
 {
     return enable_domain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-                         cuptiActivityEnableRuntimeApi) +
+                         cuptiActivityEnableRuntimeApi, on) +
            enable_domain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                         cuptiActivityEnableDriverApi);
+                         cuptiActivityEnableDriverApi, on);
 }

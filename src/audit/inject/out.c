@@ -44,6 +44,11 @@ int sba_out_open(const char *dir)
     return fd < 0 ? -1 : 0;
 }
 
+int sba_out_recording(void)
+{
+    return __atomic_load_n(&fd, __ATOMIC_RELAXED) >= 0;
+}
+
 static void drain(void)
 {
     size_t off = 0;

@@ -11,6 +11,8 @@
 
 /* Creates the file; 0, or -1 (then every write is dropped). */
 int sba_out_open(const char *dir);
+/* Nonzero once the record file is open (the library was injected by syncbench audit). */
+int sba_out_recording(void);
 /* Appends one line (the newline is added). */
 void sba_out_line(const char *line, size_t len);
 /* printf into a line. Lines longer than 64 KiB are cut. */

@@ -1,6 +1,7 @@
 #include "audit/inject/pyframes.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,55 +64,69 @@ void sba_py_init(void)
     dump_traceback = dump; /* set last: sba_py_capture tests only this */
 }
 
-/* Each thread writes its stack into a memory file of its own (no lock between threads). The
- * program may close any descriptor: the file is known by its inode, and made anew when the
- * number now names something else. */
+/* Each thread writes its stack into a pipe of its own (no lock between threads): a write to a
+ * pipe costs less than one to a memory file, and _Py_DumpTraceback writes each piece of a frame
+ * apart (seven writes a frame). Both ends are non-blocking, so a dump longer than the pipe holds
+ * loses its outermost frames instead of waiting. The program may close any descriptor: the
+ * pipe is known by its inode, and made anew when a number now names something else. */
 typedef struct {
-    int fd;
+    int fd[2];
     dev_t dev;
     ino_t ino;
-} thread_file;
+} thread_pipe;
 
-static pthread_key_t file_key;
+static pthread_key_t pipe_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
-static int ours(const thread_file *t)
+static int ours(const thread_pipe *t)
 {
-    struct stat st;
-    return t->fd >= 0 && fstat(t->fd, &st) == 0 && st.st_dev == t->dev && st.st_ino == t->ino;
+    struct stat a, b;
+    return t->fd[0] >= 0 && fstat(t->fd[0], &a) == 0 && fstat(t->fd[1], &b) == 0 &&
+           a.st_dev == t->dev && a.st_ino == t->ino && b.st_dev == t->dev && b.st_ino == t->ino;
 }
 
-static void close_thread_file(void *p)
+static void close_thread_pipe(void *p)
 {
-    thread_file *t = p;
-    if (ours(t))
-        close(t->fd);
+    thread_pipe *t = p;
+    if (ours(t)) {
+        close(t->fd[0]);
+        close(t->fd[1]);
+    }
     free(t);
 }
 
 static void make_key(void)
 {
-    pthread_key_create(&file_key, close_thread_file);
+    pthread_key_create(&pipe_key, close_thread_pipe);
 }
 
-static int thread_fd(void)
+/* This thread's pipe, empty; NULL when none can be made. */
+static thread_pipe *thread_pipe_of(void)
 {
     pthread_once(&key_once, make_key);
-    thread_file *t = pthread_getspecific(file_key);
+    thread_pipe *t = pthread_getspecific(pipe_key);
     if (t && ours(t))
-        return t->fd;
+        return t;
     if (!t) {
         t = malloc(sizeof *t);
         if (!t)
-            return -1;
-        pthread_setspecific(file_key, t);
+            return NULL;
+        pthread_setspecific(pipe_key, t);
     }
     struct stat st;
-    t->fd = memfd_create("syncbench-audit-py", MFD_CLOEXEC);
-    if (t->fd < 0 || fstat(t->fd, &st) != 0)
-        return t->fd = -1;
+    if (pipe2(t->fd, O_CLOEXEC | O_NONBLOCK) != 0) {
+        t->fd[0] = t->fd[1] = -1;
+        return NULL;
+    }
+    fcntl(t->fd[1], F_SETPIPE_SZ, 256 << 10); /* room for a deep stack; the default if refused */
+    if (fstat(t->fd[0], &st) != 0) {
+        close(t->fd[0]);
+        close(t->fd[1]);
+        t->fd[0] = t->fd[1] = -1;
+        return NULL;
+    }
     t->dev = st.st_dev, t->ino = st.st_ino;
-    return t->fd;
+    return t;
 }
 
 size_t sba_py_capture(char *buf, size_t n)
@@ -122,19 +136,19 @@ size_t sba_py_capture(char *buf, size_t n)
     void *ts = this_thread_state(); /* this thread's, with or without the GIL */
     if (!ts)
         return 0; /* a thread that never ran Python */
-    int fd = thread_fd();
-    if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0)
+    thread_pipe *t = thread_pipe_of();
+    if (!t)
         return 0;
-    dump_traceback(fd, ts);
-    off_t end = lseek(fd, 0, SEEK_CUR);
-    if (end <= 0)
-        return 0;
-    size_t len = (size_t)end < n - 1 ? (size_t)end : n - 1;
-    ssize_t r = pread(fd, buf, len, 0);
-    if (r <= 0)
-        return 0;
-    buf[r] = 0;
-    return (size_t)r;
+    dump_traceback(t->fd[1], ts);
+    ssize_t r = read(t->fd[0], buf, n - 1);
+    size_t len = r > 0 ? (size_t)r : 0;
+    if (len == n - 1) { /* a dump longer than buf: the rest goes, the pipe is left empty */
+        char rest[4096];
+        while (read(t->fd[0], rest, sizeof rest) > 0) {
+        }
+    }
+    buf[len] = 0;
+    return len;
 }
 
 /* ---- the record ---- */
@@ -228,6 +242,8 @@ static size_t frame_json(const char *line, const char *eol, char *out, size_t n)
                             sba_json_escape(en, sizeof en, name), lineno);
 }
 
+static char *lines[TABLE_SIZE]; /* each stack's record, kept for the blocks (blocks.c) */
+
 static void write_pystack(long id, const char *text, size_t len)
 {
     static char line[64 << 10]; /* under the table's lock */
@@ -248,10 +264,19 @@ static void write_pystack(long id, const char *text, size_t len)
     }
     k += (size_t)snprintf(line + k, sizeof line - k, "]}");
     sba_out_line(line, k);
+    lines[id] = strndup(line, k);
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t table[TABLE_SIZE];
+
+char *sba_py_stack_line(long id)
+{
+    pthread_mutex_lock(&lock);
+    char *s = id >= 0 && id < TABLE_SIZE && lines[id] ? strdup(lines[id]) : NULL;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
 static long ids[TABLE_SIZE];
 static long next_id;
 

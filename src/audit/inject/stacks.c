@@ -26,11 +26,46 @@ static struct {
 static long next_id;
 static void *self_base; /* where this library is loaded: its frames are left out */
 
+/* The code of this library and of libcupti (the callback's callers), found once: a frame is
+ * skipped by comparing addresses, not by dladdr, which scans the symbol table of the object
+ * on every call (several microseconds a frame inside a callback that runs on every sync). */
+#define MAX_SKIP_RANGES 16
+static struct {
+    uintptr_t lo, hi;
+} skip[MAX_SKIP_RANGES];
+static int nskip;
+
+static int find_skipped(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    int cupti = info->dlpi_name && strstr(info->dlpi_name, "libcupti");
+    if (!cupti && (void *)info->dlpi_addr != self_base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum && nskip < MAX_SKIP_RANGES; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            skip[nskip].lo = info->dlpi_addr + ph->p_vaddr;
+            skip[nskip++].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        }
+    }
+    return 0;
+}
+
+static int skipped(const void *pc)
+{
+    for (int i = 0; i < nskip; i++)
+        if ((uintptr_t)pc >= skip[i].lo && (uintptr_t)pc < skip[i].hi)
+            return 1;
+    return 0;
+}
+
 void sba_stacks_init(int d)
 {
     Dl_info self;
     if (dladdr((void *)sba_stacks_init, &self))
         self_base = self.dli_fbase;
+    dl_iterate_phdr(find_skipped, NULL);
     depth = d < 0 ? 0 : d > SBA_MAX_FRAMES ? SBA_MAX_FRAMES : d;
     if (depth) {
         void *warm[4];
@@ -45,10 +80,8 @@ int sba_stack_capture(void **pcs)
     void *all[SBA_MAX_FRAMES + 8];
     int n = backtrace(all, depth + 8);
     /* skip frames in this library and in libcupti (the callback's callers) */
-    Dl_info info;
     int first = 0;
-    while (first < n && dladdr(all[first], &info) &&
-           (info.dli_fbase == self_base || strstr(info.dli_fname, "libcupti")))
+    while (first < n && skipped(all[first]))
         first++;
     int k = 0;
     for (int i = first; i < n && k < depth; i++)
@@ -76,6 +109,10 @@ static const char *object_path(const char *name, char *buf, size_t n)
         return name;
     return buf;
 }
+
+/* Each stack's record, kept for the blocks (blocks.c), which repeat the records their calls
+ * refer to; written under the table's lock, read under it too (sba_stack_line's callers). */
+static char *lines[TABLE_SIZE];
 
 static void write_stack(long id, void *const *pcs, int n)
 {
@@ -105,6 +142,15 @@ static void write_stack(long id, void *const *pcs, int n)
     }
     len += (size_t)snprintf(line + len, sizeof line - len, "]}");
     sba_out_line(line, len);
+    lines[id] = strndup(line, len);
+}
+
+char *sba_stack_line(long id)
+{
+    pthread_mutex_lock(&lock);
+    char *s = id >= 0 && id < TABLE_SIZE && lines[id] ? strdup(lines[id]) : NULL;
+    pthread_mutex_unlock(&lock);
+    return s;
 }
 
 long sba_stack_id(void *const *pcs, int n)

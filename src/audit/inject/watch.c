@@ -10,6 +10,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "audit/inject/blocks.h"
+#include "audit/internal.h"
 #include "audit/inject/out.h"
 #include "audit/inject/pyframes.h"
 #include "audit/inject/ranges.h"
@@ -88,7 +90,7 @@ int sba_watched(const char *name)
     return 0;
 }
 
-static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain dom, int size)
+static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain dom, int size, int on)
 {
     int n = 0;
     for (int id = 1; id < size; id++) {
@@ -96,16 +98,16 @@ static int enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain dom, i
         if (cuptiGetCallbackName(dom, (uint32_t)id, &name) != CUPTI_SUCCESS || !name)
             continue;
         if (sba_watched(name) &&
-            cuptiEnableCallback(1, sub, dom, (CUpti_CallbackId)id) == CUPTI_SUCCESS)
+            cuptiEnableCallback((uint32_t)on, sub, dom, (CUpti_CallbackId)id) == CUPTI_SUCCESS)
             n++;
     }
     return n;
 }
 
-int sba_watch_enable(CUpti_SubscriberHandle sub)
+int sba_watch_enable(CUpti_SubscriberHandle sub, int on)
 {
-    return enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE) +
-           enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    return enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on) +
+           enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
 }
 
 /* The runtime's calls go through the driver: a watched driver call inside a watched runtime
@@ -271,6 +273,10 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         return;
     uint64_t end;
     cuptiGetTimestamp(&end);
+    /* attached in-process (api.c) with no record file: only a call inside a block is wanted */
+    int to_file = sba_out_recording(), to_blocks = sba_blocks_watching();
+    if (!to_file && !to_blocks)
+        return;
     uint32_t ctx = 0;
     if (d->context)
         cuptiGetContextId(d->context, &ctx);
@@ -306,15 +312,27 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (ptr) /* after the copy fields, which take at most 42 of its 64 bytes */
         snprintf(copy + strlen(copy), sizeof copy - strlen(copy), ",\"ptr\":%llu",
                  (unsigned long long)ptr);
+    static _Thread_local long tid;
+    if (!tid)
+        tid = (long)syscall(SYS_gettid);
     /* the time this library spent around the call (its stacks, its lookups): the replay takes
      * it out of the host's timeline */
     uint64_t t_done;
     cuptiGetTimestamp(&t_done);
     unsigned long long oh = t_done - end;
-    sba_out_printf("{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%ld,\"ctx\":%u,"
-                   "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"oh\":%llu,\"ranges\":%s,"
-                   "\"stack\":%ld%s%s}",
-                   d->functionName, domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "rt" : "drv",
-                   (long)syscall(SYS_gettid), ctx, d->correlationId, (unsigned long long)t_start,
-                   (unsigned long long)end, oh, ranges, stack, pyfield, copy);
+    static _Thread_local char line[64 << 10];
+    int n = snprintf(line, sizeof line,
+                     "{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%ld,\"ctx\":%u,"
+                     "\"corr\":%u,\"start\":%llu,\"end\":%llu,\"oh\":%llu,\"ranges\":%s,"
+                     "\"stack\":%ld%s%s}",
+                     d->functionName, domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "rt" : "drv", tid,
+                     ctx, d->correlationId, (unsigned long long)t_start, (unsigned long long)end,
+                     oh, ranges, stack, pyfield, copy);
+    if (n <= 0)
+        return;
+    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (to_file)
+        sba_out_line(line, len);
+    if (to_blocks)
+        sba_blocks_add(sb_audit_class_alone(d->functionName, kind, host), line, len, stack, py);
 }

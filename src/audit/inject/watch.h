@@ -9,8 +9,9 @@
 /* 1 when the runtime or driver function `name` (a CUPTI callback name such as
  * "cudaMemcpyAsync_v3020") is one the audit records. */
 int sba_watched(const char *name);
-/* Enables the callbacks of every watched function in both API domains; returns how many. */
-int sba_watch_enable(CUpti_SubscriberHandle sub);
+/* Enables (on 1) or disables the callbacks of every watched function in both API domains;
+ * returns how many. */
+int sba_watch_enable(CUpti_SubscriberHandle sub, int on);
 /* Finds the driver's cuPointerGetAttribute (the host memory of a copy). */
 void sba_watch_init(void);
 void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
