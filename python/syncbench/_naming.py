@@ -1,0 +1,92 @@
+"""Naming a block's calls as `syncbench audit` does: its record stream goes through the
+analyzer (`syncbench audit --from DIR --json -`), which gives each call site its Python line,
+source text, operation, class and fix. Without the analyzer binary, the calls are named from
+the records alone (API and Python line)."""
+import json
+import os
+import subprocess
+import tempfile
+
+from . import _native
+
+
+class Site:
+    """One call site of a block: what the audit's report row says of it."""
+
+    def __init__(self, count, cls, where, source="", operation="", fix="", blocked_us=0.0,
+                 api=""):
+        self.count, self.cls, self.where, self.source = count, cls, where, source
+        self.operation, self.fix, self.blocked_us, self.api = operation, fix, blocked_us, api
+
+    def lines(self):
+        head = f"{self.where}: {self.source}" if self.source else self.where
+        what = self.operation or self.api or "a blocking call"
+        out = [f"  {head}",
+               f"      {self.cls} x{self.count}: {what} (blocked {self.blocked_us / 1e3:.3f} ms)"]
+        if self.fix:
+            out.append(f"      fix: {self.fix}")
+        return out
+
+
+def _analyze(stream):
+    exe = _native.analyzer()
+    if not exe:
+        return None
+    with tempfile.TemporaryDirectory(prefix="syncbench-block-") as d:
+        with open(os.path.join(d, f"proc-{os.getpid()}.jsonl"), "wb") as f:
+            f.write(stream)
+        try:
+            r = subprocess.run([exe, "audit", "-q", "--from", d, "--json", "-"],
+                               capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if r.returncode != 0:
+        return None
+    try:
+        report = json.loads(r.stdout)
+    except ValueError:
+        return None
+    sites = []
+    for row in report.get("rows", []):
+        if row.get("group") not in ("explicit", "implicit"):
+            continue
+        py = row.get("python") or {}
+        where = (f"{py.get('file')}:{py.get('line')} in {py.get('function')}" if py.get("file")
+                 else row.get("site") or row.get("native_site") or "?")
+        sites.append(Site(row.get("count", 0), row.get("class", "?"), where,
+                          py.get("source") or "", row.get("operation") or "",
+                          row.get("fix") or "", row.get("blocked_total_us") or 0.0))
+    return sites
+
+
+def _from_records(stream):
+    """The calls named from the records alone: API name, innermost Python frame."""
+    pystacks, calls = {}, []
+    for line in stream.decode(errors="replace").splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if o.get("t") == "pystack":
+            pystacks[o.get("id")] = o.get("frames") or []
+        elif o.get("t") == "call":
+            calls.append(o)
+    by_site = {}
+    for c in calls:
+        frames = pystacks.get(c.get("py"), [])
+        where = f"{frames[0][0]}:{frames[0][2]} in {frames[0][1]}" if frames else "(no Python frame)"
+        key = (where, c.get("api", "?"))
+        s = by_site.setdefault(key, Site(0, "blocking", where, api=c.get("api", "?")))
+        s.count += 1
+        s.blocked_us += (c.get("end", 0) - c.get("start", 0)) / 1e3
+    return list(by_site.values())
+
+
+def sites_of(stream):
+    """The block's blocking call sites, most frequent first."""
+    if not stream:
+        return []
+    sites = _analyze(stream)
+    if sites is None:
+        sites = _from_records(stream)
+    return sorted(sites, key=lambda s: (-s.count, s.where))

@@ -1,0 +1,130 @@
+"""The pytest plugin (registered by installing the package: entry point pytest11 "syncbench"):
+
+    @pytest.mark.no_syncs               # fail the test on any host-blocking CUDA call
+    @pytest.mark.no_syncs(allow=2)      # ... on more than 2
+    @pytest.mark.no_syncs(all_threads=True)
+    def test_step(): ...
+
+    def test_counts(syncbench_syncs):   # the test's calls so far, by class
+        x.nonzero()
+        assert syncbench_syncs.blocking == 1
+
+    pytest --syncbench-report           # a table of every test's syncs at the end
+
+The marker wraps the test function's call (not its fixtures); a test over its allowance fails
+with syncbench.SyncError, an AssertionError that lists each call as `syncbench audit` names it.
+Where the calls cannot be recorded (no GPU, another CUPTI subscriber), a marked test errors
+with the cause: it never passes unchecked."""
+import pytest
+
+import syncbench
+from syncbench import _native
+
+MARKER = ("no_syncs(allow=0, all_threads=False): fail the test when its call makes more than "
+          "`allow` host-blocking CUDA calls (syncbench)")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("syncbench", "host-blocking CUDA calls (syncbench)")
+    group.addoption("--syncbench-report", action="store_true", default=False,
+                    help="count every test's host-blocking CUDA calls and print a table of "
+                         "them at the end of the session")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", MARKER)
+    config._syncbench_rows = []  # (nodeid, Syncs) with --syncbench-report
+    config._syncbench_unavailable = None
+
+
+def _marker_args(mark):
+    """(allow, all_threads) of a no_syncs marker, or a usage error naming what is wrong."""
+    if len(mark.args) > 1:
+        raise pytest.UsageError(f"@pytest.mark.no_syncs takes at most one positional argument "
+                                f"(allow), got {len(mark.args)}")
+    unknown = set(mark.kwargs) - {"allow", "all_threads"}
+    if unknown:
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: unknown argument "
+                                f"{', '.join(sorted(unknown))} (allow, all_threads)")
+    allow = mark.args[0] if mark.args else mark.kwargs.get("allow", 0)
+    all_threads = mark.kwargs.get("all_threads", False)
+    if isinstance(allow, bool) or not isinstance(allow, int) or allow < 0:
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: allow must be a whole number >= 0, "
+                                f"not {allow!r}")
+    if not isinstance(all_threads, bool):
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: all_threads must be True or False, "
+                                f"not {all_threads!r}")
+    return allow, all_threads
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:  # bad markers stop the session before any test runs
+        mark = item.get_closest_marker("no_syncs")
+        if mark is not None:
+            try:
+                _marker_args(mark)
+            except pytest.UsageError as e:
+                raise pytest.UsageError(f"{item.nodeid}: {e}") from None
+
+
+def _wrap(item, make_cm, keep=None):
+    """Runs the test's call inside make_cm()'s block; keep(syncs) afterwards, failed or not."""
+    inner = item.runtest
+
+    def runtest():
+        __tracebackhide__ = True
+        cm = make_cm()
+        try:
+            with cm:
+                inner()
+        finally:
+            if keep is not None and cm.syncs is not None:
+                keep(cm.syncs)
+
+    item.runtest = runtest
+
+
+def pytest_runtest_setup(item):
+    config = item.config
+    mark = item.get_closest_marker("no_syncs")
+    if mark is not None:
+        allow, all_threads = _marker_args(mark)
+        _wrap(item, lambda: syncbench.no_syncs(allow=allow, all_threads=all_threads))
+    if config.getoption("syncbench_report") and config._syncbench_unavailable is None:
+        try:
+            _native.attach()
+        except syncbench.SyncbenchUnavailable as e:
+            config._syncbench_unavailable = str(e)
+            return
+        _wrap(item, syncbench.count_syncs,
+              keep=lambda s: config._syncbench_rows.append((item.nodeid, s)))
+
+
+@pytest.fixture
+def syncbench_syncs():
+    """The test's host-blocking CUDA calls, counted from this fixture's setup on (the calling
+    thread's): a syncbench.Syncs, live (.blocking, .by_class, .polls)."""
+    cm = syncbench.count_syncs()
+    with cm as syncs:
+        yield syncs
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if not config.getoption("syncbench_report"):
+        return
+    tr = terminalreporter
+    tr.section("syncbench: host-blocking CUDA calls per test")
+    if config._syncbench_unavailable:
+        tr.write_line(config._syncbench_unavailable)
+        return
+    rows = sorted(config._syncbench_rows, key=lambda r: (-r[1].blocking, r[0]))
+    with_syncs = [r for r in rows if r[1].blocking or r[1].polls]  # polls: listed, not blocking
+    width = max([len("test")] + [len(n) for n, _ in with_syncs])
+    tr.write_line(f"{'test':<{width}}  {'blocking':>8}  {'polls':>5}  by class; first site")
+    for nodeid, s in with_syncs:
+        classes = ", ".join(f"{k} {v}" for k, v in sorted(s.by_class.items()) if k != "poll")
+        first = s.sites[0].where if s.blocking and s.sites else ""
+        tr.write_line(f"{nodeid:<{width}}  {s.blocking:>8}  {s.polls:>5}  {classes}"
+                      f"{'; ' + first if first else ''}")
+    clean = sum(1 for _, s in rows if not s.blocking)
+    tr.write_line(f"{clean} of {len(rows)} tests made no host-blocking CUDA call")

@@ -1,0 +1,202 @@
+"""The Python package (python/syncbench) and its pytest plugin on a machine where nothing can be
+recorded (no GPU, or every GPU hidden): it imports, every block raises one clear error naming
+the cause (never a silent pass), bad arguments are clear errors, the plugin registers (through
+-p and through the installed entry point) and its marker and option parse. What it records on a
+GPU: tests/gpu/test_python_syncs.py."""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import ROOT
+
+PKG = ROOT / "python"
+LIB = os.environ.get("SYNCBENCH_AUDIT_LIB", str(ROOT / "build" / "libsyncbench_audit.so"))
+# every GPU hidden: a machine with a GPU answers as one without
+NO_DEVICE = {"CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(PKG), "SYNCBENCH_AUDIT_LIB": LIB}
+
+
+def py(code, env=None, cwd=None):
+    e = dict(os.environ)
+    e.update(NO_DEVICE if env is None else env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, env=e, cwd=cwd, timeout=120)
+
+
+def pytest_run(tmp_path, test_code, *args, env=None):
+    (tmp_path / "test_inner.py").write_text(textwrap.dedent(test_code))
+    e = dict(os.environ)
+    e.update(NO_DEVICE if env is None else env)
+    e.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "syncbench.pytest_plugin",
+                           "-q", "-p", "no:cacheprovider", *args, str(tmp_path / "test_inner.py")],
+                          capture_output=True, text=True, env=e, cwd=tmp_path, timeout=300)
+
+
+def last_line(r):
+    return (r.stderr.strip().splitlines() or [""])[-1]
+
+
+@pytest.mark.parametrize("block", ["syncbench.no_syncs()", "syncbench.count_syncs()",
+                                   "syncbench.no_syncs(allow=3, all_threads=True)"])
+def test_a_block_without_a_device_raises_naming_the_cause(block):
+    r = py(f"""
+        import syncbench
+        with {block}:
+            print("inside")
+    """)
+    assert r.returncode == 1, r.stderr
+    assert "inside" not in r.stdout  # the block never ran unchecked
+    line = last_line(r)
+    assert line.startswith("syncbench.SyncbenchUnavailable: syncbench: cannot record "
+                           "CUDA calls: no "), line
+    # without a driver: "no CUDA driver: libcuda.so.1 cannot be loaded"; with one and every GPU
+    # hidden: "no usable CUDA device: cuInit: ..."
+    assert "no CUDA driver: libcuda.so.1" in line or "no usable CUDA device: cuInit" in line, line
+
+
+def test_the_decorator_checks_each_call():
+    r = py("""
+        import syncbench
+        calls = []
+        @syncbench.no_syncs()
+        def f():
+            calls.append(1)
+        for _ in range(2):
+            try:
+                f()
+            except syncbench.SyncbenchUnavailable:
+                pass
+        print(len(calls))
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0"  # neither call ran unchecked
+
+
+def test_the_library_not_found_is_named():
+    env = dict(NO_DEVICE, SYNCBENCH_AUDIT_LIB="/nonexistent/libsyncbench_audit.so")
+    r = py("""
+        import syncbench
+        with syncbench.no_syncs():
+            pass
+    """, env=env)
+    assert r.returncode == 1
+    assert ("libsyncbench_audit.so not found (build it with make, or set SYNCBENCH_AUDIT_LIB); "
+            "looked at: /nonexistent/libsyncbench_audit.so (absent)") in last_line(r)
+
+
+def test_the_library_is_found_in_the_source_tree():
+    env = {k: v for k, v in NO_DEVICE.items() if k != "SYNCBENCH_AUDIT_LIB"}
+    env["PATH"] = "/usr/bin:/bin"  # no syncbench on PATH
+    r = py("""
+        from syncbench import _native
+        print(_native.candidates()[0])
+        _native._load()
+        print(_native._lib_path)
+    """, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == str(ROOT / "build" / "libsyncbench_audit.so")
+
+
+@pytest.mark.parametrize("arg,message", [
+    ("allow=-1", "allow must be a whole number >= 0, not -1"),
+    ("allow=1.5", "allow must be a whole number >= 0, not 1.5"),
+    ("allow=True", "allow must be a whole number >= 0, not True"),
+    ("allow='2'", "allow must be a whole number >= 0, not '2'"),
+])
+def test_bad_arguments_are_clear_errors(arg, message):
+    r = py(f"import syncbench\nsyncbench.no_syncs({arg})")
+    assert r.returncode == 1
+    assert last_line(r) == f"ValueError: syncbench.no_syncs: {message}"
+
+
+def test_the_plugin_registers_its_marker_and_option(tmp_path):
+    r = pytest_run(tmp_path, "def test_x(): pass\n", "--markers")
+    assert r.returncode == 0, r.stderr
+    assert "@pytest.mark.no_syncs(allow=0, all_threads=False): fail the test when its call makes " \
+           "more than `allow` host-blocking CUDA calls (syncbench)" in r.stdout
+    r = pytest_run(tmp_path, "def test_x(): pass\n", "--help")
+    assert "--syncbench-report" in r.stdout
+
+
+def test_a_marked_test_without_a_device_fails_with_the_cause(tmp_path):
+    r = pytest_run(tmp_path, """
+        import pytest
+        ran = []
+        @pytest.mark.no_syncs
+        def test_marked():
+            ran.append(1)
+        def test_plain():
+            pass
+    """, "-rf", "--tb=short")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 failed, 1 passed" in r.stdout
+    assert "FAILED test_inner.py::test_marked" in r.stdout
+    assert "E   syncbench.SyncbenchUnavailable: syncbench: cannot record CUDA calls: no" in r.stdout
+
+
+def test_the_fixture_without_a_device_errors_with_the_cause(tmp_path):
+    r = pytest_run(tmp_path, """
+        def test_counts(syncbench_syncs):
+            assert syncbench_syncs.blocking == 0
+    """, "-rE")
+    assert r.returncode == 1, r.stdout
+    assert "1 error" in r.stdout
+    assert "cannot record CUDA calls: no" in r.stdout
+
+
+def test_the_report_without_a_device_says_why_and_tests_pass(tmp_path):
+    r = pytest_run(tmp_path, "def test_a(): pass\ndef test_b(): pass\n", "--syncbench-report")
+    assert r.returncode == 0, r.stdout
+    assert "2 passed" in r.stdout
+    assert "syncbench: host-blocking CUDA calls per test" in r.stdout
+    assert "syncbench: cannot record CUDA calls: no" in r.stdout
+
+
+@pytest.mark.parametrize("mark,message", [
+    ("no_syncs(allow=-1)", "@pytest.mark.no_syncs: allow must be a whole number >= 0, not -1"),
+    ("no_syncs('x')", "@pytest.mark.no_syncs: allow must be a whole number >= 0, not 'x'"),
+    ("no_syncs(1, 2)", "@pytest.mark.no_syncs takes at most one positional argument (allow), "
+                       "got 2"),
+    ("no_syncs(alow=1)", "@pytest.mark.no_syncs: unknown argument alow (allow, all_threads)"),
+    ("no_syncs(all_threads=1)", "@pytest.mark.no_syncs: all_threads must be True or False, "
+                                "not 1"),
+])
+def test_bad_markers_stop_the_session_before_any_test(tmp_path, mark, message):
+    r = pytest_run(tmp_path, f"""
+        import pytest
+        @pytest.mark.{mark}
+        def test_x():
+            pass
+    """)
+    assert r.returncode == 4, r.stdout + r.stderr  # pytest's usage error
+    assert f"test_inner.py::test_x: {message}" in r.stderr
+    assert "passed" not in r.stdout
+
+
+def test_the_installed_package_registers_the_plugin_by_itself(tmp_path):
+    """pip install ./python: pytest finds the plugin through the entry point, no -p needed."""
+    if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode:
+        pytest.skip("no pip for this Python")
+    target, src = tmp_path / "site", tmp_path / "src"
+    shutil.copytree(PKG, src)  # pip builds in the folder it is given: not in the tree
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                        "--no-build-isolation", "--no-index", "--target", str(target), str(src)],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode and "setuptools" in (r.stderr + r.stdout):
+        pytest.skip(f"pip cannot build here without setuptools: {r.stderr.strip()[-200:]}")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "test_inner.py").write_text("def test_x(): pass\n")
+    env = dict(os.environ, PYTHONPATH=str(target), CUDA_VISIBLE_DEVICES="",
+               SYNCBENCH_AUDIT_LIB=LIB)
+    r = subprocess.run([sys.executable, "-m", "pytest", "--markers", "-p", "no:cacheprovider"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "@pytest.mark.no_syncs(allow=0, all_threads=False)" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "pytest", "--markers", "-p", "no:syncbench",
+                        "-p", "no:cacheprovider"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert "no_syncs" not in r.stdout  # -p no:syncbench turns it off: it came from the entry point
