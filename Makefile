@@ -274,16 +274,25 @@ $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
 	$(call say,CC-SO,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $<
 
+# The Python package (python/: syncbench.no_syncs and its pytest plugin) goes where
+# `pip install ./python` puts it for $(PYTHON) (under DESTDIR when packaging); a Python whose
+# packages the system manages (PEP 668) takes it with --break-system-packages.
+PIP := $(PYTHON) -m pip
+PIP_INSTALL := $(PIP) install -q --no-deps --no-build-isolation --no-index \
+               $(if $(DESTDIR),--root $(DESTDIR))
 install: $(BIN) $(AUDIT_LIB)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/syncbench
 	install -D -m 755 $(AUDIT_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_audit.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
 	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
+	$(PIP_INSTALL) --break-system-packages ./python 2>/dev/null || $(PIP_INSTALL) ./python
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/syncbench
 	rm -rf $(DESTDIR)$(PREFIX)/lib/syncbench
 	rm -rf $(DESTDIR)$(PREFIX)/share/syncbench
+	$(if $(DESTDIR),,$(PIP) uninstall -q -y --break-system-packages syncbench 2>/dev/null || \
+	  $(PIP) uninstall -q -y syncbench || true)
 
 clean:
 	rm -rf $(BUILD)

@@ -200,3 +200,31 @@ def test_the_installed_package_registers_the_plugin_by_itself(tmp_path):
                         "-p", "no:cacheprovider"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert "no_syncs" not in r.stdout  # -p no:syncbench turns it off: it came from the entry point
+
+
+def test_make_install_installs_the_package_beside_the_library(tmp_path):
+    """make install: the package goes where pip puts it (under DESTDIR), and finds the library
+    installed beside it (PREFIX/lib/syncbench/) with no variable set and no syncbench on PATH."""
+    if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode:
+        pytest.skip("no pip for this Python")
+    dest = tmp_path / "dest"
+    r = subprocess.run(["make", "-C", str(ROOT), "install", f"DESTDIR={dest}",
+                        "PREFIX=/usr/local", f"PYTHON={sys.executable}"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    inits = list(dest.glob("usr/local/lib/python3*/*-packages/syncbench/__init__.py"))
+    assert len(inits) == 1, list(dest.rglob("__init__.py"))
+    site = inits[0].parent.parent
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""}
+    r = py("""
+        from syncbench import _native
+        _native._load()
+        print(_native._lib_path)
+    """, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == str(dest / "usr/local/lib/syncbench/libsyncbench_audit.so")
+    (tmp_path / "test_inner.py").write_text("def test_x(): pass\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "--markers", "-p", "no:cacheprovider"],
+                       capture_output=True, text=True, env=dict(os.environ, **env), cwd=tmp_path,
+                       timeout=120)
+    assert "@pytest.mark.no_syncs(allow=0, all_threads=False)" in r.stdout, r.stdout + r.stderr
