@@ -8,6 +8,9 @@ void sb_print_list(FILE *f)
     for (int s = 0; sb_scenarios[s]; s++) {
         const sb_scenario *sc = sb_scenarios[s];
         fprintf(f, "%s%s\n  %s\n", s ? "\n" : "", sc->name, sc->summary);
+        if (sc->multi)
+            fprintf(f, "  needs %d or more GPUs: skipped, with a note, on a machine with fewer\n",
+                    sc->multi->min_gpus);
         if (sc->iters_for)
             fputs("  default iters: depends on the parameters\n", f);
         else

@@ -12,8 +12,10 @@
 #include "cli/cli.h"
 #include "cmd/list.h"
 #include "gpu/device.h"
+#include "gpu/peers.h"
 #include "suite/config.h"
 #include "suite/fit.h"
+#include "suite/gpus.h"
 #include "suite/overrides.h"
 
 static void on_sigint(int sig)
@@ -138,19 +140,36 @@ static int pin_cpu(long long cpu)
     return 0;
 }
 
-static int measure_plan(const sb_options *o, const sb_plan *plan, const char *suite_samples,
-                        int argc, char **argv)
+/* Entries that drive several GPUs against the machine's: those it cannot run are taken out of
+ * the plan (`note` says which), what the rest need is checked. */
+static int fit_gpus(sb_plan *plan, char *note, size_t n)
+{
+    if (!sb_plan_multi_gpu(plan))
+        return 0;
+    int visible = 0, rc = sb_gpu_count(&visible);
+    if (!rc)
+        rc = sb_plan_fit_gpus(plan, visible, note, n);
+    if (!rc)
+        rc = sb_plan_check_gpus(plan, visible);
+    return rc;
+}
+
+static int measure_plan(const sb_options *o, sb_plan *plan, const char *suite_samples, int argc,
+                        char **argv)
 {
     sb_sinks sinks;
     memset(&sinks, 0, sizeof sinks);
     sb_env env;
     sb_env_host(&env, argc, argv);
     size_t free_b = 0;
+    char skipped[1024] = "";
     int rc = pin_cpu(o->cpu);
     if (!rc)
         rc = add_sinks(o, suite_samples, &sinks);
     if (!rc)
         rc = sb_env_open_device(&env, (int)o->device);
+    if (!rc)
+        rc = fit_gpus(plan, skipped, sizeof skipped);
     if (!rc)
         rc = sb_device_free_memory(&free_b);
     if (!rc)
@@ -166,6 +185,8 @@ static int measure_plan(const sb_options *o, const sb_plan *plan, const char *su
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
     sigaction(SIGINT, &sa, NULL);
+    if (*skipped)
+        fprintf(stderr, "syncbench: note: %s\n", skipped);
 
     sb_measure_cfg cfg = {.device = (int)o->device,
                           .capture = 1,

@@ -8,6 +8,7 @@
 extern const sb_scenario sb_small_gemm, sb_big_gemm, sb_readback, sb_copy, sb_double_buffer;
 extern const sb_scenario sb_coalesce, sb_log_every, sb_graph, sb_dynamic_shape, sb_device_branch;
 extern const sb_scenario sb_busy_stream, sb_alloc, sb_small_h2d, sb_sched;
+extern const sb_scenario sb_collective, sb_cross_device;
 
 /* clang-format off */
 const sb_scenario *const sb_scenarios[] = {
@@ -15,6 +16,8 @@ const sb_scenario *const sb_scenarios[] = {
     /* sync-free fixes, each against the syncing way */
     &sb_coalesce, &sb_log_every, &sb_graph, &sb_dynamic_shape, &sb_device_branch,
     &sb_busy_stream, &sb_alloc, &sb_small_h2d, &sb_sched,
+    /* several GPUs at once: skipped, with a note, on a machine with one */
+    &sb_collective, &sb_cross_device,
     NULL,
 };
 /* clang-format on */

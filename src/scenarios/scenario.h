@@ -13,6 +13,7 @@
 
 #define SB_MAX_VARIANTS 16
 #define SB_MAX_METRICS 16
+#define SB_MAX_GPUS 8 /* the most GPUs a multi-GPU scenario drives at once */
 
 typedef enum { SB_LOWER = 0, SB_HIGHER = 1 } sb_better;
 
@@ -41,6 +42,21 @@ typedef struct sb_delta_def {
     const char *pct_name;
     int saving;
 } sb_delta_def;
+
+/* What a scenario that drives several GPUs at once declares (sb_scenario.multi; NULL: it runs
+ * on the one GPU --device names). Every plan entry is checked against the machine before
+ * anything is measured (suite/gpus.c): one that asks for more GPUs by number than the machine
+ * has is bad input (exit 2); one that asks for every visible GPU on a machine with fewer than
+ * min_gpus is taken out of the plan with a note, so that a suite naming it runs the rest. */
+typedef struct sb_multi_gpu {
+    int min_gpus;
+    /* GPUs the entry asks for: a number, or 0 for every visible one (at most SB_MAX_GPUS) */
+    int (*asked)(const sb_param_values *p);
+    /* What the machine must offer the entry beyond its GPUs (a library, GPUs that reach each
+     * other), checked once the GPUs are counted: `gpus` it drives, `variants` its indices into
+     * the scenario's variants. 0, or the recorded error's code (exit 3). May be NULL. */
+    int (*check)(const sb_param_values *p, const int *variants, int n_variants, int gpus);
+} sb_multi_gpu;
 
 struct sb_scenario;
 
@@ -95,6 +111,7 @@ typedef struct sb_scenario {
     size_t (*device_bytes)(const sb_param_values *p);
     /* Host memory one plan entry needs (0 if negligible). */
     size_t (*host_bytes)(const sb_param_values *p);
+    const sb_multi_gpu *multi; /* several GPUs at once; NULL: the one --device names */
 
     size_t state_size; /* bytes of the scenario's own state (r->state) */
     /* allocate (through r->res, so that nothing needs freeing by hand), create handles, poison

@@ -31,6 +31,9 @@ SMALL = {
     "alloc": ["--set", "bytes=64KiB"],
     "small-h2d": [],
     "sched": ["--set", "work_us=50"],
+    # several GPUs: skipped (exit 0) where there is one
+    "collective": ["--set", "straggler_us=100"],
+    "cross-device": ["--set", "bytes=1MiB"],
 }
 QUICK = ["--iters", "3", "--warmup", "1", "--warmup-time", "0", "--min-reps", "2",
          "--max-reps", "2", "--quiet"]
