@@ -1,6 +1,7 @@
 /* The JSON report: the environment, the per-process summary, the total, the rows, the range
  * instances and the gate. */
 #include "audit/internal.h"
+#include "audit/ranks.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -130,6 +131,7 @@ static json_t *predicted(const sb_audit_proc *p)
     set(model, "streams", json_integer(f->gpu_streams));
     set(model, "wake_us", num(f->wake_us));
     set(model, "launch_extra_us", num(f->launch_extra_us));
+    set(model, "call_extra_us", num(f->call_extra_us));
     set(o, "model", model);
     json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
     for (size_t i = 1; i < p->nsavings; i++) {
@@ -265,6 +267,7 @@ int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
     set(root, "total", total(run));
     set(root, "rows", rows(run));
     set(root, "ranges", ranges(run));
+    set(root, "ranks", sb_audit_ranks_json(run, env ? env->host : "")); /* across ranks */
     if (o && o->max_syncs >= 0) {
         json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
                               o->range ? str(o->range) : json_null(), "passed",

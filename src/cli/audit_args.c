@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "audit/records.h"
 #include "cli/args.h"
+#include "cli/audit_merge_args.h"
 
 #define AT(field) offsetof(sb_audit_request, field)
 
@@ -38,7 +39,7 @@ static const sb_optdef audit_optdefs[] = {
      "time after each sync (bubble), GPU busy %, what removing\n"
      "the syncs would save (the replay), and calls that waited\n"
      "for the GPU. A cost per launch (the default records only\n"
-     "the calls that can block), timed first (about 3 s) and\n"
+     "the calls that can block), timed first (about 1 s) and\n"
      "taken out of the replay; --trace implies it"},
     {"keep", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(keep), NULL, NULL,
      "keep the raw record streams (proc-PID.jsonl) in DIR"},
@@ -52,6 +53,12 @@ static const sb_optdef audit_optdefs[] = {
      "packages (user, the default), or the innermost frame"},
     {"no-python", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(no_python), NULL, NULL,
      "record no Python stacks (sites are native frames)"},
+    {"merge", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(merge), NULL, "Across ranks:",
+     "A.json B.json ...: run nothing; line the ranks of these\n"
+     "--json reports (one audit per machine) up in one view:\n"
+     "each rank's blocked time, each range's straggler and the\n"
+     "others' wait for it. --json and --csv write the merged\n"
+     "view; options may follow the reports"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},
     {NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };
@@ -60,6 +67,7 @@ static const sb_optdef audit_optdefs[] = {
 void sb_audit_usage(FILE *f)
 {
     fputs("usage: syncbench audit [options] -- CMD [ARGS...]\n"
+          "       syncbench audit --merge A.json B.json ... [--json OUT] [--csv OUT]\n"
           "\n"
           "Runs CMD (any program that uses CUDA, and the CUDA programs it starts) with\n"
           "syncbench's CUPTI injection library and reports, when it ends, every host API call\n"
@@ -79,8 +87,14 @@ void sb_audit_usage(FILE *f)
           "PATH - is stdout. Exit codes: CMD's own (128+N when a signal N ended it); 1 when CMD\n"
           "succeeded but the gate failed (or a process's records are incomplete: lost to a full\n"
           "disk, a file that could not be created, a kill); 2 bad options; 3 CUPTI cannot be\n"
-          "loaded; 126 CMD is not executable, 127 not found.\n",
+          "loaded; 126 CMD is not executable, 127 not found. --merge: 0, or 2 with one line for a\n"
+          "report it cannot merge (nothing written).\n",
           f);
+}
+
+const sb_optdef *sb_audit_optdefs(void)
+{
+    return audit_optdefs;
 }
 
 int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
@@ -93,6 +107,8 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     int rc = sb_args_parse_in_order("audit: ", &t, 1, argc, argv, &first);
     if (rc || req->help)
         return rc;
+    if (req->merge)
+        return sb_audit_merge_args(argc, argv, first, req); /* audit_merge_args.c */
     /* `--csv -- true`: the "--" was taken as the option's value */
     const struct {
         const char *name, *value;

@@ -14,6 +14,9 @@ typedef struct sb_audit_request {
     int quiet, help, gpu_activity, no_python;
     const char *py_site; /* "user" (default) or "innermost" */
     char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail); NULL with --from */
+    int merge;           /* --merge: reports[0..nreports) (NULL-terminated) are --json reports */
+    char **reports;
+    int nreports;
 } sb_audit_request;
 
 /* argv[0] is "audit". Options stop at the first operand or "--". 0, or exit 2 with one line. */

@@ -4,6 +4,7 @@
  * The injection library (src/audit/inject/) records; src/audit/ analyzes and writes. */
 #include "cmd/audit.h"
 #include "cmd/audit_calibrate.h"
+#include "cmd/audit_merge.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -503,6 +504,8 @@ int sb_cmd_audit(int argc, char **argv)
         sb_audit_usage(stdout);
         return 0;
     }
+    if (req.merge) /* the reports of several audits: nothing runs */
+        return sb_cmd_audit_merge(&req);
     static output outs[] = {{.opt = "csv", .write = write_csv},
                             {.opt = "json", .write = write_json},
                             {.opt = "trace", .write = write_trace}};
