@@ -276,7 +276,8 @@ $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
 
 # The Python package (python/: syncbench.no_syncs and its pytest plugin) goes where
 # `pip install ./python` puts it for $(PYTHON) (under DESTDIR when packaging); a Python whose
-# packages the system manages (PEP 668) takes it with --break-system-packages.
+# packages the system manages (PEP 668) takes it with --break-system-packages. Built from a copy:
+# pip leaves its build folders beside the sources.
 PIP := $(PYTHON) -m pip
 PIP_INSTALL := $(PIP) install -q --no-deps --no-build-isolation --no-index \
                $(if $(DESTDIR),--root $(DESTDIR))
@@ -285,7 +286,9 @@ install: $(BIN) $(AUDIT_LIB)
 	install -D -m 755 $(AUDIT_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_audit.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
 	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
-	$(PIP_INSTALL) --break-system-packages ./python 2>/dev/null || $(PIP_INSTALL) ./python
+	@src=$$(mktemp -d) && cp -r python/. "$$src" && \
+	  { $(PIP_INSTALL) --break-system-packages "$$src" 2>/dev/null || $(PIP_INSTALL) "$$src"; }; \
+	  rc=$$?; rm -rf "$$src"; exit $$rc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/syncbench

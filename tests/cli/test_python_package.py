@@ -4,9 +4,11 @@ the cause (never a silent pass), bad arguments are clear errors, the plugin regi
 -p and through the installed entry point) and its marker and option parse. What it records on a
 GPU: tests/gpu/test_python_syncs.py."""
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -15,13 +17,20 @@ from conftest import ROOT
 
 PKG = ROOT / "python"
 LIB = os.environ.get("SYNCBENCH_AUDIT_LIB", str(ROOT / "build" / "libsyncbench_audit.so"))
+# the package's sources alone on the path: not an installation's metadata left beside them (a
+# `pip install ./python` leaves syncbench.egg-info there, whose entry point would register the
+# plugin a second time next to -p)
+SRC = pathlib.Path(tempfile.mkdtemp(prefix="syncbench-pkg-"))
+shutil.copytree(PKG / "syncbench", SRC / "syncbench")
 # every GPU hidden: a machine with a GPU answers as one without
-NO_DEVICE = {"CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(PKG), "SYNCBENCH_AUDIT_LIB": LIB}
+NO_DEVICE = {"CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(SRC), "SYNCBENCH_AUDIT_LIB": LIB}
 
 
 def py(code, env=None, cwd=None):
+    """Runs code in this Python with env over ours (a value None removes the variable)."""
     e = dict(os.environ)
     e.update(NO_DEVICE if env is None else env)
+    e = {k: v for k, v in e.items() if v is not None}
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                           text=True, env=e, cwd=cwd, timeout=120)
 
@@ -89,11 +98,11 @@ def test_the_library_not_found_is_named():
 
 
 def test_the_library_is_found_in_the_source_tree():
-    env = {k: v for k, v in NO_DEVICE.items() if k != "SYNCBENCH_AUDIT_LIB"}
+    env = dict(NO_DEVICE, SYNCBENCH_AUDIT_LIB=None, CUDA_INJECTION64_PATH=None)
     env["PATH"] = "/usr/bin:/bin"  # no syncbench on PATH
+    env["PYTHONPATH"] = str(PKG)  # the tree's own python/: its build/ is two folders up
     r = py("""
         from syncbench import _native
-        print(_native.candidates()[0])
         _native._load()
         print(_native._lib_path)
     """, env=env)
@@ -215,7 +224,8 @@ def test_make_install_installs_the_package_beside_the_library(tmp_path):
     inits = list(dest.glob("usr/local/lib/python3*/*-packages/syncbench/__init__.py"))
     assert len(inits) == 1, list(dest.rglob("__init__.py"))
     site = inits[0].parent.parent
-    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""}
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": "",
+           "SYNCBENCH_AUDIT_LIB": None, "CUDA_INJECTION64_PATH": None}
     r = py("""
         from syncbench import _native
         _native._load()
@@ -224,7 +234,7 @@ def test_make_install_installs_the_package_beside_the_library(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[-1] == str(dest / "usr/local/lib/syncbench/libsyncbench_audit.so")
     (tmp_path / "test_inner.py").write_text("def test_x(): pass\n")
+    env = {k: v for k, v in dict(os.environ, **env).items() if v is not None}
     r = subprocess.run([sys.executable, "-m", "pytest", "--markers", "-p", "no:cacheprovider"],
-                       capture_output=True, text=True, env=dict(os.environ, **env), cwd=tmp_path,
-                       timeout=120)
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert "@pytest.mark.no_syncs(allow=0, all_threads=False)" in r.stdout, r.stdout + r.stderr

@@ -8,8 +8,9 @@ SYNCBENCH_PY_OUT=DIR keeps the figures (pyside.json: the side-by-side; pycost.js
 import json
 import os
 import pathlib
+import shutil
 import subprocess
-import textwrap
+import tempfile
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -48,9 +49,14 @@ def py():
     return p
 
 
+# the package's sources alone on the path (no installation's metadata beside them, whose entry
+# point would register the plugin a second time next to -p)
+SRC = pathlib.Path(tempfile.mkdtemp(prefix="syncbench-pkg-"))
+shutil.copytree(ROOT / "python" / "syncbench", SRC / "syncbench")
+
+
 def env(**extra):
-    e = dict(os.environ, PYTHONPATH=str(ROOT / "python"), SYNCBENCH_AUDIT_LIB=LIB,
-             PYTHONUNBUFFERED="1")
+    e = dict(os.environ, PYTHONPATH=str(SRC), SYNCBENCH_AUDIT_LIB=LIB, PYTHONUNBUFFERED="1")
     e.pop("PYTEST_ADDOPTS", None)
     e.update(extra)
     return e

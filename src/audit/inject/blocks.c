@@ -132,12 +132,13 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Appends s and a newline to (*out, *len, *cap); -1 when memory is short. */
+/* Appends s and a newline to (*out, *len, *cap), which stays NUL-ended; -1 when memory is
+ * short. */
 static int append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
 {
-    if (*len + n + 1 > *cap) {
+    if (*len + n + 2 > *cap) {
         size_t c = *cap ? *cap : 4096;
-        while (c < *len + n + 1)
+        while (c < *len + n + 2)
             c *= 2;
         char *t = realloc(*out, c);
         if (!t)
@@ -148,6 +149,7 @@ static int append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
     memcpy(*out + *len, s, n);
     (*out)[*len + n] = '\n';
     *len += n + 1;
+    (*out)[*len] = 0;
     return 0;
 }
 

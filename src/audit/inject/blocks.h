@@ -21,9 +21,9 @@ void sba_blocks_add(sb_audit_class cls, const char *line, size_t len, long stack
 int sba_block_open(int all_threads);
 /* The counts so far, per class (SB_AUDIT_NCLASS of them); -1 for an id that is not open. */
 int sba_block_counts(int id, long long *counts);
-/* Closes the block: its counts, and (when text is not NULL) its record lines in a malloc'd
- * buffer (*text, *len; NULL when it kept none) holding the stack and Python stack records the
- * lines refer to, before them. -1 for an id that is not open (or was opened on another thread,
+/* Closes the block: its counts, and (when text is not NULL) its record lines in a malloc'd,
+ * NUL-ended buffer (*text, *len; NULL when it kept none) holding the stack and Python stack
+ * records the lines refer to, before them. -1 for an id that is not open (or was opened on another thread,
  * for a block of one thread). */
 int sba_block_close(int id, long long *counts, char **text, size_t *len);
 
