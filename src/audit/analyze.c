@@ -163,20 +163,21 @@ static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const
         c->cls = fixed;
         break;
     case SB_FAM_COPY:
-        if (copy)
-            dtod = dtod || strcmp(copy->ckind, "DtoD") == 0 || strcmp(copy->ckind, "PtoP") == 0;
-        else
-            dtod = dtod || (c->copy && strcmp(c->copy, "DtoD") == 0);
-        c->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
-        break;
     case SB_FAM_COPY_ASYNC:
-        /* the copy record says, else the driver's answer about the host pointer (copies not
-         * recorded) */
-        if (copy ? is_pageable(copy->src) || is_pageable(copy->dst) : is_pageable(c->host))
+        if (!copy) { /* what the call alone says (its direction, the driver's answer about its
+                      * host pointer): the class the injection library's blocks count too */
+            c->cls = sb_audit_class_alone(c->api, c->copy, c->host);
+            if (fam == SB_FAM_COPY && c->cls == SB_AUDIT_NONE && waited)
+                c->cls = SB_AUDIT_WAITED; /* a device-to-device copy that waited */
+        } else if (fam == SB_FAM_COPY) {
+            dtod = dtod || strcmp(copy->ckind, "DtoD") == 0 || strcmp(copy->ckind, "PtoP") == 0;
+            c->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+        } else if (is_pageable(copy->src) || is_pageable(copy->dst)) {
             c->cls = SB_AUDIT_COPY_PAGEABLE;
-        else /* into pinned memory: it does not wait (.item()'s copy; a GPU that went idle
-              * while CUPTI slowed the call down is a coincidence, not a wait) */
+        } else { /* into pinned memory: it does not wait (.item()'s copy; a GPU that went idle
+                  * while CUPTI slowed the call down is a coincidence, not a wait) */
             c->cls = SB_AUDIT_NONE;
+        }
         break;
     default:
         c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;

@@ -450,17 +450,17 @@ static void read_calibration(sb_audit_run *run, const char *dir)
     const char *keys[5] = {"launch_plain_ns", "launch_recorded_ns", "call_plain_ns",
                            "call_recorded_ns", "call_oh_ns"};
     double v[5];
-    int have = 1;
+    int have[5];
     for (int i = 0; i < 5; i++) {
         json_t *x = json_object_get(o, keys[i]);
-        have = have && json_is_number(x);
-        v[i] = have ? json_number_value(x) : 0;
+        have[i] = json_is_number(x);
+        v[i] = have[i] ? json_number_value(x) : 0;
     }
     json_decref(o);
-    if (!have)
-        return;
-    /* a millisecond per call is no measurement */
-    double launch = v[1] - v[0], call = v[3] - v[2] - v[4];
+    /* the launch pair alone: a folder an earlier syncbench calibrated; a millisecond per call is
+     * no measurement */
+    double launch = have[0] && have[1] ? v[1] - v[0] : 0;
+    double call = have[2] && have[3] && have[4] ? v[3] - v[2] - v[4] : 0;
     for (size_t i = 0; i < run->nprocs; i++) {
         run->procs[i]->launch_extra_ns = launch > 0 && launch < 1e6 ? (int64_t)launch : 0;
         run->procs[i]->call_extra_ns = call > 0 && call < 1e6 ? (int64_t)call : 0;

@@ -1,6 +1,7 @@
 /* The JSON report: the environment, the per-process summary, the total, the rows, the range
  * instances and the gate. */
 #include "audit/internal.h"
+#include "audit/json_build.h"
 #include "audit/ranks.h"
 
 #include <jansson.h>
@@ -12,60 +13,24 @@
 #include "base/error.h"
 #include "base/utf8.h"
 
-static json_t *num(double v)
-{
-    return json_real(isfinite(v) ? v : 0);
-}
-
-/* A JSON string of any text: invalid UTF-8 (json_string's NULL) becomes '?' rather than a
- * missing key or row. NULL only when out of memory. */
-static json_t *str(const char *s)
-{
-    json_t *j = json_string(s ? s : "");
-    if (j || !s)
-        return j;
-    char *c = strdup(s);
-    if (!c)
-        return NULL;
-    sb_utf8_sanitize(c);
-    j = json_string(c);
-    free(c);
-    return j;
-}
-
 /* Every value goes through set(): a NULL (out of memory) is remembered, never dropped
  * silently; the writer then fails. */
 static int g_oom;
 
-static json_t *chk(json_t *v)
-{
-    if (!v)
-        g_oom = 1;
-    return v;
-}
-
 static void set(json_t *o, const char *key, json_t *v)
 {
-    if (!o) {
-        json_decref(v);
-        g_oom = 1;
-    } else if (!chk(v) || json_object_set_new(o, key, v) < 0)
-        g_oom = 1;
+    sb_json_set(&g_oom, o, key, v);
 }
 
 static void append(json_t *a, json_t *v)
 {
-    if (!a) {
-        json_decref(v);
-        g_oom = 1;
-    } else if (!chk(v) || json_array_append_new(a, v) < 0)
-        g_oom = 1;
+    sb_json_append(&g_oom, a, v);
 }
 
 static void set_if(json_t *o, const char *key, const char *v)
 {
     if (v && v[0])
-        set(o, key, str(v));
+        set(o, key, sb_json_str(v));
 }
 
 static json_t *environment(const sb_env *e)
@@ -97,19 +62,19 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     if (key_name)
         set(o, key_name, key);
     set(o, "calls", json_integer(s->calls));
-    set(o, "blocked_us", num(s->blocked_us));
-    set(o, "save_wall_us", num(s->r.wall_us));
-    set(o, "save_gpu_idle_us", num(s->r.idle_us));
-    set(o, "save_per_call_us", num(s->calls ? s->r.wall_us / (double)s->calls : 0));
+    set(o, "blocked_us", sb_json_num(s->blocked_us));
+    set(o, "save_wall_us", sb_json_num(s->r.wall_us));
+    set(o, "save_gpu_idle_us", sb_json_num(s->r.idle_us));
+    set(o, "save_per_call_us", sb_json_num(s->calls ? s->r.wall_us / (double)s->calls : 0));
     if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL) {
         /* the same syncs removed with their readbacks kept, made asynchronous */
-        set(o, "save_wall_us_readbacks_kept", num(s->kept.wall_us));
+        set(o, "save_wall_us_readbacks_kept", sb_json_num(s->kept.wall_us));
         set(o, "save_per_call_us_readbacks_kept",
-            num(s->calls ? s->kept.wall_us / (double)s->calls : 0));
+            sb_json_num(s->calls ? s->kept.wall_us / (double)s->calls : 0));
     }
-    set(o, "bound", str(sb_audit_bound_name(&s->r)));
-    set(o, "host_bound_pct", num(s->r.host_pct));
-    set(o, "gpu_busy_pct", num(s->r.gpu_busy_pct));
+    set(o, "bound", sb_json_str(sb_audit_bound_name(&s->r)));
+    set(o, "host_bound_pct", sb_json_num(s->r.host_pct));
+    set(o, "gpu_busy_pct", sb_json_num(s->r.gpu_busy_pct));
     return o;
 }
 
@@ -120,28 +85,28 @@ static json_t *predicted(const sb_audit_proc *p)
         return json_null();
     const sb_replay_facts *f = p->replay;
     json_t *o = saving(&p->savings[0], NULL, NULL);
-    set(o, "save_wall_pct", num(sb_audit_pct(p->savings[0].r.wall_us, p->lifetime_us)));
+    set(o, "save_wall_pct", sb_json_num(sb_audit_pct(p->savings[0].r.wall_us, p->lifetime_us)));
     json_t *model = json_object();
-    set(model, "launch_latency_us", num(f->launch_latency_us));
-    set(model, "gap_us", num(f->gap_us));
+    set(model, "launch_latency_us", sb_json_num(f->launch_latency_us));
+    set(model, "gap_us", sb_json_num(f->gap_us));
     set(model, "gpu_operations", json_integer(f->ops));
     set(model, "operations_unplaced", json_integer(f->ops_unplaced));
     set(model, "syncs", json_integer(f->syncs));
     set(model, "syncs_untargeted", json_integer(f->syncs_untargeted));
     set(model, "streams", json_integer(f->gpu_streams));
-    set(model, "wake_us", num(f->wake_us));
-    set(model, "launch_extra_us", num(f->launch_extra_us));
-    set(model, "call_extra_us", num(f->call_extra_us));
+    set(model, "wake_us", sb_json_num(f->wake_us));
+    set(model, "launch_extra_us", sb_json_num(f->launch_extra_us));
+    set(model, "call_extra_us", sb_json_num(f->call_extra_us));
     set(o, "model", model);
     json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
     for (size_t i = 1; i < p->nsavings; i++) {
         const sb_audit_saving *s = &p->savings[i];
         if (s->kind == SB_SAVE_SITE)
-            append(sites, saving(s, "site", str(s->key)));
+            append(sites, saving(s, "site", sb_json_str(s->key)));
         else if (s->kind == SB_SAVE_CLASS)
-            append(classes, saving(s, "class", str(sb_audit_class_name(s->cls))));
+            append(classes, saving(s, "class", sb_json_str(sb_audit_class_name(s->cls))));
         else
-            append(ranges, saving(s, "range", str(s->key)));
+            append(ranges, saving(s, "range", sb_json_str(s->key)));
     }
     set(o, "sites", sites);
     set(o, "classes", classes);
@@ -153,18 +118,18 @@ static json_t *process(const sb_audit_proc *p)
 {
     json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:o, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
                           "ppid", (json_int_t)p->ppid, "rank", p->rank, "local_rank", p->local_rank,
-                          "cmd", str(p->cmd), "complete", p->complete, "malformed_lines",
+                          "cmd", sb_json_str(p->cmd), "complete", p->complete, "malformed_lines",
                           (json_int_t)p->malformed, "dropped", (json_int_t)p->dropped);
     char why[256];
     const char *incomplete = sb_audit_incomplete(p, why, sizeof why);
-    set(o, "records_incomplete", incomplete ? str(incomplete) : json_null());
+    set(o, "records_incomplete", incomplete ? sb_json_str(incomplete) : json_null());
     set(o, "lost_lines", json_integer(p->lost));
-    set(o, "lifetime_s", num(p->lifetime_us / 1e6));
+    set(o, "lifetime_s", sb_json_num(p->lifetime_us / 1e6));
     set(o, "gpu_activity", json_boolean(p->kernels));
     set(o, "gpu_busy_pct",
-        p->kernels ? num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
-    set(o, "blocked_us", num(p->blocked_us));
-    set(o, "blocked_pct", num(sb_audit_pct(p->blocked_us, p->lifetime_us)));
+        p->kernels ? sb_json_num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
+    set(o, "blocked_us", sb_json_num(p->blocked_us));
+    set(o, "blocked_pct", sb_json_num(sb_audit_pct(p->blocked_us, p->lifetime_us)));
     set(o, "polls", json_integer(p->polls));
     set(o, "blocking_calls", json_integer(p->blocking));
     set(o, "counts", counts(p->counts));
@@ -193,12 +158,12 @@ static json_t *total(const sb_audit_run *run)
         blocking += p->blocking;
     }
     json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
-    set(o, "lifetime_s", num(life / 1e6));
-    set(o, "gpu_busy_pct", kernels ? num(sb_audit_pct(busy, life)) : json_null());
-    set(o, "blocked_us", num(blocked));
-    set(o, "blocked_pct", num(sb_audit_pct(blocked, life)));
+    set(o, "lifetime_s", sb_json_num(life / 1e6));
+    set(o, "gpu_busy_pct", kernels ? sb_json_num(sb_audit_pct(busy, life)) : json_null());
+    set(o, "blocked_us", sb_json_num(blocked));
+    set(o, "blocked_pct", sb_json_num(sb_audit_pct(blocked, life)));
     /* the processes' own predictions summed (each removes its own syncs) */
-    set(o, "predicted_save_wall_us", replayed ? num(save) : json_null());
+    set(o, "predicted_save_wall_us", replayed ? sb_json_num(save) : json_null());
     set(o, "polls", json_integer(polls));
     set(o, "blocking_calls", json_integer(blocking));
     set(o, "counts", counts(c));
@@ -212,26 +177,29 @@ static json_t *rows(const sb_audit_run *run)
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];
-            json_t *o = json_pack("{s:I, s:i, s:i, s:s, s:s, s:o, s:o, s:I}", "pid",
-                                  (json_int_t)p->pid, "rank", p->rank, "local_rank", p->local_rank,
-                                  "group", sb_audit_group_name(sb_audit_class_group(r->cls)),
-                                  "class", sb_audit_class_name(r->cls), "range", str(r->range),
-                                  "site", str(r->site), "count", (json_int_t)r->count);
-            set(o, "blocked_total_us", num(r->blocked_total_us));
-            set(o, "blocked_median_us", num(r->blocked_median_us));
-            set(o, "blocked_p95_us", num(r->blocked_p95_us));
-            set(o, "bubble_total_us", p->kernels ? num(r->bubble_total_us) : json_null());
+            json_t *o =
+                json_pack("{s:I, s:i, s:i, s:s, s:s, s:o, s:o, s:I}", "pid", (json_int_t)p->pid,
+                          "rank", p->rank, "local_rank", p->local_rank, "group",
+                          sb_audit_group_name(sb_audit_class_group(r->cls)), "class",
+                          sb_audit_class_name(r->cls), "range", sb_json_str(r->range), "site",
+                          sb_json_str(r->site), "count", (json_int_t)r->count);
+            set(o, "blocked_total_us", sb_json_num(r->blocked_total_us));
+            set(o, "blocked_median_us", sb_json_num(r->blocked_median_us));
+            set(o, "blocked_p95_us", sb_json_num(r->blocked_p95_us));
+            set(o, "bubble_total_us", p->kernels ? sb_json_num(r->bubble_total_us) : json_null());
             set(o, "python",
-                r->pyframe ? json_pack("{s:o, s:i, s:o, s:o}", "file", str(r->pyframe->file),
-                                       "line", r->pyframe->line, "function", str(r->pyframe->func),
-                                       "source", str(r->source))
-                           : json_null());
-            set(o, "operation", r->rule ? str(r->rule->op) : json_null());
-            set(o, "fix", r->rule ? str(r->rule->fix) : json_null());
-            set(o, "scenario", r->rule && r->rule->scenario ? str(r->rule->scenario) : json_null());
-            set(o, "native_site", str(r->native));
+                r->pyframe
+                    ? json_pack("{s:o, s:i, s:o, s:o}", "file", sb_json_str(r->pyframe->file),
+                                "line", r->pyframe->line, "function", sb_json_str(r->pyframe->func),
+                                "source", sb_json_str(r->source))
+                    : json_null());
+            set(o, "operation", r->rule ? sb_json_str(r->rule->op) : json_null());
+            set(o, "fix", r->rule ? sb_json_str(r->rule->fix) : json_null());
+            set(o, "scenario",
+                r->rule && r->rule->scenario ? sb_json_str(r->rule->scenario) : json_null());
+            set(o, "native_site", sb_json_str(r->native));
             const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
-            set(o, "site_save_us", sv ? num(sv->r.wall_us) : json_null());
+            set(o, "site_save_us", sv ? sb_json_num(sv->r.wall_us) : json_null());
             append(a, o);
         }
     }
@@ -243,9 +211,9 @@ static json_t *ranges(const sb_audit_run *run)
     json_t *a = json_array();
     for (size_t i = 0; i < run->nrange_sums; i++) {
         const sb_audit_range_sum *s = &run->range_sums[i];
-        append(a, json_pack("{s:o, s:o, s:I, s:I, s:I}", "name", str(s->name), "domain",
-                            str(s->domain), "instances", (json_int_t)s->instances, "max_blocking",
-                            (json_int_t)s->max_blocking, "total_blocking",
+        append(a, json_pack("{s:o, s:o, s:I, s:I, s:I}", "name", sb_json_str(s->name), "domain",
+                            sb_json_str(s->domain), "instances", (json_int_t)s->instances,
+                            "max_blocking", (json_int_t)s->max_blocking, "total_blocking",
                             (json_int_t)s->total_blocking));
     }
     return a;
@@ -258,8 +226,8 @@ int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
     if (!root)
         return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit JSON");
     set(root, "environment", environment(env));
-    set(root, "command", str(run->cmd));
-    set(root, "wall_s", num(run->wall_s));
+    set(root, "command", sb_json_str(run->cmd));
+    set(root, "wall_s", sb_json_num(run->wall_s));
     json_t *procs = json_array();
     for (size_t i = 0; i < run->nprocs; i++)
         append(procs, process(run->procs[i]));
@@ -270,7 +238,7 @@ int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
     set(root, "ranks", sb_audit_ranks_json(run, env ? env->host : "")); /* across ranks */
     if (o && o->max_syncs >= 0) {
         json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
-                              o->range ? str(o->range) : json_null(), "passed",
+                              o->range ? sb_json_str(o->range) : json_null(), "passed",
                               sb_audit_gate(run, o, NULL) == 0);
         set(root, "gate", g);
     } else

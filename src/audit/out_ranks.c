@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "audit/internal.h"
+#include "audit/json_build.h"
 #include "base/error.h"
 #include "base/utf8.h"
 #include "sinks/sink.h"
@@ -124,40 +125,12 @@ static int g_oom;
 
 static void set(json_t *o, const char *key, json_t *v)
 {
-    if (!o || !v || json_object_set_new(o, key, v) < 0) {
-        if (!o)
-            json_decref(v);
-        g_oom = 1;
-    }
+    sb_json_set(&g_oom, o, key, v);
 }
 
 static void append(json_t *a, json_t *v)
 {
-    if (!a || !v || json_array_append_new(a, v) < 0) {
-        if (!a)
-            json_decref(v);
-        g_oom = 1;
-    }
-}
-
-static json_t *num(double v)
-{
-    return json_real(isfinite(v) ? v : 0);
-}
-
-/* Any text as a JSON string: invalid UTF-8 becomes '?' (records may hold it). */
-static json_t *str(const char *s)
-{
-    json_t *j = json_string(s ? s : "");
-    if (j || !s)
-        return j;
-    char *c = strdup(s);
-    if (!c)
-        return NULL;
-    sb_utf8_sanitize(c);
-    j = json_string(c);
-    free(c);
-    return j;
+    sb_json_append(&g_oom, a, v);
 }
 
 static json_t *rank_json(const sb_rank *r)
@@ -165,21 +138,21 @@ static json_t *rank_json(const sb_rank *r)
     json_t *o = json_object();
     set(o, "rank", json_integer(r->rank));
     set(o, "local_rank", json_integer(r->local_rank));
-    set(o, "host", str(r->host));
+    set(o, "host", sb_json_str(r->host));
     if (r->report[0])
-        set(o, "report", str(r->report));
+        set(o, "report", sb_json_str(r->report));
     set(o, "pid", json_integer(r->pid));
     set(o, "processes", json_integer(r->processes));
     set(o, "complete", json_boolean(r->complete));
-    set(o, "blocked_us", num(r->blocked_us));
+    set(o, "blocked_us", sb_json_num(r->blocked_us));
     set(o, "blocking_calls", json_integer(r->blocking));
-    set(o, "bubble_us", r->has_bubbles ? num(r->bubble_us) : json_null());
+    set(o, "bubble_us", r->has_bubbles ? sb_json_num(r->bubble_us) : json_null());
     json_t *ranges = json_array();
     for (size_t k = 0; k < r->nseries; k++) {
         const sb_rank_series *s = &r->series[k];
         json_t *g = json_object(), *a = json_array();
-        set(g, "name", str(s->name));
-        set(g, "domain", str(s->domain));
+        set(g, "name", sb_json_str(s->name));
+        set(g, "domain", sb_json_str(s->domain));
         for (size_t i = 0; i < s->n; i++)
             append(a, json_integer(s->blocked_ns[i]));
         set(g, "instance_blocked_ns", a);
@@ -192,8 +165,8 @@ static json_t *rank_json(const sb_rank *r)
 static json_t *range_json(const sb_ranks *rk, const sb_rank_range *g)
 {
     json_t *o = json_object(), *ranks = json_array(), *counts = json_array();
-    set(o, "name", str(g->name));
-    set(o, "domain", str(g->domain));
+    set(o, "name", sb_json_str(g->name));
+    set(o, "domain", sb_json_str(g->domain));
     for (size_t j = 0; j < g->nmembers; j++) {
         append(ranks, json_integer(rk->r[g->members[j]].rank));
         append(counts, json_integer((json_int_t)g->series[j]->n));
@@ -202,22 +175,22 @@ static json_t *range_json(const sb_ranks *rk, const sb_rank_range *g)
     set(o, "instances_per_rank", counts);
     set(o, "instances", json_integer(g->matched));
     set(o, "tied", json_integer(g->tied));
-    set(o, "wait_total_us", num(g->wait_total_us));
+    set(o, "wait_total_us", sb_json_num(g->wait_total_us));
     json_t *st = json_array();
     for (size_t s = 0; s < g->nstragglers; s++) {
         const sb_rank_straggler *x = &g->stragglers[s];
         json_t *e = json_object();
         set(e, "rank", json_integer(x->rank));
         set(e, "instances", json_integer(x->instances));
-        set(e, "wait_median_us", num(x->wait_median_us));
-        set(e, "wait_total_us", num(x->wait_total_us));
+        set(e, "wait_median_us", sb_json_num(x->wait_median_us));
+        set(e, "wait_total_us", sb_json_num(x->wait_total_us));
         append(st, e);
     }
     set(o, "stragglers", st);
     json_t *who = json_array(), *wait = json_array();
     for (long k = 0; k < g->matched; k++) {
         append(who, g->straggler[k] >= 0 ? json_integer(g->straggler[k]) : json_null());
-        append(wait, num(g->wait_us[k]));
+        append(wait, sb_json_num(g->wait_us[k]));
     }
     set(o, "instance_straggler", who);
     set(o, "instance_wait_us", wait);
@@ -275,9 +248,9 @@ int sb_ranks_write_merged_json(FILE *f, const sb_ranks *rk, const sb_ranks_repor
     json_t *merged = json_array();
     for (size_t i = 0; i < nreports; i++) {
         json_t *o = json_object();
-        set(o, "file", str(reports[i].path));
-        set(o, "host", str(reports[i].host));
-        set(o, "command", str(reports[i].command));
+        set(o, "file", sb_json_str(reports[i].path));
+        set(o, "host", sb_json_str(reports[i].host));
+        set(o, "command", sb_json_str(reports[i].command));
         set(o, "ranks", json_integer((json_int_t)reports[i].ranks));
         append(merged, o);
     }

@@ -76,7 +76,8 @@
  * "call_plain_ns":Q,"call_recorded_ns":S,"call_oh_ns":O}: the host time of one kernel launch and
  * of one watched call (an idle stream's sync) without and with the recording, timed in one
  * process in turns, and the median time the library timed itself around that call
- * (cmd/audit_calibrate.c). A file without all five is ignored. */
+ * (cmd/audit_calibrate.c). A file holding only the launch pair (an earlier syncbench's) gives
+ * the launch's figure alone. */
 #define SB_AUDIT_CALIBRATION_FILE "calibration.json"
 /* NVTX range names are recorded up to this many bytes. */
 #define SB_AUDIT_RANGE_NAME_MAX 511

@@ -6,7 +6,6 @@
 #include "base/error.h"
 #include "audit/records.h"
 #include "cli/args.h"
-#include "cli/audit_merge_args.h"
 
 #define AT(field) offsetof(sb_audit_request, field)
 
@@ -107,8 +106,9 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     int rc = sb_args_parse_in_order("audit: ", &t, 1, argc, argv, &first);
     if (rc || req->help)
         return rc;
-    if (req->merge)
-        return sb_audit_merge_args(argc, argv, first, req); /* audit_merge_args.c */
+    req->first = first;
+    if (req->merge) /* the reports and what follows them: cli/audit_merge_args.c */
+        return 0;
     /* `--csv -- true`: the "--" was taken as the option's value */
     const struct {
         const char *name, *value;

@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "base/optdef.h"
+
 typedef struct sb_audit_request {
     long long max_syncs; /* -1: no gate */
     const char *range;   /* --range NAME */
@@ -15,12 +17,17 @@ typedef struct sb_audit_request {
     const char *py_site; /* "user" (default) or "innermost" */
     char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail); NULL with --from */
     int merge;           /* --merge: reports[0..nreports) (NULL-terminated) are --json reports */
+    int first;           /* argv's first operand (the first report with --merge) */
     char **reports;
     int nreports;
 } sb_audit_request;
 
-/* argv[0] is "audit". Options stop at the first operand or "--". 0, or exit 2 with one line. */
+/* argv[0] is "audit". Options stop at the first operand or "--". 0, or exit 2 with one line.
+ * With --merge only the options before the first report are read: sb_audit_merge_args
+ * (cli/audit_merge_args.h) reads the rest. */
 int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req);
+/* audit's option table, NULL-name terminated (the merge parses with it too). */
+const sb_optdef *sb_audit_optdefs(void);
 void sb_audit_usage(FILE *f);
 
 #endif

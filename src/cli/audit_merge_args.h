@@ -5,9 +5,6 @@
 #include "base/optdef.h"
 #include "cli/audit_args.h"
 
-/* audit's option table (cli/audit_args.c), NULL-name terminated. */
-const sb_optdef *sb_audit_optdefs(void);
-
 /* After audit's first pass found --merge before argv[first], the first operand: the options
  * after the reports are moved before them (argv permuted in place, as getopt does) and the line
  * parsed again into req, whose reports are then the operands. Options that record or gate do

@@ -5,6 +5,7 @@
 #include "cmd/audit.h"
 #include "cmd/audit_calibrate.h"
 #include "cmd/audit_merge.h"
+#include "cli/audit_merge_args.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -504,8 +505,10 @@ int sb_cmd_audit(int argc, char **argv)
         sb_audit_usage(stdout);
         return 0;
     }
-    if (req.merge) /* the reports of several audits: nothing runs */
-        return sb_cmd_audit_merge(&req);
+    if (req.merge) { /* the reports of several audits: nothing runs */
+        rc = sb_audit_merge_args(argc, argv, req.first, &req);
+        return rc ? rc : sb_cmd_audit_merge(&req);
+    }
     static output outs[] = {{.opt = "csv", .write = write_csv},
                             {.opt = "json", .write = write_json},
                             {.opt = "trace", .write = write_trace}};

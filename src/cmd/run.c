@@ -141,17 +141,15 @@ static int pin_cpu(long long cpu)
 }
 
 /* Entries that drive several GPUs against the machine's: those it cannot run are taken out of
- * the plan (`note` says which), what the rest need is checked. */
-static int fit_gpus(sb_plan *plan, char *note, size_t n)
+ * the plan (`note` says which), more GPUs asked than there are is bad input. Before the device
+ * is opened: counting creates no context. *visible: the GPUs counted (0 without such entries). */
+static int fit_gpus(sb_plan *plan, int *visible, char *note, size_t n)
 {
+    *visible = 0;
     if (!sb_plan_multi_gpu(plan))
         return 0;
-    int visible = 0, rc = sb_gpu_count(&visible);
-    if (!rc)
-        rc = sb_plan_fit_gpus(plan, visible, note, n);
-    if (!rc)
-        rc = sb_plan_check_gpus(plan, visible);
-    return rc;
+    int rc = sb_gpu_count(visible);
+    return rc ? rc : sb_plan_fit_gpus(plan, *visible, note, n);
 }
 
 static int measure_plan(const sb_options *o, sb_plan *plan, const char *suite_samples, int argc,
@@ -166,10 +164,13 @@ static int measure_plan(const sb_options *o, sb_plan *plan, const char *suite_sa
     int rc = pin_cpu(o->cpu);
     if (!rc)
         rc = add_sinks(o, suite_samples, &sinks);
+    int visible = 0;
+    if (!rc)
+        rc = fit_gpus(plan, &visible, skipped, sizeof skipped);
     if (!rc)
         rc = sb_env_open_device(&env, (int)o->device);
-    if (!rc)
-        rc = fit_gpus(plan, skipped, sizeof skipped);
+    if (!rc && visible) /* what the multi-GPU entries need beyond their GPUs: NCCL, P2P */
+        rc = sb_plan_check_gpus(plan, visible);
     if (!rc)
         rc = sb_device_free_memory(&free_b);
     if (!rc)

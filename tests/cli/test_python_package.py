@@ -3,6 +3,7 @@ recorded (no GPU, or every GPU hidden): it imports, every block raises one clear
 the cause (never a silent pass), bad arguments are clear errors, the plugin registers (through
 -p and through the installed entry point) and its marker and option parse. What it records on a
 GPU: tests/gpu/test_python_syncs.py."""
+import atexit
 import os
 import pathlib
 import shutil
@@ -21,6 +22,7 @@ LIB = os.environ.get("SYNCBENCH_AUDIT_LIB", str(ROOT / "build" / "libsyncbench_a
 # `pip install ./python` leaves syncbench.egg-info there, whose entry point would register the
 # plugin a second time next to -p)
 SRC = pathlib.Path(tempfile.mkdtemp(prefix="syncbench-pkg-"))
+atexit.register(shutil.rmtree, SRC, True)
 shutil.copytree(PKG / "syncbench", SRC / "syncbench")
 # every GPU hidden: a machine with a GPU answers as one without
 NO_DEVICE = {"CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(SRC), "SYNCBENCH_AUDIT_LIB": LIB}

@@ -5,6 +5,7 @@ torch.cuda.set_sync_debug_mode("error"); threads, a forked child, the PyTorch pr
 block costs and that 10 000 blocks keep memory flat.
 
 SYNCBENCH_PY_OUT=DIR keeps the figures (pyside.json: the side-by-side; pycost.json: the costs)."""
+import atexit
 import json
 import os
 import pathlib
@@ -52,6 +53,7 @@ def py():
 # the package's sources alone on the path (no installation's metadata beside them, whose entry
 # point would register the plugin a second time next to -p)
 SRC = pathlib.Path(tempfile.mkdtemp(prefix="syncbench-pkg-"))
+atexit.register(shutil.rmtree, SRC, True)
 shutil.copytree(ROOT / "python" / "syncbench", SRC / "syncbench")
 
 

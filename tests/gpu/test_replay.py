@@ -61,9 +61,14 @@ def tolerance(measured):
 
 
 def hold(what, predicted, measured):
-    """The issue's target: within 15 % or 2 us per step. Not met on every case on the H100 VM
-    (the README's table says by how much and why): a miss is reported as an expected failure
-    with its figures, so the table stays complete and a case within the target passes."""
+    """Held hard where the measured saving is clear (over 5 us per step): the prediction within
+    a factor of 3 of it (a model that lost a term, or double counts one, is further off). The
+    issue's target, within 15 % or 2 us per step, is not met on every case on the H100 VM (the
+    README's table says by how much and why): a miss is reported as an expected failure with
+    its figures, so the table stays complete and a case within the target passes."""
+    if measured > 5:
+        assert measured / 3 <= predicted <= 3 * measured, (
+            f"{what}: predicted {predicted:.2f} us/step, measured {measured:.2f}")
     if abs(predicted - measured) > tolerance(measured):
         pytest.xfail(f"{what}: predicted {predicted:.2f} us/step, measured {measured:.2f}: "
                      f"outside 15 % or 2 us")

@@ -128,6 +128,22 @@ static void another_thread_cannot_close_a_threads_block(void **state)
     assert_false(sba_blocks_watching());
 }
 
+static void a_stale_id_never_reaches_the_next_block(void **state)
+{
+    (void)state;
+    long long c[SB_AUDIT_NCLASS];
+    int first = sba_block_open(0);
+    assert_int_equal(sba_block_close(first, c, NULL, NULL), 0);
+    int second = sba_block_open(0); /* the same slot, the next generation */
+    assert_int_not_equal(second, first);
+    assert_int_equal(sba_block_close(first, c, NULL, NULL), -1);
+    assert_int_equal(sba_block_counts(first, c), -1);
+    add(SB_AUDIT_SYNC_DEVICE, -1, -1);
+    assert_int_equal(sba_block_close(second, c, NULL, NULL), 0);
+    assert_int_equal(c[SB_AUDIT_SYNC_DEVICE], 1);
+    assert_false(sba_blocks_watching());
+}
+
 static void nested_blocks_each_count(void **state)
 {
     (void)state;
@@ -203,6 +219,7 @@ int main(void)
         cmocka_unit_test(counts_by_class_and_keeps_blocking_lines_only),
         cmocka_unit_test(a_block_sees_its_own_thread_unless_all_threads),
         cmocka_unit_test(another_thread_cannot_close_a_threads_block),
+        cmocka_unit_test(a_stale_id_never_reaches_the_next_block),
         cmocka_unit_test(nested_blocks_each_count),
         cmocka_unit_test(keeps_the_first_256_lines_and_counts_all),
         cmocka_unit_test(a_block_without_blocking_calls_gives_no_text),

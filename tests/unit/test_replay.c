@@ -394,7 +394,7 @@ static void calibration_takes_out_the_launch_cost(void **state)
     (void)state;
     enum { N = 10 };
     /* recording added 3 us to a launch and 2 us to a call beside its own 0.5 us "oh"; then the
-     * same inverted (nothing to take out); then a file of the earlier form (ignored) */
+     * same inverted (nothing to take out); then a file of the earlier form (its launch pair) */
     static const char *const files[] = {
         "{\"launch_plain_ns\":4000,\"launch_recorded_ns\":7000,\"call_plain_ns\":1000,"
         "\"call_recorded_ns\":3500,\"call_oh_ns\":500}",
@@ -424,13 +424,14 @@ static void calibration_takes_out_the_launch_cost(void **state)
         assert_int_equal(sb_audit_load_dir(tmpdir, &run), 0);
         analyze_default(run);
         const sb_audit_proc *p = run->procs[0];
-        assert_int_equal(p->launch_extra_ns, k == 0 ? 3000 : 0);
-        assert_int_equal(p->call_extra_ns, k == 0 ? 2000 : 0);
-        near(p->replay->launch_extra_us, k == 0 ? 3 : 0);
-        near(p->replay->call_extra_us, k == 0 ? 2 : 0);
+        double launch = k == 1 ? 0 : 3, call = k == 0 ? 2 : 0;
+        assert_int_equal(p->launch_extra_ns, launch * 1000);
+        assert_int_equal(p->call_extra_ns, call * 1000);
+        near(p->replay->launch_extra_us, launch);
+        near(p->replay->call_extra_us, call);
         sb_replay_result none = play_removing(p, no_call);
         /* every launch 3 us sooner, and everything after each of the first N - 1 syncs 2 us */
-        near(none.span_us, 40.0 * N - 18 - (k == 0 ? 3.0 * N + 2.0 * (N - 1) : 0));
+        near(none.span_us, 40.0 * N - 18 - launch * N - call * (N - 1));
         sb_audit_free(run);
     }
 }

@@ -56,16 +56,6 @@ static int driver_ready(char *why, size_t n)
     return 0;
 }
 
-static long env_long(const char *name, long def)
-{
-    const char *s = getenv(name);
-    char *end;
-    if (!s || !*s)
-        return def;
-    long v = strtol(s, &end, 10);
-    return *end ? def : v;
-}
-
 API int syncbench_attach(char *why, size_t n)
 {
     if (sba_forked()) {
@@ -78,12 +68,17 @@ API int syncbench_attach(char *why, size_t n)
     if (!attached) {
         attached = driver_ready(why_not, sizeof why_not) == 0 ? 1 : -1;
         if (attached > 0 && !sba_out_recording()) { /* injected: InitializeInjection did this */
-            sba_stacks_init((int)env_long(SB_AUDIT_ENV_DEPTH, 16));
-            if (env_long(SB_AUDIT_ENV_PYTHON, 1))
+            sba_stacks_init((int)sba_env_long(SB_AUDIT_ENV_DEPTH, 16));
+            if (sba_env_long(SB_AUDIT_ENV_PYTHON, 1))
                 sba_py_init();
         }
         if (attached > 0 && sba_subscribe(why_not, sizeof why_not) != 0)
             attached = -1;
+        if (attached > 0) {
+            sba_blocks_init();
+            sba_stacks_keep_lines();
+            sba_py_keep_lines();
+        }
     }
     int rc = attached > 0 ? 0 : -1;
     if (rc)

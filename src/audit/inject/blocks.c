@@ -14,7 +14,13 @@
  * them); it counts them all. */
 #define KEEP 256
 
+/* A block's id is its slot and the slot's generation (id = gen << SLOT_BITS | slot): an id
+ * closed twice, or kept after its block closed, never reaches the slot's next block. */
+#define SLOT_BITS 10 /* SBA_MAX_BLOCKS == 1 << SLOT_BITS */
+#define GEN_MASK ((1 << 20) - 1)
+
 typedef struct {
+    int gen;
     int all;  /* every thread's calls */
     long tid; /* the thread that opened it */
     long long counts[SB_AUDIT_NCLASS];
@@ -26,6 +32,7 @@ typedef struct {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static block *slots[SBA_MAX_BLOCKS];
+static int gens[SBA_MAX_BLOCKS];     /* each slot's last generation */
 static int open_ids[SBA_MAX_BLOCKS]; /* the open blocks, in no order */
 static int nopen;
 static int all_open;                /* open blocks of every thread (read without the lock) */
@@ -37,6 +44,28 @@ static long tid(void)
     if (!this_tid)
         this_tid = (long)syscall(SYS_gettid);
     return this_tid;
+}
+
+/* A child forked while a block was open, or while another thread held the lock: no block is
+ * the child's (python/syncbench refuses to close them there), and the lock is free. */
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    memset(slots, 0, sizeof slots); /* the parent's blocks: left, not freed (not the child's) */
+    nopen = 0;
+    all_open = 0;
+    own_open = 0;
+}
+
+static void at_fork_once(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+void sba_blocks_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, at_fork_once);
 }
 
 int sba_blocks_watching(void)
@@ -94,6 +123,7 @@ int sba_block_open(int all_threads)
         if (!slots[i])
             id = i;
     if (id >= 0) {
+        b->gen = gens[id] = (gens[id] + 1) & GEN_MASK;
         slots[id] = b;
         open_ids[nopen++] = id;
         if (b->all)
@@ -102,17 +132,20 @@ int sba_block_open(int all_threads)
             own_open++;
     }
     pthread_mutex_unlock(&lock);
-    if (id < 0)
+    if (id < 0) {
         free(b);
-    return id;
+        return -1;
+    }
+    return b->gen << SLOT_BITS | id;
 }
 
-/* The block id if it is open and this thread may see it (under the lock). */
+/* The block of id if it is open and this thread may see it (under the lock). */
 static block *visible(int id)
 {
-    if (id < 0 || id >= SBA_MAX_BLOCKS || !slots[id])
+    int slot = id & (SBA_MAX_BLOCKS - 1);
+    if (id < 0 || !slots[slot] || slots[slot]->gen != id >> SLOT_BITS)
         return NULL;
-    block *b = slots[id];
+    block *b = slots[slot];
     return b->all || b->tid == tid() ? b : NULL;
 }
 
@@ -188,10 +221,11 @@ int sba_block_close(int id, long long *counts, char **text, size_t *len)
 {
     pthread_mutex_lock(&lock);
     block *b = visible(id);
+    int slot = id & (SBA_MAX_BLOCKS - 1);
     if (b) {
-        slots[id] = NULL;
+        slots[slot] = NULL;
         for (int i = 0; i < nopen; i++)
-            if (open_ids[i] == id) {
+            if (open_ids[i] == slot) {
                 open_ids[i] = open_ids[--nopen];
                 break;
             }

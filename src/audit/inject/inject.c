@@ -156,7 +156,7 @@ static void command_line(char *buf, size_t n)
             buf[i] = ' ';
 }
 
-static long env_long(const char *name, long def)
+long sba_env_long(const char *name, long def)
 {
     const char *s = getenv(name);
     char *end;
@@ -181,6 +181,7 @@ int sba_subscribe(char *why, size_t n)
 {
     static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
     static int done, rc;
+    static char reason[256]; /* why it failed, for every later caller too */
     pthread_mutex_lock(&once);
     if (!done) {
         pthread_atfork(NULL, NULL, after_fork_child);
@@ -188,13 +189,13 @@ int sba_subscribe(char *why, size_t n)
         if (r == CUPTI_SUCCESS) {
             sba_watch_init();
             if (sba_watch_enable(subscriber, 1) == 0) {
-                snprintf(why, n, "no API callback could be enabled");
+                snprintf(reason, sizeof reason, "no API callback could be enabled");
                 rc = -1;
             }
         } else {
             const char *msg = "?";
             cuptiGetResultString(r, &msg);
-            snprintf(why, n, "%s: %s",
+            snprintf(reason, sizeof reason, "%s: %s",
                      r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
                          ? "another CUPTI subscriber holds the callbacks (the PyTorch profiler, "
                            "Nsight Systems or another tool: CUPTI allows one): blocking calls "
@@ -204,9 +205,9 @@ int sba_subscribe(char *why, size_t n)
             rc = -1;
         }
         done = 1;
-    } else if (rc) {
-        snprintf(why, n, "CUPTI could not be subscribed earlier in this process");
     }
+    if (rc)
+        snprintf(why, n, "%s", reason);
     pthread_mutex_unlock(&once);
     return rc;
 }
@@ -242,14 +243,14 @@ API int InitializeInjection(void)
     sba_out_atfork();
     const char *mode = getenv(SB_AUDIT_ENV_MODE);
     int trace = mode && !strcmp(mode, "trace");
-    sba_stacks_init((int)env_long(SB_AUDIT_ENV_DEPTH, 16));
-    if (env_long(SB_AUDIT_ENV_PYTHON, 1))
+    sba_stacks_init((int)sba_env_long(SB_AUDIT_ENV_DEPTH, 16));
+    if (sba_env_long(SB_AUDIT_ENV_PYTHON, 1))
         sba_py_init();
 
     /* GPU activity: 0 none (the default: async copies are classed by the driver's answer
      * about their host pointer), 1 copies and memsets, 2 kernels too (a cost per launch),
      * 3 the launches and stream order too (the replay: --gpu-activity, --trace) */
-    long gpu = env_long(SB_AUDIT_ENV_GPU, 0);
+    long gpu = sba_env_long(SB_AUDIT_ENV_GPU, 0);
     if (trace && gpu < 3)
         gpu = 3;
     char cmd[2048], esc[4096], clock[96];
@@ -258,8 +259,8 @@ API int InitializeInjection(void)
     sba_out_printf(
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
         "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d}",
-        SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), env_long("RANK", -1),
-        env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
+        SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sba_env_long("RANK", -1),
+        sba_env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
         trace ? "trace" : "count", gpu >= 2, gpu >= 3);
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy

@@ -67,7 +67,8 @@ void sba_py_init(void)
 /* Each thread writes its stack into a pipe of its own (no lock between threads): a write to a
  * pipe costs less than one to a memory file, and _Py_DumpTraceback writes each piece of a frame
  * apart (seven writes a frame). Both ends are non-blocking, so a dump longer than the pipe holds
- * loses its outermost frames instead of waiting. The program may close any descriptor: the
+ * (64 KiB; sba_py_capture reads at most 32 KiB of it) loses its outermost frames instead of
+ * waiting. The program may close any descriptor: the
  * pipe is known by its inode, and made anew when a number now names something else. */
 typedef struct {
     int fd[2];
@@ -85,14 +86,21 @@ static int ours(const thread_pipe *t)
            a.st_dev == t->dev && a.st_ino == t->ino && b.st_dev == t->dev && b.st_ino == t->ino;
 }
 
+/* Closes each end that is still this pipe's (the program may have closed and reused either). */
+static void close_ours(thread_pipe *t)
+{
+    struct stat st;
+    for (int k = 0; k < 2; k++)
+        if (t->fd[k] >= 0 && fstat(t->fd[k], &st) == 0 && st.st_dev == t->dev &&
+            st.st_ino == t->ino)
+            close(t->fd[k]);
+    t->fd[0] = t->fd[1] = -1;
+}
+
 static void close_thread_pipe(void *p)
 {
-    thread_pipe *t = p;
-    if (ours(t)) {
-        close(t->fd[0]);
-        close(t->fd[1]);
-    }
-    free(t);
+    close_ours(p);
+    free(p);
 }
 
 static void make_key(void)
@@ -112,13 +120,14 @@ static thread_pipe *thread_pipe_of(void)
         if (!t)
             return NULL;
         pthread_setspecific(pipe_key, t);
+    } else {
+        close_ours(t); /* the program closed one end: the other, if still ours, goes too */
     }
     struct stat st;
     if (pipe2(t->fd, O_CLOEXEC | O_NONBLOCK) != 0) {
         t->fd[0] = t->fd[1] = -1;
         return NULL;
     }
-    fcntl(t->fd[1], F_SETPIPE_SZ, 256 << 10); /* room for a deep stack; the default if refused */
     if (fstat(t->fd[0], &st) != 0) {
         close(t->fd[0]);
         close(t->fd[1]);
@@ -242,9 +251,12 @@ static size_t frame_json(const char *line, const char *eol, char *out, size_t n)
                             sba_json_escape(en, sizeof en, name), lineno);
 }
 
-static char *lines[TABLE_SIZE]; /* each stack's record, kept for the blocks (blocks.c) */
+/* each stack's record, kept for the blocks (blocks.c) once the in-process API attached */
+static char *lines[TABLE_SIZE];
+static int keep_lines;
 
-static void write_pystack(long id, const char *text, size_t len)
+/* Stack id's record; write: into the record file too (the first time), else only kept. */
+static void write_pystack(long id, const char *text, size_t len, int write)
 {
     static char line[64 << 10]; /* under the table's lock */
     char frame[8192];
@@ -263,12 +275,21 @@ static void write_pystack(long id, const char *text, size_t len)
         s = eol + 1;
     }
     k += (size_t)snprintf(line + k, sizeof line - k, "]}");
-    sba_out_line(line, k);
-    lines[id] = strndup(line, k);
+    if (write)
+        sba_out_line(line, k);
+    if (keep_lines)
+        lines[id] = strndup(line, k);
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t table[TABLE_SIZE];
+
+void sba_py_keep_lines(void)
+{
+    pthread_mutex_lock(&lock);
+    keep_lines = 1;
+    pthread_mutex_unlock(&lock);
+}
 
 char *sba_py_stack_line(long id)
 {
@@ -277,6 +298,7 @@ char *sba_py_stack_line(long id)
     pthread_mutex_unlock(&lock);
     return s;
 }
+
 static long ids[TABLE_SIZE];
 static long next_id;
 
@@ -296,6 +318,8 @@ long sba_py_stack_id(const char *text, size_t len)
          i = (i + 1) % TABLE_SIZE, probes++) {
         if (table[i] == h) {
             id = ids[i];
+            if (keep_lines && !lines[id]) /* first seen before the API attached */
+                write_pystack(id, text, len, 0);
             break;
         }
         if (table[i] == 0) {
@@ -303,7 +327,7 @@ long sba_py_stack_id(const char *text, size_t len)
                 break; /* nearly full: new stacks go without an id */
             table[i] = h;
             ids[i] = id = next_id++;
-            write_pystack(id, text, len);
+            write_pystack(id, text, len, 1);
             break;
         }
     }

@@ -111,10 +111,20 @@ static const char *object_path(const char *name, char *buf, size_t n)
 }
 
 /* Each stack's record, kept for the blocks (blocks.c), which repeat the records their calls
- * refer to; written under the table's lock, read under it too (sba_stack_line's callers). */
+ * refer to: only once the in-process API attached (api.c), so that an audit that opens no block
+ * keeps no copy; written and read under the table's lock. */
 static char *lines[TABLE_SIZE];
+static int keep_lines;
 
-static void write_stack(long id, void *const *pcs, int n)
+void sba_stacks_keep_lines(void)
+{
+    pthread_mutex_lock(&lock);
+    keep_lines = 1;
+    pthread_mutex_unlock(&lock);
+}
+
+/* Stack id's record; write: into the record file too (the first time), else only kept. */
+static void write_stack(long id, void *const *pcs, int n, int write)
 {
     char line[16384], obj[1024], sym[1024], abs_path[PATH_MAX];
     size_t len =
@@ -141,8 +151,10 @@ static void write_stack(long id, void *const *pcs, int n)
             (unsigned long long)(at - base), (unsigned long long)at);
     }
     len += (size_t)snprintf(line + len, sizeof line - len, "]}");
-    sba_out_line(line, len);
-    lines[id] = strndup(line, len);
+    if (write)
+        sba_out_line(line, len);
+    if (keep_lines)
+        lines[id] = strndup(line, len);
 }
 
 char *sba_stack_line(long id)
@@ -164,6 +176,8 @@ long sba_stack_id(void *const *pcs, int n)
          i = (i + 1) % TABLE_SIZE, probes++) {
         if (table[i].hash == h) {
             id = table[i].id;
+            if (keep_lines && !lines[id]) /* first seen before the API attached */
+                write_stack(id, pcs, n, 0);
             break;
         }
         if (table[i].hash == 0) {
@@ -171,7 +185,7 @@ long sba_stack_id(void *const *pcs, int n)
                 break; /* nearly full: new stacks go without an id */
             table[i].hash = h;
             table[i].id = id = next_id++;
-            write_stack(id, pcs, n);
+            write_stack(id, pcs, n, 1);
             break;
         }
     }

@@ -13,7 +13,9 @@ int sba_stack_capture(void **pcs);
 /* The id of this stack, writing its record the first time; -1 when n == 0 or the table is
  * full. */
 long sba_stack_id(void *const *pcs, int n);
-/* A copy of stack id's record (malloc'd), or NULL when there is none. */
+/* From now on each new stack's record is kept for sba_stack_line (the in-process API). */
+void sba_stacks_keep_lines(void);
+/* A copy of stack id's record (malloc'd), or NULL when none was kept. */
 char *sba_stack_line(long id);
 
 #endif

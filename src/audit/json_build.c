@@ -1,0 +1,44 @@
+#include "audit/json_build.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+
+json_t *sb_json_num(double v)
+{
+    return json_real(isfinite(v) ? v : 0);
+}
+
+json_t *sb_json_str(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    if (j || !s)
+        return j;
+    char *c = strdup(s);
+    if (!c)
+        return NULL;
+    sb_utf8_sanitize(c);
+    j = json_string(c);
+    free(c);
+    return j;
+}
+
+void sb_json_set(int *oom, json_t *o, const char *key, json_t *v)
+{
+    if (!o || !v || json_object_set_new(o, key, v) < 0) {
+        if (!o)
+            json_decref(v);
+        *oom = 1;
+    }
+}
+
+void sb_json_append(int *oom, json_t *a, json_t *v)
+{
+    if (!a || !v || json_array_append_new(a, v) < 0) {
+        if (!a)
+            json_decref(v);
+        *oom = 1;
+    }
+}

@@ -1,0 +1,19 @@
+/* Building the audit's JSON reports with jansson (out_json.c, out_ranks.c): a number (finite),
+ * any text as a string, and set and append that remember a NULL (out of memory) in the
+ * writer's flag rather than drop it silently; the writer then fails. */
+#ifndef SB_AUDIT_JSON_BUILD_H
+#define SB_AUDIT_JSON_BUILD_H
+
+#include <jansson.h>
+
+/* v, or 0 when it is not finite. */
+json_t *sb_json_num(double v);
+/* A JSON string of any text: invalid UTF-8 (json_string's NULL) becomes '?' rather than a
+ * missing key or row; NULL gives "". NULL only when out of memory. */
+json_t *sb_json_str(const char *s);
+/* o[key] = v, taking v; *oom = 1 when either is NULL or jansson fails. */
+void sb_json_set(int *oom, json_t *o, const char *key, json_t *v);
+/* a += v, taking v; *oom = 1 when either is NULL or jansson fails. */
+void sb_json_append(int *oom, json_t *a, json_t *v);
+
+#endif
