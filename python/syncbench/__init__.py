@@ -23,6 +23,7 @@ or SYNCBENCH_AUDIT_LIB) and a CUDA GPU; where it cannot record (no library, no G
 subscriber such as the PyTorch profiler, a child forked from a CUDA process) entering a block
 raises SyncbenchUnavailable naming the cause."""
 import contextlib
+import inspect
 
 from . import _naming, _native
 from ._native import SyncbenchUnavailable
@@ -48,14 +49,21 @@ class Syncs:
     audit names it: Python line, source, operation, class, fix). Live while the block is open
     (counts so far), final once it is closed."""
 
-    __slots__ = ("all_threads", "_block", "_blocking", "_counts", "_stream", "_sites")
+    __slots__ = ("all_threads", "_block", "_pid", "_blocking", "_counts", "_stream", "_sites")
+    # _pid: the fork generation the block was opened in (_native.forks)
 
     def __init__(self, all_threads=False):
         self.all_threads = all_threads
         self._block = _native.begin(all_threads)
+        self._pid = _native.forks  # not os.getpid(): a system call per block
         self._sites = None
 
     def _close(self):
+        if _native.forks != self._pid:  # a child forked inside the block: the block is the parent's
+            self._block = None
+            raise SyncbenchUnavailable(
+                "syncbench: cannot record CUDA calls: this process is a child forked from a "
+                "CUDA process inside a block (CUDA cannot be used in it)")
         self._blocking, self._counts, self._stream = _native.end(self._block)
         self._block = None
 
@@ -114,7 +122,19 @@ class count_syncs(contextlib.ContextDecorator):
     def _recreate_cm(self):  # each decorated call gets its own block
         return type(self)(self.all_threads)
 
+    def __call__(self, func):
+        # a coroutine or generator runs after the call returns: a block around the call would
+        # check nothing
+        if (inspect.iscoroutinefunction(func) or inspect.isgeneratorfunction(func)
+                or inspect.isasyncgenfunction(func)):
+            raise TypeError(f"syncbench.{type(self).__name__} cannot decorate {func.__name__}, a "
+                            f"coroutine or generator function: use `with` inside it")
+        return super().__call__(func)
+
     def __enter__(self):
+        if self.syncs is not None and self.syncs._block is not None:
+            raise RuntimeError(f"syncbench: this {type(self).__name__}() is already open: make "
+                               f"one per with-statement")
         self.syncs = Syncs(self.all_threads)
         return self.syncs
 

@@ -71,9 +71,13 @@ _lib_path = None
 _attached = None  # None: not tried; "" attached; else why not
 
 
+forks = 0  # children forked since this module loaded, as this process sees it (0 in the parent)
+
+
 def _forked():
-    global _attached
+    global _attached, forks
     _attached = None  # a forked child asks the library again (which refuses: CUDA is unusable)
+    forks += 1
 
 
 os.register_at_fork(after_in_child=_forked)
