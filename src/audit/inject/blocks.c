@@ -27,7 +27,8 @@ typedef struct {
     char *text; /* kept call lines, each ending in '\n' */
     size_t len, cap;
     int kept;
-    long stacks[KEEP], pys[KEEP]; /* what the kept lines refer to (-1: nothing) */
+    long *refs; /* what the kept lines refer to: 2 per line, stack and Python stack (-1: none);
+                 * allocated with the first kept line, so that opening a block stays cheap */
 } block;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,8 +76,8 @@ int sba_blocks_watching(void)
 
 static void keep_line(block *b, const char *line, size_t len, long stack, long py)
 {
-    if (b->kept >= KEEP)
-        return;
+    if (b->kept >= KEEP || (!b->refs && !(b->refs = malloc(2 * KEEP * sizeof *b->refs))))
+        return; /* counted, not kept */
     if (b->len + len + 1 > b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 4096;
         while (cap < b->len + len + 1)
@@ -90,8 +91,8 @@ static void keep_line(block *b, const char *line, size_t len, long stack, long p
     memcpy(b->text + b->len, line, len);
     b->text[b->len + len] = '\n';
     b->len += len + 1;
-    b->stacks[b->kept] = stack;
-    b->pys[b->kept++] = py;
+    b->refs[2 * b->kept] = stack;
+    b->refs[2 * b->kept++ + 1] = py;
 }
 
 void sba_blocks_add(sb_audit_class cls, const char *line, size_t len, long stack, long py)
@@ -194,8 +195,8 @@ static char *records_of(const block *b, size_t *len)
     size_t cap = 0;
     int ok = 1;
     *len = 0;
-    memcpy(ids[0], b->stacks, sizeof ids[0]);
-    memcpy(ids[1], b->pys, sizeof ids[1]);
+    for (int i = 0; i < b->kept; i++)
+        ids[0][i] = b->refs[2 * i], ids[1][i] = b->refs[2 * i + 1];
     for (int k = 0; k < 2; k++) {
         qsort(ids[k], (size_t)b->kept, sizeof ids[k][0], cmp_long);
         for (int i = 0; i < b->kept; i++) {
@@ -244,6 +245,7 @@ int sba_block_close(int id, long long *counts, char **text, size_t *len)
             *len = 0;
     }
     free(b->text);
+    free(b->refs);
     free(b);
     return 0;
 }
