@@ -342,24 +342,8 @@ static int count_startend(sb_audit_proc *p)
         if (!r->startend)
             continue;
         int64_t end = r->end >= r->start ? r->end : INT64_MAX;
-        size_t lo = 0, hi = n; /* the first start >= r->start */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (starts[mid] < r->start)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        size_t first = lo;
-        hi = n; /* the first start > end */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (starts[mid] <= end)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        r->blocking = (long)(lo - first);
+        r->blocking = (long)(sb_count_before(starts, n, 1, end, 1) -
+                             sb_count_before(starts, n, 1, r->start, 0));
     }
     free(starts);
     return 0;

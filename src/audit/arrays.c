@@ -84,3 +84,17 @@ const char *sb_audit_esc(char *buf, size_t n, const char *s)
     sb_escape(s ? s : "", buf, n);
     return buf;
 }
+
+size_t sb_count_before(const int64_t *v, size_t n, size_t stride, int64_t x, int upper)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t t = v[mid * stride];
+        if (t < x || (upper && t == x))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

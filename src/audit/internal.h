@@ -37,6 +37,9 @@ typedef struct sb_keyed {
 int sb_keyed_cmp(const void *a, const void *b);
 const sb_keyed *sb_keyed_first(const sb_keyed *k, size_t n, int64_t key);
 const sb_keyed *sb_keyed_last(const sb_keyed *k, size_t n, int64_t key);
+/* In times v[0], v[stride], ... v[(n - 1) * stride], sorted: how many come before x (upper 0:
+ * those < x; upper 1: those <= x). The calls a start/end range holds (analyze.c, ranks.c). */
+size_t sb_count_before(const int64_t *v, size_t n, size_t stride, int64_t x, int upper);
 /* snprintf whose result is valid UTF-8 (the JSON reports take only that): cut on a character
  * boundary when it does not fit, every other invalid byte (addr2line's output, a Latin-1 name)
  * replaced with '?'. */

@@ -137,24 +137,8 @@ static int instance_blocked(const sb_audit_proc *p, int64_t *out)
         if (!r->startend)
             continue;
         int64_t end = r->end >= r->start ? r->end : INT64_MAX;
-        size_t lo = 0, hi = n; /* the first start >= r->start */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (sd[2 * mid] < r->start)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        size_t first = lo;
-        hi = n; /* the first start > end */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (sd[2 * mid] <= end)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        out[i] = sum[lo] - sum[first];
+        out[i] =
+            sum[sb_count_before(sd, n, 2, end, 1)] - sum[sb_count_before(sd, n, 2, r->start, 0)];
     }
     free(sd);
     free(sum);
