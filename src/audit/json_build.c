@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "base/utf8.h"
 
 json_t *sb_json_num(double v)
@@ -41,4 +42,16 @@ void sb_json_append(int *oom, json_t *a, json_t *v)
             json_decref(v);
         *oom = 1;
     }
+}
+
+int sb_json_write(FILE *f, json_t *root, int oom, const char *what)
+{
+    if (oom || !root) {
+        json_decref(root);
+        return sb_fail(SB_EXIT_FAIL, "out of memory writing the %s", what);
+    }
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    fputc('\n', f);
+    return rc < 0 || ferror(f) ? sb_fail(SB_EXIT_FAIL, "%s: write error", what) : 0;
 }

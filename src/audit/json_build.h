@@ -5,6 +5,7 @@
 #define SB_AUDIT_JSON_BUILD_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 /* v, or 0 when it is not finite. */
 json_t *sb_json_num(double v);
@@ -15,5 +16,8 @@ json_t *sb_json_str(const char *s);
 void sb_json_set(int *oom, json_t *o, const char *key, json_t *v);
 /* a += v, taking v; *oom = 1 when either is NULL or jansson fails. */
 void sb_json_append(int *oom, json_t *a, json_t *v);
+/* Writes root (indented, keys in order) and a newline to f, and frees it. 0, or exit 1 with
+ * one line naming `what` (out of memory when oom is set or root is NULL, or a write error). */
+int sb_json_write(FILE *f, json_t *root, int oom, const char *what);
 
 #endif

@@ -243,12 +243,5 @@ int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
         set(root, "gate", g);
     } else
         set(root, "gate", json_null());
-    if (g_oom) {
-        json_decref(root);
-        return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit JSON");
-    }
-    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    json_decref(root);
-    fputc('\n', f);
-    return rc < 0 || ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit JSON: write error") : 0;
+    return sb_json_write(f, root, g_oom, "audit JSON");
 }

@@ -256,14 +256,7 @@ int sb_ranks_write_merged_json(FILE *f, const sb_ranks *rk, const sb_ranks_repor
     }
     set(root, "merged", merged);
     set(root, "ranks", ranks);
-    if (g_oom || !root) {
-        json_decref(root);
-        return sb_fail(SB_EXIT_FAIL, "out of memory writing the merged report");
-    }
-    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    json_decref(root);
-    fputc('\n', f);
-    return rc < 0 || ferror(f) ? sb_fail(SB_EXIT_FAIL, "merged report: write error") : 0;
+    return sb_json_write(f, root, g_oom, "merged report");
 }
 
 /* ---- the audit's own reports ---- */
