@@ -3,12 +3,14 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/nvml.h"
+#include "base/recording_switch.h"
 #include "cli/cli.h"
 #include "cmd/list.h"
 #include "gpu/device.h"
@@ -189,9 +191,11 @@ static int measure_plan(const sb_options *o, sb_plan *plan, const char *suite_sa
     if (*skipped)
         fprintf(stderr, "syncbench: note: %s\n", skipped);
 
+    const char *turns = getenv("SYNCBENCH_RECORDING_TURNS"); /* a test hook: measure.h */
     sb_measure_cfg cfg = {.device = (int)o->device,
                           .capture = 1,
-                          .sample_clocks = env.has_nvml ? sb_nvml_sample : NULL};
+                          .sample_clocks = env.has_nvml ? sb_nvml_sample : NULL,
+                          .recording = turns && !strcmp(turns, "1") ? sb_recording_switch() : NULL};
     int terminal = !o->quiet && isatty(STDERR_FILENO); /* a progress line only there */
     rc = sb_run_plan(plan, cfg, &sinks, &env, terminal);
     if (terminal)

@@ -50,10 +50,13 @@ static int warm_up(const sb_measure_opts *m, sb_run *r, sb_recorder *scratch, do
 
 /* Repetitions until the stopping rule holds. With a reference variant, every repetition is
  * paired with one of the reference, in alternating order, so that the deltas are differences of
- * neighbours: slow drifts (clocks, temperature) cancel instead of landing in the overhead. */
+ * neighbours: slow drifts (clocks, temperature) cancel instead of landing in the overhead. With
+ * recording turns (sb_measure_cfg), each counted repetition (pair) follows one as long with the
+ * audit's recording on, whose samples go to scratch. */
 static int repeat(const sb_measure_cfg *cfg, const sb_measure_opts *m, sb_run *r, sb_recorder *rec,
-                  int ref_variant, sb_recorder *paired)
+                  int ref_variant, sb_recorder *paired, sb_recorder *scratch)
 {
+    sb_recording_fn recording = cfg->recording;
     const char *primary = r->sc->metrics[0].name;
     const int variant = r->variant;
     const sb_stopping_ops *rule = cfg->stopping ? cfg->stopping : &sb_stop_by_cv;
@@ -63,14 +66,26 @@ static int repeat(const sb_measure_cfg *cfg, const sb_measure_opts *m, sb_run *r
     rc = cfg->capture ? sb_trace_capture_start() : 0;
     rule->start(&acc, m);
     while (!rc) {
-        for (int half = 0; half < 2 && !rc; half++) {
-            int ref_turn = (half == 0) == (acc.n % 2 == 0);
-            if (ref_turn && ref_variant < 0)
-                continue;
-            r->variant = ref_turn ? ref_variant : variant;
-            rc = r->sc->measure(r, ref_turn ? paired : rec);
-            if (!rc)
-                rc = check_recorder(ref_turn ? paired : rec);
+        for (int on = recording ? 1 : 0; on >= 0 && !rc; on--) {
+            if (recording && recording(on) != 0) {
+                rc = sb_fail(SB_EXIT_FAIL,
+                             "%s: the audit's library would not switch its "
+                             "recording (recording turns)",
+                             sb_error_context());
+                break;
+            }
+            for (int half = 0; half < 2 && !rc; half++) {
+                int ref_turn = (half == 0) == (acc.n % 2 == 0);
+                if (ref_turn && ref_variant < 0)
+                    continue;
+                sb_recorder *to = on ? scratch : ref_turn ? paired : rec;
+                if (on)
+                    sb_recorder_reset(scratch);
+                r->variant = ref_turn ? ref_variant : variant;
+                rc = r->sc->measure(r, to);
+                if (!rc)
+                    rc = check_recorder(to);
+            }
         }
         r->variant = variant;
         if (rc)
@@ -88,6 +103,8 @@ static int repeat(const sb_measure_cfg *cfg, const sb_measure_opts *m, sb_run *r
         if (rule->done(&acc))
             break;
     }
+    if (recording)
+        recording(1); /* as the audit started it */
     int stop_rc = cfg->capture ? sb_trace_capture_stop() : 0;
     sb_trace_pop();
     return rc ? rc : stop_rc;
@@ -220,7 +237,7 @@ int sb_measure_entry(const sb_measure_cfg *cfg, const sb_plan_entry *e)
         if (!rc && cfg->sample_clocks)
             cfg->sample_clocks(cfg->device, &before);
         if (!rc)
-            rc = repeat(cfg, &e->m, &r, &rec, ref, &paired);
+            rc = repeat(cfg, &e->m, &r, &rec, ref, &paired, &scratch);
         if (!rc && cfg->sample_clocks)
             cfg->sample_clocks(cfg->device, &after);
         if (!rc)

@@ -9,6 +9,7 @@
 
 #include "base/nvml.h"
 #include "engine/stopping.h"
+#include "base/recording_switch.h"
 #include "suite/plan.h"
 #include "engine/results.h"
 
@@ -29,6 +30,13 @@ typedef struct sb_measure_cfg {
     int (*emit)(void *ctx, const sb_row *rows, int n);
     void *ctx;
     const sb_stopping_ops *stopping; /* NULL: sb_stop_by_cv */
+    /* Recording turns (SYNCBENCH_RECORDING_TURNS=1 under `syncbench audit --gpu-activity`, for
+     * the replay's validation; NULL: none): each counted repetition follows one with the
+     * audit's recording switched on by this function, whose samples are not counted; the
+     * counted ones run with it off. One process so gives the audit's records and the
+     * unrecorded truth beside them. --max-time counts both; a scenario's helper processes are
+     * not switched */
+    sb_recording_fn recording;
 } sb_measure_cfg;
 
 /* Set by the SIGINT handler: the engine stops after the current measurement. */

@@ -30,7 +30,8 @@ static char trace[4096];
 static int ntrace;
 static int fail_validation_of = -1;
 static int setups, teardowns;
-static double noise; /* relative alternating noise on wall */
+static double noise;       /* relative alternating noise on wall */
+static int recording = -1; /* the fake recording switch's state; -1: never switched */
 
 static int setup(sb_run *r)
 {
@@ -48,6 +49,7 @@ static int measure(sb_run *r, sb_recorder *rec)
     double base = 10.0 * (double)sb_run_param(r, "p") + drift;
     double v = sb_run_mode(r) == 1 ? base + 4 : base;
     v *= 1 + ((calls % 2) ? noise : -noise);
+    v += recording == 1 ? 1000 : 0; /* a recorded repetition: never counted */
     sb_record(rec, "wall", v);
     if (ntrace < (int)sizeof trace - 1)
         trace[ntrace++] = r->variant == 1 ? 's' : 'a';
@@ -111,6 +113,7 @@ static int reset(void **state)
     fail_validation_of = -1;
     setups = teardowns = 0;
     noise = 0;
+    recording = -1;
     sb_stop_requested = 0;
     sb_error_clear();
     return 0;
@@ -171,6 +174,67 @@ static void paired_deltas_cancel_drift(void **state)
     assert_float_equal(o->st.median, 4.0, 1e-9);
     assert_non_null(row(&res, "sync", "over_pct"));
     assert_int_equal(res.n, 1 + 3);
+    sb_results_free(&res);
+}
+
+/* The audit's recording switch in the fake: 'R' on, 'r' off. */
+static int fake_recording(int on)
+{
+    recording = on;
+    trace[ntrace++] = on ? 'R' : 'r';
+    return 0;
+}
+
+/* Both variants, p=2, a warm-up and two repetitions each, with recording turns by `fn`. */
+static int with_turns(sb_recording_fn fn, sb_results *res)
+{
+    sb_measure_opts mo = {
+        .warmup = 1, .min_reps = 2, .max_reps = 2, .max_time_s = 10, .target_cv = 1e-9};
+    sb_plan_entry e = entry(2, mo);
+    sb_measure_cfg cfg = cfg0;
+    cfg.recording = fn;
+    return measure_into(cfg, &e, res);
+}
+
+/* Recording turns: each counted repetition (a pair, with a reference) comes after one as long
+ * with the recording on, whose samples are not counted; the recording is left on. */
+static void recording_turns_count_the_unrecorded(void **state)
+{
+    (void)state;
+    sb_results res = {0};
+    assert_int_equal(with_turns(fake_recording, &res), 0);
+    /* warm-up (untouched), two turns, the recording left on, validate; the same paired */
+    assert_string_equal(trace, "a"
+                               "RaraRaraR"
+                               "v"
+                               "s"
+                               "RasrasRsarsaR"
+                               "v");
+    assert_int_equal(recording, 1);
+    const sb_row *w = row(&res, "async", "wall");
+    assert_non_null(w);
+    assert_int_equal(w->reps, 2);
+    assert_true(w->st.max < 1000); /* the recorded repetitions' samples are not among them */
+    const sb_row *o = row(&res, "sync", "over");
+    assert_non_null(o);
+    assert_true(o->st.max < 1000 && o->st.min > 0);
+    sb_results_free(&res);
+}
+
+/* A library that will not switch (not recording) fails the measurement, in one line. */
+static int refusing_recording(int on)
+{
+    (void)on;
+    return -1;
+}
+
+static void recording_turns_refused_fail(void **state)
+{
+    (void)state;
+    sb_results res = {0};
+    assert_int_equal(with_turns(refusing_recording, &res), SB_EXIT_FAIL);
+    assert_non_null(strstr(sb_error_message(), "would not switch its recording"));
+    assert_int_equal(res.n, 0);
     sb_results_free(&res);
 }
 
@@ -277,6 +341,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(paired_deltas_cancel_drift, reset),
+        cmocka_unit_test_setup(recording_turns_count_the_unrecorded, reset),
+        cmocka_unit_test_setup(recording_turns_refused_fail, reset),
         cmocka_unit_test_setup(stops_at_target_cv, reset),
         cmocka_unit_test_setup(stops_at_max_reps_when_noisy, reset),
         cmocka_unit_test_setup(stops_at_time_budget, reset),
