@@ -216,6 +216,9 @@ typedef struct sb_audit_proc {
     size_t ngstreams, cap_gstreams;
     int64_t launch_extra_ns; /* what recording added to each launch (calibration.json); 0 */
     int64_t call_extra_ns;   /* ... to each watched call beside its own "oh"; 0 */
+    int64_t start_extra_ns;  /* ... to the GPU's start of launched work (a round trip's); 0 */
+    int64_t alloc_extra_ns;  /* ... to each cudaMalloc and cudaFree beside its "oh"; 0 */
+    int64_t copy_extra_ns;   /* ... to the GPU's start of a readback beyond that; 0 */
 
     /* analyze.c */
     int64_t t_first, t_last; /* lifetime: first to last timestamp */

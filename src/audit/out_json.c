@@ -97,6 +97,9 @@ static json_t *predicted(const sb_audit_proc *p)
     set(model, "wake_us", sb_json_num(f->wake_us));
     set(model, "launch_extra_us", sb_json_num(f->launch_extra_us));
     set(model, "call_extra_us", sb_json_num(f->call_extra_us));
+    set(model, "start_extra_us", sb_json_num(f->start_extra_us));
+    set(model, "alloc_extra_us", sb_json_num(f->alloc_extra_us));
+    set(model, "copy_extra_us", sb_json_num(f->copy_extra_us));
     set(o, "model", model);
     json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
     for (size_t i = 1; i < p->nsavings; i++) {

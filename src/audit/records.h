@@ -72,12 +72,16 @@
 #define SB_AUDIT_RECORDS_H
 
 #define SB_AUDIT_FORMAT_VERSION 1
-/* In the records folder of a --gpu-activity run: {"launch_plain_ns":P,"launch_recorded_ns":R,
- * "call_plain_ns":Q,"call_recorded_ns":S,"call_oh_ns":O}: the host time of one kernel launch and
- * of one watched call (an idle stream's sync) without and with the recording, timed in one
- * process in turns, and the median time the library timed itself around that call
- * (cmd/audit_calibrate.c). A file holding only the launch pair (an earlier syncbench's) gives
- * the launch's figure alone. */
+/* In the records folder of a --gpu-activity run, calibration.json: "X_plain_ns" and
+ * "X_recorded_ns" for X in launch (a kernel launch), call (a watched call: an idle stream's
+ * sync), trip (a launch, then a sync that waits for it), alloc (a cudaMalloc of 1 MiB and its
+ * cudaFree) and copy (a launch, a 4-byte readback into pinned memory, a sync): the host time of
+ * each without and with the recording, timed in one process in turns; and "call_oh_ns",
+ * "alloc_oh_ns" (the cudaMalloc's and the cudaFree's together), "copy_oh_ns" (the readback's
+ * cudaMemcpyAsync): the median time the library timed itself around those calls
+ * (cmd/audit_calibrate.c). Only the pairs and the "oh"s measured are written; a file from an
+ * earlier syncbench may hold only the launch pair: audit/load.c uses the figures whose inputs
+ * are all there. */
 #define SB_AUDIT_CALIBRATION_FILE "calibration.json"
 /* NVTX range names are recorded up to this many bytes. */
 #define SB_AUDIT_RANGE_NAME_MAX 511

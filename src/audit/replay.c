@@ -124,7 +124,9 @@ struct sb_replay_model {
     size_t nitems;
     size_t nthreads, nstreams, nctx;
     int64_t lat, gap;
-    int64_t wake; /* median wake-up of the syncs that waited in the run; NONE: too few */
+    int64_t start_extra; /* what recording added to the GPU's start of launched work (calibrated) */
+    int64_t copy_extra;  /* ... and of a readback beyond that */
+    int64_t wake;        /* median wake-up of the syncs that waited in the run; NONE: too few */
     sb_replay_facts facts;
     /* the run without the audit's own time (the baseline play), which savings are taken from */
     int have_base;
@@ -389,12 +391,17 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
     }
     m->facts.launch_extra_us = (double)p->launch_extra_ns / 1e3;
     m->facts.call_extra_us = (double)p->call_extra_ns / 1e3;
+    m->start_extra = p->start_extra_ns;
+    m->copy_extra = p->copy_extra_ns;
+    m->facts.start_extra_us = (double)p->start_extra_ns / 1e3;
+    m->facts.alloc_extra_us = (double)p->alloc_extra_ns / 1e3;
+    m->facts.copy_extra_us = (double)p->copy_extra_ns / 1e3;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         /* after the call (inject/watch.c takes its stacks on the way out), with what the
          * calibration found recording adds to a call beyond the time it timed itself (CUPTI's
-         * callbacks, the record's line) */
-        int64_t oh = c->oh + p->call_extra_ns;
+         * callbacks, the record's line; more for an allocation or a free, timed apart) */
+        int64_t oh = c->oh + (c->ptr ? p->alloc_extra_ns : p->call_extra_ns);
         m->facts.audit_overhead_us += (double)oh / 1e3;
         if (oh > 0) {
             m->ohs[m->nohs] = (roh){oh, dense_find(&b->threads, c->tid)};
@@ -650,11 +657,13 @@ static int64_t busy_of(sb_replay_model *m)
 /* One operation: its new start from its terms (the identity play fixes its deviations). */
 static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_bound)
 {
-    int64_t a = NONE, b = NONE, c = NONE, d = NONE;
-    if (o->launch != NONE)
-        a = o->launch - (o->thread >= 0 ? m->delta[o->thread] : 0) + m->lat;
-    else
+    int64_t a = NONE, b = NONE, c = NONE, d = NONE, launched = NONE, dep = NONE;
+    if (o->launch != NONE) {
+        launched = o->launch - (o->thread >= 0 ? m->delta[o->thread] : 0);
+        a = launched + m->lat;
+    } else {
         d = o->start; /* its launch is unknown: it stays where it was */
+    }
     if (o->stream >= 0) {
         if (m->stream_end[o->stream] != NONE)
             b = m->stream_end[o->stream] + m->gap;
@@ -665,6 +674,7 @@ static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_
             c = max64(c, m->blocking_end[o->ctx]);
         else if (o->ctx >= 0 && m->skind[o->stream] == SK_BLOCKING)
             c = max64(c, m->null_end[o->ctx]);
+        dep = c;
         if (c != NONE) /* an event's work ended: the start follows as a queued one would */
             c += m->gap;
     }
@@ -680,8 +690,10 @@ static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_
                    : c == t && !bound ? o->start - c
                                       : (o->start - c < 0 ? o->start - c : 0);
     }
+    /* without the recording, launched work reaches the GPU sooner (the baseline's as every
+     * play's), not before its launch */
     if (a != NONE)
-        a += o->off_a;
+        a = identity ? a + o->off_a : max64(a + o->off_a - m->start_extra, launched);
     if (b != NONE)
         b += o->off_b;
     if (c != NONE)
@@ -689,6 +701,14 @@ static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_
     int64_t start = max64(max64(a, b), max64(c, d));
     if (a != NONE && start == a)
         ++*host_bound;
+    /* a readback reaches the GPU sooner still, but not before its launch, its stream's previous
+     * work or what its stream waits for */
+    if (!identity && o->readback && m->copy_extra > 0 && d == NONE) {
+        int64_t floor = max64(launched, dep);
+        if (o->stream >= 0)
+            floor = max64(floor, m->stream_end[o->stream]);
+        start = max64(start - m->copy_extra, floor);
+    }
     return start;
 }
 

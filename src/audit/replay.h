@@ -30,7 +30,11 @@
  *    out) and what recording added to each watched call beside it and to each launch (measured
  *    before the run: the same calls timed in one process with the recording off and on in
  *    turns, cmd/audit_calibrate.c) are taken out of its thread after the call, in the baseline
- *    as in every other play.
+ *    as in every other play (an allocation's and a free's own figure, which is larger); what it
+ *    added on the GPU's side of a round trip (a launch, then a sync that waits for it: CUPTI's
+ *    timestamps around the work, its end noticed later) is taken off the launch latency of
+ *    every operation whose launch bounds its start, and what it added to a readback's round
+ *    trip beyond that off each readback's start (not before its stream's previous work ends).
  * Items are played in CUPTI's correlation order (one counter over every API call of the process:
  * the order calls were made in), in O(n) per replay after an O(n log n) build. */
 #ifndef SB_AUDIT_REPLAY_H
@@ -55,6 +59,9 @@ typedef struct sb_replay_facts {
     double wake_us;           /* median wake-up of a sync that waited; 0: too few waited */
     double launch_extra_us;   /* what recording added to each launch, taken out; 0: unknown */
     double call_extra_us;     /* ... to each watched call beside its "oh", taken out; 0 */
+    double start_extra_us;    /* ... to the GPU's start of launched work, taken out; 0 */
+    double alloc_extra_us;    /* ... to each cudaMalloc and cudaFree beside its "oh"; 0 */
+    double copy_extra_us;     /* ... to the GPU's start of a readback beyond that; 0 */
 } sb_replay_facts;
 
 typedef struct sb_replay_result {

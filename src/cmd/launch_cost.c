@@ -1,6 +1,5 @@
 #include "cmd/launch_cost.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,16 +7,15 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/recording_switch.h"
 #include "base/textutil.h"
 #include "gpu/cuda_check.h"
 #include "kernels.h"
 
 #define REPS 11
-#define COUNT 1000 /* fewer launches than the launch queue holds: the host never waits for a slot  \
-                    */
+/* fewer launches than the launch queue holds: the host never waits for a slot */
+#define COUNT 1000
 #define MAX_COUNT 100000
-
-typedef int (*recording_fn)(int on);
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -25,15 +23,33 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* ns per launch (what 0) or per idle-stream sync (what 1) of count calls. */
-static int time_calls(int what, long long count, cudaStream_t s, double *ns)
+/* What is timed, each with the recording off and on. */
+enum {
+    LAUNCH, /* a launch of a kernel that does nothing */
+    CALL,   /* a sync of an idle stream: a watched call that returns at once */
+    TRIP,   /* a launch, then a sync that waits for it */
+    ALLOC,  /* cudaMalloc of 1 MiB and its cudaFree (which syncs) */
+    COPY,   /* a launch, a 4-byte readback into pinned memory, a sync: .item()'s round trip */
+    NWHAT
+};
+
+/* ns per item of count items of kind what. */
+static int time_calls(int what, long long count, cudaStream_t s, void *dev, void *pinned,
+                      double *ns)
 {
     double t0 = sb_now_us();
     for (long long i = 0; i < count; i++) {
-        if (what == 0)
+        if (what == LAUNCH || what == TRIP || what == COPY)
             SB_LAUNCH(sb_launch_spin_then_mark(0, NULL, 0, 0.0f, s));
-        else
+        if (what == COPY)
+            SB_CUDA(cudaMemcpyAsync(pinned, dev, 4, cudaMemcpyDeviceToHost, s));
+        if (what == CALL || what == TRIP || what == COPY)
             SB_CUDA(cudaStreamSynchronize(s));
+        if (what == ALLOC) {
+            void *p;
+            SB_CUDA(cudaMalloc(&p, 1 << 20));
+            SB_CUDA(cudaFree(p));
+        }
     }
     double t1 = sb_now_us();
     SB_CUDA(cudaStreamSynchronize(s));
@@ -51,28 +67,36 @@ int sb_cmd_launch_cost(int argc, char **argv)
                        "repetition, 1 to %d)",
                        SB_LAUNCH_COST_CMD, MAX_COUNT);
     cudaStream_t s;
+    void *dev, *pinned;
     SB_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); /* loads the library */
-    const char *lib = getenv("CUDA_INJECTION64_PATH");
-    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    recording_fn recording = h ? (recording_fn)dlsym(h, "syncbench_calibration_recording") : NULL;
+    SB_CUDA(cudaMalloc(&dev, 4));
+    SB_CUDA(cudaMallocHost(&pinned, 4));
+    sb_recording_fn recording = sb_recording_switch();
     if (!recording || recording(1) != 0)
         return sb_fail(SB_EXIT_USAGE, "%s: not running under the audit's library",
                        SB_LAUNCH_COST_CMD);
-    /* [what][on][rep]; repetition 0 warms up */
-    double v[2][2][REPS + 1];
+    /* [what][on][rep]; repetition 0 warms up. An allocation takes tens of microseconds: a
+     * tenth as many of them */
+    double v[NWHAT][2][REPS + 1];
     for (int r = 0; r <= REPS; r++)
         for (int on = 0; on < 2; on++) {
             recording(on);
-            for (int what = 0; what < 2; what++)
-                if (time_calls(what, count, s, &v[what][on][r]) != 0)
+            for (int what = 0; what < NWHAT; what++) {
+                long long n = what == ALLOC ? (count + 9) / 10 : count;
+                if (time_calls(what, n, s, dev, pinned, &v[what][on][r]) != 0)
                     return SB_EXIT_FAIL;
+            }
         }
     recording(1);
+    SB_CUDA(cudaFreeHost(pinned));
+    SB_CUDA(cudaFree(dev));
     SB_CUDA(cudaStreamDestroy(s));
-    for (int what = 0; what < 2; what++)
-        for (int on = 0; on < 2; on++)
+    for (int what = 0; what < NWHAT; what++) {
+        for (int on = 0; on < 2; on++) {
             qsort(v[what][on] + 1, REPS, sizeof(double), cmp_double);
-    printf("%.1f %.1f %.1f %.1f\n", v[0][0][1 + REPS / 2], v[0][1][1 + REPS / 2],
-           v[1][0][1 + REPS / 2], v[1][1][1 + REPS / 2]);
+            printf("%s%.1f", what || on ? " " : "", v[what][on][1 + REPS / 2]);
+        }
+    }
+    printf("\n");
     return 0;
 }

@@ -1,11 +1,15 @@
 /* The hidden subcommand `syncbench __launch-cost [N]`, run under the audit's library by its
  * calibration (cmd/audit_calibrate.c): in one process, with the library's recording switched off
- * and on in turns (syncbench_calibration_recording, audit/inject/api.h), the host time of a
- * kernel launch (a kernel that does nothing) and of a watched call that returns at once (a
- * cudaStreamSynchronize of an idle stream), medians of 11 repetitions of N each (1000 by
- * default). Prints "LAUNCH_OFF LAUNCH_ON CALL_OFF CALL_ON" in ns. One process, because the
- * speed of a VM's host moves between processes by more than recording adds. Not for users; not
- * in --help. */
+ * and on in turns (syncbench_calibration_recording, audit/inject/api.h), the host time of
+ *   - a kernel launch (a kernel that does nothing),
+ *   - a watched call that returns at once (a cudaStreamSynchronize of an idle stream),
+ *   - a round trip (that launch, then a sync that waits for it),
+ *   - an allocation (cudaMalloc of 1 MiB, then its cudaFree),
+ *   - a readback's round trip (the launch, a 4-byte cudaMemcpyAsync into pinned memory, the sync),
+ * medians of 11 repetitions of N each (1000 by default; N / 10 allocations). Prints "LAUNCH_OFF
+ * LAUNCH_ON CALL_OFF CALL_ON TRIP_OFF TRIP_ON ALLOC_OFF ALLOC_ON COPY_OFF COPY_ON" in ns. One
+ * process, because the speed of a VM's host moves between processes by more than recording
+ * adds. Not for users; not in --help. */
 #ifndef SB_CMD_LAUNCH_COST_H
 #define SB_CMD_LAUNCH_COST_H
 

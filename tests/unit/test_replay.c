@@ -20,6 +20,13 @@ static void replay_proc(stream *s)
             "\"kernels\":1,\"launches\":1}");
 }
 
+/* A new stream of one process's records, its first line written. */
+static void begin(stream *s)
+{
+    stream_open(s);
+    replay_proc(s);
+}
+
 /* A kernel launch (cudaLaunchKernel, thread 1) at [t, t + 2 us) and its kernel on stream st. */
 static void launch(stream *s, long long corr, long long t, int st, long long k0, long long k1)
 {
@@ -110,8 +117,7 @@ static void identity(void **state)
 {
     (void)state;
     stream s;
-    stream_open(&s);
-    replay_proc(&s);
+    begin(&s);
     long long corr = 1;
     for (int i = 0; i < 6; i++) { /* two streams, kernels of uneven lengths, a sync each step */
         long long h = 40 * i;
@@ -137,8 +143,7 @@ static void gpu_bound_loop_saves_the_gaps(void **state)
     (void)state;
     enum { N = 20 };
     stream s;
-    stream_open(&s);
-    replay_proc(&s);
+    begin(&s);
     loop(&s, N, 112, 5, 105, 3, 110, 0);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
@@ -164,8 +169,7 @@ static void short_gpu_work_saves_the_wait(void **state)
     (void)state;
     enum { N = 10 };
     stream s;
-    stream_open(&s);
-    replay_proc(&s);
+    begin(&s);
     loop(&s, N, 32, 5, 7, 3, 12, 0);
     sb_audit_run *run = analyzed(&s);
     sb_replay_result r = play_removing(run->procs[0], every_sync);
@@ -188,8 +192,7 @@ static void sync_before_long_host_work_saves_the_overlap(void **state)
 {
     (void)state;
     stream s;
-    stream_open(&s);
-    replay_proc(&s);
+    begin(&s);
     launch(&s, 1, 0, 7, 5, 105);
     stream_sync(&s, 2, 6, 110, 7, 1, 0);
     launch(&s, 3, 410, 7, 415, 425);
@@ -211,6 +214,16 @@ static void sync_before_long_host_work_saves_the_overlap(void **state)
     sb_audit_free(run);
 }
 
+/* A 200 us kernel on stream 7 [5, 205) (launch corr 1), an event recorded after it (corr 2) and
+ * stream 8 made to wait for it (cudaStreamWaitEvent, corr 3). */
+static void stream8_waits_for_stream7(stream *s)
+{
+    launch(s, 1, 0, 7, 5, 205);
+    line(s, "{\"t\":\"event\",\"ctx\":1,\"stream\":7,\"corr\":2,\"sync_id\":9}");
+    line(s, "{\"t\":\"sync\",\"type\":\"wait\",\"ctx\":1,\"stream\":8,\"corr\":3,"
+            "\"sync_id\":9,\"start\":0,\"end\":0}");
+}
+
 /* Stream 8 waits (cudaStreamWaitEvent) for an event recorded on stream 7 after a 200 us kernel;
  * removing the host's sync after the first launch moves the second launch earlier, but its
  * kernel still starts after the event's work: it saves nothing of the GPU's order. */
@@ -218,12 +231,8 @@ static void event_orders_streams(void **state)
 {
     (void)state;
     stream s;
-    stream_open(&s);
-    replay_proc(&s);
-    launch(&s, 1, 0, 7, 5, 205);
-    line(&s, "{\"t\":\"event\",\"ctx\":1,\"stream\":7,\"corr\":2,\"sync_id\":9}");
-    line(&s, "{\"t\":\"sync\",\"type\":\"wait\",\"ctx\":1,\"stream\":8,\"corr\":3,"
-             "\"sync_id\":9,\"start\":0,\"end\":0}");
+    begin(&s);
+    stream8_waits_for_stream7(&s);
     stream_sync(&s, 4, 4, 50, 8, 1, 0); /* nothing on stream 8 yet: 46 us of host time */
     launch(&s, 5, 60, 8, 206, 216);     /* waits for the event: starts at 206 */
     stream_sync(&s, 6, 63, 221, 8, 2, 0);
@@ -246,8 +255,7 @@ static void audit_time_is_taken_out(void **state)
     (void)state;
     enum { N = 10 };
     stream s;
-    stream_open(&s);
-    replay_proc(&s);
+    begin(&s);
     loop(&s, N, 40, 5, 7, 20, 22, 4);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
@@ -260,8 +268,7 @@ static void audit_time_is_taken_out(void **state)
     sb_audit_free(run);
 
     /* syncs that wait: [3, 12) after the launch, for the kernel [5, 7) */
-    stream_open(&s);
-    replay_proc(&s);
+    begin(&s);
     loop(&s, N, 40, 5, 7, 3, 12, 4);
     run = analyzed(&s);
     none = play_removing(run->procs[0], no_call);
@@ -298,8 +305,7 @@ static void readbacks_go_with_their_sync(void **state)
     (void)state;
     enum { N = 10 };
     stream s;
-    stream_open(&s);
-    replay_proc(&s);
+    begin(&s);
     for (long long i = 0; i < N; i++) {
         long long h = 30 * i;
         item_step(&s, 3 * i + 1, h, h + 2, h + 4, h + 5, h + 5, h + 13);
@@ -319,29 +325,35 @@ static void readbacks_go_with_their_sync(void **state)
 
 /* cudaMalloc at t, a kernel, cudaFree at t+20 (30 us, it waits for the kernel); pointer pairs
  * them. Removing the frees removes the allocations too (allocate once): 10 + 30 us a step. */
-static void a_free_takes_its_allocation(void **state)
+/* n steps of 100 us: a cudaMalloc [0, 10), a launch at 12 (its kernel [15, 17)), the cudaFree
+ * of the allocation [20, 50) (at free_site), which syncs. */
+static void alloc_loop(stream *s, int n)
 {
-    (void)state;
-    enum { N = 5 };
-    stream s;
-    stream_open(&s);
-    replay_proc(&s);
-    for (long long i = 0; i < N; i++) {
+    for (long long i = 0; i < n; i++) {
         long long h = 100 * i, c = 3 * i + 1;
-        line(&s,
+        line(s,
              "{\"t\":\"call\",\"api\":\"cudaMalloc_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
              "\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":-1,"
              "\"ptr\":%lld}",
              c, h * US, (h + 10) * US, 4096 + 512 * i);
-        launch(&s, c + 1, h + 12, 7, h + 15, h + 17);
-        line(&s, "{\"t\":\"stack\",\"id\":5,\"frames\":[[\"/app\",\"free_site\",8,0]]}");
-        line(&s,
+        launch(s, c + 1, h + 12, 7, h + 15, h + 17);
+        line(s, "{\"t\":\"stack\",\"id\":5,\"frames\":[[\"/app\",\"free_site\",8,0]]}");
+        line(s,
              "{\"t\":\"call\",\"api\":\"cudaFree_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
              "\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":5,"
              "\"ptr\":%lld}",
              c + 2, (h + 20) * US, (h + 50) * US, 4096 + 512 * i);
     }
-    replay_end(&s, 100 * N);
+    replay_end(s, 100 * n);
+}
+
+static void a_free_takes_its_allocation(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    stream s;
+    begin(&s);
+    alloc_loop(&s, N);
     sb_audit_run *run = analyzed(&s);
     sb_replay_result r = play_removing(run->procs[0], every_sync);
     near(r.wall_us, 40.0 * N);
@@ -358,8 +370,7 @@ static void legacy_stream_waits_for_blocking_streams(void **state)
     (void)state;
     for (int records = 1; records >= 0; records--) {
         stream s;
-        stream_open(&s);
-        replay_proc(&s);
+        begin(&s);
         if (records) {
             line(&s, "{\"t\":\"gstream\",\"ctx\":1,\"stream\":7,\"flag\":\"null\"}");
             line(&s, "{\"t\":\"gstream\",\"ctx\":1,\"stream\":8,\"flag\":\"blocking\"}");
@@ -386,6 +397,29 @@ static void legacy_stream_waits_for_blocking_streams(void **state)
     }
 }
 
+/* The run of stream s, written to tmpdir beside a calibration.json holding `calibration`,
+ * loaded and analyzed as `syncbench audit` would. */
+static sb_audit_run *calibrated(stream *s, const char *calibration)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/calibration.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(calibration, f);
+    fclose(f);
+    fclose(s->f);
+    snprintf(path, sizeof path, "%s/proc-100.jsonl", tmpdir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fwrite(s->text, 1, s->len, f);
+    fclose(f);
+    free(s->text);
+    sb_audit_run *run;
+    assert_int_equal(sb_audit_load_dir(tmpdir, &run), 0);
+    analyze_default(run);
+    return run;
+}
+
 /* The calibration (calibration.json beside the records) says what recording added to each
  * launch: 3 us here, taken out before each of the loop's launches; a file that is no
  * measurement (recorded below plain) takes nothing out. */
@@ -403,35 +437,176 @@ static void calibration_takes_out_the_launch_cost(void **state)
         "{\"launch_plain_ns\":4000,\"launch_recorded_ns\":7000}",
     };
     for (int k = 0; k < 3; k++) {
-        char path[256];
-        snprintf(path, sizeof path, "%s/calibration.json", tmpdir);
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(files[k], f);
-        fclose(f);
         stream s;
-        stream_open(&s);
-        replay_proc(&s);
+        begin(&s);
         loop(&s, N, 40, 5, 7, 20, 22, 0);
-        fclose(s.f);
-        snprintf(path, sizeof path, "%s/proc-100.jsonl", tmpdir);
-        f = fopen(path, "w");
-        assert_non_null(f);
-        fwrite(s.text, 1, s.len, f);
-        fclose(f);
-        free(s.text);
-        sb_audit_run *run;
-        assert_int_equal(sb_audit_load_dir(tmpdir, &run), 0);
-        analyze_default(run);
+        sb_audit_run *run = calibrated(&s, files[k]);
         const sb_audit_proc *p = run->procs[0];
         double launch = k == 1 ? 0 : 3, call = k == 0 ? 2 : 0;
         assert_int_equal(p->launch_extra_ns, launch * 1000);
         assert_int_equal(p->call_extra_ns, call * 1000);
+        assert_int_equal(p->start_extra_ns, 0); /* no round trip in these files */
         near(p->replay->launch_extra_us, launch);
         near(p->replay->call_extra_us, call);
         sb_replay_result none = play_removing(p, no_call);
         /* every launch 3 us sooner, and everything after each of the first N - 1 syncs 2 us */
         near(none.span_us, 40.0 * N - 18 - launch * N - call * (N - 1));
+        sb_audit_free(run);
+    }
+}
+
+/* The round trip: recording added 2.5 us to a launch-then-sync beyond the launch's (nothing) and
+ * the call's (its 0.5 us "oh"), so 2 us to the GPU's start of launched work. In the GPU-bound
+ * loop (gpu_bound_loop_saves_the_gaps) each kernel the host launched after a sync then starts
+ * 2 us sooner without the recording: each of the N - 1 gaps a removed sync closes is 2 us
+ * shorter, and so is the saving; the last step's is the sync's wake-up, as before. */
+static void calibration_takes_out_the_start_cost(void **state)
+{
+    (void)state;
+    enum { N = 20 };
+    stream s;
+    begin(&s);
+    loop(&s, N, 112, 5, 105, 3, 110, 0);
+    sb_audit_run *run = calibrated(&s, "{\"launch_plain_ns\":4000,\"launch_recorded_ns\":4000,"
+                                       "\"call_plain_ns\":1000,\"call_recorded_ns\":1500,"
+                                       "\"call_oh_ns\":500,\"trip_plain_ns\":10000,"
+                                       "\"trip_recorded_ns\":12500}");
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->start_extra_ns, 2000);
+    near(p->replay->start_extra_us, 2);
+    sb_replay_result r = play_removing(p, every_sync);
+    near(r.wall_us, (11.0 - 2) * (N - 1) + 5);
+    sb_audit_free(run);
+}
+
+/* An allocation's own figure: recording added 10 us to a cudaMalloc and cudaFree pair beside
+ * their 2 us of "oh", so 4 us to each, in place of a sync's 0.5 us. The run without the
+ * recording (nothing removed) is 4 us shorter after each of the 2N calls but the last. */
+static void calibration_takes_out_an_allocations_cost(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    stream s;
+    begin(&s);
+    alloc_loop(&s, N);
+    sb_audit_run *run = calibrated(&s, "{\"alloc_plain_ns\":40000,\"alloc_recorded_ns\":50000,"
+                                       "\"alloc_oh_ns\":2000,\"call_plain_ns\":1000,"
+                                       "\"call_recorded_ns\":2000,\"call_oh_ns\":500}");
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->alloc_extra_ns, 4000);
+    assert_int_equal(p->call_extra_ns, 500); /* a sync's, not taken out after an allocation */
+    near(p->replay->alloc_extra_us, 4);
+    sb_replay_result none = play_removing(p, no_call);
+    near(none.span_us, 100.0 * (N - 1) + 50 - 4 * (2 * N - 1));
+    sb_audit_free(run);
+}
+
+/* A readback's own figure: its round trip took 3 us more recorded than plain, beyond the plain
+ * trip's 0.5 us (the sync's "oh") and its copy call's 0.5 us "oh": 2 us. Each step's copy
+ * started 3 us after its kernel ended and its sync waited for it: without the recording it
+ * starts 2 us sooner, and so every later step (the run 2 us shorter a step); 5 us sooner
+ * would start it before its kernel ends: it starts at that end, 3 us sooner. */
+static void calibration_takes_out_a_readbacks_cost(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    static const char *const files[] = {
+        "{\"launch_plain_ns\":4000,\"launch_recorded_ns\":4000,\"call_plain_ns\":1000,"
+        "\"call_recorded_ns\":1500,\"call_oh_ns\":500,\"trip_plain_ns\":10000,"
+        "\"trip_recorded_ns\":10500,\"copy_plain_ns\":12000,\"copy_recorded_ns\":15000,"
+        "\"copy_oh_ns\":500}",
+        "{\"launch_plain_ns\":4000,\"launch_recorded_ns\":4000,\"call_plain_ns\":1000,"
+        "\"call_recorded_ns\":1500,\"call_oh_ns\":500,\"trip_plain_ns\":10000,"
+        "\"trip_recorded_ns\":10500,\"copy_plain_ns\":12000,\"copy_recorded_ns\":18000,"
+        "\"copy_oh_ns\":500}",
+    };
+    for (int k = 0; k < 2; k++) {
+        stream s;
+        begin(&s);
+        for (long long i = 0; i < N; i++) {
+            long long h = 40 * i;
+            item_step(&s, 3 * i + 1, h, h + 5, h + 15, h + 18, h + 6, h + 22);
+        }
+        replay_end(&s, 40 * N);
+        sb_audit_run *run = calibrated(&s, files[k]);
+        const sb_audit_proc *p = run->procs[0];
+        assert_int_equal(p->start_extra_ns, 0);
+        assert_int_equal(p->copy_extra_ns, k ? 5000 : 2000);
+        sb_replay_result none = play_removing(p, no_call);
+        near(none.span_us, 40.0 * (N - 1) + 22 - (k ? 3 : 2) * N);
+        sb_audit_free(run);
+    }
+}
+
+/* A readback's sooner start never passes what its stream waits for: stream 8 waits (an event)
+ * for a 200 us kernel on stream 7, then reads back [206, 207) and syncs. With a readback figure
+ * of 5 us the copy starts at the kernel's end, 205, not at 201: the run 1 us shorter, not 5. */
+static void a_readback_waits_for_its_streams_event(void **state)
+{
+    (void)state;
+    stream s;
+    begin(&s);
+    stream8_waits_for_stream7(&s);
+    line(&s,
+         "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
+         "\"corr\":4,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":-1,"
+         "\"copy\":\"DtoH\",\"host\":\"pinned\"}",
+         60 * US, 62 * US);
+    line(&s,
+         "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":8,\"corr\":4,\"rcorr\":4,"
+         "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"DtoH\",\"src\":\"device\","
+         "\"dst\":\"pinned\"}",
+         206 * US, 207 * US);
+    stream_sync(&s, 5, 63, 210, 8, 1, 0);
+    replay_end(&s, 300);
+    sb_audit_run *run = calibrated(&s, "{\"launch_plain_ns\":4000,\"launch_recorded_ns\":4000,"
+                                       "\"call_plain_ns\":1000,\"call_recorded_ns\":1500,"
+                                       "\"call_oh_ns\":500,\"trip_plain_ns\":10000,"
+                                       "\"trip_recorded_ns\":10000,\"copy_plain_ns\":12000,"
+                                       "\"copy_recorded_ns\":17500,\"copy_oh_ns\":500}");
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->copy_extra_ns, 5000);
+    sb_replay_result none = play_removing(p, no_call);
+    near(none.span_us, 210 - 1);
+    sb_audit_free(run);
+}
+
+/* Every figure from one file whose every field counts: launch 1 us; call 2000 - 1000 - 400 =
+ * 0.6 us; start (12000 - 9000) - 1000 - (2000 - 1000) = 1 us; allocation ((30000 - 20000) -
+ * 4000) / 2 = 3 us; readback (17000 - 12000) - (12000 - 9000) - 300 - 600 = 1.1 us. A launch
+ * or call figure below zero counts as zero in the others (what the replay takes out); a file
+ * without an allocation's figures takes the call's for an allocation. */
+static void calibration_figures_from_every_field(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        long long launch, call, start, alloc, copy;
+    } cases[] = {
+        {"{\"launch_plain_ns\":4000,\"launch_recorded_ns\":5000,\"call_plain_ns\":1000,"
+         "\"call_recorded_ns\":2000,\"call_oh_ns\":400,\"trip_plain_ns\":9000,"
+         "\"trip_recorded_ns\":12000,\"alloc_plain_ns\":20000,\"alloc_recorded_ns\":30000,"
+         "\"alloc_oh_ns\":4000,\"copy_plain_ns\":12000,\"copy_recorded_ns\":17000,"
+         "\"copy_oh_ns\":300}",
+         1000, 600, 1000, 3000, 1100},
+        /* launch -1 us and call -0.5 us: both 0 in start and readback */
+        {"{\"launch_plain_ns\":5000,\"launch_recorded_ns\":4000,\"call_plain_ns\":1000,"
+         "\"call_recorded_ns\":1100,\"call_oh_ns\":600,\"trip_plain_ns\":9000,"
+         "\"trip_recorded_ns\":12000,\"copy_plain_ns\":12000,\"copy_recorded_ns\":17000,"
+         "\"copy_oh_ns\":300}",
+         0, 0, 3000 - 600, 0, 5000 - 3000 - 300},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        stream s;
+        begin(&s);
+        loop(&s, 2, 40, 5, 7, 20, 22, 0);
+        sb_audit_run *run = calibrated(&s, cases[k].file);
+        const sb_audit_proc *p = run->procs[0];
+        assert_int_equal(p->launch_extra_ns, cases[k].launch);
+        assert_int_equal(p->call_extra_ns, cases[k].call);
+        assert_int_equal(p->start_extra_ns, cases[k].start);
+        assert_int_equal(p->alloc_extra_ns, cases[k].alloc ? cases[k].alloc : cases[k].call);
+        assert_int_equal(p->copy_extra_ns, cases[k].copy);
         sb_audit_free(run);
     }
 }
@@ -442,8 +617,7 @@ static void reports_show_the_prediction(void **state)
 {
     (void)state;
     stream s;
-    stream_open(&s);
-    replay_proc(&s);
+    begin(&s);
     loop(&s, 4, 112, 5, 105, 3, 110, 0);
     sb_audit_run *run = analyzed(&s);
     char *text = NULL;
@@ -502,6 +676,16 @@ int main(void)
         cmocka_unit_test(a_free_takes_its_allocation),
         cmocka_unit_test(legacy_stream_waits_for_blocking_streams),
         cmocka_unit_test_setup_teardown(calibration_takes_out_the_launch_cost, make_tmpdir,
+                                        remove_tmpdir),
+        cmocka_unit_test_setup_teardown(calibration_takes_out_the_start_cost, make_tmpdir,
+                                        remove_tmpdir),
+        cmocka_unit_test_setup_teardown(calibration_takes_out_an_allocations_cost, make_tmpdir,
+                                        remove_tmpdir),
+        cmocka_unit_test_setup_teardown(calibration_takes_out_a_readbacks_cost, make_tmpdir,
+                                        remove_tmpdir),
+        cmocka_unit_test_setup_teardown(a_readback_waits_for_its_streams_event, make_tmpdir,
+                                        remove_tmpdir),
+        cmocka_unit_test_setup_teardown(calibration_figures_from_every_field, make_tmpdir,
                                         remove_tmpdir),
         cmocka_unit_test(reports_show_the_prediction),
     };
