@@ -154,6 +154,33 @@ static int fit_gpus(sb_plan *plan, int *visible, char *note, size_t n)
     return rc ? rc : sb_plan_fit_gpus(plan, *visible, note, n);
 }
 
+/* SYNCBENCH_RECORDING_TURNS (a test hook of the replay's validation, engine/measure.h): unset,
+ * empty or 0: none; 1: wanted, which needs syncbench audit's library (checked here, before the
+ * device is opened, by its variable; its switch once CUDA has loaded it: recording_switch). */
+static int recording_turns_wanted(int *wanted)
+{
+    const char *v = getenv("SYNCBENCH_RECORDING_TURNS");
+    *wanted = v && !strcmp(v, "1");
+    if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
+        return sb_fail(SB_EXIT_USAGE, "SYNCBENCH_RECORDING_TURNS=%s: 0 or 1", v);
+    const char *lib = getenv("CUDA_INJECTION64_PATH");
+    if (*wanted && (!lib || !*lib))
+        return sb_fail(SB_EXIT_USAGE, "SYNCBENCH_RECORDING_TURNS=1: only under `syncbench audit "
+                                      "--gpu-activity` (no injection library)");
+    return 0;
+}
+
+/* The audit library's switch, working, when turns are wanted (NULL otherwise). */
+static int recording_switch(int wanted, sb_recording_fn *out)
+{
+    *out = wanted ? sb_recording_switch() : NULL;
+    if (wanted && (!*out || (*out)(1) != 0))
+        return sb_fail(SB_EXIT_USAGE, "SYNCBENCH_RECORDING_TURNS=1: the injection library has no "
+                                      "recording to switch (run under `syncbench audit "
+                                      "--gpu-activity`)");
+    return 0;
+}
+
 static int measure_plan(const sb_options *o, sb_plan *plan, const char *suite_samples, int argc,
                         char **argv)
 {
@@ -163,7 +190,11 @@ static int measure_plan(const sb_options *o, sb_plan *plan, const char *suite_sa
     sb_env_host(&env, argc, argv);
     size_t free_b = 0;
     char skipped[1024] = "";
+    int turns = 0;
+    sb_recording_fn recording = NULL;
     int rc = pin_cpu(o->cpu);
+    if (!rc)
+        rc = recording_turns_wanted(&turns);
     if (!rc)
         rc = add_sinks(o, suite_samples, &sinks);
     int visible = 0;
@@ -171,6 +202,8 @@ static int measure_plan(const sb_options *o, sb_plan *plan, const char *suite_sa
         rc = fit_gpus(plan, &visible, skipped, sizeof skipped);
     if (!rc)
         rc = sb_env_open_device(&env, (int)o->device);
+    if (!rc)
+        rc = recording_switch(turns, &recording);
     if (!rc && visible) /* what the multi-GPU entries need beyond their GPUs: NCCL, P2P */
         rc = sb_plan_check_gpus(plan, visible);
     if (!rc)
@@ -191,11 +224,10 @@ static int measure_plan(const sb_options *o, sb_plan *plan, const char *suite_sa
     if (*skipped)
         fprintf(stderr, "syncbench: note: %s\n", skipped);
 
-    const char *turns = getenv("SYNCBENCH_RECORDING_TURNS"); /* a test hook: measure.h */
     sb_measure_cfg cfg = {.device = (int)o->device,
                           .capture = 1,
                           .sample_clocks = env.has_nvml ? sb_nvml_sample : NULL,
-                          .recording = turns && !strcmp(turns, "1") ? sb_recording_switch() : NULL};
+                          .recording = recording};
     int terminal = !o->quiet && isatty(STDERR_FILENO); /* a progress line only there */
     rc = sb_run_plan(plan, cfg, &sinks, &env, terminal);
     if (terminal)

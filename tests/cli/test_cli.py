@@ -159,6 +159,19 @@ def test_bad_input_is_one_line_exit_2(args, message, tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
+@pytest.mark.parametrize("value,message", [
+    ("2", "SYNCBENCH_RECORDING_TURNS=2: 0 or 1"),
+    ("1", "SYNCBENCH_RECORDING_TURNS=1: only under `syncbench audit --gpu-activity`"),
+])
+def test_recording_turns_bad_value_is_one_line_exit_2(value, message, tmp_path):
+    """The replay validation's hook: a value it does not know, or turns outside the audit, is
+    bad input before any GPU work (exit 2, not the missing GPU's 3)."""
+    env = dict(NO_GPU, CUDA_INJECTION64_PATH="", SYNCBENCH_RECORDING_TURNS=value)
+    r = run("--scenario", "small-gemm", "--csv", tmp_path / "out.csv", env=env)
+    assert_usage_error(r, message)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bad_csv_leaves_no_file(tmp_path):
     target = tmp_path / "out.csv"
     r = run("--scenario", "nosuch", "--csv", target, env=NO_GPU)
