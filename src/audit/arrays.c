@@ -5,6 +5,7 @@
 #include "base/error.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +20,13 @@ int sb_keyed_cmp(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* The first position whose key is >= key (upper: > key). */
+/* The first position whose key is >= key (upper: > key): the keys seen as a strided array. */
+_Static_assert(offsetof(sb_keyed, key) == 0 && sizeof(sb_keyed) % sizeof(int64_t) == 0,
+               "sb_keyed: its key first, its size a whole number of keys");
 static size_t keyed_bound(const sb_keyed *k, size_t n, int64_t key, int upper)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k[mid].key < key || (upper && k[mid].key == key))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return sb_count_before((const int64_t *)(const void *)k, n, sizeof *k / sizeof(int64_t), key,
+                           upper);
 }
 
 const sb_keyed *sb_keyed_first(const sb_keyed *k, size_t n, int64_t key)

@@ -97,6 +97,13 @@ int sb_audit_write_trace(FILE *f, const sb_audit_run *run);
  * offending sites to `msg` (NULL: writes nothing). */
 int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg);
 
+/* calibration.json's keys, in records.h's SB_CAL_* order (calibration.c). */
+extern const char *const sb_audit_calibration_keys[];
+/* The calibration's records (cmd/audit_calibrate.c): the median "oh" of each of these calls in
+ * one record file, -1 where it holds none (calibration.c). */
+enum { SB_OH_SYNC, SB_OH_MALLOC, SB_OH_FREE, SB_OH_COPY, SB_OH_N };
+void sb_audit_median_ohs(const char *path, double oh[SB_OH_N]);
+
 /* How many processes initialized CUDA (wrote a stream). 0: CMD never used CUDA. */
 int sb_audit_nprocs(const sb_audit_run *run);
 void sb_audit_free(sb_audit_run *run);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "audit/audit.h"
+#include "audit/records.h"
 #include "base/strpool.h"
 
 /* ---- interned strings (base/strpool.h: one copy each; equal text <=> equal pointer) ---- */
@@ -255,6 +256,10 @@ struct sb_audit_run {
     size_t nrange_sums;
     void *py_files; /* pysite.c's cache of source files */
 };
+
+/* ---- calibration.c ---- */
+/* The calibrated figures of dir's calibration.json into every process of run (none: 0). */
+void sb_audit_read_calibration(sb_audit_run *run, const char *dir);
 
 /* ---- classes.c ---- */
 /* `api` without its CUPTI suffixes (_v3020, _ptsz, _ptds, _v2) into buf. */

@@ -439,70 +439,6 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* What recording added (the calibration's figures, calibration.json: records.h), for the replay
- * of every process: to each launch; to each watched call beside the time its own record gives
- * ("oh"); to each allocation call (cudaMalloc and cudaFree, which cost more to watch); to the
- * GPU's start of launched work (a round trip's extra beyond its launch's and its sync's); to a
- * readback's (its round trip's extra beyond the plain trip's and its call's). A figure whose
- * inputs are absent (a folder an earlier syncbench calibrated) or that is no measurement (below
- * zero, a millisecond or more) is 0: nothing taken out. */
-/* A figure in ns as the replay takes it out: nothing below zero, and a millisecond or more per
- * call is no measurement. */
-static double clamp_figure(double ns)
-{
-    return ns > 0 && ns < 1e6 ? ns : 0;
-}
-
-static void read_calibration(sb_audit_run *run, const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, SB_AUDIT_CALIBRATION_FILE);
-    json_t *o = json_load_file(path, 0, NULL);
-    enum { L0, L1, C0, C1, OH, T0, T1, A0, A1, AOH, P0, P1, POH, NKEYS };
-    static const char *const keys[NKEYS] = {
-        "launch_plain_ns",   "launch_recorded_ns", "call_plain_ns",    "call_recorded_ns",
-        "call_oh_ns",        "trip_plain_ns",      "trip_recorded_ns", "alloc_plain_ns",
-        "alloc_recorded_ns", "alloc_oh_ns",        "copy_plain_ns",    "copy_recorded_ns",
-        "copy_oh_ns"};
-    double v[NKEYS];
-    unsigned have = 0;
-    for (int i = 0; i < NKEYS; i++) {
-        json_t *x = json_object_get(o, keys[i]);
-        v[i] = json_is_number(x) ? json_number_value(x) : 0;
-        have |= json_is_number(x) ? 1u << i : 0;
-    }
-    json_decref(o);
-#define B(i) (1u << (i))
-#define HAVE(m) ((have & (m)) == (m))
-    /* the launch's and the call's figures as the replay takes them out (none below zero) go
-     * into the others */
-    double launch = HAVE(B(L0) | B(L1)) ? clamp_figure(v[L1] - v[L0]) : 0;
-    double call = HAVE(B(C0) | B(C1) | B(OH)) ? clamp_figure(v[C1] - v[C0] - v[OH]) : 0;
-    /* the trip is the launch, the GPU's start of its kernel, the kernel's end seen, the sync's
-     * return: what recording added beyond the launch's and the call's is the GPU side's */
-    double start = HAVE(B(L0) | B(L1) | B(C0) | B(C1) | B(OH) | B(T0) | B(T1))
-                       ? (v[T1] - v[T0]) - launch - (v[OH] + call)
-                       : 0;
-    /* an allocation's own figure; a file without it (an earlier syncbench's): the call's */
-    double alloc = HAVE(B(A0) | B(A1) | B(AOH)) ? ((v[A1] - v[A0]) - v[AOH]) / 2 : call;
-    /* the readback's trip is the plain trip with a copy call and its copy in the middle */
-    double copy = HAVE(B(T0) | B(T1) | B(P0) | B(P1) | B(POH) | B(C0) | B(C1) | B(OH))
-                      ? (v[P1] - v[P0]) - (v[T1] - v[T0]) - v[POH] - call
-                      : 0;
-#undef HAVE
-#undef B
-    const int64_t ns[5] = {(int64_t)launch, (int64_t)call, (int64_t)clamp_figure(start),
-                           (int64_t)clamp_figure(alloc), (int64_t)clamp_figure(copy)};
-    for (size_t i = 0; i < run->nprocs; i++) {
-        sb_audit_proc *p = run->procs[i];
-        p->launch_extra_ns = ns[0];
-        p->call_extra_ns = ns[1];
-        p->start_extra_ns = ns[2];
-        p->alloc_extra_ns = ns[3];
-        p->copy_extra_ns = ns[4];
-    }
-}
-
 int sb_audit_load_dir(const char *dir, sb_audit_run **out)
 {
     *out = NULL;
@@ -549,7 +485,7 @@ int sb_audit_load_dir(const char *dir, sb_audit_run **out)
         sb_audit_free(run);
         return rc;
     }
-    read_calibration(run, dir);
+    sb_audit_read_calibration(run, dir);
     *out = run;
     return 0;
 }

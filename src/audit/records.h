@@ -83,6 +83,25 @@
  * earlier syncbench may hold only the launch pair: audit/load.c uses the figures whose inputs
  * are all there. */
 #define SB_AUDIT_CALIBRATION_FILE "calibration.json"
+/* Its keys (audit/calibration.c names them): the five pairs in `syncbench __launch-cost`'s
+ * order, then the three "oh"s. */
+enum {
+    SB_CAL_LAUNCH_PLAIN,
+    SB_CAL_LAUNCH_RECORDED,
+    SB_CAL_CALL_PLAIN,
+    SB_CAL_CALL_RECORDED,
+    SB_CAL_TRIP_PLAIN,
+    SB_CAL_TRIP_RECORDED,
+    SB_CAL_ALLOC_PLAIN,
+    SB_CAL_ALLOC_RECORDED,
+    SB_CAL_COPY_PLAIN,
+    SB_CAL_COPY_RECORDED,
+    SB_CAL_CALL_OH,
+    SB_CAL_ALLOC_OH,
+    SB_CAL_COPY_OH,
+    SB_CAL_NKEYS,
+    SB_CAL_NPAIRS = SB_CAL_CALL_OH /* the timed figures: off and on for each of five */
+};
 /* NVTX range names are recorded up to this many bytes. */
 #define SB_AUDIT_RANGE_NAME_MAX 511
 

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "engine/stats.h"
 #include "base/recording_switch.h"
 #include "base/textutil.h"
 #include "gpu/cuda_check.h"
@@ -16,12 +17,6 @@
 /* fewer launches than the launch queue holds: the host never waits for a slot */
 #define COUNT 1000
 #define MAX_COUNT 100000
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* What is timed, each with the recording off and on. */
 enum {
@@ -93,7 +88,7 @@ int sb_cmd_launch_cost(int argc, char **argv)
     SB_CUDA(cudaStreamDestroy(s));
     for (int what = 0; what < NWHAT; what++) {
         for (int on = 0; on < 2; on++) {
-            qsort(v[what][on] + 1, REPS, sizeof(double), cmp_double);
+            sb_sort_doubles(v[what][on] + 1, REPS);
             printf("%s%.1f", what || on ? " " : "", v[what][on][1 + REPS / 2]);
         }
     }

@@ -26,9 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <nvtx3/nvToolsExt.h>
+
+#include "base/clock.h"
+#include "engine/stats.h"
 
 #include "check.h"
 
@@ -49,13 +51,6 @@ static cudaStream_t stream;
 static float *marker; /* device: what each kernel writes */
 static float *host;   /* pinned: where the readbacks land */
 static float value;   /* the value the latest kernel wrote */
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static void kernel_us(unsigned us)
 {
@@ -151,12 +146,6 @@ static void iteration(int w, int syncing)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 200, reps = argc > 2 ? atoi(argv[2]) : 15;
@@ -188,11 +177,11 @@ int main(int argc, char **argv)
                     snprintf(range, sizeof range, "%s-%s", work[w].name, syncing ? "sync" : "free");
                     nvtxRangePushA(range);
                     CK(cudaStreamSynchronize(stream));
-                    double t0 = now_us();
+                    double t0 = sb_now_us();
                     for (int i = 0; i < n; i++)
                         iteration(w, syncing);
                     CK(cudaStreamSynchronize(stream));
-                    double t1 = now_us();
+                    double t1 = sb_now_us();
                     nvtxRangePop();
                     read_back(); /* what the repetition's last kernel wrote */
                     CK(cudaStreamSynchronize(stream));
@@ -214,12 +203,12 @@ int main(int argc, char **argv)
         for (int on = 0; on < 2; on++) {
             for (int r = 0; r < reps; r++)
                 d[r] = T(w, 1, on, r) - T(w, 0, on, r);
-            qsort(d, (size_t)reps, sizeof *d, cmp_double);
+            sb_sort_doubles(d, (size_t)reps);
             printf(",\"saving_%s\":%.3f", on ? "on" : "off", d[reps / 2]);
         }
         for (int syncing = 1; syncing >= 0; syncing--)
             for (int on = 0; on < 2; on++) {
-                qsort(&T(w, syncing, on, 0), (size_t)reps, sizeof(double), cmp_double);
+                sb_sort_doubles(&T(w, syncing, on, 0), (size_t)reps);
                 printf(",\"%s_%s\":%.3f", syncing ? "sync" : "free", on ? "on" : "off",
                        T(w, syncing, on, reps / 2));
             }

@@ -29,6 +29,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+from statistics import median
 
 import pytest
 
@@ -164,11 +165,6 @@ def record(row):
                      f"{x['predicted'] - x['measured']:+.2f} | "
                      f"{'applies' if not x['why_not'] else 'does not apply: ' + x['why_not']} |")
     (pathlib.Path(OUT) / "replay.md").write_text("\n".join(lines) + "\n")
-
-
-def median(v):
-    v = sorted(v)
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
 TRUTH_WORKLOADS = ["launch-bound", "gpu-bound", "short-kernel", "alloc", "non-blocking"]

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <unistd.h>
 
 #define US 1000LL
 
@@ -611,6 +612,40 @@ static void calibration_figures_from_every_field(void **state)
     }
 }
 
+/* The calibration's own records: the median "oh" of its syncs, its allocation's two calls (by
+ * base name: cudaMallocHost is not cudaMalloc) and its readback's copy; -1 for a call it lacks. */
+static void calibration_records_give_the_median_oh(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "%s/proc-7.jsonl", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    static const struct {
+        const char *api;
+        int oh;
+    } calls[] = {{"cudaStreamSynchronize_v3020", 300},
+                 {"cudaStreamSynchronize_v3020", 100},
+                 {"cudaStreamSynchronize_ptsz", 200},
+                 {"cudaMalloc_v3020", 900},
+                 {"cudaMallocHost_v3020", 5},
+                 {"cudaFree_v3020", 700},
+                 {"cudaFreeHost_v3020", 5}};
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
+        fprintf(f,
+                "{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
+                "\"corr\":%zu,\"start\":0,\"end\":1,\"oh\":%d,\"ranges\":[],\"stack\":-1}\n",
+                calls[i].api, i + 1, calls[i].oh);
+    fclose(f);
+    double oh[SB_OH_N];
+    sb_audit_median_ohs(path, oh);
+    near(oh[SB_OH_SYNC], 200);
+    near(oh[SB_OH_MALLOC], 900);
+    near(oh[SB_OH_FREE], 700);
+    near(oh[SB_OH_COPY], -1);
+    unlink(path);
+}
+
 /* The reports carry the prediction: the table's line, the JSON's "predicted" with sites,
  * classes and the model, the CSV's site_save_us; "could save" is gone. */
 static void reports_show_the_prediction(void **state)
@@ -686,6 +721,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_readback_waits_for_its_streams_event, make_tmpdir,
                                         remove_tmpdir),
         cmocka_unit_test_setup_teardown(calibration_figures_from_every_field, make_tmpdir,
+                                        remove_tmpdir),
+        cmocka_unit_test_setup_teardown(calibration_records_give_the_median_oh, make_tmpdir,
                                         remove_tmpdir),
         cmocka_unit_test(reports_show_the_prediction),
     };
