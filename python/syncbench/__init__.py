@@ -152,8 +152,7 @@ class no_syncs(count_syncs):
         if allow.__class__ is not int or allow < 0:
             raise ValueError(f"syncbench.no_syncs: allow must be a whole number >= 0, "
                              f"not {allow!r}")
-        self.all_threads = bool(all_threads)
-        self.syncs = None
+        super().__init__(all_threads)
         self.allow = allow
 
     def _recreate_cm(self):

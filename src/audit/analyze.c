@@ -322,7 +322,8 @@ static int cmp_int64(const void *a, const void *b)
 }
 
 /* nvtxRangeStart/End ranges belong to no thread (they may end on another one): each counts
- * the blocking calls of every thread of the process that started inside it. n log n. */
+ * the blocking calls of every thread of the process that started inside it, and their blocked
+ * time: the calls as (start, duration) sorted by start, prefix sums of the durations. n log n. */
 static int count_startend(sb_audit_proc *p)
 {
     size_t nse = 0, n = 0;
@@ -330,22 +331,34 @@ static int count_startend(sb_audit_proc *p)
         nse += p->ranges[i].startend;
     if (!nse)
         return 0;
-    int64_t *starts = malloc((p->ncalls ? p->ncalls : 1) * sizeof *starts);
-    if (!starts)
+    int64_t *sd = malloc((p->ncalls ? p->ncalls : 1) * 2 * sizeof *sd);
+    int64_t *sum = malloc((p->ncalls + 1) * sizeof *sum);
+    if (!sd || !sum) {
+        free(sd);
+        free(sum);
         return -1;
+    }
     for (size_t i = 0; i < p->ncalls; i++)
-        if (sb_audit_blocking(p->calls[i].cls))
-            starts[n++] = p->calls[i].start;
-    sb_sort(starts, n, sizeof *starts, cmp_int64);
+        if (sb_audit_blocking(p->calls[i].cls)) {
+            sd[2 * n] = p->calls[i].start;
+            sd[2 * n + 1] = p->calls[i].end - p->calls[i].start;
+            n++;
+        }
+    sb_sort(sd, n, 2 * sizeof *sd, cmp_int64); /* by start (the pair's first member) */
+    sum[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        sum[i + 1] = sum[i] + sd[2 * i + 1];
     for (size_t i = 0; i < p->nranges; i++) {
         sb_audit_range *r = &p->ranges[i];
         if (!r->startend)
             continue;
         int64_t end = r->end >= r->start ? r->end : INT64_MAX;
-        r->blocking = (long)(sb_count_before(starts, n, 1, end, 1) -
-                             sb_count_before(starts, n, 1, r->start, 0));
+        size_t lo = sb_count_before(sd, n, 2, r->start, 0), hi = sb_count_before(sd, n, 2, end, 1);
+        r->blocking = (long)(hi - lo);
+        r->blocked_ns = sum[hi] - sum[lo];
     }
-    free(starts);
+    free(sd);
+    free(sum);
     return 0;
 }
 
@@ -395,11 +408,13 @@ static int count_ranges(sb_audit_proc *p)
             continue;
         for (int k = 0; k < c->nranges; k++) {
             sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
-            if (r)
+            if (r) {
                 r->blocking++;
+                r->blocked_ns += c->end - c->start;
+            }
         }
     }
-    return count_startend(p);
+    return count_startend(p); /* it sets its ranges' counts whole */
 }
 
 static int cmp_range_name(const void *a, const void *b)

@@ -92,6 +92,7 @@ typedef struct sb_audit_range {
     int startend;       /* an nvtxRangeStart/End range: counts every thread's calls inside it */
     const char *domain; /* the NVTX domain's name, "" for the default domain */
     long blocking;      /* analyze.c: blocking calls inside this instance */
+    int64_t blocked_ns; /* analyze.c: their host time blocked */
 } sb_audit_range;
 
 typedef struct sb_audit_frame {

@@ -87,64 +87,6 @@ int sb_rank_add_series(sb_ranks *rk, sb_rank *r, const char *name, const char *d
 
 /* ---- from an analyzed audit ---- */
 
-static int cmp_int64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Each instance's blocked time (ns), indexed as p->ranges: the blocking calls the analyzer
- * counts in it (analyze.c's count_ranges and count_startend). */
-static int instance_blocked(const sb_audit_proc *p, int64_t *out)
-{
-    memset(out, 0, (p->nranges ? p->nranges : 1) * sizeof *out);
-    size_t nse = 0, n = 0;
-    for (size_t i = 0; i < p->ncalls; i++) {
-        const sb_audit_call *c = &p->calls[i];
-        if (!sb_audit_blocking(c->cls))
-            continue;
-        for (int k = 0; k < c->nranges; k++) {
-            const sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
-            if (r && !r->startend)
-                out[r - p->ranges] += c->end - c->start;
-        }
-    }
-    for (size_t i = 0; i < p->nranges; i++)
-        nse += p->ranges[i].startend;
-    if (!nse)
-        return 0;
-    /* start/end ranges: every thread's blocking calls that started inside; calls sorted by
-     * start (pairs of start, duration), then prefix sums of the durations */
-    int64_t *sd = malloc((p->ncalls ? p->ncalls : 1) * 2 * sizeof *sd);
-    int64_t *sum = malloc((p->ncalls + 1) * sizeof *sum);
-    if (!sd || !sum) {
-        free(sd);
-        free(sum);
-        return -1;
-    }
-    for (size_t i = 0; i < p->ncalls; i++)
-        if (sb_audit_blocking(p->calls[i].cls)) {
-            sd[2 * n] = p->calls[i].start;
-            sd[2 * n + 1] = p->calls[i].end - p->calls[i].start;
-            n++;
-        }
-    sb_sort(sd, n, 2 * sizeof *sd, cmp_int64); /* by start (the pair's first member) */
-    sum[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        sum[i + 1] = sum[i] + sd[2 * i + 1];
-    for (size_t i = 0; i < p->nranges; i++) {
-        const sb_audit_range *r = &p->ranges[i];
-        if (!r->startend)
-            continue;
-        int64_t end = r->end >= r->start ? r->end : INT64_MAX;
-        out[i] =
-            sum[sb_count_before(sd, n, 2, end, 1)] - sum[sb_count_before(sd, n, 2, r->start, 0)];
-    }
-    free(sd);
-    free(sum);
-    return 0;
-}
-
 /* One instance of one rank, for lining up its processes' instances by name and start. */
 typedef struct {
     const char *name, *domain; /* interned in the run */
@@ -179,7 +121,6 @@ static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_run *run, int rank
         if (run->procs[i]->rank == rank)
             total += run->procs[i]->nranges;
     instance *in = malloc((total ? total : 1) * sizeof *in);
-    int64_t *blocked = NULL;
     int rc = in ? 0 : -1;
     for (size_t i = 0; !rc && i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
@@ -200,19 +141,12 @@ static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_run *run, int rank
         for (size_t c = 0; c < p->ncalls; c++)
             if (sb_audit_blocking(p->calls[c].cls))
                 r->bubble_us += (double)p->calls[c].bubble_ns / 1e3;
-        free(blocked);
-        if (!(blocked = malloc((p->nranges ? p->nranges : 1) * sizeof *blocked)) ||
-            instance_blocked(p, blocked) < 0) {
-            rc = -1;
-            break;
-        }
         for (size_t k = 0; k < p->nranges; k++) {
             const sb_audit_range *g = &p->ranges[k];
             in[n++] = (instance){
-                g->name, g->domain ? g->domain : "", g->start + off, g->tid, g->id, blocked[k]};
+                g->name, g->domain ? g->domain : "", g->start + off, g->tid, g->id, g->blocked_ns};
         }
     }
-    free(blocked);
     if (!rc)
         sb_sort(in, n, sizeof *in, cmp_instance);
     int64_t *ns = malloc((n ? n : 1) * sizeof *ns);

@@ -101,7 +101,7 @@ static int parse(const char *prefix, const sb_argtable *tables, int ntables, int
     collect(&s, tables, ntables, in_order);
     unsigned long long seen = 0;
     opterr = 0;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, the ordering mode (in order or permuted) read again */
     for (;;) {
         int c = getopt_long(argc, argv, s.shorts, s.longs, NULL);
         if (c == -1)

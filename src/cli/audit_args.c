@@ -106,7 +106,6 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     int rc = sb_args_parse_in_order("audit: ", &t, 1, argc, argv, &first);
     if (rc || req->help)
         return rc;
-    req->first = first;
     if (req->merge) /* the reports and what follows them: cli/audit_merge_args.c */
         return 0;
     /* `--csv -- true`: the "--" was taken as the option's value */

@@ -17,7 +17,6 @@ typedef struct sb_audit_request {
     const char *py_site; /* "user" (default) or "innermost" */
     char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail); NULL with --from */
     int merge;           /* --merge: reports[0..nreports) (NULL-terminated) are --json reports */
-    int first;           /* argv's first operand (the first report with --merge) */
     char **reports;
     int nreports;
 } sb_audit_request;

@@ -506,7 +506,7 @@ int sb_cmd_audit(int argc, char **argv)
         return 0;
     }
     if (req.merge) { /* the reports of several audits: nothing runs */
-        rc = sb_audit_merge_args(argc, argv, req.first, &req);
+        rc = sb_audit_merge_args(argc, argv, &req);
         return rc ? rc : sb_cmd_audit_merge(&req);
     }
     static output outs[] = {{.opt = "csv", .write = write_csv},
