@@ -80,8 +80,8 @@
  * "alloc_oh_ns" (the cudaMalloc's and the cudaFree's together), "copy_oh_ns" (the readback's
  * cudaMemcpyAsync): the median time the library timed itself around those calls
  * (cmd/audit_calibrate.c). Only the pairs and the "oh"s measured are written; a file from an
- * earlier syncbench may hold only the launch pair: audit/load.c uses the figures whose inputs
- * are all there. */
+ * earlier syncbench may hold only the launch pair: audit/calibration.c uses the figures whose
+ * inputs are all there. */
 #define SB_AUDIT_CALIBRATION_FILE "calibration.json"
 /* Its keys (audit/calibration.c names them): the five pairs in `syncbench __launch-cost`'s
  * order, then the three "oh"s. */
