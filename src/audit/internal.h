@@ -151,6 +151,11 @@ typedef struct sb_audit_syncrec {
 /* A stream's creation flags: how it orders against the legacy default stream. */
 typedef enum { SB_STREAM_NULL, SB_STREAM_BLOCKING, SB_STREAM_NON_BLOCKING } sb_audit_stream_flag;
 
+/* a stretch the recording was off ("pause" record) */
+typedef struct sb_audit_pause {
+    int64_t tid, start, end;
+} sb_audit_pause;
+
 typedef struct sb_audit_gstream {
     int64_t ctx, stream;
     int flag; /* sb_audit_stream_flag */
@@ -216,6 +221,8 @@ typedef struct sb_audit_proc {
     size_t nsyncrecs, cap_syncrecs;
     sb_audit_gstream *gstreams;
     size_t ngstreams, cap_gstreams;
+    sb_audit_pause *pauses;
+    size_t npauses, cap_pauses;
     int64_t launch_extra_ns; /* what recording added to each launch (calibration.json); 0 */
     int64_t call_extra_ns;   /* ... to each watched call beside its own "oh"; 0 */
     int64_t start_extra_ns;  /* ... to the GPU's start of launched work (a round trip's); 0 */

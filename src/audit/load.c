@@ -329,6 +329,21 @@ static int read_gstream(sb_audit_proc *p, json_t *o)
     return OK;
 }
 
+static int read_pause(sb_audit_proc *p, json_t *o)
+{
+    int ok = 1;
+    sb_audit_pause z;
+    z.tid = num(o, "tid", &ok);
+    z.start = num(o, "start", &ok);
+    z.end = num(o, "end", &ok);
+    if (!ok || z.end < z.start)
+        return BAD;
+    if (sb_grow(&p->pauses, &p->cap_pauses, p->npauses, sizeof z) < 0)
+        return NOMEM;
+    p->pauses[p->npauses++] = z;
+    return OK;
+}
+
 static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     const char *t = json_string_value(json_object_get(o, "t"));
@@ -358,6 +373,8 @@ static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
         return read_sync(p, o);
     if (strcmp(t, "gstream") == 0)
         return read_gstream(p, o);
+    if (strcmp(t, "pause") == 0)
+        return read_pause(p, o);
     if (strcmp(t, "warn") == 0) {
         if (!p->first_warn && !(p->first_warn = str(run, o, "msg", "")))
             return NOMEM;

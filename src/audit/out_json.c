@@ -100,6 +100,7 @@ static json_t *predicted(const sb_audit_proc *p)
     set(model, "start_extra_us", sb_json_num(f->start_extra_us));
     set(model, "alloc_extra_us", sb_json_num(f->alloc_extra_us));
     set(model, "copy_extra_us", sb_json_num(f->copy_extra_us));
+    set(model, "unrecorded_stretches", json_integer(f->unrecorded));
     set(o, "model", model);
     json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
     for (size_t i = 1; i < p->nsavings; i++) {

@@ -61,6 +61,11 @@
  *   {"t":"gstream","ctx":X,"stream":S,"flag":"null"|"blocking"|"non-blocking"}
  *        a stream CUPTI saw created: the legacy default stream (null), a stream that orders
  *        with it (blocking: cudaStreamDefault) or one that does not (non-blocking).
+ *   {"t":"pause","tid":T,"start":S,"end":E}
+ *        the recording was switched off from S to E by thread T (the calibration, recording
+ *        turns: syncbench_calibration_recording): what the process did then is not recorded.
+ *        The replay plays the stretch as the host's time on T, begun once the GPU has finished
+ *        the work recorded before it.
  *   {"t":"warn","msg":"..."}
  *        something the library could not record (e.g. another CUPTI subscriber).
  *   {"t":"end","clock_ns":C,"mono_ns":M,"why":"exit"|"signal N","dropped":N}

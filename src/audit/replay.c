@@ -62,10 +62,10 @@ static int64_t stream_key(int64_t ctx, int64_t stream)
 }
 
 /* ---- the model ---- */
-/* the order of items of one correlation id: what recording added to a kernel launch before the
- * kernel reached the GPU (IT_PRE), what the call launched, the call, then the audit's own time
- * after it (IT_OH) */
-enum { IT_PRE, IT_LAUNCH, IT_RECORD, IT_WAIT, IT_CALL, IT_OH };
+/* the order of items of one correlation id: a stretch the recording was off that ended before the
+ * call (IT_PAUSE), what recording added to a kernel launch before the kernel reached the GPU
+ * (IT_PRE), what the call launched, the call, then the audit's own time after it (IT_OH) */
+enum { IT_PAUSE, IT_PRE, IT_LAUNCH, IT_RECORD, IT_WAIT, IT_CALL, IT_OH };
 enum { TG_NONE, TG_STREAM, TG_CTX, TG_ALL, TG_EVENT, TG_OP };
 /* how a stream orders against the legacy default stream of its context */
 enum { SK_OWN, SK_NULL, SK_BLOCKING };
@@ -107,6 +107,11 @@ typedef struct {
     int32_t thread;
 } roh;
 
+typedef struct {
+    int64_t start, end;
+    int32_t thread;
+} rpause;
+
 struct sb_replay_model {
     rop *ops;
     size_t nops;
@@ -116,6 +121,8 @@ struct sb_replay_model {
     size_t nrecs, nwaits;
     roh *ohs;
     size_t nohs;
+    rpause *pauses;
+    size_t npauses;
     int32_t *rb; /* readback call indices, grouped by the sync that makes them visible */
     size_t nrb, ncalls;
     unsigned char *gone; /* one play: the calls removed, with their readbacks and allocations */
@@ -146,6 +153,7 @@ void sb_replay_free(sb_replay_model *m)
     free(m->recs);
     free(m->waits);
     free(m->ohs);
+    free(m->pauses);
     free(m->rb);
     free(m->gone);
     free(m->skind);
@@ -335,6 +343,40 @@ static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit
     k->target = ctx;
 }
 
+/* Each stretch the recording was off goes before the first call made after it (calls' ids
+ * follow the order they were made in, on every thread). */
+static int place_pauses(sb_replay_model *m, const sb_audit_proc *p, const builder *b)
+{
+    if (!p->npauses)
+        return 0;
+    size_t n = 0;
+    int64_t *at = malloc((p->ncalls + p->napis + 1) * 2 * sizeof *at); /* (start, corr) */
+    if (!at)
+        return -1;
+    for (size_t i = 0; i < p->ncalls; i++)
+        at[2 * n] = p->calls[i].start, at[2 * n++ + 1] = p->calls[i].corr;
+    for (size_t i = 0; i < p->napis; i++)
+        at[2 * n] = p->apis[i].start, at[2 * n++ + 1] = p->apis[i].corr;
+    sb_sort(at, n, 2 * sizeof *at, cmp_i64); /* by start */
+    for (size_t i = 0; i < p->npauses; i++) {
+        const sb_audit_pause *z = &p->pauses[i];
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (at[2 * mid] < z->end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        m->pauses[m->npauses] = (rpause){z->start, z->end, dense_find(&b->threads, z->tid)};
+        m->facts.unrecorded++;
+        m->items[m->nitems++] =
+            (item){lo < n ? at[2 * lo + 1] : INT64_MAX, IT_PAUSE, (int32_t)m->npauses++, 0};
+    }
+    free(at);
+    return 0;
+}
+
 static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
 {
     m->ops = malloc((p->nacts + 1) * sizeof *m->ops);
@@ -342,10 +384,13 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
     m->waits = malloc((p->nsyncrecs + 1) * sizeof *m->waits);
     m->blocks = malloc((p->ncalls + 1) * sizeof *m->blocks);
     m->ohs = malloc((p->ncalls + p->napis + 1) * sizeof *m->ohs);
-    m->items = malloc((p->nacts + p->nevrecs + p->nsyncrecs + 2 * p->ncalls + p->napis + 1) *
-                      sizeof *m->items);
+    m->pauses = malloc((p->npauses + 1) * sizeof *m->pauses);
+    m->items =
+        malloc((p->nacts + p->nevrecs + p->nsyncrecs + 2 * p->ncalls + p->napis + p->npauses + 1) *
+               sizeof *m->items);
     b->ops = malloc((p->nacts + 1) * sizeof *b->ops);
-    if (!m->ops || !m->recs || !m->waits || !m->blocks || !m->ohs || !m->items || !b->ops)
+    if (!m->ops || !m->recs || !m->waits || !m->blocks || !m->ohs || !m->pauses || !m->items ||
+        !b->ops)
         return -1;
     for (size_t i = 0; i < p->nacts; i++) {
         const sb_audit_act *a = &p->acts[i];
@@ -423,6 +468,8 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         }
         m->items[m->nitems++] = (item){c->corr, IT_CALL, (int32_t)m->nblocks++, c->start};
     }
+    if (place_pauses(m, p, b) < 0)
+        return -1;
     sb_sort(m->items, m->nitems, sizeof *m->items, cmp_item);
     m->facts.ops = (long)m->nops;
     m->facts.gpu_streams = (int)b->streams.n;
@@ -824,6 +871,18 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
                 m->last_new[k->thread] = max64(m->last_new[k->thread], end);
             }
             first = k->start < first ? k->start : first;
+            break;
+        }
+        case IT_PAUSE: {
+            /* unrecorded: its time on the host, begun once the recorded GPU work is done (what
+             * it did on the GPU is unknown; recording turns end each recorded repetition so) */
+            const rpause *z = &m->pauses[it->idx];
+            if (identity || z->thread < 0)
+                break;
+            int64_t begin = max64(z->start - m->delta[z->thread], all_end);
+            int64_t end = begin + (z->end - z->start);
+            m->delta[z->thread] = z->end - end;
+            m->last_new[z->thread] = max64(m->last_new[z->thread], end);
             break;
         }
         case IT_PRE:

@@ -35,6 +35,10 @@
  *    timestamps around the work, its end noticed later) is taken off the launch latency of
  *    every operation whose launch bounds its start, and what it added to a readback's round
  *    trip beyond that off each readback's start (not before its stream's previous work ends).
+ *  - a stretch the recording was off (recording turns: an unrecorded repetition between two
+ *    recorded ones) takes its time on the host, begun once the GPU has finished the work
+ *    recorded before it: what the process did on the GPU then is unknown, and removed syncs
+ *    must not let the host run ahead into it (a repetition ends with its work done).
  * Items are played in CUPTI's correlation order (one counter over every API call of the process:
  * the order calls were made in), in O(n) per replay after an O(n log n) build. */
 #ifndef SB_AUDIT_REPLAY_H
@@ -62,6 +66,7 @@ typedef struct sb_replay_facts {
     double start_extra_us;    /* ... to the GPU's start of launched work, taken out; 0 */
     double alloc_extra_us;    /* ... to each cudaMalloc and cudaFree beside its "oh"; 0 */
     double copy_extra_us;     /* ... to the GPU's start of a readback beyond that; 0 */
+    long unrecorded;          /* stretches the recording was off ("pause" records) */
 } sb_replay_facts;
 
 typedef struct sb_replay_result {

@@ -93,6 +93,7 @@ static void free_proc(sb_audit_proc *p)
     free(p->evrecs);
     free(p->syncrecs);
     free(p->gstreams);
+    free(p->pauses);
     free(p->rows);
     free(p->savings);
     free(p->replay);

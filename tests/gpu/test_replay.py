@@ -190,6 +190,8 @@ def test_predicted_saving_in_one_process(truth_run, name):
     site = found[0]
     iters = site["calls"] / w["syncs_per_iter"]
     assert iters == (truth["reps"] + 1) * truth["n"], (name, site["calls"])  # the "on" reps
+    # each "off" repetition is a stretch the replay knows was not recorded
+    assert procs[0]["predicted"]["model"]["unrecorded_stretches"] >= truth["reps"]
     predicted = site["save_wall_us_readbacks_kept" if w["kept"] else "save_wall_us"] / iters
     measured = w["saving_off"]
     record({"label": f"in one process: {name}", "scenario": "audit_truth", "sync": "sync",
@@ -221,6 +223,8 @@ def test_predicted_saving_of_each_fix_in_one_process(tmp_path, label, scenario, 
     report, _ = audited(tmp_path, f"{scenario}-{sync}-turns", *cmd,
                         env={"SYNCBENCH_RECORDING_TURNS": "1"})
     measured, spv_sync, spv_free = read_saving(csv_out, sync, free)
+    # each counted repetition (pair) was unrecorded: the replay knows where
+    assert report["processes"][0]["predicted"]["model"]["unrecorded_stretches"] >= 10
     site = step_site(report)
     removed = max(spv_sync - spv_free, 0)
     predicted = site["save_per_call_us"] * removed

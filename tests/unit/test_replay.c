@@ -78,6 +78,17 @@ static void loop(stream *s, int n, long long period, long long k0, long long k1,
     replay_end(s, period * n);
 }
 
+/* n steps from t0 (corr from corr0), as loop() without its end record. */
+static void steps(stream *s, long long corr0, int n, long long t0, long long period, long long k0,
+                  long long k1, long long s0, long long s1)
+{
+    for (long long i = 0; i < n; i++) {
+        long long h = t0 + period * i;
+        launch(s, corr0 + 2 * i, h, 7, h + k0, h + k1);
+        stream_sync(s, corr0 + 2 * i + 1, h + s0, h + s1, 7, 1, 0);
+    }
+}
+
 /* The saving (wall us) of removing every blocking call for which pick() holds. */
 static sb_replay_result play_removing(const sb_audit_proc *p, int (*pick)(const sb_audit_call *))
 {
@@ -177,6 +188,34 @@ static void short_gpu_work_saves_the_wait(void **state)
     near(r.wall_us, 9.0 * (N - 1) + 5);
     assert_true(r.host_pct > 99); /* every kernel then waits for its launch */
     assert_string_equal(sb_audit_bound_name(&r), "host");
+    sb_audit_free(run);
+}
+
+/* Recording turns: two recorded stretches of the GPU-bound loop above with the recording off
+ * for 500 us between them (a "pause" record: an unrecorded repetition). Without the syncs the
+ * host finishes the first stretch's launches early, but the unrecorded stretch begins only once
+ * the GPU has run them (what it did is unknown; a repetition ends with its work done): each
+ * stretch saves its gaps, 11 us a step, and the first one the host's 2 us after its last sync
+ * (then overlapped) too, not the time the host ran ahead. */
+static void an_unrecorded_stretch_waits_for_the_recorded_work(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    const long long gap_start = 112 * N, second = gap_start + 500;
+    stream s;
+    begin(&s);
+    steps(&s, 1, N, 0, 112, 5, 105, 3, 110);
+    line(&s, "{\"t\":\"pause\",\"tid\":1,\"start\":%lld,\"end\":%lld}", gap_start * US,
+         second * US);
+    steps(&s, 1 + 2 * N, N, second, 112, 5, 105, 3, 110);
+    replay_end(&s, second + 112 * N);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    assert_int_equal(p->npauses, 1);
+    assert_int_equal(p->replay->unrecorded, 1);
+    sb_replay_result r = play_removing(p, every_sync);
+    near(r.wall_us, (11.0 * (N - 1) + 7) + (11.0 * (N - 1) + 5));
+    near(play_removing(p, no_call).wall_us, 0); /* the pause changes nothing by itself */
     sb_audit_free(run);
 }
 
@@ -710,6 +749,7 @@ int main(void)
         cmocka_unit_test(readbacks_go_with_their_sync),
         cmocka_unit_test(a_free_takes_its_allocation),
         cmocka_unit_test(legacy_stream_waits_for_blocking_streams),
+        cmocka_unit_test(an_unrecorded_stretch_waits_for_the_recorded_work),
         cmocka_unit_test_setup_teardown(calibration_takes_out_the_launch_cost, make_tmpdir,
                                         remove_tmpdir),
         cmocka_unit_test_setup_teardown(calibration_takes_out_the_start_cost, make_tmpdir,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cupti.h>
@@ -217,11 +218,28 @@ int sba_forked(void)
     return forked;
 }
 
+/* The recording switched off and on (the calibration, recording turns): the stretch it was off
+ * becomes a "pause" record, so the replay knows the time the process spent unrecorded. Called
+ * by one thread at a time (syncbench_calibration_recording). */
 void sba_recording(int on)
 {
+    static int off;
+    static uint64_t off_at;
+    static long off_tid;
     if (subscriber)
         sba_watch_enable(subscriber, on);
     sba_activity_pause(!on);
+    if (!on && !off) {
+        off = 1;
+        cuptiGetTimestamp(&off_at);
+        off_tid = (long)syscall(SYS_gettid);
+    } else if (on && off) {
+        uint64_t now;
+        cuptiGetTimestamp(&now);
+        off = 0;
+        sba_out_printf("{\"t\":\"pause\",\"tid\":%ld,\"start\":%llu,\"end\":%llu}", off_tid,
+                       (unsigned long long)off_at, (unsigned long long)now);
+    }
 }
 
 API int InitializeInjection(void)
