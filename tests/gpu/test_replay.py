@@ -222,6 +222,8 @@ def test_predicted_saving_of_each_fix_in_one_process(tmp_path, label, scenario, 
                         "--warmup", "1", "--warmup-time", "0", "--csv", str(csv_out))
     report, _ = audited(tmp_path, f"{scenario}-{sync}-turns", *cmd,
                         env={"SYNCBENCH_RECORDING_TURNS": "1"})
+    if OUT:  # the unrecorded repetitions' figures beside the records
+        shutil.copy(csv_out, pathlib.Path(OUT) / "records" / f"{scenario}-{sync}-turns.csv")
     measured, spv_sync, spv_free = read_saving(csv_out, sync, free)
     # each counted repetition (pair) was unrecorded: the replay knows where
     assert report["processes"][0]["predicted"]["model"]["unrecorded_stretches"] >= 10
