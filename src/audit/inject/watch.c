@@ -59,27 +59,10 @@ static const char *const watched_names[] = {"cudaDeviceSynchronize",
                                             "cuGraphInstantiateWithParams",
                                             NULL};
 
-/* "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync" */
-static void base_name(const char *name, char *out, size_t n)
-{
-    snprintf(out, n, "%s", name);
-    for (;;) {
-        char *u = strrchr(out, '_');
-        if (!u)
-            return;
-        const char *s = u + 1;
-        int suffix =
-            !strcmp(s, "ptds") || !strcmp(s, "ptsz") || (s[0] == 'v' && s[1] >= '0' && s[1] <= '9');
-        if (!suffix)
-            return;
-        *u = 0;
-    }
-}
-
 int sba_watched(const char *name)
 {
     char b[128];
-    base_name(name, b, sizeof b);
+    sb_audit_base_name(name, b, sizeof b); /* "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync" */
     if (!strncmp(b, "cudaMemcpy", 10) || !strncmp(b, "cuMemcpy", 8))
         return 1;
     if ((!strncmp(b, "cudaMemset", 10) || !strncmp(b, "cuMemsetD", 9)) && !strstr(b, "Async"))
