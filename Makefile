@@ -222,19 +222,24 @@ $(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -o $@ $< $(BUILD)/libsyncbench-asan.a -lcmocka $(LDLIBS)
 
-# The injection library's blocks (the in-process API's counting) are tested on their own: built
-# into their test, which stands in for the stack tables.
-INJECT_UNIT_SRC := src/audit/inject/blocks.c
-$(BUILD)/tests/test_blocks: tests/unit/test_blocks.c $(INJECT_UNIT_SRC) $(BUILD)/libsyncbench.a
+# Parts of the injection library are tested on their own, each built into its test, which stands
+# in for what the part calls: the blocks (the in-process API's counting; the stack tables stood
+# in for) and the API callback over the blocks (watch.c; CUPTI, the record file, the NVTX ranges
+# and the stacks stood in for).
+INJECT_UNIT := test_blocks test_watch
+$(INJECT_UNIT:%=$(BUILD)/tests/%) $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): src/audit/inject/blocks.c
+$(BUILD)/tests/test_watch $(BUILD)/tests-asan/test_watch: src/audit/inject/watch.c
+
+$(INJECT_UNIT:%=$(BUILD)/tests/%): $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(INJECT_UNIT_SRC) $(BUILD)/libsyncbench.a -lcmocka \
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libsyncbench.a -lcmocka \
 	  $(LDLIBS)
 
-$(BUILD)/tests-asan/test_blocks: tests/unit/test_blocks.c $(INJECT_UNIT_SRC) $(BUILD)/libsyncbench-asan.a
+$(INJECT_UNIT:%=$(BUILD)/tests-asan/%): $(BUILD)/tests-asan/%: tests/unit/%.c $(BUILD)/libsyncbench-asan.a
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -o $@ $< $(INJECT_UNIT_SRC) \
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -o $@ $(filter %.c,$^) \
 	  $(BUILD)/libsyncbench-asan.a -lcmocka $(LDLIBS)
 
 # InitializeInjection and the in-process API (inject/api.h) are exported (-fvisibility=hidden

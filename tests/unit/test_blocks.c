@@ -175,6 +175,41 @@ static void keeps_the_first_256_lines_and_counts_all(void **state)
     free(text);
 }
 
+/* Lines of every size, one longer than the buffer's first 4096 bytes, as the callback's lines
+ * can be (up to 64 KiB): each kept whole, in order, the buffer growing under them. */
+static void kept_lines_come_back_whole_as_the_buffer_grows(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 4094, 4095, 3, 9000, 64 << 10, 17};
+    enum { N = sizeof sizes / sizeof sizes[0] };
+    char *want = malloc(N * ((64 << 10) + 1) + 1);
+    assert_non_null(want);
+    size_t wlen = 0;
+    int id = sba_block_open(0);
+    for (int i = 0; i < N; i++) {
+        char *line = malloc(sizes[i]);
+        assert_non_null(line);
+        for (size_t k = 0; k < sizes[i]; k++)
+            line[k] = (char)('a' + (k + (size_t)i) % 26);
+        sba_blocks_add(SB_AUDIT_SYNC_DEVICE, line, sizes[i], -1, -1);
+        memcpy(want + wlen, line, sizes[i]);
+        want[wlen + sizes[i]] = '\n';
+        wlen += sizes[i] + 1;
+        free(line);
+    }
+    long long c[SB_AUDIT_NCLASS];
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(sba_block_close(id, c, &text, &len), 0);
+    assert_int_equal(c[SB_AUDIT_SYNC_DEVICE], N);
+    assert_non_null(text);
+    assert_int_equal(len, wlen); /* no stack records: the lines alone */
+    assert_memory_equal(text, want, wlen);
+    assert_int_equal(text[len], '\0');
+    free(text);
+    free(want);
+}
+
 static void a_block_without_blocking_calls_gives_no_text(void **state)
 {
     (void)state;
@@ -222,6 +257,7 @@ int main(void)
         cmocka_unit_test(a_stale_id_never_reaches_the_next_block),
         cmocka_unit_test(nested_blocks_each_count),
         cmocka_unit_test(keeps_the_first_256_lines_and_counts_all),
+        cmocka_unit_test(kept_lines_come_back_whole_as_the_buffer_grows),
         cmocka_unit_test(a_block_without_blocking_calls_gives_no_text),
         cmocka_unit_test(at_most_the_limit_open_and_slots_come_back),
     };

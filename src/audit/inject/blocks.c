@@ -74,23 +74,32 @@ int sba_blocks_watching(void)
     return own_open > 0 || __atomic_load_n(&all_open, __ATOMIC_RELAXED) > 0;
 }
 
+/* Appends s and a newline to (*out, *len, *cap), which stays NUL-ended; -1 when memory is
+ * short. */
+static int append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (*len + n + 2 > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n + 2)
+            c *= 2;
+        char *t = realloc(*out, c);
+        if (!t)
+            return -1;
+        *out = t;
+        *cap = c;
+    }
+    memcpy(*out + *len, s, n);
+    (*out)[*len + n] = '\n';
+    *len += n + 1;
+    (*out)[*len] = 0;
+    return 0;
+}
+
 static void keep_line(block *b, const char *line, size_t len, long stack, long py)
 {
-    if (b->kept >= KEEP || (!b->refs && !(b->refs = malloc(2 * KEEP * sizeof *b->refs))))
+    if (b->kept >= KEEP || (!b->refs && !(b->refs = malloc(2 * KEEP * sizeof *b->refs))) ||
+        append(&b->text, &b->len, &b->cap, line, len) < 0)
         return; /* counted, not kept */
-    if (b->len + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->len + len + 1)
-            cap *= 2;
-        char *t = realloc(b->text, cap);
-        if (!t)
-            return; /* counted, not kept */
-        b->text = t;
-        b->cap = cap;
-    }
-    memcpy(b->text + b->len, line, len);
-    b->text[b->len + len] = '\n';
-    b->len += len + 1;
     b->refs[2 * b->kept] = stack;
     b->refs[2 * b->kept++ + 1] = py;
 }
@@ -164,27 +173,6 @@ static int cmp_long(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;
     return (x > y) - (x < y);
-}
-
-/* Appends s and a newline to (*out, *len, *cap), which stays NUL-ended; -1 when memory is
- * short. */
-static int append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
-{
-    if (*len + n + 2 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < *len + n + 2)
-            c *= 2;
-        char *t = realloc(*out, c);
-        if (!t)
-            return -1;
-        *out = t;
-        *cap = c;
-    }
-    memcpy(*out + *len, s, n);
-    (*out)[*len + n] = '\n';
-    *len += n + 1;
-    (*out)[*len] = 0;
-    return 0;
 }
 
 /* The records the kept lines refer to (each once), then the lines: one malloc'd text. */

@@ -59,27 +59,10 @@ static const char *const watched_names[] = {"cudaDeviceSynchronize",
                                             "cuGraphInstantiateWithParams",
                                             NULL};
 
-/* "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync" */
-static void base_name(const char *name, char *out, size_t n)
-{
-    snprintf(out, n, "%s", name);
-    for (;;) {
-        char *u = strrchr(out, '_');
-        if (!u)
-            return;
-        const char *s = u + 1;
-        int suffix =
-            !strcmp(s, "ptds") || !strcmp(s, "ptsz") || (s[0] == 'v' && s[1] >= '0' && s[1] <= '9');
-        if (!suffix)
-            return;
-        *u = 0;
-    }
-}
-
 int sba_watched(const char *name)
 {
     char b[128];
-    base_name(name, b, sizeof b);
+    sb_audit_base_name(name, b, sizeof b); /* "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync" */
     if (!strncmp(b, "cudaMemcpy", 10) || !strncmp(b, "cuMemcpy", 8))
         return 1;
     if ((!strncmp(b, "cudaMemset", 10) || !strncmp(b, "cuMemsetD", 9)) && !strstr(b, "Async"))
@@ -277,18 +260,28 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     int to_file = sba_out_recording(), to_blocks = sba_blocks_watching();
     if (!to_file && !to_blocks)
         return;
-    uint32_t ctx = 0;
-    if (d->context)
-        cuptiGetContextId(d->context, &ctx);
-    static _Thread_local char ranges[48 << 10]; /* 64 ranges of 512 bytes, escaped */
-    char copy[64] = "";
-    sba_ranges_json(ranges, sizeof ranges);
+    /* What the call is, from its parameters: the direction of a copy and its host memory, and
+     * from them the class the blocks count it in. */
     const char *kind =
         domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_copy_kind(cbid, d->functionParams) : NULL;
     /* cudaMemcpyDefault between two device pointers is a device-to-device copy */
     if (kind && !strcmp(kind, "default") && both_device(d->functionParams))
         kind = "DtoD";
     const char *host = copy_host_memory(domain, cbid, d->functionParams);
+    sb_audit_class cls =
+        to_blocks ? sb_audit_class_alone(d->functionName, kind, host) : SB_AUDIT_NONE;
+    /* With no record file the line is for the blocks, which keep it (and the stacks it names)
+     * for a blocking call only: any other call is counted, and nothing more is worked out. */
+    if (!to_file && !sb_audit_blocking(cls)) {
+        sba_blocks_add(cls, NULL, 0, -1, -1);
+        return;
+    }
+    uint32_t ctx = 0;
+    if (d->context)
+        cuptiGetContextId(d->context, &ctx);
+    static _Thread_local char ranges[48 << 10]; /* 64 ranges of 512 bytes, escaped */
+    char copy[64] = "";
+    sba_ranges_json(ranges, sizeof ranges);
     /* The Python stack, still the caller's (this thread is inside the call), taken after the
      * end time; not for an async copy to or from pinned memory, which cannot block (.item()'s
      * copy: half its cost) unless GPU activity may show it waited. */
@@ -334,5 +327,5 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (to_file)
         sba_out_line(line, len);
     if (to_blocks)
-        sba_blocks_add(sb_audit_class_alone(d->functionName, kind, host), line, len, stack, py);
+        sba_blocks_add(cls, line, len, stack, py);
 }
