@@ -75,7 +75,8 @@ BIN      := $(BUILD)/syncbench
 # The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
 AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
-AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c src/audit/classes.c src/base/utf8.c
+AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c src/audit/classes.c src/base/utf8.c \
+             src/base/dynlib.c
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
@@ -245,7 +246,7 @@ $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): $(BUILD)/tests-asan/%: tests/unit/%.c $(
 # InitializeInjection and the in-process API (inject/api.h) are exported (-fvisibility=hidden
 # hides the rest); libcupti is found through the rpath.
 $(AUDIT_LIB): $(AUDIT_SRC) $(wildcard src/audit/inject/*.h) src/audit/records.h \
-              src/audit/json_text.h src/base/utf8.h | deps
+              src/audit/json_text.h src/base/utf8.h src/base/dynlib.h | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \
@@ -267,7 +268,8 @@ $(FAKE_CUDA): tests/inject/fake_cuda.c
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -ldl
 
 $(PYFRAMES_PROBE): tests/inject/pyframes_probe.c src/audit/inject/pyframes.c src/audit/inject/out.c \
-                   src/audit/json_text.c src/base/utf8.c $(wildcard src/audit/inject/*.h)
+                   src/audit/json_text.c src/base/utf8.c src/base/dynlib.c src/base/dynlib.h \
+                   $(wildcard src/audit/inject/*.h)
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(filter %.c,$^) \

@@ -559,7 +559,7 @@ int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)
     for (size_t i = 0; i < run->nprocs; i++)
         if (summarize(run, run->procs[i]) < 0)
             return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
-    if (sum_ranges(run) < 0)
+    if (sum_ranges(run) < 0 || sb_audit_compute_ranks(run) < 0)
         return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
     run->analyzed = 1;
     return 0;

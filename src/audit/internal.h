@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "audit/audit.h"
+#include "audit/ranks.h"
 #include "audit/records.h"
 #include "base/strpool.h"
 
@@ -262,6 +263,7 @@ struct sb_audit_run {
     sb_audit_opts opts;
     sb_audit_range_sum *range_sums;
     size_t nrange_sums;
+    sb_ranks ranks; /* the view across ranks (ranks.c), for the table and the JSON */
     void *py_files; /* pysite.c's cache of source files */
 };
 

@@ -239,7 +239,7 @@ int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
     set(root, "total", total(run));
     set(root, "rows", rows(run));
     set(root, "ranges", ranges(run));
-    set(root, "ranks", sb_audit_ranks_json(run, env ? env->host : "")); /* across ranks */
+    set(root, "ranks", sb_ranks_json(&run->ranks, env ? env->host : "")); /* across ranks */
     if (o && o->max_syncs >= 0) {
         json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
                               o->range ? sb_json_str(o->range) : json_null(), "passed",

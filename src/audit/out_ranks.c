@@ -133,12 +133,12 @@ static void append(json_t *a, json_t *v)
     sb_json_append(&g_oom, a, v);
 }
 
-static json_t *rank_json(const sb_rank *r)
+static json_t *rank_json(const sb_rank *r, const char *host)
 {
     json_t *o = json_object();
     set(o, "rank", json_integer(r->rank));
     set(o, "local_rank", json_integer(r->local_rank));
-    set(o, "host", sb_json_str(r->host));
+    set(o, "host", sb_json_str(host ? host : r->host));
     if (r->report[0])
         set(o, "report", sb_json_str(r->report));
     set(o, "pid", json_integer(r->pid));
@@ -197,12 +197,12 @@ static json_t *range_json(const sb_ranks *rk, const sb_rank_range *g)
     return o;
 }
 
-json_t *sb_ranks_json(const sb_ranks *rk)
+json_t *sb_ranks_json(const sb_ranks *rk, const char *host)
 {
     g_oom = 0;
     json_t *o = json_object(), *ranks = json_array(), *ranges = json_array();
     for (size_t i = 0; i < rk->n; i++)
-        append(ranks, rank_json(&rk->r[i]));
+        append(ranks, rank_json(&rk->r[i], host));
     for (size_t i = 0; i < rk->nranges; i++)
         append(ranges, range_json(rk, &rk->ranges[i]));
     set(o, "ranks", ranks);
@@ -243,7 +243,7 @@ int sb_ranks_write_csv(FILE *f, const sb_ranks *rk)
 int sb_ranks_write_merged_json(FILE *f, const sb_ranks *rk, const sb_ranks_report *reports,
                                size_t nreports)
 {
-    json_t *ranks = sb_ranks_json(rk); /* resets g_oom */
+    json_t *ranks = sb_ranks_json(rk, NULL); /* resets g_oom */
     json_t *root = json_pack("{s:s, s:i}", "tool", "syncbench audit", "format", 1);
     json_t *merged = json_array();
     for (size_t i = 0; i < nreports; i++) {
@@ -257,36 +257,4 @@ int sb_ranks_write_merged_json(FILE *f, const sb_ranks *rk, const sb_ranks_repor
     set(root, "merged", merged);
     set(root, "ranks", ranks);
     return sb_json_write(f, root, g_oom, "merged report");
-}
-
-/* ---- the audit's own reports ---- */
-
-static int run_ranks(sb_ranks *rk, const sb_audit_run *run, const char *host)
-{
-    sb_ranks_init(rk);
-    if (sb_ranks_from_run(rk, run, host) < 0 || sb_ranks_compute(rk) < 0) {
-        sb_ranks_free(rk);
-        return -1;
-    }
-    return 0;
-}
-
-int sb_audit_write_ranks_table(FILE *f, const sb_audit_run *run, int top)
-{
-    sb_ranks rk;
-    if (run_ranks(&rk, run, "") < 0)
-        return -1;
-    sb_ranks_write_table(f, &rk, top, 0); /* one machine: no host column */
-    sb_ranks_free(&rk);
-    return 0;
-}
-
-json_t *sb_audit_ranks_json(const sb_audit_run *run, const char *host)
-{
-    sb_ranks rk;
-    if (run_ranks(&rk, run, host) < 0)
-        return NULL;
-    json_t *o = sb_ranks_json(&rk);
-    sb_ranks_free(&rk);
-    return o;
 }

@@ -179,6 +179,15 @@ int sb_ranks_from_run(sb_ranks *rk, const sb_audit_run *run, const char *host)
     return 0;
 }
 
+int sb_audit_compute_ranks(sb_audit_run *run)
+{
+    sb_ranks_free(&run->ranks); /* an earlier analysis's */
+    sb_ranks_init(&run->ranks);
+    if (sb_ranks_from_run(&run->ranks, run, "") < 0 || sb_ranks_compute(&run->ranks) < 0)
+        return -1;
+    return 0;
+}
+
 /* ---- lining up ---- */
 
 static int cmp_rank(const void *a, const void *b)

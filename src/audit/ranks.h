@@ -113,20 +113,22 @@ const sb_rank *sb_ranks_duplicate(sb_ranks *rk);
 /* Lines the ranges up (sorting the ranks first). Ranks must be unique. 0, or -1 out of memory. */
 int sb_ranks_compute(sb_ranks *rk);
 
+/* The view of the run's own ranks, what the audit's table and JSON add: computed once, by
+ * sb_audit_analyze, into run->ranks (internal.h), where both writers read it (every rank's host
+ * is "": the JSON names the machine). 0, or -1 out of memory. */
+int sb_audit_compute_ranks(sb_audit_run *run);
+
 /* ---- out_ranks.c: the view ---- */
 /* The "across ranks" section of the table: each rank's blocked time (its host with show_hosts,
  * bubbles where recorded) and, for the `top` ranges whose stragglers made the others wait
  * most, the straggler lines. Nothing when fewer than two ranks. */
 void sb_ranks_write_table(FILE *f, const sb_ranks *rk, int top, int show_hosts);
-/* The "ranks" object of the JSON reports (struct json_t: jansson's), NULL out of memory. */
-struct json_t *sb_ranks_json(const sb_ranks *rk);
+/* The "ranks" object of the JSON reports (struct json_t: jansson's), NULL out of memory. host:
+ * every rank's machine (one machine's audit: its environment's host), or NULL for each rank's
+ * own (a merge). */
+struct json_t *sb_ranks_json(const sb_ranks *rk, const char *host);
 /* The tidy CSV of the lined-up instances: one row per range x instance x rank. */
 int sb_ranks_write_csv(FILE *f, const sb_ranks *rk);
-
-/* What the audit's own reports add (hooks in out_table.c and out_json.c): the view of the run's
- * ranks. -1 out of memory. */
-int sb_audit_write_ranks_table(FILE *f, const sb_audit_run *run, int top);
-struct json_t *sb_audit_ranks_json(const sb_audit_run *run, const char *host);
 
 /* ---- ranks_read.c: a --json report's ranks ---- */
 typedef struct sb_ranks_report {

@@ -24,6 +24,7 @@ sb_audit_run *sb_audit_run_new(void)
     if (r) {
         sb_audit_opts_default(&r->opts);
         r->cmd = "";
+        sb_ranks_init(&r->ranks);
     }
     return r;
 }
@@ -108,6 +109,7 @@ void sb_audit_free(sb_audit_run *run)
         free_proc(run->procs[i]);
     free(run->procs);
     free(run->range_sums);
+    sb_ranks_free(&run->ranks);
     sb_audit_py_cache_free(run);
     sb_strpool_free(&run->strs);
     free(run);

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "base/dynlib.h"
+
 typedef int nvmlReturn_t; /* NVML_SUCCESS == 0 */
 typedef struct nvmlDevice_st *nvmlDevice_t;
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
@@ -22,36 +24,37 @@ static struct {
     nvmlReturn_t (*pcie_max_width)(nvmlDevice_t, unsigned int *);
 } g;
 
-#define LOAD(field, name) (*(void **)&g.field = dlsym(lib, name))
+static const char *const libname[] = {"libnvidia-ml.so.1"};
 
 int sb_nvml_open(void)
 {
     if (g.lib)
         return 0;
-    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        return -1;
-    nvmlReturn_t (*init)(void);
-    *(void **)&init = dlsym(lib, "nvmlInit_v2");
-    LOAD(shutdown, "nvmlShutdown");
-    LOAD(driver_version, "nvmlSystemGetDriverVersion");
-    LOAD(by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
-    LOAD(clock, "nvmlDeviceGetClockInfo");
-    LOAD(max_clock, "nvmlDeviceGetMaxClockInfo");
-    /* renamed in recent drivers; the old name is kept for older ones */
-    if (!LOAD(reasons, "nvmlDeviceGetCurrentClocksEventReasons"))
-        LOAD(reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
-    LOAD(pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration");
-    LOAD(pcie_width, "nvmlDeviceGetCurrPcieLinkWidth");
-    LOAD(pcie_max_gen, "nvmlDeviceGetMaxPcieLinkGeneration");
-    LOAD(pcie_max_width, "nvmlDeviceGetMaxPcieLinkWidth");
-    if (!init || !g.shutdown || !g.driver_version || init() != 0) {
-        dlclose(lib);
-        memset(&g, 0, sizeof g);
-        return -1;
+    nvmlReturn_t (*init)(void) = NULL;
+    const sb_dynsym syms[] = {
+        {"nvmlInit_v2", (void **)&init, 0, NULL},
+        {"nvmlShutdown", (void **)&g.shutdown, 0, NULL},
+        {"nvmlSystemGetDriverVersion", (void **)&g.driver_version, 0, NULL},
+        {"nvmlDeviceGetHandleByPciBusId_v2", (void **)&g.by_pci, 1, NULL},
+        {"nvmlDeviceGetClockInfo", (void **)&g.clock, 1, NULL},
+        {"nvmlDeviceGetMaxClockInfo", (void **)&g.max_clock, 1, NULL},
+        /* renamed in recent drivers; the old name is kept for older ones */
+        {"nvmlDeviceGetCurrentClocksEventReasons", (void **)&g.reasons, 1,
+         "nvmlDeviceGetCurrentClocksThrottleReasons"},
+        {"nvmlDeviceGetCurrPcieLinkGeneration", (void **)&g.pcie_gen, 1, NULL},
+        {"nvmlDeviceGetCurrPcieLinkWidth", (void **)&g.pcie_width, 1, NULL},
+        {"nvmlDeviceGetMaxPcieLinkGeneration", (void **)&g.pcie_max_gen, 1, NULL},
+        {"nvmlDeviceGetMaxPcieLinkWidth", (void **)&g.pcie_max_width, 1, NULL},
+    };
+    void *lib = sb_dynlib_load(libname, 1, syms, sizeof syms / sizeof *syms, NULL, NULL, 0);
+    if (lib && init() == 0) {
+        g.lib = lib;
+        return 0;
     }
-    g.lib = lib;
-    return 0;
+    if (lib)
+        dlclose(lib);
+    memset(&g, 0, sizeof g); /* what was found before a missing symbol */
+    return -1;
 }
 
 void sb_nvml_close(void)

@@ -26,6 +26,7 @@
 #include "audit/records.h"
 #include "audit/status.h"
 #include "base/clock.h"
+#include "base/dynlib.h"
 #include "base/env.h"
 #include "base/error.h"
 #include "base/nvml.h"
@@ -104,13 +105,16 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
     if (access(lib, R_OK) != 0)
         return sb_fail(SB_EXIT_NODEV, "audit: injection library %s (SYNCBENCH_AUDIT_LIB): %s", lib,
                        strerror(errno));
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    const char *names[] = {lib};
+    char why[PATH_MAX + 256];
+    void *h = sb_dynlib_open(names, 1, RTLD_NOW | RTLD_LOCAL, NULL, why, sizeof why);
     if (!h)
-        return sb_fail(SB_EXIT_NODEV, "audit: cannot load CUPTI: %s", dlerror());
-    void *entry = dlsym(h, "InitializeInjection");
-    void *sub = dlsym(h, "cuptiSubscribe");
+        return sb_fail(SB_EXIT_NODEV, "audit: cannot load CUPTI: %s", why);
+    void *entry, *sub;
+    const sb_dynsym syms[] = {{"InitializeInjection", &entry, 0, NULL},
+                              {"cuptiSubscribe", &sub, 0, NULL}};
     Dl_info info;
-    if (!entry || !sub || !dladdr(sub, &info) || !info.dli_fname)
+    if (sb_dynlib_resolve(h, syms, 2, NULL, 0) || !dladdr(sub, &info) || !info.dli_fname)
         return sb_fail(SB_EXIT_NODEV, "audit: %s is not syncbench's injection library", lib);
     snprintf(cupti, m, "%s", info.dli_fname);
     char real[PATH_MAX];

@@ -1,15 +1,14 @@
 #include "gpu/cublas_api.h"
 
-#include <dlfcn.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "base/dynlib.h"
 #include "base/error.h"
 
 sb_cublas_api sb_cublas;
 
-/* The table's types must match the header's declarations (the cast from dlsym would hide a
- * mismatch). */
+/* The table's types must match the header's declarations (the cast into the symbol table would
+ * hide a mismatch). */
 #define SAME_TYPE(field, fn)                                                                       \
     _Static_assert(__builtin_types_compatible_p(__typeof__(sb_cublas.field), __typeof__(&fn)),     \
                    #field " does not match " #fn)
@@ -30,52 +29,24 @@ static struct {
     char why[512]; /* "libcublas.so.13: cannot open shared object file: ..." */
 } st;
 
-/* dlerror's text on one line (it may hold newlines), or `fallback`. */
-static void keep_reason(const char *fallback)
-{
-    const char *e = dlerror();
-    snprintf(st.why, sizeof st.why, "%s", e ? e : fallback);
-    for (char *p = st.why; *p; p++)
-        if (*p == '\n' || *p == '\r' || *p == '\t')
-            *p = ' ';
-    size_t n = strlen(st.why);
-    while (n && st.why[n - 1] == ' ')
-        st.why[--n] = '\0';
-}
-
 static int load(void)
 {
-    void *lib = NULL;
-    for (size_t i = 0; i < sizeof libnames / sizeof *libnames && !lib; i++) {
-        lib = dlopen(libnames[i], RTLD_NOW | RTLD_LOCAL);
-        if (!lib && i == 0)
-            keep_reason(libnames[0]); /* the versioned name's reason is the one to report */
-    }
-    if (!lib)
-        return -1;
-    struct {
-        void **slot;
-        const char *symbol;
-    } syms[] = {
-        {(void **)&sb_cublas.create, "cublasCreate_v2"},
-        {(void **)&sb_cublas.destroy, "cublasDestroy_v2"},
-        {(void **)&sb_cublas.set_stream, "cublasSetStream_v2"},
-        {(void **)&sb_cublas.set_math_mode, "cublasSetMathMode"},
-        {(void **)&sb_cublas.set_workspace, "cublasSetWorkspace_v2"},
-        {(void **)&sb_cublas.gemm_ex, "cublasGemmEx"},
-        {(void **)&sb_cublas.get_property, "cublasGetProperty"},
-        {(void **)&sb_cublas.status_string, "cublasGetStatusString"},
-        {(void **)&sb_cublas.status_name, "cublasGetStatusName"},
+    const sb_dynsym syms[] = {
+        {"cublasCreate_v2", (void **)&sb_cublas.create, 0, NULL},
+        {"cublasDestroy_v2", (void **)&sb_cublas.destroy, 0, NULL},
+        {"cublasSetStream_v2", (void **)&sb_cublas.set_stream, 0, NULL},
+        {"cublasSetMathMode", (void **)&sb_cublas.set_math_mode, 0, NULL},
+        {"cublasSetWorkspace_v2", (void **)&sb_cublas.set_workspace, 0, NULL},
+        {"cublasGemmEx", (void **)&sb_cublas.gemm_ex, 0, NULL},
+        {"cublasGetProperty", (void **)&sb_cublas.get_property, 0, NULL},
+        {"cublasGetStatusString", (void **)&sb_cublas.status_string, 0, NULL},
+        {"cublasGetStatusName", (void **)&sb_cublas.status_name, 0, NULL},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
-        dlerror();
-        *syms[i].slot = dlsym(lib, syms[i].symbol);
-        if (!*syms[i].slot) {
-            keep_reason(syms[i].symbol);
-            dlclose(lib);
-            memset(&sb_cublas, 0, sizeof sb_cublas);
-            return -1;
-        }
+    /* the versioned name's reason is the one reported */
+    if (!sb_dynlib_load(libnames, sizeof libnames / sizeof *libnames, syms,
+                        sizeof syms / sizeof *syms, NULL, st.why, sizeof st.why)) {
+        memset(&sb_cublas, 0, sizeof sb_cublas);
+        return -1;
     }
     return 0; /* never closed: handles may live until exit */
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dynlib.h"
 #include "base/error.h"
 
 sb_nccl_api sb_nccl;
@@ -30,55 +31,25 @@ static struct {
     char why[512];
 } st;
 
-/* dlerror's text on one line (it may hold newlines), or `fallback`. */
-static void keep_reason(char *why, size_t n, const char *fallback)
-{
-    const char *e = dlerror();
-    snprintf(why, n, "%s", e ? e : fallback);
-    for (char *p = why; *p; p++)
-        if (*p == '\n' || *p == '\r' || *p == '\t')
-            *p = ' ';
-    size_t len = strlen(why);
-    while (len && why[len - 1] == ' ')
-        why[--len] = '\0';
-}
-
 int sb_nccl_open(const char *const *names, int n, char *why, size_t why_len)
 {
-    void *lib = NULL;
-    const char *name = NULL;
-    for (int i = 0; i < n && !lib; i++) {
-        lib = dlopen(name = names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!lib && i == 0)
-            keep_reason(why, why_len, names[0]); /* the first name's reason is the one to report */
-    }
-    if (!lib)
-        return -1;
     sb_nccl_api api;
     memset(&api, 0, sizeof api);
-    struct {
-        void **slot;
-        const char *symbol;
-        int optional;
-    } syms[] = {
-        {(void **)&api.get_version, "ncclGetVersion", 0},
-        {(void **)&api.comm_init_all, "ncclCommInitAll", 0},
-        {(void **)&api.comm_destroy, "ncclCommDestroy", 0},
-        {(void **)&api.comm_abort, "ncclCommAbort", 0},
-        {(void **)&api.comm_get_async_error, "ncclCommGetAsyncError", 0},
-        {(void **)&api.all_reduce, "ncclAllReduce", 0},
-        {(void **)&api.get_error_string, "ncclGetErrorString", 0},
-        {(void **)&api.get_last_error, "ncclGetLastError", 1},
+    const sb_dynsym syms[] = {
+        {"ncclGetVersion", (void **)&api.get_version, 0, NULL},
+        {"ncclCommInitAll", (void **)&api.comm_init_all, 0, NULL},
+        {"ncclCommDestroy", (void **)&api.comm_destroy, 0, NULL},
+        {"ncclCommAbort", (void **)&api.comm_abort, 0, NULL},
+        {"ncclCommGetAsyncError", (void **)&api.comm_get_async_error, 0, NULL},
+        {"ncclAllReduce", (void **)&api.all_reduce, 0, NULL},
+        {"ncclGetErrorString", (void **)&api.get_error_string, 0, NULL},
+        {"ncclGetLastError", (void **)&api.get_last_error, 1, NULL},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
-        dlerror();
-        *syms[i].slot = dlsym(lib, syms[i].symbol);
-        if (!*syms[i].slot && !syms[i].optional) {
-            keep_reason(why, why_len, syms[i].symbol);
-            dlclose(lib);
-            return -1;
-        }
-    }
+    const char *name = NULL;
+    void *lib = sb_dynlib_load(names, n > 0 ? (size_t)n : 0, syms, sizeof syms / sizeof *syms,
+                               &name, why, why_len);
+    if (!lib)
+        return -1;
     int version = 0;
     if (api.get_version(&version) != SB_NCCL_SUCCESS || version < 2000) {
         snprintf(why, why_len, "%s is not NCCL 2 (ncclGetVersion: %d)", name, version);

@@ -158,6 +158,29 @@ static void straggler_and_waits(void **state)
     sb_audit_free(run);
 }
 
+/* The view is computed with the analysis and kept in the run, where the table and the JSON
+ * read it (its hosts are "": the JSON names the machine). */
+static void the_view_is_kept_in_the_run(void **state)
+{
+    (void)state;
+    const long long r0[] = {300, 300}, r1[] = {10, 10};
+    sb_audit_run *run = add_rank(NULL, 100, 0, "train_step", r0, 2);
+    add_rank(run, 101, 1, "train_step", r1, 2);
+    analyze_default(run);
+    assert_int_equal(run->ranks.n, 2);
+    assert_int_equal(run->ranks.nranges, 1);
+    assert_string_equal(run->ranks.r[0].host, "");
+    char *t = table_of(run);
+    assert_non_null(strstr(t, "train_step: rank 1 arrived last in 2 of 2 instances"));
+    free(t);
+    json_t *root = json_of(run, "box");
+    json_t *r1j = json_array_get(json_object_get(json_object_get(root, "ranks"), "ranks"), 1);
+    assert_string_equal(json_string_value(json_object_get(r1j, "host")), "box");
+    json_decref(root);
+    assert_string_equal(run->ranks.r[1].host, ""); /* the writers leave it as it was */
+    sb_audit_free(run);
+}
+
 /* Unequal instance counts are matched up to the shortest; a rank without the range is left out;
  * a range of one rank is not lined up. */
 static void unequal_counts(void **state)
@@ -556,6 +579,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(straggler_and_waits),
+        cmocka_unit_test(the_view_is_kept_in_the_run),
         cmocka_unit_test(unequal_counts),
         cmocka_unit_test(three_ranks_and_ties),
         cmocka_unit_test(single_rank),

@@ -22,6 +22,7 @@
 #include "audit/internal.h"
 #include "audit/records.h"
 #include "base/clock.h"
+#include "base/dynlib.h"
 
 typedef int (*cu_init_fn)(unsigned);
 typedef int (*cu_count_fn)(int *);
@@ -35,14 +36,20 @@ static char why_not[512];
  * call): without a GPU this names the reason instead of CUPTI's. 0, or -1 with why. */
 static int driver_ready(char *why, size_t n)
 {
-    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    static const char *const libcuda[] = {"libcuda.so.1"};
+    char reason[400]; /* room for it in why_not */
+    void *cuda = sb_dynlib_open(libcuda, 1, RTLD_NOW | RTLD_GLOBAL, NULL, reason, sizeof reason);
     if (!cuda) {
-        snprintf(why, n, "no CUDA driver: libcuda.so.1 cannot be loaded (%s)", dlerror());
+        snprintf(why, n, "no CUDA driver: libcuda.so.1 cannot be loaded (%s)", reason);
         return -1;
     }
-    cu_init_fn init = (cu_init_fn)dlsym(cuda, "cuInit");
-    cu_count_fn count = (cu_count_fn)dlsym(cuda, "cuDeviceGetCount");
-    cu_str_fn name = (cu_str_fn)dlsym(cuda, "cuGetErrorName");
+    cu_init_fn init;
+    cu_count_fn count;
+    cu_str_fn name;
+    const sb_dynsym syms[] = {{"cuInit", (void **)&init, 1, NULL},
+                              {"cuDeviceGetCount", (void **)&count, 1, NULL},
+                              {"cuGetErrorName", (void **)&name, 1, NULL}};
+    sb_dynlib_resolve(cuda, syms, sizeof syms / sizeof *syms, NULL, 0); /* checked below */
     int devices = 0, rc = init ? init(0) : -1;
     if (rc == 0 && count)
         rc = count(&devices);

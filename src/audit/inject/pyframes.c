@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audit/inject/out.h"
+#include "base/dynlib.h"
 #include "base/utf8.h"
 
 #define TABLE_SIZE 8192 /* distinct Python stacks; more are written without an id */
@@ -48,17 +49,19 @@ void sba_py_init(void)
             return; /* no Python in this process */
         h = lib;
     }
-    is_initialized = (int_fn)dlsym(h, "Py_IsInitialized");
-    /* 3.13 names it Py_IsFinalizing; 3.9 to 3.12 _Py_IsFinalizing */
-    is_finalizing = (int_fn)dlsym(h, "Py_IsFinalizing");
-    if (!is_finalizing)
-        is_finalizing = (int_fn)dlsym(h, "_Py_IsFinalizing");
-    this_thread_state = (tstate_fn)dlsym(h, "PyGILState_GetThisThreadState");
-    dump_fn dump = (dump_fn)dlsym(h, "_Py_DumpTraceback");
-    if (!is_initialized || !this_thread_state || !dump) {
+    dump_fn dump;
+    const sb_dynsym syms[] = {
+        {"_Py_DumpTraceback", (void **)&dump, 0, NULL},
+        {"PyGILState_GetThisThreadState", (void **)&this_thread_state, 0, NULL},
+        {"Py_IsInitialized", (void **)&is_initialized, 0, NULL},
+        /* 3.13 names it Py_IsFinalizing; 3.9 to 3.12 _Py_IsFinalizing */
+        {"Py_IsFinalizing", (void **)&is_finalizing, 1, "_Py_IsFinalizing"},
+    };
+    const sb_dynsym *missing = sb_dynlib_resolve(h, syms, sizeof syms / sizeof *syms, NULL, 0);
+    if (missing) {
         sba_out_printf("{\"t\":\"warn\",\"msg\":\"Python frames cannot be recorded: this Python "
                        "exports no %s\"}",
-                       !dump ? "_Py_DumpTraceback" : "PyGILState_GetThisThreadState");
+                       missing->name);
         return;
     }
     dump_traceback = dump; /* set last: sba_py_capture tests only this */
