@@ -63,9 +63,10 @@
  *        with it (blocking: cudaStreamDefault) or one that does not (non-blocking).
  *   {"t":"pause","tid":T,"start":S,"end":E}
  *        the recording was switched off from S to E by thread T (the calibration, recording
- *        turns: syncbench_calibration_recording): what the process did then is not recorded.
- *        The replay plays the stretch as the host's time on T, begun once the GPU has finished
- *        the work recorded before it.
+ *        turns: syncbench_calibration_recording): what the process did then is not recorded;
+ *        one still open at the exit ends there. The replay holds every thread of the process
+ *        for the stretch, begun once the GPU has run the work recorded before it as far as it
+ *        had at S.
  *   {"t":"warn","msg":"..."}
  *        something the library could not record (e.g. another CUPTI subscriber).
  *   {"t":"end","clock_ns":C,"mono_ns":M,"why":"exit"|"signal N","dropped":N}

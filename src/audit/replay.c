@@ -109,6 +109,7 @@ typedef struct {
 
 typedef struct {
     int64_t start, end;
+    int64_t lag; /* how long the recorded GPU work went on past its start (the identity play) */
     int32_t thread;
 } rpause;
 
@@ -343,8 +344,15 @@ static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit
     k->target = ctx;
 }
 
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
 /* Each stretch the recording was off goes before the first call made after it (calls' ids
- * follow the order they were made in, on every thread). */
+ * follow the order they were made in, on every thread; of calls made at one time, the first
+ * id). */
 static int place_pauses(sb_replay_model *m, const sb_audit_proc *p, const builder *b)
 {
     if (!p->npauses)
@@ -357,7 +365,7 @@ static int place_pauses(sb_replay_model *m, const sb_audit_proc *p, const builde
         at[2 * n] = p->calls[i].start, at[2 * n++ + 1] = p->calls[i].corr;
     for (size_t i = 0; i < p->napis; i++)
         at[2 * n] = p->apis[i].start, at[2 * n++ + 1] = p->apis[i].corr;
-    sb_sort(at, n, 2 * sizeof *at, cmp_i64); /* by start */
+    sb_sort(at, n, 2 * sizeof *at, cmp_pair); /* by start, then id */
     for (size_t i = 0; i < p->npauses; i++) {
         const sb_audit_pause *z = &p->pauses[i];
         size_t lo = 0, hi = n;
@@ -368,7 +376,7 @@ static int place_pauses(sb_replay_model *m, const sb_audit_proc *p, const builde
             else
                 hi = mid;
         }
-        m->pauses[m->npauses] = (rpause){z->start, z->end, dense_find(&b->threads, z->tid)};
+        m->pauses[m->npauses] = (rpause){z->start, z->end, 0, dense_find(&b->threads, z->tid)};
         m->facts.unrecorded++;
         m->items[m->nitems++] =
             (item){lo < n ? at[2 * lo + 1] : INT64_MAX, IT_PAUSE, (int32_t)m->npauses++, 0};
@@ -474,12 +482,6 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
     m->facts.ops = (long)m->nops;
     m->facts.gpu_streams = (int)b->streams.n;
     return 0;
-}
-
-static int cmp_pair(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b;
-    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
 /* What else goes with a removed call, so that a removed site is the fix its user would make:
@@ -874,15 +876,23 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
             break;
         }
         case IT_PAUSE: {
-            /* unrecorded: its time on the host, begun once the recorded GPU work is done (what
-             * it did on the GPU is unknown; recording turns end each recorded repetition so) */
-            const rpause *z = &m->pauses[it->idx];
-            if (identity || z->thread < 0)
+            /* unrecorded, and for the whole process: its time on the host, begun on every
+             * thread once the recorded GPU work is done as far as it was in the run when the
+             * recording went off (what the GPU did then is unknown; recording turns end each
+             * recorded repetition with its work done, so this holds back a host that removed
+             * syncs let run ahead) */
+            rpause *z = &m->pauses[it->idx];
+            if (identity) {
+                z->lag = max64(all_end - z->start, 0);
                 break;
-            int64_t begin = max64(z->start - m->delta[z->thread], all_end);
-            int64_t end = begin + (z->end - z->start);
-            m->delta[z->thread] = z->end - end;
-            m->last_new[z->thread] = max64(m->last_new[z->thread], end);
+            }
+            int64_t ready = all_end != NONE ? all_end - z->lag : NONE;
+            for (size_t t = 0; t < m->nthreads; t++) {
+                int64_t end = max64(z->start - m->delta[t], ready) + (z->end - z->start);
+                m->delta[t] = z->end - end;
+                if ((int32_t)t == z->thread)
+                    m->last_new[t] = max64(m->last_new[t], end);
+            }
             break;
         }
         case IT_PRE:

@@ -36,9 +36,10 @@
  *    every operation whose launch bounds its start, and what it added to a readback's round
  *    trip beyond that off each readback's start (not before its stream's previous work ends).
  *  - a stretch the recording was off (recording turns: an unrecorded repetition between two
- *    recorded ones) takes its time on the host, begun once the GPU has finished the work
- *    recorded before it: what the process did on the GPU then is unknown, and removed syncs
- *    must not let the host run ahead into it (a repetition ends with its work done).
+ *    recorded ones) takes its time on every thread of the process, begun once the GPU has run
+ *    the work recorded before it as far as it had when the recording went off (on every
+ *    stream and device): what the process did then is unknown, and removed syncs must not let
+ *    the host run ahead into it (recording turns end a repetition with its work done).
  * Items are played in CUPTI's correlation order (one counter over every API call of the process:
  * the order calls were made in), in O(n) per replay after an O(n log n) build. */
 #ifndef SB_AUDIT_REPLAY_H

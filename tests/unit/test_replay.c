@@ -196,32 +196,62 @@ static void short_gpu_work_saves_the_wait(void **state)
  * host finishes the first stretch's launches early, but the unrecorded stretch begins only once
  * the GPU has run them (what it did is unknown; a repetition ends with its work done): each
  * stretch saves its gaps, 11 us a step, and the first one the host's 2 us after its last sync
- * (then overlapped) too, not the time the host ran ahead. */
+ * (then overlapped) too, not the time the host ran ahead. The pause holds the whole process:
+ * the same when the thread that switched the recording made no recorded call (tid 99). */
 static void an_unrecorded_stretch_waits_for_the_recorded_work(void **state)
 {
     (void)state;
     enum { N = 10 };
     const long long gap_start = 112 * N, second = gap_start + 500;
-    stream s;
-    begin(&s);
-    steps(&s, 1, N, 0, 112, 5, 105, 3, 110);
-    line(&s, "{\"t\":\"pause\",\"tid\":1,\"start\":%lld,\"end\":%lld}", gap_start * US,
-         second * US);
-    steps(&s, 1 + 2 * N, N, second, 112, 5, 105, 3, 110);
-    replay_end(&s, second + 112 * N);
-    sb_audit_run *run = analyzed(&s);
-    const sb_audit_proc *p = run->procs[0];
-    assert_int_equal(p->npauses, 1);
-    assert_int_equal(p->replay->unrecorded, 1);
-    sb_replay_result r = play_removing(p, every_sync);
-    near(r.wall_us, (11.0 * (N - 1) + 7) + (11.0 * (N - 1) + 5));
-    near(play_removing(p, no_call).wall_us, 0); /* the pause changes nothing by itself */
-    sb_audit_free(run);
+    for (int tid = 1; tid <= 99; tid += 98) {
+        stream s;
+        begin(&s);
+        steps(&s, 1, N, 0, 112, 5, 105, 3, 110);
+        line(&s, "{\"t\":\"pause\",\"tid\":%d,\"start\":%lld,\"end\":%lld}", tid, gap_start * US,
+             second * US);
+        steps(&s, 1 + 2 * N, N, second, 112, 5, 105, 3, 110);
+        replay_end(&s, second + 112 * N);
+        sb_audit_run *run = analyzed(&s);
+        const sb_audit_proc *p = run->procs[0];
+        assert_int_equal(p->npauses, 1);
+        assert_int_equal(p->replay->unrecorded, 1);
+        near(play_removing(p, every_sync).wall_us, (11.0 * (N - 1) + 7) + (11.0 * (N - 1) + 5));
+        /* nothing removed: the recorded run, first launch to the last sync's end */
+        near(play_removing(p, no_call).span_us, second + 112.0 * (N - 1) + 110);
+        sb_audit_free(run);
+    }
 }
 
 static int first_site(const sb_audit_call *c)
 {
     return c->stack == 1;
+}
+
+/* The recording went off while the GPU still ran a 300 us kernel launched without a sync: the
+ * unrecorded stretch waits for the GPU's work only as far as it was done then, so nothing
+ * removed still gives back the recorded run, and removing the one sync before it saves its
+ * wait. */
+static void a_pause_that_began_with_the_gpu_busy(void **state)
+{
+    (void)state;
+    stream s;
+    begin(&s);
+    launch(&s, 1, 0, 7, 5, 105);
+    stream_sync(&s, 2, 3, 110, 7, 1, 0);
+    launch(&s, 3, 112, 7, 117, 417); /* runs 257 us into the pause */
+    line(&s, "{\"t\":\"pause\",\"tid\":1,\"start\":%lld,\"end\":%lld}", 160 * US, 700 * US);
+    launch(&s, 4, 700, 7, 705, 715);
+    stream_sync(&s, 5, 703, 720, 7, 2, 0);
+    replay_end(&s, 800);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    near(play_removing(p, no_call).span_us, 720);
+    near(play_removing(p, no_call).wall_us, 0);
+    /* without the first sync the long kernel queues behind the first: [106, 406), 11 us
+     * earlier; the stretch begins when the GPU is as far as it was at the switch, 11 us
+     * earlier too, and so does all that follows (not the 107 us the host gained) */
+    near(play_removing(p, first_site).wall_us, 11);
+    sb_audit_free(run);
 }
 
 /* One sync waits for a kernel (it blocks 104 us), then the host works 300 us with the GPU idle
@@ -750,6 +780,7 @@ int main(void)
         cmocka_unit_test(a_free_takes_its_allocation),
         cmocka_unit_test(legacy_stream_waits_for_blocking_streams),
         cmocka_unit_test(an_unrecorded_stretch_waits_for_the_recorded_work),
+        cmocka_unit_test(a_pause_that_began_with_the_gpu_busy),
         cmocka_unit_test_setup_teardown(calibration_takes_out_the_launch_cost, make_tmpdir,
                                         remove_tmpdir),
         cmocka_unit_test_setup_teardown(calibration_takes_out_the_start_cost, make_tmpdir,

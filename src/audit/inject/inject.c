@@ -78,6 +78,40 @@ static void send_end(void)
         sba_status_send(msg, n);
 }
 
+/* The recording switched off and on (the calibration, recording turns): the stretch it was off
+ * becomes a "pause" record, so the replay knows the time the process spent unrecorded; one
+ * still open at the exit ends there. The stretch runs from before the switching off to after
+ * the switching on (what CUPTI takes to switch is not recorded either). */
+static pthread_mutex_t pause_lock = PTHREAD_MUTEX_INITIALIZER;
+static int paused;
+static uint64_t paused_at;
+static long paused_tid;
+
+static void write_pause(void) /* pause_lock held, paused */
+{
+    uint64_t now;
+    cuptiGetTimestamp(&now);
+    paused = 0;
+    sba_out_printf("{\"t\":\"pause\",\"tid\":%ld,\"start\":%llu,\"end\":%llu}", paused_tid,
+                   (unsigned long long)paused_at, (unsigned long long)now);
+}
+
+void sba_recording(int on)
+{
+    pthread_mutex_lock(&pause_lock);
+    if (!on && !paused) {
+        paused = 1;
+        cuptiGetTimestamp(&paused_at);
+        paused_tid = (long)syscall(SYS_gettid);
+    }
+    if (subscriber)
+        sba_watch_enable(subscriber, on);
+    sba_activity_pause(!on);
+    if (on && paused)
+        write_pause();
+    pthread_mutex_unlock(&pause_lock);
+}
+
 /* A normal end: CUPTI's pending records, the thread's open ranges, the end record. */
 static void at_exit(void)
 {
@@ -85,6 +119,10 @@ static void at_exit(void)
         return;
     sba_activity_flush(1);
     sba_ranges_close_open();
+    pthread_mutex_lock(&pause_lock);
+    if (paused)
+        write_pause();
+    pthread_mutex_unlock(&pause_lock);
     char clock[96];
     write_clock_pair(clock, sizeof clock);
     sba_out_printf("{\"t\":\"end\",%s,\"why\":\"exit\",\"dropped\":%llu}", clock,
@@ -216,30 +254,6 @@ int sba_subscribe(char *why, size_t n)
 int sba_forked(void)
 {
     return forked;
-}
-
-/* The recording switched off and on (the calibration, recording turns): the stretch it was off
- * becomes a "pause" record, so the replay knows the time the process spent unrecorded. Called
- * by one thread at a time (syncbench_calibration_recording). */
-void sba_recording(int on)
-{
-    static int off;
-    static uint64_t off_at;
-    static long off_tid;
-    if (subscriber)
-        sba_watch_enable(subscriber, on);
-    sba_activity_pause(!on);
-    if (!on && !off) {
-        off = 1;
-        cuptiGetTimestamp(&off_at);
-        off_tid = (long)syscall(SYS_gettid);
-    } else if (on && off) {
-        uint64_t now;
-        cuptiGetTimestamp(&now);
-        off = 0;
-        sba_out_printf("{\"t\":\"pause\",\"tid\":%ld,\"start\":%llu,\"end\":%llu}", off_tid,
-                       (unsigned long long)off_at, (unsigned long long)now);
-    }
 }
 
 API int InitializeInjection(void)
