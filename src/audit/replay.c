@@ -377,11 +377,11 @@ static int place_pauses(sb_replay_model *m, const sb_audit_proc *p, const builde
                 hi = mid;
         }
         m->pauses[m->npauses] = (rpause){z->start, z->end, 0, dense_find(&b->threads, z->tid)};
-        m->facts.unrecorded++;
         m->items[m->nitems++] =
             (item){lo < n ? at[2 * lo + 1] : INT64_MAX, IT_PAUSE, (int32_t)m->npauses++, 0};
     }
     free(at);
+    m->facts.unrecorded = (long)m->npauses;
     return 0;
 }
 
