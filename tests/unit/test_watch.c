@@ -337,6 +337,44 @@ static void a_call_inside_a_call_is_counted_once(void **state)
     free(text);
 }
 
+static void sync_call(uint32_t corr)
+{
+    call(RT, CBID(cudaStreamSynchronize_v3020), "cudaStreamSynchronize_v3020", NULL, corr);
+}
+
+/* A block keeps the lines of its first SBA_BLOCK_KEEP blocking calls: past them a blocking call
+ * is counted with nothing worked out, until a block with room opens inside it. */
+static void a_full_block_counts_without_stacks(void **state)
+{
+    (void)state;
+    reset(0);
+    const int more = 5;
+    int outer = sba_block_open(0);
+    assert_true(outer >= 0);
+    for (int i = 0; i < SBA_BLOCK_KEEP + more; i++)
+        sync_call((uint32_t)i);
+    assert_int_equal(fake.stacks, SBA_BLOCK_KEEP);
+    assert_int_equal(fake.ranges, SBA_BLOCK_KEEP);
+    assert_int_equal(fake.py, SBA_BLOCK_KEEP);
+    /* a block opened inside the full one has room: the next call's line is worked out again */
+    int inner = sba_block_open(0);
+    assert_true(inner >= 0);
+    sync_call(1000);
+    assert_int_equal(fake.stacks, SBA_BLOCK_KEEP + 1);
+    long long c[SB_AUDIT_NCLASS];
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(sba_block_close(inner, c, &text, &len), 0);
+    assert_int_equal(c[SB_AUDIT_SYNC_STREAM], 1);
+    assert_int_equal(count_of(text, "\"t\":\"call\""), 1);
+    free(text);
+    text = NULL;
+    assert_int_equal(sba_block_close(outer, c, &text, &len), 0);
+    assert_int_equal(c[SB_AUDIT_SYNC_STREAM], SBA_BLOCK_KEEP + more + 1);
+    assert_int_equal(count_of(text, "\"t\":\"call\""), SBA_BLOCK_KEEP);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +383,7 @@ int main(void)
         cmocka_unit_test(a_block_alone_works_out_the_blocking_calls_only),
         cmocka_unit_test(a_record_file_gets_every_call_and_the_block_the_same),
         cmocka_unit_test(a_call_inside_a_call_is_counted_once),
+        cmocka_unit_test(a_full_block_counts_without_stacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

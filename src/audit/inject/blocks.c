@@ -12,7 +12,7 @@
 
 /* A block keeps the record lines of its first KEEP blocking calls (a test that fails names
  * them); it counts them all. */
-#define KEEP 256
+#define KEEP SBA_BLOCK_KEEP
 
 /* A block's id is its slot and the slot's generation (id = gen << SLOT_BITS | slot): an id
  * closed twice, or kept after its block closed, never reaches the slot's next block. */
@@ -97,11 +97,24 @@ static int append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
 
 static void keep_line(block *b, const char *line, size_t len, long stack, long py)
 {
-    if (b->kept >= KEEP || (!b->refs && !(b->refs = malloc(2 * KEEP * sizeof *b->refs))) ||
+    if (!line || b->kept >= KEEP || (!b->refs && !(b->refs = malloc(2 * KEEP * sizeof *b->refs))) ||
         append(&b->text, &b->len, &b->cap, line, len) < 0)
         return; /* counted, not kept */
     b->refs[2 * b->kept] = stack;
     b->refs[2 * b->kept++ + 1] = py;
+}
+
+int sba_blocks_keeping(void)
+{
+    long me = tid();
+    int room = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nopen && !room; i++) {
+        const block *b = slots[open_ids[i]];
+        room = (b->all || b->tid == me) && b->kept < KEEP;
+    }
+    pthread_mutex_unlock(&lock);
+    return room;
 }
 
 void sba_blocks_add(sb_audit_class cls, const char *line, size_t len, long stack, long py)

@@ -10,14 +10,19 @@
 #include "audit/audit.h"
 
 #define SBA_MAX_BLOCKS 1024 /* open at once, all threads together */
+#define SBA_BLOCK_KEEP 256  /* the blocking calls' lines a block keeps; the rest are counted */
 
 /* Once per process, before the first block: a forked child starts with none. */
 void sba_blocks_init(void);
 /* Nonzero when a call made on this thread now would go into a block: the callback's fast path. */
 int sba_blocks_watching(void);
+/* Nonzero when a block this thread's calls go into still keeps lines: a blocking call then
+ * needs its line, stacks and ranges worked out; once every such block is full it is only
+ * counted. */
+int sba_blocks_keeping(void);
 /* A watched call of class cls on this thread: counted in every block it falls into, and its
  * record line kept there when it blocks (its stack and Python stack ids, -1 when none). A call
- * that does not block may come without its line (NULL): it is only counted. */
+ * may come without its line (NULL): it is only counted. */
 void sba_blocks_add(sb_audit_class cls, const char *line, size_t len, long stack, long py);
 /* Opens a block of this thread (all_threads 0) or of every thread; its id (>= 0: its slot and
  * that slot's generation), or -1 when SBA_MAX_BLOCKS are open or memory is short. */

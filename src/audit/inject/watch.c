@@ -271,8 +271,9 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     sb_audit_class cls =
         to_blocks ? sb_audit_class_alone(d->functionName, kind, host) : SB_AUDIT_NONE;
     /* With no record file the line is for the blocks, which keep it (and the stacks it names)
-     * for a blocking call only: any other call is counted, and nothing more is worked out. */
-    if (!to_file && !sb_audit_blocking(cls)) {
+     * for a blocking call only, and only while one of them has room: any other call is
+     * counted, and nothing more is worked out. */
+    if (!to_file && (!sb_audit_blocking(cls) || !sba_blocks_keeping())) {
         sba_blocks_add(cls, NULL, 0, -1, -1);
         return;
     }
