@@ -550,15 +550,23 @@ int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)
 {
     if (run->analyzed)
         return 0;
+    /* Each process is analyzed once (its sums accumulate): after more were loaded, only the
+     * new ones are, with these options; the view across processes is made again. */
     run->opts = *o;
     for (size_t i = 0; i < run->nprocs; i++)
-        if (analyze_calls(run, run->procs[i], o) < 0)
+        if (!run->procs[i]->analyzed && analyze_calls(run, run->procs[i], o) < 0)
             return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
     if (o->symbolize)
-        sb_audit_symbolize(run);
-    for (size_t i = 0; i < run->nprocs; i++)
-        if (summarize(run, run->procs[i]) < 0)
+        sb_audit_symbolize(run); /* the frames not yet named */
+    for (size_t i = 0; i < run->nprocs; i++) {
+        sb_audit_proc *p = run->procs[i];
+        if (!p->analyzed && summarize(run, p) < 0)
             return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+        p->analyzed = 1;
+    }
+    free(run->range_sums);
+    run->range_sums = NULL;
+    run->nrange_sums = 0;
     if (sum_ranges(run) < 0 || sb_audit_compute_ranks(run) < 0)
         return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
     run->analyzed = 1;

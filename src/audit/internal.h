@@ -231,6 +231,7 @@ typedef struct sb_audit_proc {
     int64_t copy_extra_ns;   /* ... to the GPU's start of a readback beyond that; 0 */
 
     /* analyze.c */
+    int analyzed;            /* once: an analysis after more processes loaded leaves it be */
     int64_t t_first, t_last; /* lifetime: first to last timestamp */
     sb_audit_timeline *tl;   /* per device */
     size_t ntl;

@@ -426,6 +426,44 @@ static void ranges_and_gate(void **state)
     sb_audit_free(run);
 }
 
+/* Analyzed, then another process loaded and the run analyzed again: the first process's sums
+ * stay as they were (not counted twice), the second's are its own, and the ranges and their
+ * instances are summed over both once. */
+static void analyzed_again_after_another_process(void **state)
+{
+    (void)state;
+    stream s;
+    ranges_stream(&s);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    const double blocked = p->blocked_us;
+    const long blocking = p->blocking, syncs = p->counts[SB_AUDIT_SYNC_STREAM];
+    const size_t nrows = p->nrows;
+    assert_int_equal(blocking, 6);
+    stream_open(&s);
+    proc_line(&s, 200, 1);
+    call(&s, "cudaStreamSynchronize_v3020", 1, 1000, 4000);
+    end_line(&s);
+    load_into(run, &s, "proc-200.jsonl");
+    analyze_default(run);
+    p = run->procs[0];
+    assert_true(p->blocked_us == blocked);
+    assert_int_equal(p->blocking, blocking);
+    assert_int_equal(p->counts[SB_AUDIT_SYNC_STREAM], syncs);
+    assert_int_equal(p->nrows, nrows);
+    assert_int_equal(run->procs[1]->blocking, 1);
+    assert_true(run->procs[1]->blocked_us == 3.0);
+    /* "step": two instances of process 100 */
+    const sb_audit_range_sum *step = NULL;
+    for (size_t i = 0; i < run->nrange_sums; i++)
+        if (!strcmp(run->range_sums[i].name, "step"))
+            step = &run->range_sums[i];
+    assert_non_null(step);
+    assert_int_equal(step->instances, 2);
+    assert_int_equal(step->total_blocking, 5);
+    sb_audit_free(run);
+}
+
 /* A killed process: the ranges its calls name count as instances though never written. */
 static void range_without_record(void **state)
 {
@@ -736,6 +774,7 @@ int main(void)
         cmocka_unit_test(without_kernels),
         cmocka_unit_test(median_p95),
         cmocka_unit_test(ranges_and_gate),
+        cmocka_unit_test(analyzed_again_after_another_process),
         cmocka_unit_test(range_without_record),
         cmocka_unit_test(unrecorded_before_recorded),
         cmocka_unit_test(many_ranges_and_sites),
