@@ -89,6 +89,8 @@ static json_t *predicted(const sb_audit_proc *p)
     json_t *model = json_object();
     set(model, "launch_latency_us", sb_json_num(f->launch_latency_us));
     set(model, "gap_us", sb_json_num(f->gap_us));
+    set(model, "fetch_us", sb_json_num(f->fetch_us));
+    set(model, "copy_behind_kernel_us", sb_json_num(f->copy_behind_kernel_us));
     set(model, "gpu_operations", json_integer(f->ops));
     set(model, "operations_unplaced", json_integer(f->ops_unplaced));
     set(model, "syncs", json_integer(f->syncs));

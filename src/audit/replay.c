@@ -78,6 +78,7 @@ typedef struct {
 
 typedef struct {
     int64_t start, dur, launch;  /* launch: host time of the launch call; NONE: unknown */
+    int64_t sub;                 /* the launch call's own time (its end: the work submitted) */
     int64_t off_a, off_b, off_c; /* this operation's deviation on each term (replay.h) */
     int32_t thread, stream, ctx;
     int32_t call; /* the recorded call that launched it (its index in p->calls), or -1 */
@@ -132,6 +133,8 @@ struct sb_replay_model {
     size_t nitems;
     size_t nthreads, nstreams, nctx;
     int64_t lat, gap;
+    int64_t fetch; /* submitted (the launch call's end) to started, stream idle: the run's median */
+    int64_t behind; /* a copy or memset behind a kernel that reached the GPU first: end to start */
     int64_t start_extra; /* what recording added to the GPU's start of launched work (calibrated) */
     int64_t copy_extra;  /* ... and of a readback beyond that */
     int64_t wake;        /* median wake-up of the syncs that waited in the run; NONE: too few */
@@ -141,6 +144,7 @@ struct sb_replay_model {
     int64_t first, host_last, gpu_first, gpu_last, busy;
     /* state of one play */
     int64_t *delta, *last_new, *stream_end, *stream_dep, *ctx_end, *ev_cap, *op_end;
+    int8_t *stream_kernel; /* per stream: its last operation was a kernel */
     int64_t *null_end, *blocking_end; /* per context: legacy stream's, blocking streams' */
     int64_t *scratch;                 /* 2 per operation: the union of busy intervals */
 };
@@ -164,6 +168,7 @@ void sb_replay_free(sb_replay_model *m)
     free(m->delta);
     free(m->last_new);
     free(m->stream_end);
+    free(m->stream_kernel);
     free(m->stream_dep);
     free(m->ctx_end);
     free(m->ev_cap);
@@ -278,6 +283,7 @@ static void find_launch(const sb_audit_proc *p, const builder *b, const sb_audit
     const int64_t ids[2] = {a->corr, a->rcorr};
     *corr = a->corr;
     o->launch = NONE;
+    o->sub = 0;
     o->thread = -1;
     o->call = -1;
     for (int k = 0; k < 2; k++) {
@@ -289,12 +295,14 @@ static void find_launch(const sb_audit_proc *p, const builder *b, const sb_audit
             o->call = (int32_t)c->idx;
         if (x) {
             o->launch = p->apis[x->idx].start;
+            o->sub = p->apis[x->idx].end - p->apis[x->idx].start;
             o->thread = dense_find(&b->threads, p->apis[x->idx].tid);
             *corr = ids[k];
             return;
         }
         if (c) {
             o->launch = p->calls[c->idx].start;
+            o->sub = p->calls[c->idx].end - p->calls[c->idx].start;
             o->thread = dense_find(&b->threads, p->calls[c->idx].tid);
             *corr = ids[k];
             return;
@@ -566,40 +574,82 @@ static int stream_kinds(sb_replay_model *m, const sb_audit_proc *p, const builde
     return 0;
 }
 
-/* The launch latency (launches made while the stream was idle: launch to start) and the gap
- * (operations queued behind another: its end to their start), the run's medians. */
+/* The work reached the GPU before the operation ahead of it on its stream ended: submitted plus
+ * the fetch time, before that end. Submitted: in the recorded run, at the launch call's end; in
+ * every other play, at its start (shifted), since the recording lengthens the calls (CUPTI's
+ * records inside them) and how much of a call is its own is not known. */
+static int arrived_first(const sb_replay_model *m, const rop *o, int64_t launched, int64_t ahead_end,
+                         int recorded)
+{
+    return o->launch != NONE && launched + (recorded ? o->sub : 0) + m->fetch < ahead_end;
+}
+
+/* The launch latency (launches made while the stream was idle: launch to start), the fetch
+ * time (the same launches: the launch call's end to start) and the gap (operations queued
+ * behind another: its end to their start), the run's medians; then the gap of a copy or memset
+ * queued behind a kernel that reached the GPU before the kernel ended. Its engine waits for the
+ * kernel and may take much longer to start it than the gap: on the H100 about 8 us after the
+ * kernel against 1.4 for a 4-byte readback that came later, in processes whose recorded steps
+ * were all one or the other (the recording slows the host, so a run may hold only late ones
+ * where the unrecorded host is early). Fewer than three samples: the gap. (A kernel behind a
+ * copy that came first started about 4 us after it, against 1.8, in one run; taking that too
+ * made the replay of readbacks kept without their syncs much slower than measured: not used.) */
 static int estimate(sb_replay_model *m)
 {
     int64_t *lat = malloc((m->nops + 1) * sizeof *lat), *gap = malloc((m->nops + 1) * sizeof *gap);
+    int64_t *fetch = malloc((m->nops + 1) * sizeof *fetch);
     int64_t *prev = malloc((m->nstreams + 1) * sizeof *prev);
-    if (!lat || !gap || !prev) {
+    int8_t *prev_kernel = malloc(m->nstreams + 1);
+    if (!lat || !gap || !fetch || !prev || !prev_kernel) {
         free(lat);
         free(gap);
+        free(fetch);
         free(prev);
+        free(prev_kernel);
         return -1;
     }
-    size_t nl = 0, ng = 0;
-    for (size_t s = 0; s < m->nstreams; s++)
-        prev[s] = NONE;
-    for (size_t i = 0; i < m->nitems; i++) {
-        if (m->items[i].kind != IT_LAUNCH)
-            continue;
-        const rop *o = &m->ops[m->items[i].idx];
-        int64_t pe = o->stream >= 0 ? prev[o->stream] : NONE;
-        if (o->launch != NONE && (pe == NONE || o->launch >= pe) && o->start >= o->launch)
-            lat[nl++] = o->start - o->launch;
-        else if (pe != NONE && (o->launch == NONE || o->launch < pe) && o->start >= pe)
-            gap[ng++] = o->start - pe;
-        if (o->stream >= 0)
-            prev[o->stream] = o->start + o->dur;
+    size_t nl = 0, ng = 0, nf = 0, nb = 0;
+    int64_t *behind = lat; /* pass 1 reuses lat, its median taken */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t s = 0; s < m->nstreams; s++)
+            prev[s] = NONE;
+        for (size_t i = 0; i < m->nitems; i++) {
+            if (m->items[i].kind != IT_LAUNCH)
+                continue;
+            const rop *o = &m->ops[m->items[i].idx];
+            int64_t pe = o->stream >= 0 ? prev[o->stream] : NONE;
+            int idle = o->launch != NONE && (pe == NONE || o->launch >= pe);
+            if (pass == 0 && idle && o->start >= o->launch) {
+                lat[nl++] = o->start - o->launch;
+                if (o->sub > 0 && o->start >= o->launch + o->sub)
+                    fetch[nf++] = o->start - o->launch - o->sub;
+            } else if (pass == 0 && pe != NONE && !idle && o->start >= pe) {
+                gap[ng++] = o->start - pe;
+            } else if (pass == 1 && pe != NONE && o->start >= pe &&
+                       prev_kernel[o->stream] && !o->kernel && arrived_first(m, o, o->launch, pe, 1)) {
+                behind[nb++] = o->start - pe;
+            }
+            if (o->stream >= 0) {
+                prev[o->stream] = o->start + o->dur;
+                prev_kernel[o->stream] = (int8_t)o->kernel;
+            }
+        }
+        if (pass == 0) {
+            m->lat = median(lat, nl, DEFAULT_LATENCY_NS);
+            m->gap = median(gap, ng, DEFAULT_GAP_NS);
+            m->fetch = median(fetch, nf, 0);
+        }
     }
-    m->lat = median(lat, nl, DEFAULT_LATENCY_NS);
-    m->gap = median(gap, ng, DEFAULT_GAP_NS);
+    m->behind = nb >= 3 ? median(behind, nb, m->gap) : m->gap;
     m->facts.launch_latency_us = (double)m->lat / 1e3;
     m->facts.gap_us = (double)m->gap / 1e3;
+    m->facts.fetch_us = (double)m->fetch / 1e3;
+    m->facts.copy_behind_kernel_us = (double)m->behind / 1e3;
     free(lat);
     free(gap);
+    free(fetch);
     free(prev);
+    free(prev_kernel);
     return 0;
 }
 
@@ -638,6 +688,7 @@ sb_replay_model *sb_replay_build(const sb_audit_proc *p)
 #define ALLOC(f, n) ((m->f = malloc(((n) > 0 ? (n) : one) * sizeof *m->f)) != NULL)
     if (!ALLOC(delta, m->nthreads) || !ALLOC(last_new, m->nthreads) ||
         !ALLOC(stream_end, m->nstreams) || !ALLOC(stream_dep, m->nstreams) ||
+        !ALLOC(stream_kernel, m->nstreams) ||
         !ALLOC(ctx_end, m->nctx) || !ALLOC(ev_cap, m->nrecs) || !ALLOC(op_end, m->nops) ||
         !ALLOC(scratch, 2 * m->nops) || !ALLOC(gone, m->ncalls))
         goto fail;
@@ -714,8 +765,12 @@ static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_
         d = o->start; /* its launch is unknown: it stays where it was */
     }
     if (o->stream >= 0) {
-        if (m->stream_end[o->stream] != NONE)
-            b = m->stream_end[o->stream] + m->gap;
+        int64_t pe = m->stream_end[o->stream];
+        if (pe != NONE)
+            b = pe + (m->stream_kernel[o->stream] && !o->kernel &&
+                              arrived_first(m, o, launched, pe, identity)
+                          ? m->behind
+                          : m->gap);
         c = m->stream_dep[o->stream];
         /* the legacy default stream waits for every blocking stream of its context, and they
          * for it */
@@ -785,7 +840,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
     for (size_t t = 0; t < m->nthreads; t++)
         m->delta[t] = 0, m->last_new[t] = NONE;
     for (size_t s = 0; s < m->nstreams; s++)
-        m->stream_end[s] = m->stream_dep[s] = NONE;
+        m->stream_end[s] = m->stream_dep[s] = NONE, m->stream_kernel[s] = -1;
     for (size_t c = 0; c < m->nctx; c++)
         m->ctx_end[c] = m->null_end[c] = m->blocking_end[c] = NONE;
     if (!identity) {
@@ -816,8 +871,10 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
             int64_t start = play_launch(m, o, identity, &host_bound);
             int64_t end = start + o->dur;
             m->op_end[it->idx] = end;
-            if (o->stream >= 0)
+            if (o->stream >= 0) {
                 m->stream_end[o->stream] = end;
+                m->stream_kernel[o->stream] = (int8_t)o->kernel;
+            }
             if (o->ctx >= 0) {
                 m->ctx_end[o->ctx] = max64(m->ctx_end[o->ctx], end);
                 if (o->stream >= 0 && m->skind[o->stream] == SK_NULL)

@@ -365,6 +365,56 @@ static void item_step(stream *s, long long corr, long long t, long long k0, long
     stream_sync(s, corr + 2, s0, s1, 7, 1, 0);
 }
 
+/* A copy queued behind a kernel waits on its engine longer when it reached the GPU before the
+ * kernel ended (an H100: about 8 us after the end, against 1.4 when it came later). Steps of
+ * 40 us: a launch [0, 2) whose kernel runs [5, 15) (fetch: 3 us from the launch call's end),
+ * a readback and its sync. The first `early` steps' copy call is [6, 8): its copy reached the
+ * GPU first and starts 8 us after the kernel, at 23, the sync returning at 25. In the others
+ * the recording kept the copy call until 14: its copy came late and started 1 us after the
+ * kernel, the sync returning at 18. Without the recording the replay takes a launch call's work
+ * as submitted at its start: every copy arrives first, and each late step is 7 us longer. With
+ * fewer than three copies that arrived first the run tells nothing: the gap (1 us) for all. */
+static void a_copy_that_arrived_first_waits_for_its_engine(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    for (int early = 3; early >= 2; early--) {
+        stream s;
+        begin(&s);
+        for (long long i = 0; i < N; i++) {
+            long long h = 40 * i, c = 3 * i + 1;
+            int first = i < early;
+            launch(&s, c, h, 7, h + 5, h + 15);
+            line(&s,
+                 "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,"
+                 "\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],"
+                 "\"stack\":-1,\"copy\":\"DtoH\",\"host\":\"pinned\"}",
+                 c + 1, (h + 6) * US, (h + (first ? 8 : 14)) * US);
+            long long c0 = h + (first ? 23 : 16);
+            line(&s,
+                 "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"rcorr\":%lld,"
+                 "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"DtoH\",\"src\":\"device\","
+                 "\"dst\":\"pinned\"}",
+                 c + 1, c + 1, c0 * US, (c0 + 1) * US);
+            stream_sync(&s, c + 2, h + (first ? 8 : 14), c0 + 2, 7, 1, 0);
+        }
+        replay_end(&s, 40 * N);
+        sb_audit_run *run = analyzed(&s);
+        const sb_audit_proc *p = run->procs[0];
+        sb_replay_facts f;
+        sb_replay_model *m = sb_replay_build(p);
+        assert_non_null(m);
+        sb_replay_facts_of(m, &f);
+        sb_replay_free(m);
+        near(f.fetch_us, 3);
+        near(f.gap_us, 1);
+        near(f.copy_behind_kernel_us, early >= 3 ? 8 : 1);
+        sb_replay_result none = play_removing(p, no_call);
+        near(none.span_us, 40.0 * (N - 1) + 18 + (early >= 3 ? 7.0 * (N - early) : 0));
+        sb_audit_free(run);
+    }
+}
+
 /* A sync takes with it the readback it makes visible: removed, each step of a loop whose host
  * work is 30 us (launch 2 us, copy call 2 us, sync 8 us waiting for kernel and copy, 18 us
  * more) saves the sync's 8 us and the copy call's 2 us; with the readbacks kept (made async)
@@ -777,6 +827,7 @@ int main(void)
         cmocka_unit_test(event_orders_streams),
         cmocka_unit_test(audit_time_is_taken_out),
         cmocka_unit_test(readbacks_go_with_their_sync),
+        cmocka_unit_test(a_copy_that_arrived_first_waits_for_its_engine),
         cmocka_unit_test(a_free_takes_its_allocation),
         cmocka_unit_test(legacy_stream_waits_for_blocking_streams),
         cmocka_unit_test(an_unrecorded_stretch_waits_for_the_recorded_work),
