@@ -144,7 +144,7 @@ struct sb_replay_model {
     int64_t first, host_last, gpu_first, gpu_last, busy;
     /* state of one play */
     int64_t *delta, *last_new, *stream_end, *stream_dep, *ctx_end, *ev_cap, *op_end;
-    int8_t *stream_kernel; /* per stream: its last operation was a kernel */
+    int8_t *stream_kernel;            /* per stream: its last operation was a kernel */
     int64_t *null_end, *blocking_end; /* per context: legacy stream's, blocking streams' */
     int64_t *scratch;                 /* 2 per operation: the union of busy intervals */
 };
@@ -578,8 +578,8 @@ static int stream_kinds(sb_replay_model *m, const sb_audit_proc *p, const builde
  * the fetch time, before that end. Submitted: in the recorded run, at the launch call's end; in
  * every other play, at its start (shifted), since the recording lengthens the calls (CUPTI's
  * records inside them) and how much of a call is its own is not known. */
-static int arrived_first(const sb_replay_model *m, const rop *o, int64_t launched, int64_t ahead_end,
-                         int recorded)
+static int arrived_first(const sb_replay_model *m, const rop *o, int64_t launched,
+                         int64_t ahead_end, int recorded)
 {
     return o->launch != NONE && launched + (recorded ? o->sub : 0) + m->fetch < ahead_end;
 }
@@ -625,8 +625,8 @@ static int estimate(sb_replay_model *m)
                     fetch[nf++] = o->start - o->launch - o->sub;
             } else if (pass == 0 && pe != NONE && !idle && o->start >= pe) {
                 gap[ng++] = o->start - pe;
-            } else if (pass == 1 && pe != NONE && o->start >= pe &&
-                       prev_kernel[o->stream] && !o->kernel && arrived_first(m, o, o->launch, pe, 1)) {
+            } else if (pass == 1 && pe != NONE && o->start >= pe && prev_kernel[o->stream] &&
+                       !o->kernel && arrived_first(m, o, o->launch, pe, 1)) {
                 behind[nb++] = o->start - pe;
             }
             if (o->stream >= 0) {
@@ -688,9 +688,9 @@ sb_replay_model *sb_replay_build(const sb_audit_proc *p)
 #define ALLOC(f, n) ((m->f = malloc(((n) > 0 ? (n) : one) * sizeof *m->f)) != NULL)
     if (!ALLOC(delta, m->nthreads) || !ALLOC(last_new, m->nthreads) ||
         !ALLOC(stream_end, m->nstreams) || !ALLOC(stream_dep, m->nstreams) ||
-        !ALLOC(stream_kernel, m->nstreams) ||
-        !ALLOC(ctx_end, m->nctx) || !ALLOC(ev_cap, m->nrecs) || !ALLOC(op_end, m->nops) ||
-        !ALLOC(scratch, 2 * m->nops) || !ALLOC(gone, m->ncalls))
+        !ALLOC(stream_kernel, m->nstreams) || !ALLOC(ctx_end, m->nctx) ||
+        !ALLOC(ev_cap, m->nrecs) || !ALLOC(op_end, m->nops) || !ALLOC(scratch, 2 * m->nops) ||
+        !ALLOC(gone, m->ncalls))
         goto fail;
 #undef ALLOC
     if (estimate(m) < 0)

@@ -60,12 +60,13 @@ typedef struct sb_replay_facts {
     double launch_latency_us; /* median: launch call to start, stream idle */
     double gap_us;            /* median: end of one operation to start of the next, queued */
     double fetch_us;          /* median: launch call's end to start, stream idle */
-    double copy_behind_kernel_us; /* median: kernel's end to the start of a copy or memset
-                                   * queued behind it that reached the GPU first */
-    long ops;                 /* kernels, copies and memsets */
-    long ops_unplaced;        /* their launch was not recorded: kept at their recorded start */
-    long syncs;               /* blocking calls */
-    long syncs_untargeted;    /* what they waited for is unknown: taken as their whole context */
+    /* median: a kernel's end to the start of a copy or memset queued behind it that reached
+     * the GPU before the kernel ended */
+    double copy_behind_kernel_us;
+    long ops;              /* kernels, copies and memsets */
+    long ops_unplaced;     /* their launch was not recorded: kept at their recorded start */
+    long syncs;            /* blocking calls */
+    long syncs_untargeted; /* what they waited for is unknown: taken as their whole context */
     int gpu_streams;
     double audit_overhead_us; /* the audit's own time around the calls, taken out */
     double wake_us;           /* median wake-up of a sync that waited; 0: too few waited */

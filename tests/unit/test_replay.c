@@ -805,6 +805,8 @@ static void reports_show_the_prediction(void **state)
     json_t *model = json_object_get(pred, "model");
     near(json_real_value(json_object_get(model, "launch_latency_us")), 5);
     near(json_real_value(json_object_get(model, "gap_us")), 1);
+    near(json_number_value(json_object_get(model, "fetch_us")), 3); /* launch's end to kernel */
+    near(json_number_value(json_object_get(model, "copy_behind_kernel_us")), 1); /* no copy */
     assert_int_equal(json_integer_value(json_object_get(model, "gpu_operations")), 4);
     json_t *site = json_array_get(json_object_get(pred, "sites"), 0);
     near(json_real_value(json_object_get(site, "save_per_call_us")), 9.5);
