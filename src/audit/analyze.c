@@ -546,29 +546,39 @@ static int summarize(sb_audit_run *run, sb_audit_proc *p)
     return sb_audit_savings(p, run->opts.top > 0 ? run->opts.top : 1);
 }
 
-int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)
+/* Each process is analyzed once (its sums accumulate): after more were loaded, only the new ones
+ * are, with these options (those analyzed before keep theirs); the view across processes is
+ * made again. 0, or -1 when out of memory. */
+static int analyze(sb_audit_run *run, const sb_audit_opts *o)
 {
-    if (run->analyzed)
-        return 0;
-    /* Each process is analyzed once (its sums accumulate): after more were loaded, only the
-     * new ones are, with these options; the view across processes is made again. */
     run->opts = *o;
     for (size_t i = 0; i < run->nprocs; i++)
         if (!run->procs[i]->analyzed && analyze_calls(run, run->procs[i], o) < 0)
-            return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+            return -1;
     if (o->symbolize)
         sb_audit_symbolize(run); /* the frames not yet named */
     for (size_t i = 0; i < run->nprocs; i++) {
         sb_audit_proc *p = run->procs[i];
         if (!p->analyzed && summarize(run, p) < 0)
-            return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+            return -1;
         p->analyzed = 1;
     }
     free(run->range_sums);
     run->range_sums = NULL;
     run->nrange_sums = 0;
     if (sum_ranges(run) < 0 || sb_audit_compute_ranks(run) < 0)
-        return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+        return -1;
     run->analyzed = 1;
     return 0;
+}
+
+int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)
+{
+    if (run->analysis_failed)
+        return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+    if (run->analyzed)
+        return 0;
+    int rc = analyze(run, o);
+    run->analysis_failed = rc != 0;
+    return rc ? sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit") : 0;
 }

@@ -81,7 +81,8 @@ struct sb_audit_proc;
 const char *sb_audit_incomplete(const struct sb_audit_proc *p, char *buf, size_t n);
 
 /* Classify, time, attribute, line the ranks up (ranks.h). After more processes are loaded,
- * again: those already analyzed are left as they were. */
+ * again: those already analyzed are left as they were, with the options of their analysis.
+ * Out of memory partway fails this and every later analysis of the run. */
 int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o);
 
 /* The reports. table: the human report (per process and summed); csv: tidy, one row per

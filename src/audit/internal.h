@@ -261,6 +261,7 @@ struct sb_audit_run {
     double wall_s;
     int64_t t0_mono_ns;
     int analyzed;
+    int analysis_failed; /* out of memory partway: a process may be half analyzed */
     sb_audit_opts opts;
     sb_audit_range_sum *range_sums;
     size_t nrange_sums;

@@ -809,6 +809,7 @@ static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_
      * work or what its stream waits for */
     if (!identity && o->readback && m->copy_extra > 0 && d == NONE) {
         int64_t floor = max64(launched, dep);
+        /* (a copy that came first too: its learned wait was recorded, recording's share in it) */
         if (o->stream >= 0)
             floor = max64(floor, m->stream_end[o->stream]);
         start = max64(start - m->copy_extra, floor);
@@ -840,7 +841,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
     for (size_t t = 0; t < m->nthreads; t++)
         m->delta[t] = 0, m->last_new[t] = NONE;
     for (size_t s = 0; s < m->nstreams; s++)
-        m->stream_end[s] = m->stream_dep[s] = NONE, m->stream_kernel[s] = -1;
+        m->stream_end[s] = m->stream_dep[s] = NONE, m->stream_kernel[s] = 0;
     for (size_t c = 0; c < m->nctx; c++)
         m->ctx_end[c] = m->null_end[c] = m->blocking_end[c] = NONE;
     if (!identity) {

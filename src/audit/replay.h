@@ -12,8 +12,9 @@
  *    the streams created blocking (CUPTI's stream records), each other's work. Its duration is
  *    the recorded one. The latency and the gap are the run's medians (launches made while the
  *    stream was idle, operations queued behind another); each operation keeps its own
- *    deviation from them on the term that bound it in the run, so that replaying with nothing
- *    removed gives back the recorded timeline exactly. A copy or memset queued behind a kernel
+ *    deviation from them on the term that bound it in the run, so that the identity play (the
+ *    recorded run: nothing removed, the audit's time kept) gives back the recorded timeline
+ *    exactly. A copy or memset queued behind a kernel
  *    whose work reached the GPU before the kernel ended (submitted plus the run's fetch time)
  *    takes the run's gap of such copies instead of the gap (its engine waits for the kernel:
  *    on an H100 about 8 us against 1.4); in every play but the identity play its work is

@@ -415,6 +415,60 @@ static void a_copy_that_arrived_first_waits_for_its_engine(void **state)
     }
 }
 
+/* Only a copy behind a kernel waits for its engine. Steps of 40 us: kernel 1 [5, 15) launched at
+ * [0, 2); kernel 2 queued behind it, started 1 us after it, [16, 20): in the first three steps
+ * its call [3, 13) came late (13 + 3 us of fetch), in the others [3, 5) first. Then the
+ * readback: its call [13, 15) in the first three steps (it came first: started 8 us after
+ * kernel 2, at 28), [13, 19) in the others (late: at 21); the sync returns 1 us after the copy.
+ * The learned wait is the copies' 8 us, not the five early kernels' 1; in the replay every
+ * kernel 2 comes first (its call's start) but keeps the gap, and only the five late copies start
+ * 7 us later. */
+static void only_a_copy_behind_a_kernel_waits_for_its_engine(void **state)
+{
+    (void)state;
+    enum { N = 8, EARLY = 3 };
+    stream s;
+    begin(&s);
+    for (long long i = 0; i < N; i++) {
+        long long h = 40 * i, c = 4 * i + 1;
+        int first = i < EARLY;
+        launch(&s, c, h, 7, h + 5, h + 15);
+        line(&s,
+             "{\"t\":\"api\",\"api\":\"cudaLaunchKernel_v7000\",\"dom\":\"rt\",\"tid\":1,"
+             "\"corr\":%lld,\"start\":%lld,\"end\":%lld}",
+             c + 1, (h + 3) * US, (h + (first ? 13 : 5)) * US);
+        line(&s,
+             "{\"t\":\"kernel\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"start\":%lld,"
+             "\"end\":%lld}",
+             c + 1, (h + 16) * US, (h + 20) * US);
+        line(&s,
+             "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,"
+             "\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],"
+             "\"stack\":-1,\"copy\":\"DtoH\",\"host\":\"pinned\"}",
+             c + 2, (h + 13) * US, (h + (first ? 15 : 19)) * US);
+        long long c0 = h + (first ? 28 : 21);
+        line(&s,
+             "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"rcorr\":%lld,"
+             "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"DtoH\",\"src\":\"device\","
+             "\"dst\":\"pinned\"}",
+             c + 2, c + 2, c0 * US, (c0 + 1) * US);
+        stream_sync(&s, c + 3, h + (first ? 15 : 19), c0 + 2, 7, 1, 0);
+    }
+    replay_end(&s, 40 * N);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    sb_replay_facts f;
+    sb_replay_model *m = sb_replay_build(p);
+    assert_non_null(m);
+    sb_replay_facts_of(m, &f);
+    sb_replay_free(m);
+    near(f.copy_behind_kernel_us, 8);
+    near(f.gap_us, 1);
+    sb_replay_result none = play_removing(p, no_call);
+    near(none.span_us, 40.0 * (N - 1) + 23 + 7.0 * (N - EARLY));
+    sb_audit_free(run);
+}
+
 /* A sync takes with it the readback it makes visible: removed, each step of a loop whose host
  * work is 30 us (launch 2 us, copy call 2 us, sync 8 us waiting for kernel and copy, 18 us
  * more) saves the sync's 8 us and the copy call's 2 us; with the readbacks kept (made async)
@@ -830,6 +884,7 @@ int main(void)
         cmocka_unit_test(audit_time_is_taken_out),
         cmocka_unit_test(readbacks_go_with_their_sync),
         cmocka_unit_test(a_copy_that_arrived_first_waits_for_its_engine),
+        cmocka_unit_test(only_a_copy_behind_a_kernel_waits_for_its_engine),
         cmocka_unit_test(a_free_takes_its_allocation),
         cmocka_unit_test(legacy_stream_waits_for_blocking_streams),
         cmocka_unit_test(an_unrecorded_stretch_waits_for_the_recorded_work),

@@ -6,6 +6,7 @@
  * file, the ranges and the stack tables are stood in for here. */
 #include "cmocka_all.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +376,46 @@ static void a_full_block_counts_without_stacks(void **state)
     free(text);
 }
 
+/* Another thread's block with room keeps nothing of this thread's calls: it does not make a
+ * call past this thread's full block work its line out. */
+static pthread_barrier_t opened, done;
+
+static void *open_a_block_of_its_own(void *arg)
+{
+    (void)arg;
+    int id = sba_block_open(0);
+    pthread_barrier_wait(&opened);
+    pthread_barrier_wait(&done);
+    long long c[SB_AUDIT_NCLASS];
+    assert_int_equal(sba_block_close(id, c, NULL, NULL), 0);
+    assert_int_equal(c[SB_AUDIT_SYNC_STREAM], 0);
+    return NULL;
+}
+
+static void another_threads_block_keeps_nothing_of_this_one(void **state)
+{
+    (void)state;
+    reset(0);
+    int mine = sba_block_open(0);
+    assert_true(mine >= 0);
+    for (int i = 0; i < SBA_BLOCK_KEEP; i++)
+        sync_call((uint32_t)i);
+    pthread_t t;
+    pthread_barrier_init(&opened, NULL, 2);
+    pthread_barrier_init(&done, NULL, 2);
+    assert_int_equal(pthread_create(&t, NULL, open_a_block_of_its_own, NULL), 0);
+    pthread_barrier_wait(&opened);
+    sync_call(9999);
+    assert_int_equal(fake.stacks, SBA_BLOCK_KEEP);
+    pthread_barrier_wait(&done);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&opened);
+    pthread_barrier_destroy(&done);
+    long long c[SB_AUDIT_NCLASS];
+    assert_int_equal(sba_block_close(mine, c, NULL, NULL), 0);
+    assert_int_equal(c[SB_AUDIT_SYNC_STREAM], SBA_BLOCK_KEEP + 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +425,7 @@ int main(void)
         cmocka_unit_test(a_record_file_gets_every_call_and_the_block_the_same),
         cmocka_unit_test(a_call_inside_a_call_is_counted_once),
         cmocka_unit_test(a_full_block_counts_without_stacks),
+        cmocka_unit_test(another_threads_block_keeps_nothing_of_this_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
