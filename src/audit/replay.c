@@ -584,6 +584,14 @@ static int arrived_first(const sb_replay_model *m, const rop *o, int64_t launche
     return o->launch != NONE && launched + (recorded ? o->sub : 0) + m->fetch < ahead_end;
 }
 
+/* A copy or memset queued behind a kernel (ahead_kernel) that arrived first: its engine waits
+ * for the kernel, and takes the run's learned time (m->behind) to start it. */
+static int waits_for_engine(const sb_replay_model *m, const rop *o, int ahead_kernel,
+                            int64_t launched, int64_t ahead_end, int recorded)
+{
+    return ahead_kernel && !o->kernel && arrived_first(m, o, launched, ahead_end, recorded);
+}
+
 /* The launch latency (launches made while the stream was idle: launch to start), the fetch
  * time (the same launches: the launch call's end to start) and the gap (operations queued
  * behind another: its end to their start), the run's medians; then the gap of a copy or memset
@@ -625,8 +633,8 @@ static int estimate(sb_replay_model *m)
                     fetch[nf++] = o->start - o->launch - o->sub;
             } else if (pass == 0 && pe != NONE && !idle && o->start >= pe) {
                 gap[ng++] = o->start - pe;
-            } else if (pass == 1 && pe != NONE && o->start >= pe && prev_kernel[o->stream] &&
-                       !o->kernel && arrived_first(m, o, o->launch, pe, 1)) {
+            } else if (pass == 1 && pe != NONE && o->start >= pe &&
+                       waits_for_engine(m, o, prev_kernel[o->stream], o->launch, pe, 1)) {
                 behind[nb++] = o->start - pe;
             }
             if (o->stream >= 0) {
@@ -767,8 +775,7 @@ static int64_t play_launch(sb_replay_model *m, rop *o, int identity, long *host_
     if (o->stream >= 0) {
         int64_t pe = m->stream_end[o->stream];
         if (pe != NONE)
-            b = pe + (m->stream_kernel[o->stream] && !o->kernel &&
-                              arrived_first(m, o, launched, pe, identity)
+            b = pe + (waits_for_engine(m, o, m->stream_kernel[o->stream], launched, pe, identity)
                           ? m->behind
                           : m->gap);
         c = m->stream_dep[o->stream];

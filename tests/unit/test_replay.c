@@ -28,17 +28,24 @@ static void begin(stream *s)
     replay_proc(s);
 }
 
-/* A kernel launch (cudaLaunchKernel, thread 1) at [t, t + 2 us) and its kernel on stream st. */
-static void launch(stream *s, long long corr, long long t, int st, long long k0, long long k1)
+/* A kernel launch (cudaLaunchKernel, thread 1) at [t0, t1) and its kernel [k0, k1) on stream st. */
+static void launch_call(stream *s, long long corr, long long t0, long long t1, int st, long long k0,
+                        long long k1)
 {
     line(s,
          "{\"t\":\"api\",\"api\":\"cudaLaunchKernel_v7000\",\"dom\":\"rt\",\"tid\":1,"
          "\"corr\":%lld,\"start\":%lld,\"end\":%lld}",
-         corr, t * US, (t + 2) * US);
+         corr, t0 * US, t1 * US);
     line(s,
          "{\"t\":\"kernel\",\"dev\":0,\"ctx\":1,\"stream\":%d,\"corr\":%lld,\"start\":%lld,"
          "\"end\":%lld}",
          st, corr, k0 * US, k1 * US);
+}
+
+/* The same, the launch call [t, t + 2 us). */
+static void launch(stream *s, long long corr, long long t, int st, long long k0, long long k1)
+{
+    launch_call(s, corr, t, t + 2, st, k0, k1);
 }
 
 /* cudaStreamSynchronize of stream st at [t0, t1), with CUPTI's synchronization record; the
@@ -346,23 +353,41 @@ static void audit_time_is_taken_out(void **state)
     sb_audit_free(run);
 }
 
+/* A 4-byte cudaMemcpyAsync into pinned memory on stream 7, its call [t0, t1), its copy
+ * [c0, c0 + 1). */
+static void readback(stream *s, long long corr, long long t0, long long t1, long long c0)
+{
+    line(s,
+         "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
+         "\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":-1,"
+         "\"copy\":\"DtoH\",\"host\":\"pinned\"}",
+         corr, t0 * US, t1 * US);
+    line(s,
+         "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"rcorr\":%lld,"
+         "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"DtoH\",\"src\":\"device\","
+         "\"dst\":\"pinned\"}",
+         corr, corr, c0 * US, (c0 + 1) * US);
+}
+
 /* .item(): a launch, a 4-byte cudaMemcpyAsync into pinned memory [t+3, t+5) whose copy runs
  * [c0, c0 + 1), then the stream sync [s0, s1). */
 static void item_step(stream *s, long long corr, long long t, long long k0, long long k1,
                       long long c0, long long s0, long long s1)
 {
     launch(s, corr, t, 7, k0, k1);
-    line(s,
-         "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,"
-         "\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],\"stack\":-1,"
-         "\"copy\":\"DtoH\",\"host\":\"pinned\"}",
-         corr + 1, (t + 3) * US, (t + 5) * US);
-    line(s,
-         "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"rcorr\":%lld,"
-         "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"DtoH\",\"src\":\"device\","
-         "\"dst\":\"pinned\"}",
-         corr + 1, corr + 1, c0 * US, (c0 + 1) * US);
+    readback(s, corr + 1, t + 3, t + 5, c0);
     stream_sync(s, corr + 2, s0, s1, 7, 1, 0);
+}
+
+/* The facts the model took from p's run. */
+static sb_replay_facts facts_of(const sb_audit_proc *p)
+{
+    sb_replay_facts f;
+    sb_replay_model *m = sb_replay_build(p);
+    assert_non_null(m);
+    sb_replay_facts_of(m, &f);
+    sb_replay_free(m);
+    return f;
 }
 
 /* A copy queued behind a kernel waits on its engine longer when it reached the GPU before the
@@ -385,27 +410,14 @@ static void a_copy_that_arrived_first_waits_for_its_engine(void **state)
             long long h = 40 * i, c = 3 * i + 1;
             int first = i < early;
             launch(&s, c, h, 7, h + 5, h + 15);
-            line(&s,
-                 "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,"
-                 "\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],"
-                 "\"stack\":-1,\"copy\":\"DtoH\",\"host\":\"pinned\"}",
-                 c + 1, (h + 6) * US, (h + (first ? 8 : 14)) * US);
             long long c0 = h + (first ? 23 : 16);
-            line(&s,
-                 "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"rcorr\":%lld,"
-                 "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"DtoH\",\"src\":\"device\","
-                 "\"dst\":\"pinned\"}",
-                 c + 1, c + 1, c0 * US, (c0 + 1) * US);
+            readback(&s, c + 1, h + 6, h + (first ? 8 : 14), c0);
             stream_sync(&s, c + 2, h + (first ? 8 : 14), c0 + 2, 7, 1, 0);
         }
         replay_end(&s, 40 * N);
         sb_audit_run *run = analyzed(&s);
         const sb_audit_proc *p = run->procs[0];
-        sb_replay_facts f;
-        sb_replay_model *m = sb_replay_build(p);
-        assert_non_null(m);
-        sb_replay_facts_of(m, &f);
-        sb_replay_free(m);
+        sb_replay_facts f = facts_of(p);
         near(f.fetch_us, 3);
         near(f.gap_us, 1);
         near(f.copy_behind_kernel_us, early >= 3 ? 8 : 1);
@@ -433,35 +445,15 @@ static void only_a_copy_behind_a_kernel_waits_for_its_engine(void **state)
         long long h = 40 * i, c = 4 * i + 1;
         int first = i < EARLY;
         launch(&s, c, h, 7, h + 5, h + 15);
-        line(&s,
-             "{\"t\":\"api\",\"api\":\"cudaLaunchKernel_v7000\",\"dom\":\"rt\",\"tid\":1,"
-             "\"corr\":%lld,\"start\":%lld,\"end\":%lld}",
-             c + 1, (h + 3) * US, (h + (first ? 13 : 5)) * US);
-        line(&s,
-             "{\"t\":\"kernel\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"start\":%lld,"
-             "\"end\":%lld}",
-             c + 1, (h + 16) * US, (h + 20) * US);
-        line(&s,
-             "{\"t\":\"call\",\"api\":\"cudaMemcpyAsync_v3020\",\"dom\":\"rt\",\"tid\":1,"
-             "\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,\"ranges\":[],"
-             "\"stack\":-1,\"copy\":\"DtoH\",\"host\":\"pinned\"}",
-             c + 2, (h + 13) * US, (h + (first ? 15 : 19)) * US);
+        launch_call(&s, c + 1, h + 3, h + (first ? 13 : 5), 7, h + 16, h + 20);
         long long c0 = h + (first ? 28 : 21);
-        line(&s,
-             "{\"t\":\"copy\",\"dev\":0,\"ctx\":1,\"stream\":7,\"corr\":%lld,\"rcorr\":%lld,"
-             "\"start\":%lld,\"end\":%lld,\"bytes\":4,\"kind\":\"DtoH\",\"src\":\"device\","
-             "\"dst\":\"pinned\"}",
-             c + 2, c + 2, c0 * US, (c0 + 1) * US);
+        readback(&s, c + 2, h + 13, h + (first ? 15 : 19), c0);
         stream_sync(&s, c + 3, h + (first ? 15 : 19), c0 + 2, 7, 1, 0);
     }
     replay_end(&s, 40 * N);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    sb_replay_facts f;
-    sb_replay_model *m = sb_replay_build(p);
-    assert_non_null(m);
-    sb_replay_facts_of(m, &f);
-    sb_replay_free(m);
+    sb_replay_facts f = facts_of(p);
     near(f.copy_behind_kernel_us, 8);
     near(f.gap_us, 1);
     sb_replay_result none = play_removing(p, no_call);

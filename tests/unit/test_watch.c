@@ -343,6 +343,16 @@ static void sync_call(uint32_t corr)
     call(RT, CBID(cudaStreamSynchronize_v3020), "cudaStreamSynchronize_v3020", NULL, corr);
 }
 
+/* A block of this thread, n stream syncs made in it: its id. */
+static int block_with_syncs(int n)
+{
+    int id = sba_block_open(0);
+    assert_true(id >= 0);
+    for (int i = 0; i < n; i++)
+        sync_call((uint32_t)i);
+    return id;
+}
+
 /* A block keeps the lines of its first SBA_BLOCK_KEEP blocking calls: past them a blocking call
  * is counted with nothing worked out, until a block with room opens inside it. */
 static void a_full_block_counts_without_stacks(void **state)
@@ -350,10 +360,7 @@ static void a_full_block_counts_without_stacks(void **state)
     (void)state;
     reset(0);
     const int more = 5;
-    int outer = sba_block_open(0);
-    assert_true(outer >= 0);
-    for (int i = 0; i < SBA_BLOCK_KEEP + more; i++)
-        sync_call((uint32_t)i);
+    int outer = block_with_syncs(SBA_BLOCK_KEEP + more);
     assert_int_equal(fake.stacks, SBA_BLOCK_KEEP);
     assert_int_equal(fake.ranges, SBA_BLOCK_KEEP);
     assert_int_equal(fake.py, SBA_BLOCK_KEEP);
@@ -396,10 +403,7 @@ static void another_threads_block_keeps_nothing_of_this_one(void **state)
 {
     (void)state;
     reset(0);
-    int mine = sba_block_open(0);
-    assert_true(mine >= 0);
-    for (int i = 0; i < SBA_BLOCK_KEEP; i++)
-        sync_call((uint32_t)i);
+    int mine = block_with_syncs(SBA_BLOCK_KEEP);
     pthread_t t;
     pthread_barrier_init(&opened, NULL, 2);
     pthread_barrier_init(&done, NULL, 2);
