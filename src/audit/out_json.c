@@ -66,11 +66,13 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     set(o, "save_wall_us", sb_json_num(s->r.wall_us));
     set(o, "save_gpu_idle_us", sb_json_num(s->r.idle_us));
     set(o, "save_per_call_us", sb_json_num(s->calls ? s->r.wall_us / (double)s->calls : 0));
+    set(o, "save_per_call_us_typical", sb_json_num(s->r.typical_us));
     if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL) {
         /* the same syncs removed with their readbacks kept, made asynchronous */
         set(o, "save_wall_us_readbacks_kept", sb_json_num(s->kept.wall_us));
         set(o, "save_per_call_us_readbacks_kept",
             sb_json_num(s->calls ? s->kept.wall_us / (double)s->calls : 0));
+        set(o, "save_per_call_us_readbacks_kept_typical", sb_json_num(s->kept.typical_us));
     }
     set(o, "bound", sb_json_str(sb_audit_bound_name(&s->r)));
     set(o, "host_bound_pct", sb_json_num(s->r.host_pct));

@@ -147,6 +147,8 @@ struct sb_replay_model {
     int8_t *stream_kernel;            /* per stream: its last operation was a kernel */
     int64_t *null_end, *blocking_end; /* per context: legacy stream's, blocking streams' */
     int64_t *scratch;                 /* 2 per operation: the union of busy intervals */
+    int64_t *reached; /* per call: when the baseline play reached it (typical_us, replay.h) */
+    int64_t *ahead;   /* one play: how much sooner it reached each removed call, in order */
 };
 
 void sb_replay_free(sb_replay_model *m)
@@ -174,6 +176,8 @@ void sb_replay_free(sb_replay_model *m)
     free(m->ev_cap);
     free(m->op_end);
     free(m->scratch);
+    free(m->reached);
+    free(m->ahead);
     free(m);
 }
 
@@ -698,7 +702,7 @@ sb_replay_model *sb_replay_build(const sb_audit_proc *p)
         !ALLOC(stream_end, m->nstreams) || !ALLOC(stream_dep, m->nstreams) ||
         !ALLOC(stream_kernel, m->nstreams) || !ALLOC(ctx_end, m->nctx) ||
         !ALLOC(ev_cap, m->nrecs) || !ALLOC(op_end, m->nops) || !ALLOC(scratch, 2 * m->nops) ||
-        !ALLOC(gone, m->ncalls))
+        !ALLOC(gone, m->ncalls) || !ALLOC(reached, m->ncalls) || !ALLOC(ahead, m->ncalls))
         goto fail;
 #undef ALLOC
     if (estimate(m) < 0)
@@ -840,6 +844,21 @@ static int64_t target_end(const sb_replay_model *m, const rblock *k, int64_t all
     }
 }
 
+/* The median over SB_REPLAY_WINDOWS windows of the n removed calls of each window's saving per
+ * call, from how much sooner the play reached each call (ahead[0..n), cumulative). */
+static double typical_saving(sb_replay_model *m, size_t n)
+{
+    if (!n)
+        return 0;
+    size_t k = n < SB_REPLAY_WINDOWS ? n : SB_REPLAY_WINDOWS;
+    int64_t rate[SB_REPLAY_WINDOWS];
+    for (size_t w = 0; w < k; w++) {
+        size_t a = w * n / k, b = (w + 1) * n / k; /* calls a..b-1 */
+        rate[w] = (m->ahead[b - 1] - (a ? m->ahead[a - 1] : 0)) / (int64_t)(b - a);
+    }
+    return (double)median(rate, k, 0) / 1e3;
+}
+
 /* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
  * kept); else the run without the audit's own time and without the removed calls. */
 static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r)
@@ -867,6 +886,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
         m->ev_cap[e] = NONE;
     int64_t all_end = NONE, gpu_first = INT64_MAX, first = INT64_MAX;
     long host_bound = 0;
+    size_t nahead = 0;
     for (size_t i = 0; i < m->nitems; i++) {
         const item *it = &m->items[i];
         switch (it->kind) {
@@ -914,6 +934,13 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
             rblock *k = &m->blocks[it->idx];
             int64_t d = k->thread >= 0 ? m->delta[k->thread] : 0;
             int64_t start = k->start - d, end;
+            if (!identity) { /* when this play reached the call (typical_us) */
+                int64_t at = max64(start, all_end);
+                if (!m->have_base)
+                    m->reached[k->call] = at;
+                else if (remove[k->call])
+                    m->ahead[nahead++] = m->reached[k->call] - at;
+            }
             if (!identity && m->gone[k->call]) {
                 end = start;
             } else if (k->tkind == TG_NONE) {
@@ -990,6 +1017,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
     r->wall_us = last != NONE && orig_last != NONE ? (double)(orig_last - last) / 1e3 : 0;
     r->idle_us = (double)(orig_idle - idle) / 1e3;
     r->span_us = last != NONE && first != NONE ? (double)(last - first) / 1e3 : 0;
+    r->typical_us = typical_saving(m, nahead);
     r->host_pct = m->nops ? 100.0 * (double)host_bound / (double)m->nops : 0;
     r->gpu_busy_pct = last != NONE && first != NONE && last > first
                           ? 100.0 * (double)busy / (double)(last - first)

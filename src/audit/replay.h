@@ -85,7 +85,16 @@ typedef struct sb_replay_result {
     double host_pct;     /* % of GPU operations whose start the host's launch then bounds */
     double gpu_busy_pct; /* GPU busy share of the replayed run */
     double span_us;      /* the replayed run: first to last activity */
+    /* the saving per removed call typical of the run, not moved by a stretch where the host was
+     * slow (a VM's hiccup lengthens the calls recorded then, and so wall_us): the removed calls
+     * cut into SB_REPLAY_WINDOWS windows of equal count (each call its own when fewer), the
+     * median of each window's saving per call. A window's saving is how much sooner the run
+     * reaches its last call than its first, against the baseline; the run reaches a call at the
+     * later of the host's time and the end of the GPU work launched before it. 0: none removed */
+    double typical_us;
 } sb_replay_result;
+
+#define SB_REPLAY_WINDOWS 20
 
 /* The model of p's run (p analyzed: classes known). NULL when out of memory. */
 sb_replay_model *sb_replay_build(const struct sb_audit_proc *p);

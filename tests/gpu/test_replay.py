@@ -13,9 +13,11 @@
    moves between processes (the calibration's plain launch: 5.3, 6.4 and 7.0 us in three audits
    of one session on the H100 VM).
 
-The prediction is the replay's saving per call at the site of the per-step sync times the syncs
-per step the fix removes. Held hard: the site found is the per-step sync with the calls the
-program made, the prediction is a saving (>= 0) and, where the model applies and the measured
+The prediction is the replay's typical saving per call at the site of the per-step sync (the
+median over windows of the run, replay.h: the measured saving is a median of repetitions, and a
+stretch where the VM's host was slow moves the run's mean, not its median) times the syncs per
+step the fix removes; the run's mean per call is kept beside it in the table. Held hard: the
+site found is the per-step sync with the calls the program made, the prediction is a saving (>= 0) and, where the model applies and the measured
 saving is over 5 us, within a factor of 3 of it. The issue's target (15 % or 2 us per step) is
 reported: a case outside it is an expected failure with its figures. Where the model does not
 apply (the host needs the value to decide, a data-dependent size, a fix that removes launches,
@@ -158,11 +160,12 @@ def record(row):
         return
     pathlib.Path(OUT).mkdir(parents=True, exist_ok=True)
     (pathlib.Path(OUT) / "replay.json").write_text(json.dumps(RESULTS, indent=1))
-    lines = ["| fix | measured µs/step | predicted µs/step | error µs | model |",
-             "| --- | ---: | ---: | ---: | --- |"]
+    lines = ["| fix | measured µs/step | predicted µs/step | error µs | run's mean µs/step "
+             "| model |",
+             "| --- | ---: | ---: | ---: | ---: | --- |"]
     for x in RESULTS:
         lines.append(f"| {x['label']} | {x['measured']:.2f} | {x['predicted']:.2f} | "
-                     f"{x['predicted'] - x['measured']:+.2f} | "
+                     f"{x['predicted'] - x['measured']:+.2f} | {x['predicted_mean']:.2f} | "
                      f"{'applies' if not x['why_not'] else 'does not apply: ' + x['why_not']} |")
     (pathlib.Path(OUT) / "replay.md").write_text("\n".join(lines) + "\n")
 
@@ -192,10 +195,12 @@ def test_predicted_saving_in_one_process(truth_run, name):
     assert iters == (truth["reps"] + 1) * truth["n"], (name, site["calls"])  # the "on" reps
     # each "off" repetition is a stretch the replay knows was not recorded
     assert procs[0]["predicted"]["model"]["unrecorded_stretches"] >= truth["reps"]
-    predicted = site["save_wall_us_readbacks_kept" if w["kept"] else "save_wall_us"] / iters
+    kept = "_readbacks_kept" if w["kept"] else ""
+    predicted = site[f"save_per_call_us{kept}_typical"] * w["syncs_per_iter"]
     measured = w["saving_off"]
     record({"label": f"in one process: {name}", "scenario": "audit_truth", "sync": "sync",
             "free": "free", "measured": measured, "predicted": predicted,
+            "predicted_mean": site[f"save_wall_us{kept}"] / iters,
             "measured_recorded": w["saving_on"], "site": site["site"],
             "calls": site["calls"], "bound": site["bound"],
             "model": procs[0]["predicted"]["model"], "why_not": None})
@@ -229,9 +234,10 @@ def test_predicted_saving_of_each_fix_in_one_process(tmp_path, label, scenario, 
     assert report["processes"][0]["predicted"]["model"]["unrecorded_stretches"] >= 10
     site = step_site(report)
     removed = max(spv_sync - spv_free, 0)
-    predicted = site["save_per_call_us"] * removed
+    predicted = site["save_per_call_us_typical"] * removed
     record({"label": f"{label} (in one process)", "scenario": scenario, "sync": sync,
             "free": free, "measured": measured, "predicted": predicted,
+            "predicted_mean": site["save_per_call_us"] * removed,
             "per_call": site["save_per_call_us"],
             "per_call_kept": site.get("save_per_call_us_readbacks_kept"),
             "removed_per_step": removed, "site": site["site"], "calls": site["calls"],
@@ -240,8 +246,8 @@ def test_predicted_saving_of_each_fix_in_one_process(tmp_path, label, scenario, 
     assert predicted >= 0, predicted
     if why_not:
         return  # reported beside the others; the model does not hold it
-    hold(f"{label} in one process (site {site['site']}: {site['save_per_call_us']:.2f} us per "
-         f"call x {removed:.2f})", predicted, measured)
+    hold(f"{label} in one process (site {site['site']}: {site['save_per_call_us_typical']:.2f} "
+         f"us per call x {removed:.2f})", predicted, measured)
 
 
 @pytest.mark.parametrize("label,scenario,sync,free,sets,why_not", CASES,
@@ -258,7 +264,8 @@ def test_predicted_saving_of_each_fix_across_processes(tmp_path, label, scenario
         site = step_site(report)
         removed = max(spv_sync - spv_free, 0)
         rounds.append({"measured": measured, "removed": removed, "site": site,
-                       "per_call": site["save_per_call_us"],
+                       "per_call": site["save_per_call_us_typical"],
+                       "per_call_mean": site["save_per_call_us"],
                        "per_call_kept": site.get("save_per_call_us_readbacks_kept"),
                        "model": report["processes"][0]["predicted"]["model"]})
     per_call = median([x["per_call"] for x in rounds])
@@ -268,7 +275,8 @@ def test_predicted_saving_of_each_fix_across_processes(tmp_path, label, scenario
     site = rounds[0]["site"]
     record({"label": label, "scenario": scenario, "sync": sync, "free": free,
             "measured": measured, "predicted": predicted,
-            "per_call": median([x["per_call"] for x in rounds]),
+            "predicted_mean": median([x["per_call_mean"] for x in rounds]) * removed,
+            "per_call": per_call,
             "per_call_kept": median([x["per_call_kept"] or 0 for x in rounds]),
             "removed_per_step": removed, "site": site["site"], "calls": site["calls"],
             "blocked_per_call": site["blocked_us"] / site["calls"], "bound": site["bound"],
@@ -314,9 +322,10 @@ def test_predicted_saving_of_the_torch_loop(tmp_path):
             audits.append((report, site))
     med = {mode: median(v) for mode, v in runs.items()}
     measured = (med["item"] - med["free"]) / steps
-    predicted = median([site["save_per_call_us"] for _, site in audits])
+    predicted = median([site["save_per_call_us_typical"] for _, site in audits])
     report, site = audits[0]
     common = {"scenario": "torch_item.py", "sync": "item", "predicted": predicted,
+              "predicted_mean": median([x["save_per_call_us"] for _, x in audits]),
               "per_call": predicted,
               "per_call_kept": median([x["save_per_call_us_readbacks_kept"] for _, x in audits]),
               "removed_per_step": 1, "site": site["site"], "calls": site["calls"],
