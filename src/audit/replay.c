@@ -844,17 +844,22 @@ static int64_t target_end(const sb_replay_model *m, const rblock *k, int64_t all
     }
 }
 
-/* The median over SB_REPLAY_WINDOWS windows of the n removed calls of each window's saving per
- * call, from how much sooner the play reached each call (ahead[0..n), cumulative). */
-static double typical_saving(sb_replay_model *m, size_t n)
+/* typical_us (replay.h) of n removed calls, from how much sooner the play reached each of them
+ * (ahead[0..n), cumulative: what the calls before it saved) and the play's whole saving (total).
+ * A window's calls a..b-1 saved what the play gained from reaching call a (the run's start, for
+ * the first window) to reaching call b (the run's end, for the last). Removed calls of several
+ * threads: the mean, since each thread reaches its calls on its own time. */
+static double typical_saving(const sb_replay_model *m, size_t n, int several_threads, int64_t total)
 {
     if (!n)
         return 0;
+    if (several_threads)
+        return (double)total / (double)n / 1e3;
     size_t k = n < SB_REPLAY_WINDOWS ? n : SB_REPLAY_WINDOWS;
     int64_t rate[SB_REPLAY_WINDOWS];
     for (size_t w = 0; w < k; w++) {
-        size_t a = w * n / k, b = (w + 1) * n / k; /* calls a..b-1 */
-        rate[w] = (m->ahead[b - 1] - (a ? m->ahead[a - 1] : 0)) / (int64_t)(b - a);
+        size_t a = w * n / k, b = (w + 1) * n / k;
+        rate[w] = ((b < n ? m->ahead[b] : total) - (a ? m->ahead[a] : 0)) / (int64_t)(b - a);
     }
     return (double)median(rate, k, 0) / 1e3;
 }
@@ -887,6 +892,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
     int64_t all_end = NONE, gpu_first = INT64_MAX, first = INT64_MAX;
     long host_bound = 0;
     size_t nahead = 0;
+    int32_t ahead_thread = -1; /* the thread of the removed calls; -2: several */
     for (size_t i = 0; i < m->nitems; i++) {
         const item *it = &m->items[i];
         switch (it->kind) {
@@ -938,8 +944,10 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
                 int64_t at = max64(start, all_end);
                 if (!m->have_base)
                     m->reached[k->call] = at;
-                else if (remove[k->call])
+                else if (remove[k->call]) {
                     m->ahead[nahead++] = m->reached[k->call] - at;
+                    ahead_thread = nahead == 1 || ahead_thread == k->thread ? k->thread : -2;
+                }
             }
             if (!identity && m->gone[k->call]) {
                 end = start;
@@ -1013,11 +1021,12 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
     int64_t orig_last = max64(m->host_last, m->gpu_last);
     int64_t orig_idle = m->gpu_last != NONE ? (m->gpu_last - m->gpu_first) - m->busy : 0;
     int64_t idle = all_end != NONE ? (all_end - gpu_first) - busy : 0;
+    int64_t total = last != NONE && orig_last != NONE ? orig_last - last : 0;
     memset(r, 0, sizeof *r);
-    r->wall_us = last != NONE && orig_last != NONE ? (double)(orig_last - last) / 1e3 : 0;
+    r->wall_us = (double)total / 1e3;
     r->idle_us = (double)(orig_idle - idle) / 1e3;
     r->span_us = last != NONE && first != NONE ? (double)(last - first) / 1e3 : 0;
-    r->typical_us = typical_saving(m, nahead);
+    r->typical_us = typical_saving(m, nahead, ahead_thread == -2, total);
     r->host_pct = m->nops ? 100.0 * (double)host_bound / (double)m->nops : 0;
     r->gpu_busy_pct = last != NONE && first != NONE && last > first
                           ? 100.0 * (double)busy / (double)(last - first)

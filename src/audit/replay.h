@@ -88,9 +88,12 @@ typedef struct sb_replay_result {
     /* the saving per removed call typical of the run, not moved by a stretch where the host was
      * slow (a VM's hiccup lengthens the calls recorded then, and so wall_us): the removed calls
      * cut into SB_REPLAY_WINDOWS windows of equal count (each call its own when fewer), the
-     * median of each window's saving per call. A window's saving is how much sooner the run
-     * reaches its last call than its first, against the baseline; the run reaches a call at the
-     * later of the host's time and the end of the GPU work launched before it. 0: none removed */
+     * median (the upper one of an even count) of each window's saving per call. A window saves
+     * what the play gains, against the baseline, from reaching its first call (the run's start,
+     * for the first window) to reaching the next window's first (the run's end, for the last);
+     * the play reaches a call at the later of the host's time and the end of the GPU work
+     * launched before it. Removed calls of several threads: wall_us per call (each thread
+     * reaches its calls on its own time). 0: none removed */
     double typical_us;
 } sb_replay_result;
 

@@ -169,7 +169,7 @@ static void gpu_bound_loop_saves_the_gaps(void **state)
     sb_replay_result r = play_removing(p, every_sync);
     near(r.wall_us, 11.0 * (N - 1) + 5);
     near(r.idle_us, 11.0 * (N - 1)); /* the GPU's gaps: 12 us each, then 1 */
-    near(r.typical_us, 11.0);        /* each window but the first call's (0): 11 a call */
+    near(r.typical_us, 11.0);        /* each window but the last (5, the wake-up): 11 a call */
     assert_true(r.host_pct < 50);    /* then GPU-bound: only the first kernel waits for a launch */
     assert_string_equal(sb_audit_bound_name(&r), "gpu");
     /* the report's figure is the same play */
@@ -218,6 +218,64 @@ static void a_slow_stretch_moves_the_total_not_the_typical(void **state)
     near(r.wall_us, 9.0 * 39 + 5 + 200);
     near(r.typical_us, 9.0);
     assert_true(r.wall_us / 40 > 13); /* the mean per call: moved by the slow stretch */
+    sb_audit_free(run);
+}
+
+/* Syncs of an idle GPU: one kernel [5, 7), then ten syncs of its stream, one every 20 us from 20,
+ * each 5 us of the host's own time (the GPU long done). Removed, each saves its 5 us: the play
+ * reaches each call sooner on the host, the GPU's end stays where it was. */
+static void syncs_of_an_idle_gpu_save_their_own_time(void **state)
+{
+    (void)state;
+    stream s;
+    begin(&s);
+    launch(&s, 1, 0, 7, 5, 7);
+    for (long long i = 0; i < 10; i++)
+        stream_sync(&s, 2 + i, 20 + 20 * i, 25 + 20 * i, 7, 1, 0);
+    replay_end(&s, 300);
+    sb_audit_run *run = analyzed(&s);
+    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    near(r.wall_us, 50);
+    near(r.typical_us, 5); /* reached by the GPU's end alone: 0 */
+    sb_audit_free(run);
+}
+
+/* Two threads, each the short GPU work above on its own stream (thread 2 launching 16 us after
+ * thread 1), their syncs removed: each thread reaches its calls on its own time, so the typical
+ * saving per call is the mean (wall / calls), not a median of windows that mix the two. */
+static void several_threads_take_the_mean(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    stream s;
+    begin(&s);
+    for (long long i = 0; i < N; i++)
+        for (int t = 1; t <= 2; t++) {
+            long long h = 32 * i + 16 * (t - 1), corr = 4 * i + 2 * t;
+            line(&s,
+                 "{\"t\":\"api\",\"api\":\"cudaLaunchKernel_v7000\",\"dom\":\"rt\","
+                 "\"tid\":%d,\"corr\":%lld,\"start\":%lld,\"end\":%lld}",
+                 t, corr - 1, h * US, (h + 2) * US);
+            line(&s,
+                 "{\"t\":\"kernel\",\"dev\":0,\"ctx\":1,\"stream\":%d,\"corr\":%lld,"
+                 "\"start\":%lld,\"end\":%lld}",
+                 6 + t, corr - 1, (h + 5) * US, (h + 7) * US);
+            line(&s,
+                 "{\"t\":\"call\",\"api\":\"cudaStreamSynchronize_v3020\",\"dom\":\"rt\","
+                 "\"tid\":%d,\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,"
+                 "\"ranges\":[],\"stack\":1}",
+                 t, corr, (h + 3) * US, (h + 12) * US);
+            line(&s,
+                 "{\"t\":\"sync\",\"type\":\"stream\",\"ctx\":1,\"stream\":%d,"
+                 "\"corr\":%lld,\"sync_id\":-1,\"start\":%lld,\"end\":%lld}",
+                 6 + t, corr, (h + 3) * US, (h + 12) * US);
+        }
+    line(&s, "{\"t\":\"stack\",\"id\":1,\"frames\":[[\"/app\",\"site1\",16,0]]}");
+    replay_end(&s, 32 * N + 16);
+    sb_audit_run *run = analyzed(&s);
+    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    near(r.wall_us, 9.0 * (N - 1) + 5); /* the threads run side by side: one thread's saving */
+    near(r.typical_us, r.wall_us / (2 * N));
     sb_audit_free(run);
 }
 
@@ -303,6 +361,7 @@ static void sync_before_long_host_work_saves_the_overlap(void **state)
     assert_int_equal(p->calls[0].bubble_ns, 310 * US);
     sb_replay_result r = play_removing(p, first_site);
     near(r.wall_us, 104);
+    near(r.typical_us, 104); /* one call: one window, to the run's end */
     /* the same from the per-site plays: the first site, alone */
     const sb_audit_saving *site = NULL;
     for (size_t i = 0; i < p->nsavings; i++)
@@ -879,7 +938,7 @@ static void reports_show_the_prediction(void **state)
     assert_int_equal(json_integer_value(json_object_get(model, "gpu_operations")), 4);
     json_t *site = json_array_get(json_object_get(pred, "sites"), 0);
     near(json_real_value(json_object_get(site, "save_per_call_us")), 9.5);
-    /* four windows of one call: 0 (the first), 11, 11, 11 */
+    /* four windows of one call: 11, 11, 11, then 5 (the last sync's wake-up, to the end) */
     near(json_real_value(json_object_get(site, "save_per_call_us_typical")), 11);
     near(json_real_value(json_object_get(site, "save_per_call_us_readbacks_kept_typical")), 11);
     json_t *cls = json_array_get(json_object_get(pred, "classes"), 0);
@@ -899,6 +958,8 @@ int main(void)
         cmocka_unit_test(short_gpu_work_saves_the_wait),
         cmocka_unit_test(sync_before_long_host_work_saves_the_overlap),
         cmocka_unit_test(a_slow_stretch_moves_the_total_not_the_typical),
+        cmocka_unit_test(several_threads_take_the_mean),
+        cmocka_unit_test(syncs_of_an_idle_gpu_save_their_own_time),
         cmocka_unit_test(event_orders_streams),
         cmocka_unit_test(audit_time_is_taken_out),
         cmocka_unit_test(readbacks_go_with_their_sync),
