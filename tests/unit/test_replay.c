@@ -28,18 +28,26 @@ static void begin(stream *s)
     replay_proc(s);
 }
 
-/* A kernel launch (cudaLaunchKernel, thread 1) at [t0, t1) and its kernel [k0, k1) on stream st. */
-static void launch_call(stream *s, long long corr, long long t0, long long t1, int st, long long k0,
-                        long long k1)
+/* A kernel launch (cudaLaunchKernel) by thread tid at [t0, t1) and its kernel [k0, k1) on stream
+ * st. */
+static void launch_by(stream *s, int tid, long long corr, long long t0, long long t1, int st,
+                      long long k0, long long k1)
 {
     line(s,
-         "{\"t\":\"api\",\"api\":\"cudaLaunchKernel_v7000\",\"dom\":\"rt\",\"tid\":1,"
+         "{\"t\":\"api\",\"api\":\"cudaLaunchKernel_v7000\",\"dom\":\"rt\",\"tid\":%d,"
          "\"corr\":%lld,\"start\":%lld,\"end\":%lld}",
-         corr, t0 * US, t1 * US);
+         tid, corr, t0 * US, t1 * US);
     line(s,
          "{\"t\":\"kernel\",\"dev\":0,\"ctx\":1,\"stream\":%d,\"corr\":%lld,\"start\":%lld,"
          "\"end\":%lld}",
          st, corr, k0 * US, k1 * US);
+}
+
+/* The same by thread 1. */
+static void launch_call(stream *s, long long corr, long long t0, long long t1, int st, long long k0,
+                        long long k1)
+{
+    launch_by(s, 1, corr, t0, t1, st, k0, k1);
 }
 
 /* The same, the launch call [t, t + 2 us). */
@@ -48,22 +56,30 @@ static void launch(stream *s, long long corr, long long t, int st, long long k0,
     launch_call(s, corr, t, t + 2, st, k0, k1);
 }
 
-/* cudaStreamSynchronize of stream st at [t0, t1), with CUPTI's synchronization record; the
- * call's stack id names its site (sites differ by stack). oh: the audit's time around it. */
-static void stream_sync(stream *s, long long corr, long long t0, long long t1, int st, int stack,
-                        long long oh)
+/* cudaStreamSynchronize of stream st by thread tid at [t0, t1), with CUPTI's synchronization
+ * record; the call's stack id names its site (sites differ by stack). oh: the audit's time
+ * around it. */
+static void sync_by(stream *s, int tid, long long corr, long long t0, long long t1, int st,
+                    int stack, long long oh)
 {
     line(s, "{\"t\":\"stack\",\"id\":%d,\"frames\":[[\"/app\",\"site%d\",%d,0]]}", stack, stack,
          16 * stack);
     line(s,
-         "{\"t\":\"call\",\"api\":\"cudaStreamSynchronize_v3020\",\"dom\":\"rt\",\"tid\":1,"
+         "{\"t\":\"call\",\"api\":\"cudaStreamSynchronize_v3020\",\"dom\":\"rt\",\"tid\":%d,"
          "\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":%lld,\"ranges\":[],"
          "\"stack\":%d}",
-         corr, t0 * US, t1 * US, oh * US, stack);
+         tid, corr, t0 * US, t1 * US, oh * US, stack);
     line(s,
          "{\"t\":\"sync\",\"type\":\"stream\",\"ctx\":1,\"stream\":%d,\"corr\":%lld,"
          "\"sync_id\":-1,\"start\":%lld,\"end\":%lld}",
          st, corr, t0 * US, t1 * US);
+}
+
+/* The same by thread 1. */
+static void stream_sync(stream *s, long long corr, long long t0, long long t1, int st, int stack,
+                        long long oh)
+{
+    sync_by(s, 1, corr, t0, t1, st, stack, oh);
 }
 
 static void replay_end(stream *s, long long t)
@@ -252,25 +268,9 @@ static void several_threads_take_the_mean(void **state)
     for (long long i = 0; i < N; i++)
         for (int t = 1; t <= 2; t++) {
             long long h = 32 * i + 16 * (t - 1), corr = 4 * i + 2 * t;
-            line(&s,
-                 "{\"t\":\"api\",\"api\":\"cudaLaunchKernel_v7000\",\"dom\":\"rt\","
-                 "\"tid\":%d,\"corr\":%lld,\"start\":%lld,\"end\":%lld}",
-                 t, corr - 1, h * US, (h + 2) * US);
-            line(&s,
-                 "{\"t\":\"kernel\",\"dev\":0,\"ctx\":1,\"stream\":%d,\"corr\":%lld,"
-                 "\"start\":%lld,\"end\":%lld}",
-                 6 + t, corr - 1, (h + 5) * US, (h + 7) * US);
-            line(&s,
-                 "{\"t\":\"call\",\"api\":\"cudaStreamSynchronize_v3020\",\"dom\":\"rt\","
-                 "\"tid\":%d,\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"oh\":0,"
-                 "\"ranges\":[],\"stack\":1}",
-                 t, corr, (h + 3) * US, (h + 12) * US);
-            line(&s,
-                 "{\"t\":\"sync\",\"type\":\"stream\",\"ctx\":1,\"stream\":%d,"
-                 "\"corr\":%lld,\"sync_id\":-1,\"start\":%lld,\"end\":%lld}",
-                 6 + t, corr, (h + 3) * US, (h + 12) * US);
+            launch_by(&s, t, corr - 1, h, h + 2, 6 + t, h + 5, h + 7);
+            sync_by(&s, t, corr, h + 3, h + 12, 6 + t, 1, 0);
         }
-    line(&s, "{\"t\":\"stack\",\"id\":1,\"frames\":[[\"/app\",\"site1\",16,0]]}");
     replay_end(&s, 32 * N + 16);
     sb_audit_run *run = analyzed(&s);
     sb_replay_result r = play_removing(run->procs[0], every_sync);
