@@ -133,6 +133,15 @@ static int every_sync(const sb_audit_call *c)
     return sb_audit_blocking(c->cls);
 }
 
+/* The run of stream s analyzed and played with every sync removed (the run freed). */
+static sb_replay_result every_sync_removed(stream *s)
+{
+    sb_audit_run *run = analyzed(s);
+    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    sb_audit_free(run);
+    return r;
+}
+
 static int no_call(const sb_audit_call *c)
 {
     (void)c;
@@ -207,13 +216,11 @@ static void short_gpu_work_saves_the_wait(void **state)
     stream s;
     begin(&s);
     loop(&s, N, 32, 5, 7, 3, 12, 0);
-    sb_audit_run *run = analyzed(&s);
-    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    sb_replay_result r = every_sync_removed(&s);
     near(r.wall_us, 9.0 * (N - 1) + 5);
     near(r.typical_us, 9.0);
     assert_true(r.host_pct > 99); /* every kernel then waits for its launch */
     assert_string_equal(sb_audit_bound_name(&r), "host");
-    sb_audit_free(run);
 }
 
 /* A stretch where the host was slow: the short GPU work above, 40 steps, but in steps 20 and 21
@@ -229,12 +236,10 @@ static void a_slow_stretch_moves_the_total_not_the_typical(void **state)
     steps(&s, 41, 2, 640, 132, 5, 7, 3, 112);
     steps(&s, 45, 18, 904, 32, 5, 7, 3, 12);
     replay_end(&s, 904 + 18 * 32);
-    sb_audit_run *run = analyzed(&s);
-    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    sb_replay_result r = every_sync_removed(&s);
     near(r.wall_us, 9.0 * 39 + 5 + 200);
     near(r.typical_us, 9.0);
     assert_true(r.wall_us / 40 > 13); /* the mean per call: moved by the slow stretch */
-    sb_audit_free(run);
 }
 
 /* Syncs of an idle GPU: one kernel [5, 7), then ten syncs of its stream, one every 20 us from 20,
@@ -249,11 +254,9 @@ static void syncs_of_an_idle_gpu_save_their_own_time(void **state)
     for (long long i = 0; i < 10; i++)
         stream_sync(&s, 2 + i, 20 + 20 * i, 25 + 20 * i, 7, 1, 0);
     replay_end(&s, 300);
-    sb_audit_run *run = analyzed(&s);
-    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    sb_replay_result r = every_sync_removed(&s);
     near(r.wall_us, 50);
     near(r.typical_us, 5); /* reached by the GPU's end alone: 0 */
-    sb_audit_free(run);
 }
 
 /* Two threads, each the short GPU work above on its own stream (thread 2 launching 16 us after
@@ -272,11 +275,9 @@ static void several_threads_take_the_mean(void **state)
             sync_by(&s, t, corr, h + 3, h + 12, 6 + t, 1, 0);
         }
     replay_end(&s, 32 * N + 16);
-    sb_audit_run *run = analyzed(&s);
-    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    sb_replay_result r = every_sync_removed(&s);
     near(r.wall_us, 9.0 * (N - 1) + 5); /* the threads run side by side: one thread's saving */
     near(r.typical_us, r.wall_us / (2 * N));
-    sb_audit_free(run);
 }
 
 /* Recording turns: two recorded stretches of the GPU-bound loop above with the recording off
@@ -602,10 +603,8 @@ static void a_free_takes_its_allocation(void **state)
     stream s;
     begin(&s);
     alloc_loop(&s, N);
-    sb_audit_run *run = analyzed(&s);
-    sb_replay_result r = play_removing(run->procs[0], every_sync);
+    sb_replay_result r = every_sync_removed(&s);
     near(r.wall_us, 40.0 * N);
-    sb_audit_free(run);
 }
 
 /* The legacy default stream (CUPTI's stream record "null", id 7) waits for the work of a

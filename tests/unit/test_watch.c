@@ -198,16 +198,22 @@ static int count_of(const char *text, const char *needle)
     return n;
 }
 
+/* Block id closed: its counts and its text (malloc'd). */
+static char *closed(int id, long long *c, size_t *len)
+{
+    char *text = NULL;
+    assert_int_equal(sba_block_close(id, c, &text, len), 0);
+    assert_non_null(text);
+    return text;
+}
+
 /* The calls in a block of this thread: its counts and its text (malloc'd). */
 static char *in_a_block(long long *c, size_t *len)
 {
     int id = sba_block_open(0);
     assert_true(id >= 0);
     the_calls();
-    char *text = NULL;
-    assert_int_equal(sba_block_close(id, c, &text, len), 0);
-    assert_non_null(text);
-    return text;
+    return closed(id, c, len);
 }
 
 static void reset(int recording)
@@ -329,9 +335,8 @@ static void a_call_inside_a_call_is_counted_once(void **state)
     rt.callbackSite = CUPTI_API_EXIT;
     sba_watch_callback(RT, CBID(cudaMemcpy_v3020), &rt);
     long long c[SB_AUDIT_NCLASS];
-    char *text = NULL;
     size_t len = 0;
-    assert_int_equal(sba_block_close(id, c, &text, &len), 0);
+    char *text = closed(id, c, &len);
     assert_int_equal(c[SB_AUDIT_COPY_SYNC], 1);
     assert_int_equal(count_of(text, "\"api\":\"cudaMemcpy_v3020\""), 1);
     assert_null(strstr(text, "cuMemcpyDtoH"));
@@ -370,14 +375,12 @@ static void a_full_block_counts_without_stacks(void **state)
     sync_call(1000);
     assert_int_equal(fake.stacks, SBA_BLOCK_KEEP + 1);
     long long c[SB_AUDIT_NCLASS];
-    char *text = NULL;
     size_t len = 0;
-    assert_int_equal(sba_block_close(inner, c, &text, &len), 0);
+    char *text = closed(inner, c, &len);
     assert_int_equal(c[SB_AUDIT_SYNC_STREAM], 1);
     assert_int_equal(count_of(text, "\"t\":\"call\""), 1);
     free(text);
-    text = NULL;
-    assert_int_equal(sba_block_close(outer, c, &text, &len), 0);
+    text = closed(outer, c, &len);
     assert_int_equal(c[SB_AUDIT_SYNC_STREAM], SBA_BLOCK_KEEP + more + 1);
     assert_int_equal(count_of(text, "\"t\":\"call\""), SBA_BLOCK_KEEP);
     free(text);
