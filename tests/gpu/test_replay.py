@@ -1,4 +1,4 @@
-"""The replay's predicted savings against ground truth on a real GPU, three ways.
+"""The replay's predicted savings against ground truth on a real GPU, four ways.
 
 1. In one process, synthetic workloads (tests/audit/audit_truth.c): each workload's syncing and
    sync-free variants timed with the audit's recording on and off in turns; the replay of the
@@ -12,6 +12,8 @@
    default), medians; the same for the PyTorch loop tests/audit/torch_item.py. The host's speed
    moves between processes (the calibration's plain launch: 5.3, 6.4 and 7.0 us in three audits
    of one session on the H100 VM).
+4. A 2-rank DistributedDataParallel job (tests/audit/torch_ddp.py), its loss.item() line: per
+   rank, the old "could save" beside the replay's figures; measured with a GPU per rank.
 
 The prediction is the replay's typical saving per call at the site of the per-step sync (the
 median over windows of the run, replay.h: the measured saving is a median of repetitions, and a
@@ -41,6 +43,8 @@ from conftest import torch_python, ROOT, gpu_available, run
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
 
 TORCH_ITEM = str(ROOT / "tests" / "audit" / "torch_item.py")
+TORCH_DDP = ROOT / "tests" / "audit" / "torch_ddp.py"
+DDP_STEPS = 1000
 OUT = os.environ.get("SYNCBENCH_REPLAY_OUT")
 MEASURE = ("--min-reps", "50", "--max-time", "2")
 ROUNDS = int(os.environ.get("SYNCBENCH_REPLAY_ROUNDS", "3"))
@@ -142,10 +146,13 @@ def step_site(report):
     return max(sites, key=lambda s: s["calls"])
 
 
-def old_could_save(report):
-    """The figure the replay replaced: the bubbles' sum capped at the GPU's idle time."""
+def old_could_save(report, pid=None):
+    """The figure the replay replaced: the bubbles' sum capped at the GPU's idle time, of the
+    process PID or of them all."""
     total = 0.0
     for p in report["processes"]:
+        if pid is not None and p["pid"] != pid:
+            continue
         bubbles = sum(r["bubble_total_us"] or 0 for r in report["rows"] if r["pid"] == p["pid"])
         idle = p["lifetime_s"] * 1e6 * (1 - (p["gpu_busy_pct"] or 0) / 100)
         total += min(bubbles, max(idle, 0))
@@ -165,8 +172,11 @@ def record(row):
              "| model |",
              "| --- | ---: | ---: | ---: | ---: | --- |"]
     for x in RESULTS:
-        lines.append(f"| {x['label']} | {x['measured']:.2f} | {x['predicted']:.2f} | "
-                     f"{x['predicted'] - x['measured']:+.2f} | {x['predicted_mean']:.2f} | "
+        m = x["measured"]
+        measured = "-" if m is None else f"{m:.2f}"
+        error = "-" if m is None else f"{x['predicted'] - m:+.2f}"
+        lines.append(f"| {x['label']} | {measured} | {x['predicted']:.2f} | {error} | "
+                     f"{x['predicted_mean']:.2f} | "
                      f"{'applies' if not x['why_not'] else 'does not apply: ' + x['why_not']} |")
     (pathlib.Path(OUT) / "replay.md").write_text("\n".join(lines) + "\n")
 
@@ -346,3 +356,98 @@ def test_predicted_saving_of_the_torch_loop(tmp_path):
             "why_not": "removing the line also removes torch's own host work for .item() "
                        "(dispatcher, Python), outside any CUDA call: not recorded", **common})
     assert predicted >= 0, predicted
+
+
+def ddp_cmd(py, mode):
+    return [py, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+            str(TORCH_DDP), "--mode", mode, "--steps", str(DDP_STEPS)]
+
+
+DDP_ENV = {"NCCL_NVLS_ENABLE": "0"}
+
+
+def ddp_ranks(stdout):
+    """The ranks' JSON lines of torch_ddp.py, by rank."""
+    ranks = sorted((json.loads(x) for x in stdout.splitlines() if x.startswith("{")),
+                   key=lambda x: x["rank"])
+    assert [x["rank"] for x in ranks] == [0, 1], stdout
+    return ranks
+
+
+def ddp_loop_us(py, mode):
+    """The job's loop time (its slower rank's) of one unaudited run."""
+    r = subprocess.run(ddp_cmd(py, mode), capture_output=True, text=True, timeout=300,
+                       env={**os.environ, **DDP_ENV}, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return max(x["loop_us"] for x in ddp_ranks(r.stdout))
+
+
+def ddp_rank_figures(report, line):
+    """Per rank of an audited job: the loss.item() line's prediction, and the process's old
+    "could save" beside the replay's figure for every sync removed."""
+    ranks = sorted((p for p in report["processes"] if p["rank"] >= 0), key=lambda p: p["rank"])
+    assert [p["rank"] for p in ranks] == [0, 1], [p["rank"] for p in report["processes"]]
+    figures = []
+    for p in ranks:
+        assert p["predicted"], f"rank {p['rank']} was not replayed"
+        found = [s for s in p["predicted"]["sites"] if f"torch_ddp.py:{line} " in s["site"]]
+        assert len(found) == 1, (p["rank"], [s["site"] for s in p["predicted"]["sites"]])
+        site = found[0]
+        assert site["calls"] == DDP_STEPS, site  # one sync a step
+        assert site["save_per_call_us_typical"] >= 0, site
+        figures.append({"rank": p["rank"], "site": site["site"],
+                        "per_call": site["save_per_call_us_typical"],
+                        "per_call_mean": site["save_per_call_us"],
+                        "blocked_per_call": site["blocked_us"] / site["calls"],
+                        "bound": site["bound"], "model": p["predicted"]["model"],
+                        "predicted_all_us": p["predicted"]["save_wall_us"],
+                        "old_could_save_us": old_could_save(report, p["pid"]),
+                        "blocked_us": p["blocked_us"], "lifetime_s": p["lifetime_s"]})
+    return figures
+
+
+def test_predicted_saving_of_a_ddp_job(tmp_path):
+    """A 2-rank DistributedDataParallel job (tests/audit/torch_ddp.py), the loss.item() logging
+    line removed, and per rank the old "could save" (mostly the GPU's idle time after start-up
+    syncs: the process group, DDP's broadcast of the parameters, the warm-up) beside the
+    replay's figure for every sync removed. Held: on each rank the site is the .item() line
+    with one sync a step, and its prediction is a saving.
+
+    With a GPU per rank (nccl) the line's prediction is held like a fix's: the job's step is
+    paced by its slower rank (the ranks meet in every step's all-reduce), so the job saves what
+    the rank that saves least saves, the smaller of the two ranks' typical saving per call,
+    against the measured saving (interleaved rounds, medians). With one GPU (gloo, both ranks
+    on cuda:0) nothing is measured: the step is gloo's, about 3 ms on the H100 VM with its
+    copies to the host and TCP, and moves by 20 % between processes, a hundred times what the
+    line can save; the figures are reported."""
+    py = torch_python()
+    if not py:
+        pytest.skip("no Python with torch and CUDA (set TORCH_PYTHON)")
+    line = 1 + TORCH_DDP.read_text().splitlines().index("            running += loss.item()")
+    runs = {"item": [], "drop": []}
+    audits = []
+    for k in range(ROUNDS):  # interleaved rounds, medians
+        report, r = audited(tmp_path, f"ddp-item-{k + 1}", *ddp_cmd(py, "item"), env=DDP_ENV)
+        backend = ddp_ranks(r.stdout)[0]["backend"]
+        audits.append(ddp_rank_figures(report, line))
+        if backend == "nccl":
+            for mode in runs:
+                runs[mode].append(ddp_loop_us(py, mode))
+    predicted = median([min(x["per_call"] for x in a) for a in audits])
+    measured = ((median(runs["item"]) - median(runs["drop"])) / DDP_STEPS
+                if backend == "nccl" else None)
+    first = audits[0][0]
+    record({"label": f"DDP job, 2 ranks ({backend}): the loss.item() line removed",
+            "scenario": "torch_ddp.py", "sync": "item", "free": "drop", "measured": measured,
+            "predicted": predicted,
+            "predicted_mean": median([min(x["per_call_mean"] for x in a) for a in audits]),
+            "per_call": predicted, "removed_per_step": 1, "site": first["site"],
+            "calls": DDP_STEPS, "blocked_per_call": first["blocked_per_call"],
+            "bound": first["bound"], "model": first["model"], "ranks": audits,
+            "loops_us": runs,
+            "why_not": None if backend == "nccl" else
+            "both ranks on one GPU (gloo): not measured, the step is gloo's (copies to the "
+            "host, TCP) and moves between processes by far more than the line can save"})
+    assert predicted >= 0, predicted
+    if backend == "nccl":
+        hold("the DDP job's loss.item() line (the smaller rank's saving)", predicted, measured)

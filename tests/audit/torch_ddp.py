@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""A DistributedDataParallel training job for the replay's check on a DDP job
+(tests/gpu/test_replay.py):
+
+    torchrun --standalone --nproc_per_node=2 torch_ddp.py --mode item|drop [--steps N]
+
+Backend: nccl with one GPU per rank when there are as many GPUs as ranks, else gloo with every
+rank on cuda:0 (NCCL refuses two ranks on one GPU); --backend picks one.
+
+The job has what made the old "could save" of a DDP job mostly start-up: the process group's
+set-up, DDP's broadcast of the parameters from rank 0, three warm-up steps and a barrier, all
+before the timed loop. Then --steps steps (default 1000) of a 3-layer MLP (128 wide, batch 256,
+fp32: a small all-reduce, so that the step is not all gloo's copies and TCP) with DDP's gradient
+all-reduce and SGD, then
+  item  running_loss += loss.item() each step (the logging line: a copy and a host sync)
+  drop  the loss not logged: the item line removed, what the replay predicts for removing it
+
+Each rank prints, last on its stdout, one JSON object: {"rank":R,"world":W,"backend":B,
+"mode":M,"steps":N,"loop_us":T}, T the loop's wall time from after the warm-up's barrier and
+sync to the end of the GPU's work. Exit 2 on bad usage or outside torchrun, 3 when torch has no
+CUDA.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+WIDTH, BATCH = 128, 256
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=("item", "drop"), required=True)
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--backend", choices=("nccl", "gloo"))
+    args = ap.parse_args()
+    if args.steps < 1:
+        ap.error("--steps must be at least 1")
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        ap.error("run it under torchrun (RANK and WORLD_SIZE are not set)")
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    if not torch.cuda.is_available():
+        print("torch_ddp.py: torch has no CUDA device", file=sys.stderr)
+        return 3
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    backend = args.backend or ("nccl" if torch.cuda.device_count() >= world else "gloo")
+    dev = torch.device("cuda", local if backend == "nccl" else 0)
+    torch.cuda.set_device(dev)
+    dist.init_process_group(backend, device_id=dev if backend == "nccl" else None)
+
+    torch.manual_seed(rank)
+    model = torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(),
+                                torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(),
+                                torch.nn.Linear(WIDTH, 1)).to(dev)
+    ddp = DDP(model, device_ids=[dev.index])
+    opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+    x = torch.randn(BATCH, WIDTH, device=dev)
+    y = torch.randn(BATCH, 1, device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(ddp(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):  # warm-up: cuBLAS, the reducer's buckets, the optimizer's state
+        step()
+    torch.cuda.synchronize()
+    dist.barrier()
+
+    running = 0.0
+    t0 = time.perf_counter()
+    for _ in range(args.steps):
+        loss = step()
+        if args.mode == "item":
+            running += loss.item()
+    torch.cuda.synchronize()
+    loop_us = (time.perf_counter() - t0) * 1e6
+    dist.barrier()
+    dist.destroy_process_group()
+    line = json.dumps({"rank": rank, "world": world, "backend": backend, "mode": args.mode,
+                       "steps": args.steps, "loop_us": loop_us})
+    sys.stdout.flush()
+    os.write(1, (line + "\n").encode())  # one write: the ranks share the launcher's stdout
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
