@@ -36,9 +36,11 @@ def main():
     ap.add_argument("--backend", choices=("nccl", "gloo"))
     args = ap.parse_args()
     if args.steps < 1:
-        ap.error("--steps must be at least 1")
+        print("torch_ddp.py: --steps must be at least 1", file=sys.stderr)
+        return 2
     if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        ap.error("run it under torchrun (RANK and WORLD_SIZE are not set)")
+        print("torch_ddp.py: run it under torchrun (RANK and WORLD_SIZE unset)", file=sys.stderr)
+        return 2
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -47,10 +49,16 @@ def main():
         return 3
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = int(os.environ.get("LOCAL_RANK", rank))
-    backend = args.backend or ("nccl" if torch.cuda.device_count() >= world else "gloo")
+    gpus = torch.cuda.device_count()
+    backend = args.backend or ("nccl" if gpus >= world else "gloo")
+    if backend == "nccl" and gpus < world:
+        print(f"torch_ddp.py: --backend nccl needs a GPU per rank ({world} ranks, {gpus} GPUs)",
+              file=sys.stderr)
+        return 2
     dev = torch.device("cuda", local if backend == "nccl" else 0)
     torch.cuda.set_device(dev)
-    dist.init_process_group(backend, device_id=dev if backend == "nccl" else None)
+    # device_id (torch 2.3 and later) sets NCCL's communicator up at once, before the model
+    dist.init_process_group(backend, **({"device_id": dev} if backend == "nccl" else {}))
 
     torch.manual_seed(rank)
     model = torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(),
