@@ -45,6 +45,7 @@ pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on th
 TORCH_ITEM = str(ROOT / "tests" / "audit" / "torch_item.py")
 TORCH_DDP = ROOT / "tests" / "audit" / "torch_ddp.py"
 DDP_STEPS = 1000
+DDP_ENV = {"NCCL_NVLS_ENABLE": "0"}  # NVLink multicast off (tests/gpu/test_audit_ranks.py)
 OUT = os.environ.get("SYNCBENCH_REPLAY_OUT")
 MEASURE = ("--min-reps", "50", "--max-time", "2")
 ROUNDS = int(os.environ.get("SYNCBENCH_REPLAY_ROUNDS", "3"))
@@ -363,9 +364,6 @@ def ddp_cmd(py, mode):
             str(TORCH_DDP), "--mode", mode, "--steps", str(DDP_STEPS)]
 
 
-DDP_ENV = {"NCCL_NVLS_ENABLE": "0"}
-
-
 def ddp_ranks(stdout):
     """The ranks' JSON lines of torch_ddp.py, by rank."""
     ranks = sorted((json.loads(x) for x in stdout.splitlines() if x.startswith("{")),
@@ -437,9 +435,9 @@ def test_predicted_saving_of_a_ddp_job(tmp_path):
         if backend == "nccl":
             for mode in runs:
                 runs[mode].append(ddp_loop_us(py, mode))
-    slower = [min(a, key=lambda x: x["per_call"]) for a in audits]  # the rank that saves least
-    predicted = median([x["per_call"] for x in slower])
-    typical = min(slower, key=lambda x: abs(x["per_call"] - predicted))  # the median's audit
+    least = [min(a, key=lambda x: x["per_call"]) for a in audits]  # each audit's rank saving least
+    predicted = median([x["per_call"] for x in least])
+    shown = min(least, key=lambda x: abs(x["per_call"] - predicted))  # the median's rank
     measured = ((median(runs["item"]) - median(runs["drop"])) / DDP_STEPS
                 if backend == "nccl" else None)
     why_not = ("removing the line also removes torch's own host work for .item() (dispatcher, "
@@ -450,8 +448,8 @@ def test_predicted_saving_of_a_ddp_job(tmp_path):
             "scenario": "torch_ddp.py", "sync": "item", "free": "drop", "measured": measured,
             "predicted": predicted,
             "predicted_mean": median([min(x["per_call_mean"] for x in a) for a in audits]),
-            "per_call": predicted, "removed_per_step": 1, "site": typical["site"],
-            "calls": DDP_STEPS, "blocked_per_call": typical["blocked_per_call"],
-            "bound": typical["bound"], "model": typical["model"], "ranks": audits,
+            "per_call": predicted, "removed_per_step": 1, "site": shown["site"],
+            "calls": DDP_STEPS, "blocked_per_call": shown["blocked_per_call"],
+            "bound": shown["bound"], "model": shown["model"], "ranks": audits,
             "loops_us": runs, "audited_loops_us": audited_loops, "why_not": why_not})
     assert predicted >= 0, predicted
