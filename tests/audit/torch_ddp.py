@@ -5,7 +5,7 @@
     torchrun --standalone --nproc_per_node=2 torch_ddp.py --mode item|drop [--steps N]
 
 Backend: nccl with one GPU per rank when there are as many GPUs as ranks, else gloo with every
-rank on cuda:0 (NCCL refuses two ranks on one GPU); --backend picks one.
+rank on cuda:0 (NCCL refuses two ranks on one GPU); --backend picks one (torchrun_worker.py).
 
 The job has what made the old "could save" of a DDP job mostly start-up: the process group's
 set-up, DDP's broadcast of the parameters from rank 0, three warm-up steps and a barrier, all
@@ -26,6 +26,8 @@ import os
 import sys
 import time
 
+import torchrun_worker  # beside this file
+
 WIDTH, BATCH = 128, 256
 
 
@@ -38,25 +40,9 @@ def main():
     if args.steps < 1:
         print("torch_ddp.py: --steps must be at least 1", file=sys.stderr)
         return 2
-    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        print("torch_ddp.py: run it under torchrun (RANK and WORLD_SIZE unset)", file=sys.stderr)
-        return 2
-    import torch
+    torch, rank, world, backend, dev = torchrun_worker.join("torch_ddp.py", args.backend)
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
-    if not torch.cuda.is_available():
-        print("torch_ddp.py: torch has no CUDA device", file=sys.stderr)
-        return 3
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    gpus = torch.cuda.device_count()
-    backend = args.backend or ("nccl" if gpus >= world else "gloo")
-    if backend == "nccl" and gpus < world:
-        print(f"torch_ddp.py: --backend nccl needs a GPU per rank ({world} ranks, {gpus} GPUs)",
-              file=sys.stderr)
-        return 2
-    dev = torch.device("cuda", local if backend == "nccl" else 0)
-    torch.cuda.set_device(dev)
     # device_id (torch 2.3 and later) sets NCCL's communicator up at once, before the model
     dist.init_process_group(backend, **({"device_id": dev} if backend == "nccl" else {}))
 

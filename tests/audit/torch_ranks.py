@@ -35,6 +35,8 @@ import statistics
 import sys
 import time
 
+import torchrun_worker  # beside this file
+
 
 def cycles_per_us(torch):
     """The GPU's torch.cuda._sleep cycles per microsecond, timed with events once the clocks
@@ -114,21 +116,8 @@ def main():
     args = ap.parse_args()
     if args.steps < 1 or args.straggler_us < 0:
         ap.error("--steps must be at least 1 and --straggler-us at least 0")
-    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        print("torch_ranks.py: run it under torchrun (RANK and WORLD_SIZE unset)", file=sys.stderr)
-        return 2
-    import torch
+    torch, rank, world, backend, dev = torchrun_worker.join("torch_ranks.py", args.backend)
     import torch.distributed as dist
-    if not torch.cuda.is_available():
-        print("torch_ranks.py: torch has no CUDA device", file=sys.stderr)
-        return 3
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    backend = args.backend
-    if backend == "auto":
-        backend = "nccl" if torch.cuda.device_count() >= world else "gloo"
-    dev = torch.device("cuda", local if backend == "nccl" else 0)
-    torch.cuda.set_device(dev)
     dist.init_process_group(backend=backend)
     straggler = rank == world - 1
     cycles = int(args.straggler_us * cycles_per_us(torch)) if straggler else 0
