@@ -46,6 +46,10 @@ TORCH_ITEM = str(ROOT / "tests" / "audit" / "torch_item.py")
 TORCH_DDP = ROOT / "tests" / "audit" / "torch_ddp.py"
 DDP_STEPS = 1000
 DDP_ENV = {"NCCL_NVLS_ENABLE": "0"}  # NVLink multicast off (tests/gpu/test_audit_ranks.py)
+# The .item() line of the gloo job saves nothing by the replay (GPU-bound), and its windows
+# scatter around 0 by about a tenth of a us a call (-0.093 on one rank of one audit on the H100):
+# "a saving" is held to 1 us of 0, a twentieth of what the line waits (22 to 29 us a call).
+DDP_RESOLUTION_US = 1.0
 OUT = os.environ.get("SYNCBENCH_REPLAY_OUT")
 MEASURE = ("--min-reps", "50", "--max-time", "2")
 ROUNDS = int(os.environ.get("SYNCBENCH_REPLAY_ROUNDS", "3"))
@@ -392,7 +396,7 @@ def ddp_rank_figures(report, line):
         assert len(found) == 1, (p["rank"], [s["site"] for s in p["predicted"]["sites"]])
         site = found[0]
         assert site["calls"] == DDP_STEPS, site  # one sync a step
-        assert site["save_per_call_us_typical"] >= 0, site
+        assert site["save_per_call_us_typical"] >= -DDP_RESOLUTION_US, site
         figures.append({"rank": p["rank"], "site": site["site"],
                         "per_call": site["save_per_call_us_typical"],
                         "per_call_mean": site["save_per_call_us"],
@@ -409,7 +413,8 @@ def test_predicted_saving_of_a_ddp_job(tmp_path):
     loss.item() logging line removed, and per rank the old "could save" (mostly the GPU's idle
     time after start-up syncs: the process group, DDP's broadcast of the parameters, the
     warm-up) beside the replay's figure for every sync removed. Held: on each rank the site is
-    the .item() line with one sync a step, and its prediction is a saving.
+    the .item() line with one sync a step, and its prediction is a saving (to within
+    DDP_RESOLUTION_US: where the line saves nothing, the typical figure scatters around 0).
 
     The job's step is paced by its slower rank (the ranks meet in every step's all-reduce), so
     the job saves what the rank that saves least saves: the prediction is the smaller of the
@@ -452,4 +457,4 @@ def test_predicted_saving_of_a_ddp_job(tmp_path):
             "calls": DDP_STEPS, "blocked_per_call": shown["blocked_per_call"],
             "bound": shown["bound"], "model": shown["model"], "ranks": audits,
             "loops_us": runs, "audited_loops_us": audited_loops, "why_not": why_not})
-    assert predicted >= 0, predicted
+    assert predicted >= -DDP_RESOLUTION_US, predicted
