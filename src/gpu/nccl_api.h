@@ -43,6 +43,9 @@ extern sb_nccl_api sb_nccl;
  * libnccl.so.2, else libnccl.so (LD_LIBRARY_PATH, the rpath, the system's folders). 0, or one
  * line naming the library and the loader's reason recorded, and SB_EXIT_NODEV. */
 int sb_nccl_load(void);
+/* The environment NCCL starts with, where the user set none (sb_nccl_load calls it first, in
+ * the main thread): NCCL_LAUNCH_MODE=GROUP. */
+void sb_nccl_defaults(void);
 /* The attempt itself, without the once and without recording an error: 0, or -1 with the
  * reason (one line) in `why`. The library's names are tried in order. */
 int sb_nccl_open(const char *const *names, int n, char *why, size_t why_len);

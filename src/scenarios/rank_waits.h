@@ -1,5 +1,6 @@
 /* The collective scenario's bookkeeping of a repetition, one host thread per GPU: when each
- * rank's steps began and ended, how long its host blocked in readbacks, how many it made; and
+ * rank's steps began and ended, how long its host blocked in the all-reduce calls and the
+ * readbacks, how many readbacks it made; and
  * what is recorded of them: the step time of the whole job (first start to last end), every
  * GPU's host wait per step, the fast GPUs' mean and the straggler's. Pure: no CUDA, no threads. */
 #ifndef SB_RANK_WAITS_H
@@ -10,7 +11,7 @@
 /* One rank's repetition (sb_now_us times). */
 typedef struct sb_rank_time {
     double start, end; /* before its first step's launch, after its last step's readback */
-    double wait_us;    /* the readbacks' time, summed */
+    double wait_us;    /* the all-reduce calls' and the readbacks' time, summed */
     long long syncs;   /* the readbacks (each one a host sync) */
 } sb_rank_time;
 
