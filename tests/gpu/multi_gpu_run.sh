@@ -74,8 +74,12 @@ san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 quick=(--iters 3 --warmup 1 --warmup-time 0 --min-reps 2 --max-reps 2 --quiet)
 for args in "collective --set straggler_us=100" "cross-device --set bytes=1MiB"; do
     name=${args%% *}
+    # NCCL's own probing of its kernels returns "no kernel image" (error 209) to NCCL, which
+    # handles it (tests/gpu/test_sanitizer.py): API errors left out there, memory checked
+    api=()
+    [ "$name" = collective ] && api=(--report-api-errors no)
     # shellcheck disable=SC2086
-    "$san" --tool memcheck --error-exitcode 97 "$B" --scenario $args "${quick[@]}" \
+    "$san" --tool memcheck "${api[@]}" --error-exitcode 97 "$B" --scenario $args "${quick[@]}" \
         >"$out/memcheck-$name.log" 2>&1
     t_rc=$?
     echo "memcheck $name: exit $t_rc, $(grep -E 'ERROR SUMMARY' "$out/memcheck-$name.log" | tail -1)" |

@@ -35,6 +35,12 @@ SMALL = {
     "collective": ["--set", "straggler_us=100"],
     "cross-device": ["--set", "bytes=1MiB"],
 }
+# NCCL probes its own kernels with cudaFuncGetAttributes and handles the "no kernel image"
+# (error 209) it gets for the architectures its build left out: on two H100s with the toolkit's
+# NCCL 2.28, memcheck reported 110 such API errors, every one inside libnccl.so.2, none in
+# syncbench (whose every CUDA call is checked and fails the run itself). For the scenarios that
+# call NCCL, memcheck leaves API errors out and still checks every memory access.
+NCCL_SCENARIOS = {"collective"}
 QUICK = ["--iters", "3", "--warmup", "1", "--warmup-time", "0", "--min-reps", "2",
          "--max-reps", "2", "--quiet"]
 
@@ -53,7 +59,8 @@ def test_every_scenario_has_a_small_size():
 def test_sanitizer_clean(tool, scenario):
     if not os.path.exists(SANITIZER):
         pytest.skip("compute-sanitizer not found")
-    cmd = [SANITIZER, "--tool", tool, "--error-exitcode", "97", BIN, "--scenario", scenario,
+    api = ["--report-api-errors", "no"] if scenario in NCCL_SCENARIOS else []
+    cmd = [SANITIZER, "--tool", tool, *api, "--error-exitcode", "97", BIN, "--scenario", scenario,
            *SMALL[scenario], *QUICK]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     text = r.stdout + r.stderr
