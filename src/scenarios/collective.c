@@ -7,11 +7,12 @@
  *
  * Every GPU has a host thread of its own (base/team.h), as in a job started with one process per
  * GPU: each thread launches its GPU's step, calls the all-reduce and blocks in its own readback,
- * and is timed in both (NCCL's GROUP launch mode, which one process needs, makes the threads
- * meet inside the call). An all-reduce ends on every GPU only once the straggler's work is done,
- * so the fast GPUs' threads wait for the straggler: their wait grows with straggler_us while
- * their own work stays the same. The sync-free variants drop the readbacks; the GPUs then run
- * step after step, and the host waits only for the collective and when it reads.
+ * and is timed in both (in NCCL's GROUP launch mode, which syncbench starts NCCL with:
+ * gpu/nccl_api.c, the threads meet inside the call). An all-reduce ends on every GPU only once
+ * the straggler's work is done, so the fast GPUs' threads wait for the straggler: their wait
+ * grows with straggler_us while their own work stays the same. The sync-free variants drop the
+ * readbacks; the GPUs then run step after step, and the host waits only for the collective and
+ * when it reads.
  *
  * Every readback is checked against the CPU's sum of the ranks' losses (exact: collective.h);
  * after each measurement every GPU's summed loss is read back and checked, then poisoned. */
@@ -178,8 +179,9 @@ static int rank_steps(coll_state *s, int k)
         rk->step++;
         RANK_CUDA(sb_launch_rank_loss(ns, rk->step, k, rk->loss, rk->stream));
         /* In NCCL's GROUP launch mode (gpu/nccl_api.c) the ranks' threads meet inside the
-         * call, and it returns once the step's work before it is done: part of a rank's wait
-         * for the others is spent here, so the call counts as waiting (not as a sync). */
+         * call, which on two H100s returned about when the step's work before it was done (the
+         * readbacks then waited 27 and 34 us of a 143 us step): part of a rank's wait for the
+         * others is spent here, so the call counts as waiting (not as a sync). */
         double t0 = sb_now_us();
         RANK_NCCL(sb_nccl.all_reduce(rk->loss, rk->sum, 1, SB_NCCL_FLOAT, SB_NCCL_SUM, s->comms[k],
                                      rk->stream));
