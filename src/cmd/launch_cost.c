@@ -7,13 +7,14 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "engine/measure.h"
 #include "engine/stats.h"
 #include "base/recording_switch.h"
 #include "base/textutil.h"
 #include "gpu/cuda_check.h"
 #include "kernels.h"
 
-#define REPS 11
+#define REPS 21
 /* fewer launches than the launch queue holds: the host never waits for a slot */
 #define COUNT 1000
 #define MAX_COUNT 100000
@@ -71,10 +72,12 @@ int sb_cmd_launch_cost(int argc, char **argv)
         return sb_fail(SB_EXIT_USAGE, "%s: not running under the audit's library",
                        SB_LAUNCH_COST_CMD);
     /* [what][on][rep]; repetition 0 warms up. An allocation takes tens of microseconds: a
-     * tenth as many of them */
+     * tenth as many of them. Off and on alternate which goes first, so that a drift of the
+     * host's speed within the process cancels out of the pairs */
     double v[NWHAT][2][REPS + 1];
     for (int r = 0; r <= REPS; r++)
-        for (int on = 0; on < 2; on++) {
+        for (int k = 0; k < 2; k++) {
+            int on = k ^ (r & 1);
             recording(on);
             for (int what = 0; what < NWHAT; what++) {
                 long long n = what == ALLOC ? (count + 9) / 10 : count;
@@ -86,11 +89,15 @@ int sb_cmd_launch_cost(int argc, char **argv)
     SB_CUDA(cudaFreeHost(pinned));
     SB_CUDA(cudaFree(dev));
     SB_CUDA(cudaStreamDestroy(s));
+    /* the plain time, and the plain time plus what recording added: the median of each
+     * repetition's difference, a pair timed back to back */
     for (int what = 0; what < NWHAT; what++) {
-        for (int on = 0; on < 2; on++) {
-            sb_sort_doubles(v[what][on] + 1, REPS);
-            printf("%s%.1f", what || on ? " " : "", v[what][on][1 + REPS / 2]);
-        }
+        double added[REPS], pct[REPS];
+        sb_stats plain, diff;
+        sb_deltas(v[what][1] + 1, v[what][0] + 1, REPS, added, pct);
+        sb_stats_compute(v[what][0] + 1, REPS, &plain);
+        sb_stats_compute(added, REPS, &diff);
+        printf("%s%.1f %.1f", what ? " " : "", plain.median, plain.median + diff.median);
     }
     printf("\n");
     return 0;

@@ -6,10 +6,11 @@
  *   - a round trip (that launch, then a sync that waits for it),
  *   - an allocation (cudaMalloc of 1 MiB, then its cudaFree),
  *   - a readback's round trip (the launch, a 4-byte cudaMemcpyAsync into pinned memory, the sync),
- * medians of 11 repetitions of N each (1000 by default; N / 10 allocations). Prints "LAUNCH_OFF
- * LAUNCH_ON CALL_OFF CALL_ON TRIP_OFF TRIP_ON ALLOC_OFF ALLOC_ON COPY_OFF COPY_ON" in ns. One
- * process, because the speed of a VM's host moves between processes by more than recording
- * adds. Not for users; not in --help. */
+ * 21 repetitions of N each (1000 by default; N / 10 allocations), off and on back to back.
+ * Prints "LAUNCH_OFF LAUNCH_ON CALL_OFF CALL_ON TRIP_OFF TRIP_ON ALLOC_OFF ALLOC_ON COPY_OFF
+ * COPY_ON" in ns: the median off, and that plus the median of the repetitions' differences
+ * (on less off). One process, and pairs, because the speed of a VM's host moves between
+ * processes, and within one, by more than recording adds. Not for users; not in --help. */
 #ifndef SB_CMD_LAUNCH_COST_H
 #define SB_CMD_LAUNCH_COST_H
 
