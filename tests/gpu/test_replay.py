@@ -4,14 +4,16 @@
    sync-free variants timed with the audit's recording on and off in turns; the replay of the
    "on" repetitions predicts what removing each workload's sync site saves, the "off"
    repetitions measure it (medians of paired differences), on the same host at the same speed.
+   ROUNDS processes (SYNCBENCH_REPLAY_ROUNDS, 3 by default), medians.
 2. In one process, every fix scenario: its syncing and sync-free variants, paired, under the
    audit with recording turns (SYNCBENCH_RECORDING_TURNS=1, engine/measure.h): the recorded
    repetitions give the replay its run, the unrecorded ones the scenario's measured saving.
+   ROUNDS processes, medians.
 3. Across processes, the user's way: the fix scenario measured in one process, its syncing
-   variant audited in another, ROUNDS interleaved rounds (SYNCBENCH_REPLAY_ROUNDS, 3 by
-   default), medians; the same for the PyTorch loop tests/audit/torch_item.py. The host's speed
-   moves between processes (the calibration's plain launch: 5.3, 6.4 and 7.0 us in three audits
-   of one session on the H100 VM).
+   variant audited in another, ROUNDS interleaved rounds, medians; the same for the PyTorch
+   loop tests/audit/torch_item.py. The host's speed moves between processes (the
+   calibration's plain launch: 5.3, 6.4 and 7.0 us in three audits of one session on the H100
+   VM).
 4. A 2-rank DistributedDataParallel job (tests/audit/torch_ddp.py), its loss.item() line: per
    rank, the old "could save" beside the replay's figures; measured with a GPU per rank.
 
@@ -21,11 +23,13 @@ stretch where the VM's host was slow moves the run's mean, not its median) times
 step the fix removes; the run's mean per call is kept beside it in the table. Held hard: the
 site found is the per-step sync with the calls the program made, the prediction is a saving
 (>= 0) and, where the model applies and the measured saving is over 5 us, within a factor of 3
-of it. The issue's target (15 % or 2 us per step) is
-reported: a case outside it is an expected failure with its figures. Where the model does not
-apply (the host needs the value to decide, a data-dependent size, a fix that removes launches,
-narrows a wait, keeps one sync of several or adds work of its own rather than removing a sync)
-the figures are reported, not held.
+of it; for the fix scenarios in one process (2), where the truth was measured in the audited
+processes themselves, the issue's target: within 15 % or 2 us per step. For the synthetic
+workloads (1) and across processes (3) the target is reported: a case outside it is an expected
+failure with its figures. Where the model does not apply (the host
+needs the value to decide, a data-dependent size, a fix that removes launches, narrows a wait,
+keeps one sync of several or adds work of its own rather than removing a sync) the figures are
+reported, not held.
 
 SYNCBENCH_REPLAY_OUT=DIR keeps the table (replay.json, replay.md) and the record streams."""
 import csv
@@ -84,18 +88,24 @@ def tolerance(measured):
     return max(0.15 * abs(measured), 2.0)
 
 
-def hold(what, predicted, measured):
+def hold(what, predicted, measured, target=True):
     """Held hard where the measured saving is clear (over 5 us per step): the prediction within
     a factor of 3 of it (a model that lost a term, or double counts one, is further off). The
-    issue's target, within 15 % or 2 us per step, is not met on every case on the H100 VM (the
-    README's table says by how much and why): a miss is reported as an expected failure with
-    its figures, so the table stays complete and a case within the target passes."""
+    issue's target, within 15 % or 2 us per step, is held (target) for the fix scenarios where
+    the truth was measured in the audited processes themselves: in one process, medians of
+    ROUNDS audits. Elsewhere a miss is reported as an expected failure with its figures, so
+    the table stays complete: across processes the truth is another process's, whose host runs
+    at another speed (the README: one plain process's saving is within the target of another's
+    in 88 % of pairs)."""
     if measured > 5:
         assert measured / 3 <= predicted <= 3 * measured, (
             f"{what}: predicted {predicted:.2f} us/step, measured {measured:.2f}")
     if abs(predicted - measured) > tolerance(measured):
-        pytest.xfail(f"{what}: predicted {predicted:.2f} us/step, measured {measured:.2f}: "
-                     f"outside 15 % or 2 us")
+        message = (f"{what}: predicted {predicted:.2f} us/step, measured {measured:.2f}: "
+                   f"outside 15 % or 2 us")
+        if target:
+            pytest.fail(message)
+        pytest.xfail(message)
 
 
 def measured_saving(tmp_path, scenario, sync, free, sets):
@@ -190,39 +200,53 @@ TRUTH_WORKLOADS = ["launch-bound", "gpu-bound", "short-kernel", "alloc", "non-bl
 
 
 @pytest.fixture(scope="module")
-def truth_run(tmp_path_factory):
-    """audit_truth run once under the audit: (its JSON report, its truth line)."""
-    report, r = audited(tmp_path_factory.mktemp("truth"), "truth", str(TRUTH), "200", "15")
-    return report, json.loads(r.stdout.strip().splitlines()[-1])
+def truth_runs(tmp_path_factory):
+    """audit_truth run ROUNDS times, each under the audit: [(its JSON report, its truth line)]."""
+    runs = []
+    for k in range(ROUNDS):
+        report, r = audited(tmp_path_factory.mktemp("truth"), f"truth-{k + 1}", str(TRUTH), "200",
+                            "15")
+        runs.append((report, json.loads(r.stdout.strip().splitlines()[-1])))
+    return runs
 
 
 @pytest.mark.parametrize("name", TRUTH_WORKLOADS)
-def test_predicted_saving_in_one_process(truth_run, name):
+def test_predicted_saving_in_one_process(truth_runs, name):
     """The replay's saving per iteration of a workload's sync site against the saving the same
-    process measured with the recording off."""
-    report, truth = truth_run
-    w = truth["workloads"][name]
-    procs = [p for p in report["processes"] if p["predicted"]]
-    assert len(procs) == 1, "the truth program was not replayed"
-    found = [s for s in procs[0]["predicted"]["sites"] if f"!{w['site']} (" in s["site"]]
-    assert len(found) == 1, (name, [s["site"] for s in procs[0]["predicted"]["sites"]])
-    site = found[0]
-    iters = site["calls"] / w["syncs_per_iter"]
-    assert iters == (truth["reps"] + 1) * truth["n"], (name, site["calls"])  # the "on" reps
-    # each "off" repetition is a stretch the replay knows was not recorded
-    assert procs[0]["predicted"]["model"]["unrecorded_stretches"] >= truth["reps"]
-    kept = "_readbacks_kept" if w["kept"] else ""
-    predicted = site[f"save_per_call_us{kept}_typical"] * w["syncs_per_iter"]
-    measured = w["saving_off"]
+    process measured with the recording off; medians of ROUNDS processes."""
+    rounds = []
+    for report, truth in truth_runs:
+        w = truth["workloads"][name]
+        procs = [p for p in report["processes"] if p["predicted"]]
+        assert len(procs) == 1, "the truth program was not replayed"
+        found = [s for s in procs[0]["predicted"]["sites"] if f"!{w['site']} (" in s["site"]]
+        assert len(found) == 1, (name, [s["site"] for s in procs[0]["predicted"]["sites"]])
+        site = found[0]
+        iters = site["calls"] / w["syncs_per_iter"]
+        assert iters == (truth["reps"] + 1) * truth["n"], (name, site["calls"])  # the "on" reps
+        # each "off" repetition is a stretch the replay knows was not recorded
+        assert procs[0]["predicted"]["model"]["unrecorded_stretches"] >= truth["reps"]
+        kept = "_readbacks_kept" if w["kept"] else ""
+        rounds.append({"predicted": site[f"save_per_call_us{kept}_typical"] * w["syncs_per_iter"],
+                       "predicted_mean": site[f"save_wall_us{kept}"] / iters,
+                       "measured": w["saving_off"], "measured_recorded": w["saving_on"],
+                       "site": site, "model": procs[0]["predicted"]["model"]})
+    predicted = median([x["predicted"] for x in rounds])
+    measured = median([x["measured"] for x in rounds])
+    on = median([x["measured_recorded"] for x in rounds])
+    site = rounds[0]["site"]
     record({"label": f"in one process: {name}", "scenario": "audit_truth", "sync": "sync",
             "free": "free", "measured": measured, "predicted": predicted,
-            "predicted_mean": site[f"save_wall_us{kept}"] / iters,
-            "measured_recorded": w["saving_on"], "site": site["site"],
-            "calls": site["calls"], "bound": site["bound"],
-            "model": procs[0]["predicted"]["model"], "why_not": None})
-    assert predicted >= 0, predicted
-    hold(f"{name} in one process (measured with the recording: {w['saving_on']:.2f} us)",
-         predicted, measured)
+            "predicted_mean": median([x["predicted_mean"] for x in rounds]),
+            "measured_recorded": on, "site": site["site"], "calls": site["calls"],
+            "bound": site["bound"], "model": rounds[0]["model"], "why_not": None,
+            "rounds": [{"measured": x["measured"], "predicted": x["predicted"]} for x in rounds]})
+    assert all(x["predicted"] >= 0 for x in rounds), rounds
+    # reported against the target, not held: these synthetic workloads are not the issue's
+    # fixes, and two of them (eight short kernels; eight readbacks in a row, kept) move by more
+    # than the target between processes (README, runs K and L)
+    hold(f"{name} in one process, medians of {len(rounds)} (measured with the recording: "
+         f"{on:.2f} us)", predicted, measured, target=False)
 
 
 def syncbench_cmd(scenario, variants, sets, *more):
@@ -231,39 +255,59 @@ def syncbench_cmd(scenario, variants, sets, *more):
     return cmd + (["--set", sets] if sets else [])
 
 
+def fix_round(report, measured, spv_sync, spv_free):
+    """One audit of a fix scenario's syncing variant beside its measured saving: the per-step
+    site's typical saving per call times the syncs per step the fix removes."""
+    site = step_site(report)
+    removed = max(spv_sync - spv_free, 0)
+    return {"measured": measured, "removed": removed, "site": site,
+            "predicted": site["save_per_call_us_typical"] * removed,
+            "per_call": site["save_per_call_us_typical"],
+            "per_call_mean": site["save_per_call_us"],
+            "per_call_kept": site.get("save_per_call_us_readbacks_kept_typical"),
+            "model": report["processes"][0]["predicted"]["model"]}
+
+
 @pytest.mark.parametrize("label,scenario,sync,free,sets,why_not", CASES,
                          ids=[f"{c[1]}-{c[2]}" for c in CASES])
 def test_predicted_saving_of_each_fix_in_one_process(tmp_path, label, scenario, sync, free, sets,
                                                      why_not):
     """The scenario's syncing and sync-free variants, paired, under the audit with recording
     turns (SYNCBENCH_RECORDING_TURNS, engine/measure.h): the recorded repetitions give the
-    replay its run, the unrecorded ones the measured saving, in one process."""
-    csv_out = tmp_path / f"{scenario}-turns.csv"
-    cmd = syncbench_cmd(scenario, f"{sync},{free}", sets, "--min-reps", "10", "--max-reps", "10",
-                        "--warmup", "1", "--warmup-time", "0", "--csv", str(csv_out))
-    report, _ = audited(tmp_path, f"{scenario}-{sync}-turns", *cmd,
-                        env={"SYNCBENCH_RECORDING_TURNS": "1"})
-    if OUT:  # the unrecorded repetitions' figures beside the records
-        shutil.copy(csv_out, pathlib.Path(OUT) / "records" / f"{scenario}-{sync}-turns.csv")
-    measured, spv_sync, spv_free = read_saving(csv_out, sync, free)
-    # each counted repetition (pair) was unrecorded: the replay knows where
-    assert report["processes"][0]["predicted"]["model"]["unrecorded_stretches"] >= 10
-    site = step_site(report)
-    removed = max(spv_sync - spv_free, 0)
-    predicted = site["save_per_call_us_typical"] * removed
+    replay its run, the unrecorded ones the measured saving, in one process; ROUNDS processes,
+    medians."""
+    rounds = []
+    for k in range(ROUNDS):
+        csv_out = tmp_path / f"{scenario}-turns-{k + 1}.csv"
+        cmd = syncbench_cmd(scenario, f"{sync},{free}", sets, "--min-reps", "10", "--max-reps",
+                            "10", "--warmup", "1", "--warmup-time", "0", "--csv", str(csv_out))
+        name = f"{scenario}-{sync}-turns-{k + 1}"
+        report, _ = audited(tmp_path, name, *cmd, env={"SYNCBENCH_RECORDING_TURNS": "1"})
+        if OUT:  # the unrecorded repetitions' figures beside the records
+            shutil.copy(csv_out, pathlib.Path(OUT) / "records" / f"{name}.csv")
+        measured, spv_sync, spv_free = read_saving(csv_out, sync, free)
+        # each counted repetition (pair) was unrecorded: the replay knows where
+        assert report["processes"][0]["predicted"]["model"]["unrecorded_stretches"] >= 10
+        rounds.append(fix_round(report, measured, spv_sync, spv_free))
+    predicted = median([x["predicted"] for x in rounds])
+    measured = median([x["measured"] for x in rounds])
+    removed = median([x["removed"] for x in rounds])
+    per_call = median([x["per_call"] for x in rounds])
+    site = rounds[0]["site"]
     record({"label": f"{label} (in one process)", "scenario": scenario, "sync": sync,
             "free": free, "measured": measured, "predicted": predicted,
-            "predicted_mean": site["save_per_call_us"] * removed,
-            "per_call": site["save_per_call_us_typical"],
-            "per_call_kept": site.get("save_per_call_us_readbacks_kept_typical"),
+            "predicted_mean": median([x["per_call_mean"] * x["removed"] for x in rounds]),
+            "per_call": per_call,
+            "per_call_kept": median([x["per_call_kept"] or 0 for x in rounds]),
             "removed_per_step": removed, "site": site["site"], "calls": site["calls"],
             "blocked_per_call": site["blocked_us"] / site["calls"], "bound": site["bound"],
-            "model": report["processes"][0]["predicted"]["model"], "why_not": why_not})
-    assert predicted >= 0, predicted
+            "model": rounds[0]["model"], "why_not": why_not,
+            "rounds": [{"measured": x["measured"], "predicted": x["predicted"]} for x in rounds]})
+    assert all(x["predicted"] >= 0 for x in rounds), rounds
     if why_not:
         return  # reported beside the others; the model does not hold it
-    hold(f"{label} in one process (site {site['site']}: {site['save_per_call_us_typical']:.2f} "
-         f"us per call x {removed:.2f})", predicted, measured)
+    hold(f"{label} in one process (site {site['site']}: {per_call:.2f} us per call x "
+         f"{removed:.2f}, medians of {len(rounds)})", predicted, measured)
 
 
 @pytest.mark.parametrize("label,scenario,sync,free,sets,why_not", CASES,
@@ -277,13 +321,7 @@ def test_predicted_saving_of_each_fix_across_processes(tmp_path, label, scenario
     for k in range(ROUNDS):  # interleaved: the host's speed moves between processes
         measured, spv_sync, spv_free = measured_saving(tmp_path, scenario, sync, free, sets)
         report, _ = audited(tmp_path, f"{scenario}-{sync}-{k + 1}", *cmd)
-        site = step_site(report)
-        removed = max(spv_sync - spv_free, 0)
-        rounds.append({"measured": measured, "removed": removed, "site": site,
-                       "per_call": site["save_per_call_us_typical"],
-                       "per_call_mean": site["save_per_call_us"],
-                       "per_call_kept": site.get("save_per_call_us_readbacks_kept_typical"),
-                       "model": report["processes"][0]["predicted"]["model"]})
+        rounds.append(fix_round(report, measured, spv_sync, spv_free))
     per_call = median([x["per_call"] for x in rounds])
     removed = median([x["removed"] for x in rounds])
     predicted = per_call * removed
@@ -303,7 +341,7 @@ def test_predicted_saving_of_each_fix_across_processes(tmp_path, label, scenario
     if why_not:
         return  # reported beside the others; the model does not hold it
     hold(f"{label} (site {site['site']}: {per_call:.2f} us per call x {removed:.2f}, medians "
-         f"of {ROUNDS} rounds)", predicted, measured)
+         f"of {ROUNDS} rounds)", predicted, measured, target=False)
 
 
 def loop_us(py, mode, steps):
