@@ -96,6 +96,29 @@ static int find_samples(const char *given, const char *opt, const char *csv, sam
     return 0;
 }
 
+/* The samples of both runs, used when both have them. A file named by --base-samples or
+ * --current-samples is always read and checked, also when the other run has none (a bad file
+ * given is an error either way); one found beside its CSV is read only when the other run has
+ * samples too. *use_samples: both runs have them. */
+static int read_samples(const sb_compare_request *req, sb_strpool *pool, sb_cmp_table *base,
+                        sb_cmp_table *cur, samples_file *bs, samples_file *cs, int *use_samples)
+{
+    int rc;
+    *use_samples = 0;
+    if ((rc = find_samples(req->base_samples, "--base-samples", req->baseline, bs)) != 0 ||
+        (rc = find_samples(req->current_samples, "--current-samples", req->current, cs)) != 0)
+        return rc;
+    int both = bs->path && cs->path;
+    if (bs->path && (both || req->base_samples) &&
+        (rc = sb_samples_read(bs->path, req->baseline, pool, base)) != 0)
+        return rc;
+    if (cs->path && (both || req->current_samples) &&
+        (rc = sb_samples_read(cs->path, req->current, pool, cur)) != 0)
+        return rc;
+    *use_samples = both;
+    return 0;
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -357,13 +380,8 @@ int sb_compare_run(const sb_compare_request *req)
 
     if ((rc = check_thresholds_used(req, &base, &cur)) != 0)
         goto out;
-    /* samples: read when both runs have them */
-    if ((rc = find_samples(req->base_samples, "--base-samples", req->baseline, &bs)) != 0 ||
-        (rc = find_samples(req->current_samples, "--current-samples", req->current, &cs)) != 0)
-        goto out;
-    int use_samples = bs.path && cs.path;
-    if (use_samples && ((rc = sb_samples_read(bs.path, req->baseline, &pool, &base)) != 0 ||
-                        (rc = sb_samples_read(cs.path, req->current, &pool, &cur)) != 0))
+    int use_samples;
+    if ((rc = read_samples(req, &pool, &base, &cur, &bs, &cs, &use_samples)) != 0)
         goto out;
 
     const char *inputs[] = {req->baseline, req->current, bs.path ? bs.path : cs.path,

@@ -32,27 +32,43 @@ static void format_uuid(const cudaUUID_t *u, char *buf, size_t n)
              b[14], b[15]);
 }
 
-int sb_env_open_device(sb_env *e, int device)
+int sb_cuda_device_count(int *count)
 {
+    *count = 0;
+    /* without a driver cudart says "CUDA driver version is insufficient for CUDA runtime
+     * version", which points at the wrong fix: the driver is looked for first, by its name */
     void *libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!libcuda)
         return sb_fail(SB_EXIT_NODEV, "no usable CUDA device: the NVIDIA driver is not installed "
                                       "(libcuda.so.1 not found); run on a machine with an "
                                       "NVIDIA GPU");
     dlclose(libcuda);
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0)
+    cudaError_t err = cudaGetDeviceCount(count);
+    if (err != cudaSuccess) {
+        *count = 0;
         return sb_fail(SB_EXIT_NODEV,
                        "no usable CUDA device: %s; check that an NVIDIA GPU and its driver are "
                        "installed (nvidia-smi)",
-                       err != cudaSuccess ? cudaGetErrorString(err) : "no device found");
+                       cudaGetErrorString(err));
+    }
+    return 0;
+}
+
+int sb_env_open_device(sb_env *e, int device)
+{
+    int count = 0;
+    int rc = sb_cuda_device_count(&count);
+    if (rc)
+        return rc;
+    if (count == 0)
+        return sb_fail(SB_EXIT_NODEV, "no usable CUDA device: no device found; check that an "
+                                      "NVIDIA GPU and its driver are installed (nvidia-smi)");
     if (device >= count)
         return sb_fail(SB_EXIT_USAGE,
                        "--device %d: out of range, this machine has %d CUDA "
                        "device%s (0..%d)",
                        device, count, count == 1 ? "" : "s", count - 1);
-    err = cudaSetDevice(device);
+    cudaError_t err = cudaSetDevice(device);
     if (err == cudaSuccess)
         err = cudaFree(NULL); /* create the context now, so its cost is not measured */
     if (err != cudaSuccess)

@@ -6,6 +6,9 @@
 
 #include "base/env.h"
 
+/* Visible CUDA devices into *count: 0, or SB_EXIT_NODEV recorded with one message for each
+ * cause, whoever asks first (no driver: libcuda.so.1 not found; else cudart's error). */
+int sb_cuda_device_count(int *count);
 /* Selects the device: exit 3 without a usable driver/device, exit 2 for an ordinal out of
  * range. Then fills the device part of `e` (properties, versions, NVML; cuBLAS's version only
  * if it can be loaded). */

@@ -4,16 +4,13 @@
 
 #include "base/error.h"
 #include "gpu/cuda_check.h"
+#include "gpu/device.h"
 
 #define MAX_RING 64 /* more GPUs than a host has */
 
 int sb_gpu_count(int *n)
 {
-    *n = 0;
-    cudaError_t e = cudaGetDeviceCount(n);
-    if (e != cudaSuccess)
-        return sb_fail(SB_EXIT_NODEV, "no usable CUDA device: %s", cudaGetErrorString(e));
-    return 0;
+    return sb_cuda_device_count(n); /* the same message as opening the device gives */
 }
 
 /* The ordered pairs (a, b) of the ring of n: a's neighbours b, each pair once. */

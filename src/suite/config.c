@@ -53,13 +53,29 @@ static int cfg_error(cfg_file *c, int line, const char *fmt, ...)
     return c->failed = sb_fail(SB_EXIT_USAGE, "%s:%d: %s", c->path, line, msg);
 }
 
+/* A CR just read is part of a CRLF ending or the file's last byte; any other (CR-only line
+ * endings, a CR inside a line) is refused: inih would read a CR-only file as one line, its
+ * first header, and plan the defaults without a word. */
+static int cr_ends_line(cfg_file *c, int lineno)
+{
+    int next = getc(c->f);
+    if (next == '\n' || next == EOF) {
+        ungetc(next, c->f);
+        return 1;
+    }
+    cfg_error(c, lineno,
+              "carriage return without a line feed (CR-only line endings?); save the file with "
+              "LF or CRLF line endings");
+    return 0;
+}
+
 /* One physical line into buf (num bytes): a line that does not fit is refused, never split
  * (inih would read its rest as a new line), and so is a NUL byte (inih would read the line only
  * up to it, and a long line holding one would pass for a short one); a CRLF ending counts as one
- * byte, as LF (a line that fits with LF fits with CRLF); a UTF-8 byte order mark on line 1 is
- * dropped. Leading blanks are dropped too: inih would take an indented line for the
- * continuation of the key above it (a tab-indented key glued to the previous value); here an
- * indented line is read like any other. */
+ * byte, as LF (a line that fits with LF fits with CRLF), and a CR anywhere else is refused; a UTF-8
+ * byte order mark on line 1 is dropped. Leading blanks are dropped too: inih would take an indented
+ * line for the continuation of the key above it (a tab-indented key glued to the previous value);
+ * here an indented line is read like any other. */
 static char *get_line(cfg_file *c, char *buf, int num, int *lineno)
 {
     int len = 0, ch = EOF;
@@ -68,6 +84,8 @@ static char *get_line(cfg_file *c, char *buf, int num, int *lineno)
             cfg_error(c, *lineno + 1, "NUL byte in the line (not a text file?)");
             return NULL;
         }
+        if (ch == '\r' && !cr_ends_line(c, *lineno + 1))
+            return NULL;
         buf[len++] = (char)ch;
         if (ch == '\n')
             break;
@@ -157,6 +175,22 @@ static int on_key(void *user, const char *section, const char *name, const char 
     return 1;
 }
 
+/* What follows a header's ']' may be blanks or a ; or # comment, nothing else: inih ignores the
+ * rest of a header line, so `[small-gemm] iters=5` would plan iters=1000 without a word. */
+static int text_after_header(cfg_file *c, int lineno, const char *name, const char *rest)
+{
+    rest += strspn(rest, " \t");
+    size_t len = strcspn(rest, "\r\n");
+    if (!len || *rest == ';' || *rest == '#')
+        return 0;
+    while (len && (rest[len - 1] == ' ' || rest[len - 1] == '\t'))
+        len--;
+    return cfg_error(c, lineno,
+                     "text after the header [%s]: '%.*s' (a key goes on a line of its own, below "
+                     "the header)",
+                     name, len > 60 ? 60 : (int)len, rest);
+}
+
 /* Sections in file order with their header lines, before inih reads the keys: inih reports a
  * section only through its keys, so it would neither see an empty section nor tell two
  * sections of the same name apart. */
@@ -181,6 +215,8 @@ static int scan_headers(cfg_file *c)
             *--t = '\0';
         if (!*name)
             return cfg_error(c, n, "empty section name []");
+        if (text_after_header(c, n, name, end + 1))
+            return c->failed;
         cfg_section *dup = section_named(c, name, strlen(name));
         if (dup)
             return cfg_error(c, n, "duplicate section [%s] (first at line %d)", name, dup->line);
