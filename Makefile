@@ -70,6 +70,7 @@ AUDIT_TEST_SRC := $(wildcard tests/audit/audit_*.c)
 AUDIT_TEST_BIN := $(AUDIT_TEST_SRC:tests/audit/%.c=$(BUILD)/tests/%)
 # CPU stand-ins for the audit's tests (tests/inject/)
 FAKE_CUDA := $(BUILD)/tests/fake_cuda
+FAKE_CUPTI := $(BUILD)/tests/fake-cupti/libcupti.so.13
 PYFRAMES_PROBE := $(BUILD)/tests/libpyframes_probe.so
 BIN      := $(BUILD)/syncbench
 # The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
@@ -86,7 +87,7 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 all: $(BIN) $(AUDIT_LIB) test-programs
 
 # The audit's GPU test programs (build/tests/audit_*), run by tests/gpu/test_audit.py.
-test-programs: $(AUDIT_TEST_BIN) $(FAKE_CUDA) $(PYFRAMES_PROBE)
+test-programs: $(AUDIT_TEST_BIN) $(FAKE_CUDA) $(FAKE_CUPTI) $(PYFRAMES_PROBE)
 
 run: $(BIN) $(AUDIT_LIB)
 	@mkdir -p results
@@ -260,12 +261,27 @@ $(BUILD)/tests/audit_%: tests/audit/audit_%.c tests/audit/check.h $(BUILD)/libsy
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsyncbench.a -L$(CUDA_LIB) -lcudart_static \
 	  -lstdc++ -ldl -lpthread -lrt -lm
 
+# The one that holds CUPTI's subscription itself also links CUPTI.
+$(BUILD)/tests/audit_subscriber: tests/audit/audit_subscriber.c tests/audit/check.h $(BUILD)/libsyncbench.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsyncbench.a -L$(CUDA_LIB) -lcudart_static \
+	  -lcupti -Wl,-rpath,$(CUDA_LIB) -lstdc++ -ldl -lpthread -lrt -lm
+
 # CPU stand-ins for the audit's launcher tests (tests/inject/): a program that initializes the
 # injection library as the driver would, and the Python-frame reader alone, loaded by ctypes.
 $(FAKE_CUDA): tests/inject/fake_cuda.c
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -ldl
+
+# CUPTI that accepts the subscription and records nothing, so that fake_cuda is watched on a
+# machine whose real CUPTI refuses (no driver): the soname and symbol version of the real one.
+$(FAKE_CUPTI): tests/inject/fake_cupti.c tests/inject/fake_cupti.map
+	@mkdir -p $(dir $@)
+	$(call say,CC-SO,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -Wl,--version-script=tests/inject/fake_cupti.map \
+	  -Wl,-soname,libcupti.so.13 -o $@ $<
 
 $(PYFRAMES_PROBE): tests/inject/pyframes_probe.c src/audit/inject/pyframes.c src/audit/inject/out.c \
                    src/audit/json_text.c src/base/utf8.c src/base/dynlib.c src/base/dynlib.h \

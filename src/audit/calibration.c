@@ -35,7 +35,7 @@ void sb_audit_median_ohs(const char *path, double oh[SB_OH_N])
     FILE *f = fopen(path, "r");
     char line[1 << 16], base[128];
     while (f && fgets(line, sizeof line, f)) {
-        json_t *o = json_loads(line, 0, NULL);
+        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
         const char *t = json_string_value(json_object_get(o, "t"));
         const char *api = json_string_value(json_object_get(o, "api"));
         json_t *x = json_object_get(o, "oh");
@@ -77,7 +77,7 @@ void sb_audit_read_calibration(sb_audit_run *run, const char *dir)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, SB_AUDIT_CALIBRATION_FILE);
-    json_t *o = json_load_file(path, 0, NULL);
+    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
     double v[SB_CAL_NKEYS];
     unsigned have = 0;
     for (int i = 0; i < SB_CAL_NKEYS; i++) {

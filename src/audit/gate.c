@@ -166,14 +166,18 @@ static int gate_incomplete(const sb_audit_run *run, FILE *msg)
 {
     int bad = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
-        char why[256];
+        char why[512];
         const sb_audit_proc *p = run->procs[i];
         if (!sb_audit_incomplete(p, why, sizeof why))
             continue;
-        say(msg,
-            "audit gate: FAILED: pid %lld: records incomplete: %s; its counts are a lower "
-            "bound\n",
-            (long long)p->pid, why);
+        if (p->unwatched) /* no lower bound either: nothing of it was checked */
+            say(msg, "audit gate: FAILED: pid %lld: nothing was checked: %s\n", (long long)p->pid,
+                SB_AUDIT_ESC(p->unwatched));
+        else
+            say(msg,
+                "audit gate: FAILED: pid %lld: records incomplete: %s; its counts are a lower "
+                "bound\n",
+                (long long)p->pid, why);
         bad = 1;
     }
     return bad;

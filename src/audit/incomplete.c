@@ -7,7 +7,9 @@
 
 const char *sb_audit_incomplete(const sb_audit_proc *p, char *buf, size_t n)
 {
-    if (p->unrecorded && p->open_errno)
+    if (p->unwatched)
+        snprintf(buf, n, "its blocking calls were not recorded: %s", p->unwatched);
+    else if (p->unrecorded && p->open_errno)
         snprintf(buf, n, "its record file could not be created (%s)", strerror(p->open_errno));
     else if (p->unrecorded)
         snprintf(buf, n, "its record file is missing");

@@ -200,6 +200,8 @@ typedef struct sb_audit_proc {
     long long lost; /* lines the process could not write (the launcher heard it) */
     int unrecorded; /* started CUDA, but its record file could not be created */
     int open_errno; /* why not */
+    /* its blocking calls were not recorded at all (CUPTI refused the subscription): why */
+    const char *unwatched;
     long malformed;
     long warns;
     const char *first_warn;

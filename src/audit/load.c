@@ -344,6 +344,22 @@ static int read_pause(sb_audit_proc *p, json_t *o)
     return OK;
 }
 
+/* Records kept by a syncbench before the "unwatched" record said a refused subscription in a
+ * warning: that warning still means nothing was recorded. */
+#define OLD_UNWATCHED_WARNING "blocking calls cannot be recorded"
+
+static int read_warn(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    if (!p->first_warn && !(p->first_warn = str(run, o, "msg", "")))
+        return NOMEM;
+    p->warns++;
+    const char *msg = json_string_value(json_object_get(o, "msg"));
+    if (msg && strstr(msg, OLD_UNWATCHED_WARNING) && !p->unwatched &&
+        !(p->unwatched = str(run, o, "msg", "")))
+        return NOMEM;
+    return OK;
+}
+
 static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     const char *t = json_string_value(json_object_get(o, "t"));
@@ -375,12 +391,10 @@ static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
         return read_gstream(p, o);
     if (strcmp(t, "pause") == 0)
         return read_pause(p, o);
-    if (strcmp(t, "warn") == 0) {
-        if (!p->first_warn && !(p->first_warn = str(run, o, "msg", "")))
-            return NOMEM;
-        p->warns++;
-        return OK;
-    }
+    if (strcmp(t, "unwatched") == 0)
+        return (p->unwatched = str(run, o, "why", "")) ? OK : NOMEM;
+    if (strcmp(t, "warn") == 0)
+        return read_warn(run, p, o);
     if (strcmp(t, "end") == 0) {
         p->complete = 1;
         p->dropped = num_or(o, "dropped", 0);
@@ -419,6 +433,37 @@ static sb_audit_proc *new_proc(sb_audit_run *run, const char *name)
     return p;
 }
 
+/* The longest record line read: the library writes lines of a few KiB (a stack of 64 Python
+ * frames with their paths fits in 64 KiB); an endless stream without a newline (a record that
+ * is a link to /dev/zero) must not take the memory. */
+#define LINE_MAX_BYTES (16u << 20)
+
+/* getline with a bound: the line's length (NUL bytes kept: the JSON reader refuses them), -1
+ * at the end, -2 when it is longer than the bound, -3 out of memory */
+static ssize_t read_line_bounded(char **line, size_t *cap, FILE *f)
+{
+    size_t len = 0;
+    int ch = EOF;
+    while ((ch = getc_unlocked(f)) != EOF) {
+        if (len + 2 > *cap) {
+            size_t want = *cap ? *cap * 2 : 4096;
+            if (len >= LINE_MAX_BYTES)
+                return -2;
+            char *grown = realloc(*line, want);
+            if (!grown)
+                return -3;
+            *line = grown, *cap = want;
+        }
+        (*line)[len++] = (char)ch;
+        if (ch == '\n')
+            break;
+    }
+    if (!len)
+        return -1;
+    (*line)[len] = '\0';
+    return (ssize_t)len;
+}
+
 int sb_audit_load_stream(sb_audit_run *run, FILE *f, const char *name)
 {
     sb_audit_proc *p = new_proc(run, name);
@@ -428,13 +473,24 @@ int sb_audit_load_stream(sb_audit_run *run, FILE *f, const char *name)
     size_t cap = 0;
     ssize_t len;
     int rc = 0;
-    while ((len = getline(&line, &cap, f)) >= 0) {
+    long lineno = 0;
+    while ((len = read_line_bounded(&line, &cap, f)) >= 0 || len < -1) {
+        lineno++;
+        if (len == -2) {
+            rc = sb_fail(SB_EXIT_USAGE, "%s:%ld: a record line longer than %u MiB: not records",
+                         name, lineno, LINE_MAX_BYTES >> 20);
+            break;
+        }
+        if (len == -3) {
+            rc = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", name);
+            break;
+        }
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (len == 0)
             continue;
         json_error_t err;
-        json_t *o = json_loadb(line, (size_t)len, 0, &err);
+        json_t *o = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &err);
         int r = json_is_object(o) ? read_line(run, p, o) : BAD;
         json_decref(o);
         if (r == BAD)

@@ -126,10 +126,12 @@ static json_t *process(const sb_audit_proc *p)
 {
     json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:o, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
                           "ppid", (json_int_t)p->ppid, "rank", p->rank, "local_rank", p->local_rank,
-                          "cmd", sb_json_str(p->cmd), "complete", p->complete, "malformed_lines",
+                          "cmd", sb_json_str(p->cmd), "complete", 0, "malformed_lines",
                           (json_int_t)p->malformed, "dropped", (json_int_t)p->dropped);
-    char why[256];
+    char why[512];
     const char *incomplete = sb_audit_incomplete(p, why, sizeof why);
+    /* whole only when nothing was missed: an end record alone is not enough */
+    set(o, "complete", json_boolean(p->complete && !incomplete));
     set(o, "records_incomplete", incomplete ? sb_json_str(incomplete) : json_null());
     set(o, "lost_lines", json_integer(p->lost));
     set(o, "lifetime_s", sb_json_num(p->lifetime_us / 1e6));

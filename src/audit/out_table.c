@@ -50,8 +50,11 @@ static void process_block(FILE *f, const sb_audit_proc *p)
                 "savings: --gpu-activity)\n",
                 p->blocked_us / 1e3, sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
     prediction(f, p);
-    char why[256];
-    if (sb_audit_incomplete(p, why, sizeof why))
+    char why[512];
+    if (p->unwatched)
+        fprintf(f, "pid %" PRId64 ": not watched: %s; none of its blocking calls is counted\n",
+                p->pid, SB_AUDIT_ESC(p->unwatched));
+    else if (sb_audit_incomplete(p, why, sizeof why))
         fprintf(f, "pid %" PRId64 ": records incomplete: %s; what was recorded is reported\n",
                 p->pid, why);
     if (p->malformed)
@@ -60,7 +63,7 @@ static void process_block(FILE *f, const sb_audit_proc *p)
     if (p->dropped)
         fprintf(f, "pid %" PRId64 ": %lld GPU activity records dropped (full buffers)\n", p->pid,
                 p->dropped);
-    if (p->warns)
+    if (p->warns && p->first_warn != p->unwatched)
         fprintf(f, "pid %" PRId64 ": %s\n", p->pid, SB_AUDIT_ESC(p->first_warn));
 }
 

@@ -127,7 +127,7 @@ static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_run *run, int rank
         if (p->rank != rank)
             continue;
         int64_t off = mono_offset(p);
-        char why[256];
+        char why[512];
         if (!r->processes || p->t_first + off < first_start) {
             r->pid = p->pid;
             r->local_rank = p->local_rank;

@@ -47,9 +47,15 @@ static int opt_str(json_t *o, const char *key, const char **v)
     return 0;
 }
 
+/* The largest time a report may give, in its own unit (us or ns): about 11.6 days of blocking
+ * in ns, far more in us. Sums over every instance and rank then stay far inside int64_t and
+ * double, where 2^62 ns made the others' wait negative. */
+#define MAX_TIME 1e15
+
 static int is_number(json_t *j, double *v)
 {
-    if (!json_is_number(j) || !isfinite(json_number_value(j)) || json_number_value(j) < 0)
+    if (!json_is_number(j) || !isfinite(json_number_value(j)) || json_number_value(j) < 0 ||
+        json_number_value(j) > MAX_TIME)
         return 0;
     *v = json_number_value(j);
     return 1;
@@ -79,10 +85,11 @@ static int read_series(sb_ranks *rk, sb_rank *r, const char *path, size_t i, siz
     }
     for (size_t x = 0; x < n; x++) {
         json_t *v = json_array_get(a, x);
-        if (!json_is_integer(v) || json_integer_value(v) < 0)
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            (double)json_integer_value(v) > MAX_TIME)
             return bad(path,
                        "ranks.ranks[%zu].ranges[%zu].instance_blocked_ns[%zu]: not a whole "
-                       "number of nanoseconds >= 0",
+                       "number of nanoseconds from 0 to 1e15",
                        i, k, x);
         (*buf)[x] = (int64_t)json_integer_value(v);
     }
@@ -111,10 +118,10 @@ static int read_rank(sb_ranks *rk, const char *path, const char *env_host, size_
         return bad(path, "ranks.ranks[%zu].host: not a string", i);
     double blocked, bubble = 0;
     if (!is_number(json_object_get(o, "blocked_us"), &blocked))
-        return bad(path, "ranks.ranks[%zu].blocked_us: not a number >= 0", i);
+        return bad(path, "ranks.ranks[%zu].blocked_us: not a number from 0 to 1e15", i);
     json_t *b = json_object_get(o, "bubble_us"), *c = json_object_get(o, "complete");
     if (b && !json_is_null(b) && !is_number(b, &bubble))
-        return bad(path, "ranks.ranks[%zu].bubble_us: neither null nor a number >= 0", i);
+        return bad(path, "ranks.ranks[%zu].bubble_us: neither null nor a number from 0 to 1e15", i);
     if (c && !json_is_boolean(c))
         return bad(path, "ranks.ranks[%zu].complete: not true or false", i);
     json_t *ranges = json_object_get(o, "ranges");
@@ -154,7 +161,7 @@ int sb_ranks_read_report(sb_ranks *rk, const char *path, sb_ranks_report *info)
     if (!f)
         return bad(path, "%s", strerror(errno));
     json_error_t err;
-    json_t *root = json_loadf(f, 0, &err);
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &err);
     fclose(f);
     if (!root)
         return bad(path, "not JSON (line %d: %s)", err.line, err.text);

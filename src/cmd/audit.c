@@ -129,7 +129,7 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
 static volatile sig_atomic_t pending_sig;
 /* The dispositions the audit was started with; CMD gets them back (an ignored SIGHUP under
  * nohup stays ignored, a background job's ignored SIGINT too). */
-static struct sigaction start_int, start_quit, start_term, start_hup;
+static struct sigaction start_int, start_quit, start_term, start_hup, start_pipe;
 
 static void note_signal(int sig)
 {
@@ -241,6 +241,7 @@ static int start_command(char **cmd, pid_t *pid)
         sigaction(SIGQUIT, &start_quit, NULL);
         sigaction(SIGTERM, &start_term, NULL);
         sigaction(SIGHUP, &start_hup, NULL);
+        sigaction(SIGPIPE, &start_pipe, NULL);
         execvp(cmd[0], cmd);
         int e = errno;
         if (write(p[1], &e, sizeof e) < 0)
@@ -499,8 +500,65 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     return rc;
 }
 
+/* The outputs, checked before anything is read or run: writable, no two the same file, none
+ * in the folder whose records are read (--from) or written and read (--keep), where it would
+ * replace a record or be read as one. */
+static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
+{
+    static const output all[] = {{.opt = "csv", .write = write_csv},
+                                 {.opt = "json", .write = write_json},
+                                 {.opt = "trace", .write = write_trace}};
+    const char *paths[] = {req->csv, req->json, req->trace};
+    const char *folder = req->from ? req->from : req->keep;
+    int rc = 0, n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (!paths[i])
+            continue;
+        outs[n] = all[i];
+        outs[n].path = paths[i];
+        if ((rc = sb_out_prepare(&outs[n].out, outs[n].opt, outs[n].path)) != 0)
+            return rc;
+        /* the same file by another name too: ./a.csv, a symlink, /dev/stdout and - */
+        for (int j = 0; j < n; j++)
+            if (sb_out_same(&outs[j].out, &outs[n].out))
+                return sb_fail(SB_EXIT_USAGE, "audit: --%s %s and --%s %s write the same file",
+                               outs[j].opt, outs[j].path, outs[n].opt, outs[n].path);
+        if (folder &&
+            (rc = sb_out_check_folder(&outs[n].out, req->from ? "--from" : "--keep", folder)) != 0)
+            return rc;
+        n++;
+    }
+    *nout = n;
+    return 0;
+}
+
+/* --from: report kept records; nothing runs, nothing is heard. */
+static int report_kept(const sb_audit_request *req, output *outs, int nout)
+{
+    static sb_audit_listener none;
+    struct stat st;
+    if (stat(req->from, &st) != 0 || !S_ISDIR(st.st_mode))
+        return sb_fail(SB_EXIT_USAGE, "audit: --from %s: %s", req->from,
+                       errno && stat(req->from, &st) != 0 ? strerror(errno) : "not a folder");
+    int gate_rc = 0;
+    int rc = analyze_and_report(req, req->from, outs, nout, "", -1, 0, &none, &gate_rc);
+    return rc ? rc : gate_rc;
+}
+
+/* A closed pipe on an output (`--trace - | head -c1`) is a write error: one line, exit 1, as in
+ * run and compare. CMD gets the disposition the audit was started with back. */
+static void ignore_sigpipe(void)
+{
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &start_pipe);
+}
+
 int sb_cmd_audit(int argc, char **argv)
 {
+    ignore_sigpipe();
     sb_audit_request req;
     int rc = sb_audit_parse_args(argc, argv, &req);
     if (rc)
@@ -513,34 +571,12 @@ int sb_cmd_audit(int argc, char **argv)
         rc = sb_audit_merge_args(argc, argv, &req);
         return rc ? rc : sb_cmd_audit_merge(&req);
     }
-    static output outs[] = {{.opt = "csv", .write = write_csv},
-                            {.opt = "json", .write = write_json},
-                            {.opt = "trace", .write = write_trace}};
-    outs[0].path = req.csv, outs[1].path = req.json, outs[2].path = req.trace;
+    static output outs[3];
     int nout = 0;
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
-        if (!outs[i].path)
-            continue;
-        outs[nout] = outs[i];
-        if ((rc = sb_out_prepare(&outs[nout].out, outs[nout].opt, outs[nout].path)) != 0)
-            return rc;
-        /* the same file by another name too: ./a.csv, a symlink, /dev/stdout and - */
-        for (int j = 0; j < nout; j++)
-            if (sb_out_same(&outs[j].out, &outs[nout].out))
-                return sb_fail(SB_EXIT_USAGE, "audit: --%s %s and --%s %s write the same file",
-                               outs[j].opt, outs[j].path, outs[nout].opt, outs[nout].path);
-        nout++;
-    }
-    if (req.from) { /* report kept records: nothing runs, nothing is heard */
-        static sb_audit_listener none;
-        struct stat st;
-        if (stat(req.from, &st) != 0 || !S_ISDIR(st.st_mode))
-            return sb_fail(SB_EXIT_USAGE, "audit: --from %s: %s", req.from,
-                           errno && stat(req.from, &st) != 0 ? strerror(errno) : "not a folder");
-        int gate_rc = 0;
-        rc = analyze_and_report(&req, req.from, outs, nout, "", -1, 0, &none, &gate_rc);
-        return rc ? rc : gate_rc;
-    }
+    if ((rc = prepare_outputs(&req, outs, &nout)) != 0)
+        return rc;
+    if (req.from)
+        return report_kept(&req, outs, nout);
     char path[PATH_MAX], lib[PATH_MAX], cupti[PATH_MAX], dir[PATH_MAX];
     if ((rc = resolve_command(req.cmd[0], path, sizeof path)) != 0)
         return rc;

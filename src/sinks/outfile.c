@@ -386,6 +386,23 @@ int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs)
     return 0;
 }
 
+int sb_out_check_folder(const sb_out_file *o, const char *what, const char *dir)
+{
+    char real[PATH_MAX];
+    int is_magic;
+    if (o->to_stdout || o->direct)
+        return 0;
+    if (!realpath(dir, real) && resolve(dir, real, sizeof real, &is_magic) != 0)
+        return 0; /* a folder that cannot be resolved is refused by its own option */
+    size_t len = strlen(real);
+    if (!strncmp(o->target, real, len) && (o->target[len] == '/' || !o->target[len]))
+        return sb_fail(SB_EXIT_USAGE,
+                       "--%s %s: is in the %s folder %s, whose files are read; refusing to "
+                       "write there",
+                       o->opt, o->pattern, what, dir);
+    return 0;
+}
+
 int sb_out_create(sb_out_file *o, const char *opt, const char *pattern, const char *const *inputs)
 {
     int rc = sb_out_prepare(o, opt, pattern);

@@ -64,6 +64,10 @@ void sb_out_abort(sb_out_file *o);
 int sb_out_same(const sb_out_file *a, const sb_out_file *b);
 /* Exit 2 with one line if the output is one of `inputs` (NULL-terminated, may be NULL). */
 int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs);
+/* Exit 2 with one line if the output lands in the folder `dir` or is that folder (which need
+ * not exist yet): the folder a command reads as a whole (audit --from, --keep). what names it
+ * in the message ("--from"). */
+int sb_out_check_folder(const sb_out_file *o, const char *what, const char *dir);
 /* For a single-file writer (compare --markdown): prepare + check inputs + open, with {gpu}
  * as "gpu" and {date} now. */
 int sb_out_create(sb_out_file *o, const char *opt, const char *pattern, const char *const *inputs);

@@ -13,16 +13,27 @@ import pytest
 from conftest import BIN, ROOT, assert_usage_error, run
 
 FAKE = str(ROOT / "build" / "tests" / "fake_cuda")
+# A CUPTI that accepts the subscription (tests/inject/fake_cupti.c): the real one refuses on a
+# machine without a driver, and a process it refuses is not watched (the gate fails).
+FAKE_CUPTI = ROOT / "build" / "tests" / "fake-cupti"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def fake_built():
-    if not os.access(FAKE, os.X_OK):
-        pytest.fail(f"{FAKE} not built; run make test-programs")
+    for need in (FAKE, FAKE_CUPTI / "libcupti.so.13"):
+        if not os.access(need, os.R_OK):
+            pytest.fail(f"{need} not built; run make test-programs")
 
 
-def audit(*args, cwd=None, timeout=120):
-    return run("audit", *args, cwd=cwd, timeout=timeout)
+def with_fake_cupti():
+    old = os.environ.get("LD_LIBRARY_PATH")
+    return {"LD_LIBRARY_PATH": str(FAKE_CUPTI) + (":" + old if old else "")}
+
+
+def audit(*args, cwd=None, timeout=120, cupti="fake"):
+    """cupti="fake": CUPTI accepts the subscription; "real": this machine's own CUPTI."""
+    env = with_fake_cupti() if cupti == "fake" else None
+    return run("audit", *args, cwd=cwd, timeout=timeout, env=env)
 
 
 def procs(json_path):
@@ -151,3 +162,64 @@ def test_missing_library_names_the_build_folder(tmp_path):
                        env=env, timeout=60)
     assert r.returncode == 3, r.stderr
     assert str(lone / "libsyncbench_audit.so") in r.stderr, r.stderr
+
+
+def real_cupti_refuses():
+    """Whether this machine's CUPTI refuses to subscribe in fake_cuda (no driver here)."""
+    r = audit("--", FAKE, cupti="real")
+    return "CUPTI refused to subscribe" in r.stderr
+
+
+@pytest.mark.parametrize("how", ["refused", "another-subscriber"])
+def test_a_gate_over_a_process_cupti_did_not_watch_fails(tmp_path, how):
+    """Issue 32, item 1: CUPTI refused the subscription (no driver here; another profiler
+    holding it on a GPU machine, tests/gpu/test_audit.py): the gate passed with "0 blocking
+    calls" and the JSON said complete. Now the gate fails in one line saying why, the table
+    says the process was not watched, and the JSON marks it incomplete. "another-subscriber":
+    the same from a record stream that says so (the message CUPTI's
+    MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED gives), read back with --from."""
+    j = tmp_path / "a.json"
+    if how == "refused":
+        if not real_cupti_refuses():
+            pytest.skip("this machine's CUPTI subscribes: tests/gpu covers another subscriber")
+        r = audit("--json", j, "--max-syncs", "0", "--", FAKE, cupti="real")
+    else:
+        recs = tmp_path / "recs"
+        recs.mkdir()
+        why = ("another CUPTI subscriber holds the callbacks (the PyTorch profiler, Nsight "
+               "Systems or another tool: CUPTI allows one): blocking calls cannot be recorded: "
+               "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")
+        lines = [{"t": "proc", "v": 1, "pid": 7, "ppid": 1, "rank": -1, "local_rank": -1,
+                  "cmd": "python3 train.py", "clock_ns": 0, "mono_ns": 0, "mode": "count"},
+                 {"t": "unwatched", "why": why},
+                 {"t": "end", "clock_ns": 1000, "mono_ns": 1000, "why": "exit", "dropped": 0}]
+        (recs / "proc-7.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        r = audit("--from", recs, "--json", j, "--max-syncs", "0")
+    assert r.returncode == 1, r.stderr
+    gate = [x for x in r.stderr.splitlines() if x.startswith("audit gate:")]
+    assert len(gate) == 1 and "FAILED" in gate[0] and "nothing was checked" in gate[0], r.stderr
+    assert "passed" not in r.stderr
+    assert "not watched" in r.stderr
+    (p,) = procs(j)
+    assert p["complete"] is False and "not recorded" in p["records_incomplete"], p
+
+
+def test_a_refused_subscription_in_old_records_still_fails_the_gate(tmp_path):
+    """Records kept by an earlier syncbench said a refused subscription only in a "warn"
+    record: --from reads that as not watched too, never as 0 blocking calls."""
+    recs = tmp_path / "recs"
+    recs.mkdir()
+    lines = [{"t": "proc", "v": 1, "pid": 8, "ppid": 1, "rank": -1, "local_rank": -1,
+              "cmd": "prog", "clock_ns": 0, "mono_ns": 0, "mode": "count"},
+             {"t": "warn", "msg": "CUPTI refused to subscribe: blocking calls cannot be "
+                                  "recorded: CUPTI_ERROR_UNKNOWN"},
+             {"t": "end", "clock_ns": 1000, "mono_ns": 1000, "why": "exit", "dropped": 0}]
+    (recs / "proc-8.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = audit("-q", "--from", recs, "--max-syncs", "0")
+    assert r.returncode == 1 and "nothing was checked" in r.stderr, r.stderr
+
+
+def test_a_watched_process_without_syncs_still_passes(tmp_path):
+    """The other side: the same program watched (CUPTI accepted) passes the gate."""
+    r = audit("-q", "--max-syncs", "0", "--", FAKE)
+    assert r.returncode == 0 and "audit gate: passed: 0 blocking calls" in r.stderr, r.stderr
