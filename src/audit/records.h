@@ -67,8 +67,11 @@
  *        one still open at the exit ends there. The replay holds every thread of the process
  *        for the stretch, begun once the GPU has run the work recorded before it as far as it
  *        had at S.
+ *   {"t":"unwatched","why":"..."}
+ *        CUPTI refused the subscription (another subscriber holds it) or no callback could be
+ *        enabled: no blocking call of this process is recorded; the gate fails on it.
  *   {"t":"warn","msg":"..."}
- *        something the library could not record (e.g. another CUPTI subscriber).
+ *        something else the library could not record (GPU activity, NVTX, Python frames).
  *   {"t":"end","clock_ns":C,"mono_ns":M,"why":"exit"|"signal N","dropped":N}
  *        last line; absent when the process was killed with SIGKILL. dropped: CUPTI
  *        activity records lost to full buffers.
