@@ -18,6 +18,16 @@ Exit status: 0 figures written; 2 bad input, bad usage or an output folder that 
 created or written (one line on stderr: `plot.py: PATH[:LINE]: reason`); 1 a bug or no
 matplotlib (one line); 130 or 143 interrupted (SIGINT, SIGTERM).
 
+Limits, as `syncbench compare` has its own: the CSV at most MAX_CSV_BYTES (64 MiB; a run's CSV
+is kilobytes), a record at most MAX_RECORD (64 KiB), no NUL byte. A file past them (/dev/zero,
+a pipe that never ends) stops there: `plot.py: PATH: larger than 64 MiB, the most plot.py
+reads`, `PATH:LINE: record longer than 64 KiB (the limit)` or `PATH:LINE: binary data (a NUL
+byte): not a CSV file`, exit 2, nothing written.
+
+Text from outside (file names, -o, CSV fields) shows in every message and in the paths printed
+on stdout escaped as syncbench's C side escapes it (plotkit.escape): control characters as
+\\x1b, \\xc2\\x9b, \\n; bytes that are not UTF-8 as \\xNN.
+
 No PNG is wider or taller than MAX_PX pixels: forced_sync_gemm.png draws at most MAX_PANELS
 GEMM sizes (evenly spread over the sweep, smallest and largest kept, said on stderr and in the
 figure), and the sweep axes of overhead_share.png and copies.png label at most MAX_TICKS
@@ -40,7 +50,7 @@ import sys
 import tempfile
 from collections import OrderedDict, defaultdict
 
-from plotkit import BadInput, Parser, clip, pyplot
+from plotkit import BadInput, Parser, clip, pyplot, regular_size, size_text, too_large
 from plotkit import main as plotkit_main
 
 REQUIRED = ["timestamp", "gpu", "scenario", "variant", "params", "metric", "median"]
@@ -60,6 +70,11 @@ MAX_PANELS = 8     # GEMM sizes in forced_sync_gemm.png ...
 PANEL_COLUMNS = 4  # ... four to a row: at most 4 x 5.2 in wide, 2 x 4.6 in tall
 MAX_TICKS = 12     # labelled sizes on a sweep axis
 MAX_MEDIAN = 1e15  # no time (us, ms), rate or percentage of a run comes near: a damaged file
+# What a CSV may hold, as `syncbench compare` bounds its own (64 KiB a record): a run's CSV is
+# kilobytes (results/h100/default.csv: 54 KB, 400 rows), a long sweep a few megabytes; 64 MiB
+# is some 500 000 rows, about 0.5 GB held in memory, and bounds what an endless input takes.
+MAX_RECORD = 64 << 10
+MAX_CSV_BYTES = 64 << 20
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,12 +96,57 @@ def parse_median(text):
     return v, None
 
 
+class Lines:
+    """The CSV's lines for the csv module, each checked as it is read, as `syncbench compare`
+    checks its CSVs: no NUL byte (binary data), no record longer than MAX_RECORD bytes, no more
+    than MAX_CSV_BYTES in all. A file that never ends (/dev/zero, a pipe that keeps writing)
+    stops at once or at the limit, never filling the memory. The reader calls record_read()
+    after each record, so that a record's length is counted from its first line."""
+
+    def __init__(self, f, path):
+        self.f, self.path = f, path
+        self.total = self.record = 0
+        self.line = 0   # lines ended so far
+        self.start = 1  # the line the record being read starts on
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        text = self.f.readline(MAX_RECORD + 1)  # at most that many characters: a NUL-only or
+        if not text:                             # endless line is cut there
+            raise StopIteration
+        if "\0" in text:
+            raise BadInput(f"{self.path}:{self.line + 1}: binary data (a NUL byte): "
+                           f"not a CSV file")
+        n = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        self.record += n
+        self.total += n
+        if self.record > MAX_RECORD:
+            raise BadInput(f"{self.path}:{self.start}: record longer than "
+                           f"{size_text(MAX_RECORD)} (the limit)")
+        if self.total > MAX_CSV_BYTES:
+            raise too_large(self.path, MAX_CSV_BYTES, "plot.py")
+        if text[-1] in "\r\n":
+            self.line += 1
+        return text
+
+    def record_read(self):
+        self.record = 0
+        self.start = self.line + 1
+
+
 def load(path):
     """Rows as dicts with a float 'median' and their 'line'; raises BadInput with a reason."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.DictReader(f)
+            size = regular_size(f)
+            if size is not None and size > MAX_CSV_BYTES:
+                raise too_large(path, MAX_CSV_BYTES, "plot.py")
+            lines = Lines(f, path)
+            reader = csv.DictReader(lines)
             header = reader.fieldnames or []
+            lines.record_read()
             missing = [c for c in REQUIRED if c not in header]
             if missing:
                 raise BadInput(f"{path}: not a syncbench CSV: missing column"
@@ -94,6 +154,7 @@ def load(path):
             rows = []
             end = reader.line_num
             for row in reader:
+                lines.record_read()
                 line, end = end + 1, reader.line_num  # a quoted field may span lines
                 if None in row or any(v is None for v in row.values()):
                     raise BadInput(f"{path}:{line}: wrong number of fields")
@@ -731,7 +792,13 @@ def run(args, notes):
 
 
 def make_parser():
-    ap = Parser(prog="plot.py", description="syncbench CSV -> PNG figures")
+    ap = Parser(prog="plot.py", description="syncbench CSV -> PNG figures",
+                epilog=f"Limits: the CSV at most {size_text(MAX_CSV_BYTES)} "
+                       f"(a run's CSV is kilobytes), a record at most "
+                       f"{size_text(MAX_RECORD)}, no NUL byte; past them: one line on stderr "
+                       f"naming the file, exit 2, nothing written. Messages and the paths "
+                       f"printed show control characters escaped (\\x1b, \\xc2\\x9b), as "
+                       f"syncbench does.")
     ap.add_argument("csv", help="a syncbench CSV (--csv)")
     ap.add_argument("-o", "--out", default="results/plots", help="folder for the PNGs")
     return ap

@@ -5,6 +5,7 @@ import argparse
 import logging
 import os
 import signal
+import stat
 import sys
 import warnings
 
@@ -24,30 +25,81 @@ class Interrupted(Exception):
 
 
 def escape(text):
-    """Text from outside as a terminal may show it, the way syncbench's C escaper writes it:
-    C0 controls and DEL as \\n, \\t, \\r, \\xNN; C1 controls (which terminals obey) as
-    \\xc2\\xNN; lone surrogates (JSON may hold them) as \\uNNNN."""
+    """Text from outside as a terminal may show it, in the form of syncbench's C escaper
+    (src/base/utf8.c, sb_escape_piece), the one escaper of every message: C0 controls and DEL as
+    \\n, \\t, \\r, \\xNN; C1 controls (which terminals obey) as \\xc2\\xNN; bytes that are not
+    UTF-8 (a file name or argument Python holds as U+DC80..U+DCFF, its surrogateescape form)
+    as \\xNN, the byte itself; other lone surrogates (only JSON's \\uD800 escapes make them) as
+    \\uNNNN."""
+    return "".join(_pieces(text))
+
+
+def _pieces(text):
+    """Each character of text as escape() shows it."""
     out = []
     for ch in str(text):
         o = ord(ch)
-        if ch in "\n\t\r":
+        if 0x20 <= o < 0x7f or (0xa0 <= o and not 0xd800 <= o <= 0xdfff):
+            out.append(ch)
+        elif ch in "\n\t\r":
             out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
         elif o < 0x20 or o == 0x7f:
             out.append(f"\\x{o:02x}")
         elif 0x80 <= o <= 0x9f:
             out.append(f"\\xc2\\x{o:02x}")
-        elif 0xd800 <= o <= 0xdfff:
-            out.append(f"\\u{o:04x}")
+        elif 0xdc80 <= o <= 0xdcff:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{o - 0xdc00:02x}")
         else:
-            out.append(ch)
-    return "".join(out)
+            out.append(f"\\u{o:04x}")
+    return out
+
+
+def unique_keys(pairs):
+    """json's object_pairs_hook: an object with a member name given twice is refused, never
+    read as its last value (a report with "ranks" twice, the second empty)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"member {escape(k)!s} given twice")
+        out[k] = v
+    return out
 
 
 def clip(text, n=40):
     """User text as it goes into a message or a figure: escaped (one line, nothing a terminal
-    obeys), at most n characters."""
-    text = escape(text)
-    return text if len(text) <= n else text[:n - 1] + "…"
+    obeys), at most n characters, cut between escapes, never inside one."""
+    pieces = _pieces(text)
+    if sum(len(p) for p in pieces) <= n:
+        return "".join(pieces)
+    out, used = [], 0
+    for p in pieces:
+        if used + len(p) > n - 1:
+            break
+        out.append(p)
+        used += len(p)
+    return "".join(out) + "…"
+
+
+def size_text(n):
+    """A limit as the messages and --help say it: 64 KiB, 64 MiB, 2 GiB."""
+    for unit, mult in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult} {unit}"
+    return f"{n} bytes"
+
+
+def too_large(path, limit, prog):
+    return BadInput(f"{path}: larger than {size_text(limit)}, the most {prog} reads")
+
+
+def regular_size(f):
+    """The size of the open file f when it is a regular file, else None (a pipe, a device such
+    as /dev/zero: read as it comes, counted)."""
+    try:
+        st = os.fstat(f.fileno())
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
 def pyplot():
@@ -70,7 +122,7 @@ def main(prog, make_parser, run, argv=None):
     """Parses the arguments, runs run(args, notes) -> the path or paths written, and maps every
     failure to one line on stderr and an exit code: 2 bad input, 1 matplotlib missing or a bug
     (nothing left behind: run cleans up), 128 + N on signal N. Then the notes, then the paths
-    on stdout."""
+    on stdout (escaped: an -o name with control characters reaches no terminal raw)."""
     def on_signal(signum, _frame):
         raise Interrupted(signum)
 
@@ -98,7 +150,7 @@ def main(prog, make_parser, run, argv=None):
         print(f"{prog}: note: {clip(note, 400)}", file=sys.stderr)
     try:
         for path in [written] if isinstance(written, str) else written:
-            print(path)
+            print(escape(path))  # the -o text: escaped as every message is
         sys.stdout.flush()
     except BrokenPipeError:  # ... | head -1
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -36,6 +36,16 @@ file, not JSON, no "traceEvents" list, a malformed "X" event, a bad or empty win
 name not ending in .png or a folder that cannot be written (one line on stderr:
 `timeline.py: reason`, nothing written); 1 a bug or no matplotlib (one line); 130 or 143
 interrupted (SIGINT, SIGTERM), nothing written.
+
+Limits: the trace at most MAX_TRACE_BYTES (2 GiB; a million kernels with their launches and
+flows are a few hundred MB): a larger file is refused before it is read (`timeline.py: PATH:
+larger than 2 GiB, the most timeline.py reads`, exit 2); a pipe or device is read as it comes
+and stops there, or at its first NUL byte (`PATH: binary data (a NUL byte): not JSON`:
+/dev/zero stops at once).
+
+Text from outside (file names, -o, --title, names in the trace) shows in every message, the
+figure and the path printed on stdout escaped as syncbench's C side escapes it
+(plotkit.escape): control characters as \\x1b, \\xc2\\x9b, \\n; bytes that are not UTF-8 as \\xNN.
 """
 import json
 import math
@@ -46,7 +56,8 @@ import sys
 import tempfile
 from collections import Counter, OrderedDict
 
-from plotkit import BadInput, Parser, clip, pyplot
+import plotkit
+from plotkit import BadInput, Parser, clip, pyplot, regular_size, size_text, too_large
 from plotkit import main as plotkit_main
 
 DPI = 120
@@ -86,6 +97,14 @@ def stream_number(tid, thread_name):
     return None
 
 
+# What a trace may be: a million kernels with their launches and flows are a few hundred MB of
+# `audit --trace`; the whole text is held while it is read (with the events, about 3 times the
+# file: 255 MB for 124 MB), so 2 GiB bounds memory at about 6 GB and what an endless input
+# (/dev/zero, a pipe) takes.
+MAX_TRACE_BYTES = 2 << 30
+READ_CHUNK = 1 << 20
+
+
 # Bounds on times (us): about 30 years; a trace's real times are far inside, and the figure's
 # arithmetic stays finite (ts 1e308 used to end in an internal error).
 MAX_TIME_US = 1e15
@@ -110,12 +129,12 @@ def trace_events(text, path):
     """Yields ("meta"|"event", value): the top-level object's members read one at a time and the
     "traceEvents" array element by element (json.JSONDecoder.raw_decode), so that the whole
     document is never a tree of Python objects at once."""
-    dec = json.JSONDecoder()
+    dec = json.JSONDecoder(object_pairs_hook=plotkit.unique_keys)
     i = WS.match(text, 0).end()
     if text[i:i + 1] != "{":
         dec.raw_decode(text, i)  # ValueError: not JSON at all
         raise BadInput(f"{path}: not a Chrome trace: no \"traceEvents\"")
-    i, found = i + 1, False
+    i, found, seen = i + 1, False, set()
     while True:
         i = WS.match(text, i).end()
         if text[i:i + 1] == "}":
@@ -125,6 +144,9 @@ def trace_events(text, path):
         if not isinstance(key, str) or text[i:i + 1] != ":":
             raise ValueError(f"expected a member name and ':' at offset {i}")
         i = WS.match(text, i + 1).end()
+        if key in seen:
+            raise ValueError(f"member {plotkit.escape(key)} given twice")
+        seen.add(key)
         if key == "traceEvents":
             if text[i:i + 1] != "[":
                 raise BadInput(f"{path}: \"traceEvents\" is not a list")
@@ -156,15 +178,40 @@ def trace_events(text, path):
         raise BadInput(f"{path}: not a Chrome trace: no \"traceEvents\"")
 
 
-def load(path):
-    """The trace -> (events, process names, thread names); raises BadInput."""
+def read_text(path):
+    """The whole file as text, at most MAX_TRACE_BYTES: a regular file larger than that is
+    refused before it is read; anything else (a pipe, /dev/zero) is read in chunks, counted, and
+    stops at the first NUL byte (JSON holds none) or past the limit. Raises BadInput."""
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            size = regular_size(f)
+            if size is not None:
+                if size > MAX_TRACE_BYTES:
+                    raise too_large(path, MAX_TRACE_BYTES, "timeline.py")
+                data = f.read()  # one read of the file's size, as text mode's read() did
+                if len(data) > MAX_TRACE_BYTES:  # it grew meanwhile
+                    raise too_large(path, MAX_TRACE_BYTES, "timeline.py")
+            else:
+                data = bytearray()
+                while True:
+                    chunk = f.read(READ_CHUNK)
+                    if not chunk:
+                        break
+                    if b"\0" in chunk:
+                        raise BadInput(f"{path}: binary data (a NUL byte): not JSON")
+                    data += chunk
+                    if len(data) > MAX_TRACE_BYTES:
+                        raise too_large(path, MAX_TRACE_BYTES, "timeline.py")
+            return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise BadInput(f"{path}: not JSON ({clip(e, 120)})")
     except OSError as e:
         raise BadInput(f"{path}: cannot open: {e.strerror}")
+
+
+def load(path):
+    """The trace -> (events, process names, thread names); raises BadInput."""
+    text = read_text(path)
     pnames, tnames, events = {}, {}, []
     intern = sys.intern
     try:
@@ -449,7 +496,12 @@ def make_parser():
     ap = Parser(prog="timeline.py",
                 description="syncbench audit --trace JSON -> PNG timeline",
                 epilog="Without --window: the first 5 sync events of the range holding the "
-                       "most, widened by a quarter of their span (50 us at least) each side.")
+                       "most, widened by a quarter of their span (50 us at least) each side. "
+                       f"Limits: the trace at most {size_text(MAX_TRACE_BYTES)} (a million "
+                       f"kernels are a few hundred MB), no NUL byte; past them (/dev/zero, a pipe "
+                       f"that never ends): one line on stderr naming the file, exit 2, nothing "
+                       f"written. Messages and the path printed show control characters "
+                       f"escaped (\\x1b, \\xc2\\x9b), as syncbench does.")
     ap.add_argument("trace", help="a Chrome trace (syncbench audit --trace PATH)")
     ap.add_argument("-o", "--out", required=True, help="the PNG to write")
     ap.add_argument("--window", metavar="START_US:END_US",

@@ -34,6 +34,14 @@ __all__ = ["no_syncs", "count_syncs", "Syncs", "SyncError", "SyncbenchUnavailabl
 __version__ = "0.1.0"
 
 
+def _flag(value, name, where):
+    """value when it is True or False; else the ValueError the pytest marker's check gives
+    (a flag given 'no', 0 or None is a mistake, not a truth value to guess at)."""
+    if value is not True and value is not False:
+        raise ValueError(f"syncbench.{where}: {name} must be True or False, not {value!r}")
+    return value
+
+
 class SyncError(AssertionError):
     """A block made more host-blocking CUDA calls than it allows. An AssertionError, so that a
     test fails as on a failed assertion; .syncs holds the counts and the call sites."""
@@ -53,7 +61,7 @@ class Syncs:
     # _pid: the fork generation the block was opened in (_native.forks)
 
     def __init__(self, all_threads=False):
-        self.all_threads = all_threads
+        self.all_threads = _flag(all_threads, "all_threads", "Syncs")
         self._block = _native.begin(all_threads)
         self._pid = _native.forks  # not os.getpid(): a system call per block
         self._sites = None
@@ -116,7 +124,7 @@ class count_syncs(contextlib.ContextDecorator):
     Syncs. all_threads=True counts every thread of the process, not only this one."""
 
     def __init__(self, all_threads=False):
-        self.all_threads = bool(all_threads)
+        self.all_threads = _flag(all_threads, "all_threads", type(self).__name__)
         self.syncs = None
 
     def _recreate_cm(self):  # each decorated call gets its own block

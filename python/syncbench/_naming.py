@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 
 from . import _native
+from ._text import escape
 
 
 class Site:
@@ -19,12 +20,16 @@ class Site:
         self.operation, self.fix, self.blocked_us, self.api = operation, fix, blocked_us, api
 
     def lines(self):
-        head = f"{self.where}: {self.source}" if self.source else self.where
-        what = self.operation or self.api or "a blocking call"
+        """The site as a failed test shows it; every text from outside (file, source line, the
+        analyzer's words) escaped, one line each."""
+        where = escape(self.where)
+        head = f"{where}: {escape(self.source)}" if self.source else where
+        what = escape(self.operation or self.api or "a blocking call")
         out = [f"  {head}",
-               f"      {self.cls} x{self.count}: {what} (blocked {self.blocked_us / 1e3:.3f} ms)"]
+               f"      {escape(self.cls)} x{self.count}: {what} "
+               f"(blocked {self.blocked_us / 1e3:.3f} ms)"]
         if self.fix:
-            out.append(f"      fix: {self.fix}")
+            out.append(f"      fix: {escape(self.fix)}")
         return out
 
 
@@ -43,7 +48,7 @@ def _analyze(stream):
     if r.returncode != 0:
         return None
     try:
-        report = json.loads(r.stdout)
+        report = json.loads(r.stdout, object_pairs_hook=_unique_keys)
     except ValueError:
         return None
     sites = []
@@ -59,12 +64,23 @@ def _analyze(stream):
     return sites
 
 
+def _unique_keys(pairs):
+    """json's object_pairs_hook: a member name given twice is refused (a ValueError, as for
+    any JSON that is not well formed), never read as its last value."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"member {k!r} given twice")
+        out[k] = v
+    return out
+
+
 def _from_records(stream):
     """The calls named from the records alone: API name, innermost Python frame."""
     pystacks, calls = {}, []
     for line in stream.decode(errors="replace").splitlines():
         try:
-            o = json.loads(line)
+            o = json.loads(line, object_pairs_hook=_unique_keys)
         except ValueError:
             continue
         if o.get("t") == "pystack":

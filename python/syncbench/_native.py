@@ -12,7 +12,14 @@ import sys
 import threading
 from pathlib import Path
 
+from ._text import escape
+
 LIB_NAME = "libsyncbench_audit.so"
+# Its API (src/audit/inject/api.h) that _bind and the blocks call: a library at the path found
+# that lacks one is not syncbench's (or an older one's), and is refused by name.
+SYMBOLS = ("syncbench_attach", "syncbench_block_begin", "syncbench_block_counts",
+           "syncbench_block_end", "syncbench_free", "syncbench_classes", "syncbench_class_name",
+           "syncbench_class_blocking")
 
 # syncbench_block_begin's errors (api.h)
 TOO_MANY, NOT_ATTACHED, FORKED = -1, -2, -3
@@ -95,13 +102,20 @@ def _load():
         try:
             lib = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
         except OSError as e:
-            raise SyncbenchUnavailable(f"syncbench: cannot load {path}: {e}") from None
+            raise SyncbenchUnavailable(f"syncbench: cannot load {escape(path)}: "
+                                       f"{escape(e)}") from None
+        missing = [name for name in SYMBOLS if not hasattr(lib, name)]
+        if missing:  # another library, or an older syncbench's: not one to call into
+            more = f" (and {len(missing) - 1} more of its API)" if len(missing) > 1 else ""
+            raise SyncbenchUnavailable(
+                f"syncbench: {escape(path)} is not syncbench's CUPTI library ({LIB_NAME}): "
+                f"undefined symbol {missing[0]}{more}")
         _bind(lib)
         _lib, _lib_path = lib, str(path)
         return lib
     raise SyncbenchUnavailable(
         f"syncbench: {LIB_NAME} not found (build it with make, or set SYNCBENCH_AUDIT_LIB); "
-        f"looked at: {', '.join(tried)}")
+        f"looked at: {', '.join(escape(t) for t in tried)}")
 
 
 def _bind(lib):
@@ -135,7 +149,7 @@ def attach():
     lib = _load()
     why = ctypes.create_string_buffer(512)
     if lib.syncbench_attach(why, len(why)) != 0:
-        _attached = why.value.decode(errors="replace")
+        _attached = escape(why.value.decode(errors="surrogateescape"))
         raise SyncbenchUnavailable(f"syncbench: cannot record CUDA calls: {_attached}")
     _attached = ""
     return lib

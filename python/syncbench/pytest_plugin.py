@@ -1,4 +1,7 @@
-"""The pytest plugin (registered by installing the package: entry point pytest11 "syncbench"):
+"""The pytest plugin, registered by installing the package (entry point pytest11
+"syncbench.pytest_plugin", the module's own name: `-p syncbench.pytest_plugin` on the command
+line then finds it registered, and without the package installed registers it; `-p
+no:syncbench.pytest_plugin` turns it off):
 
     @pytest.mark.no_syncs               # fail the test on any host-blocking CUDA call
     @pytest.mark.no_syncs(allow=2)      # ... on more than 2
@@ -19,6 +22,7 @@ import pytest
 
 import syncbench
 from syncbench import _native
+from syncbench._text import escape
 
 MARKER = ("no_syncs(allow=0, all_threads=False): fail the test when its call makes more than "
           "`allow` host-blocking CUDA calls (syncbench)")
@@ -118,12 +122,12 @@ def pytest_terminal_summary(terminalreporter, config):
         tr.write_line(config._syncbench_unavailable)
         return
     rows = sorted(config._syncbench_rows, key=lambda r: (-r[1].blocking, r[0]))
-    with_syncs = [r for r in rows if r[1].blocking or r[1].polls]  # polls: listed, not blocking
+    with_syncs = [(escape(n), s) for n, s in rows if s.blocking or s.polls]  # polls: listed
     width = max([len("test")] + [len(n) for n, _ in with_syncs])
     tr.write_line(f"{'test':<{width}}  {'blocking':>8}  {'polls':>5}  by class; first site")
     for nodeid, s in with_syncs:
         classes = ", ".join(f"{k} {v}" for k, v in sorted(s.by_class.items()) if k != "poll")
-        first = s.sites[0].where if s.blocking and s.sites else ""
+        first = escape(s.sites[0].where) if s.blocking and s.sites else ""
         tr.write_line(f"{nodeid:<{width}}  {s.blocking:>8}  {s.polls:>5}  {classes}"
                       f"{'; ' + first if first else ''}")
     clean = sum(1 for _, s in rows if not s.blocking)

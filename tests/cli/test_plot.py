@@ -348,3 +348,94 @@ def test_a_bad_row_stops_a_large_csv_at_once(tmp_path):
     assert os.waitstatus_to_exitcode(status) == 2, err
     assert ":3: small-gemm params" in err and "m='x'" in err, err
     assert usage.ru_maxrss < 250 * 1024, usage.ru_maxrss
+
+
+# --- issue 32 item 7: endless input stops, at once or at a limit ----------------------------
+
+HEADER = ("run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,iters,reps,"
+          "metric,unit,better,median,mean,stddev,min,max,p05,p95,cv,flags\n")
+ROW = ("r,2026-11-24T00:00:00Z,h,GPU,580,13.0,readback,idle-pageable,pending=spin,10,20,"
+       "readback_us,us,lower,5,5,0,5,5,5,5,0,\n")
+
+
+def capped(seconds=60):
+    """preexec_fn for a child that must not take the machine's memory: 1 GiB of address space
+    (plot.py before it reads matplotlib is some 30 MB); an old plot.py reading /dev/zero died
+    there of MemoryError, exit 1, where it had read until the memory ran out."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+    return limit
+
+
+def plot_patched(args, limit, stdin=None):
+    """plot.py's main with MAX_CSV_BYTES set to limit (the real one, 64 MiB, takes seconds)."""
+    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'plot')!r}); import plot\n"
+            f"plot.MAX_CSV_BYTES = {limit}\n"
+            f"sys.exit(plot.main({[str(a) for a in args]!r}))\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          stdin=stdin, timeout=120, preexec_fn=capped())
+
+
+def test_dev_zero_stops_at_once(tmp_path):
+    r = subprocess.run([sys.executable, PLOT, "/dev/zero", "-o", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=60, preexec_fn=capped())
+    one_line_exit_2(r, "/dev/zero:1: binary data (a NUL byte): not a CSV file")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_record_longer_than_64_kib(tmp_path):
+    bad = tmp_path / "long.csv"
+    bad.write_text(HEADER + ROW + "x" * (70 << 10) + "\n" + ROW)
+    one_line_exit_2(plot(bad, tmp_path / "out"), "long.csv:3: record longer than 64 KiB "
+                                                 "(the limit)")
+    # a quoted field over many short lines is one record: counted from its first line
+    bad.write_text(HEADER + ROW + 'r,"' + "a\n" * (40 << 10) + '",h\n')
+    one_line_exit_2(plot(bad, tmp_path / "out"), "long.csv:3: record longer than 64 KiB")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path):
+    big = tmp_path / "big.csv"
+    big.write_text(HEADER + ROW * 100)
+    r = plot_patched([big, "-o", tmp_path / "out"], 1000)
+    one_line_exit_2(r, "big.csv: larger than 1000 bytes, the most plot.py reads")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_endless_pipe_stops_at_the_size_limit(tmp_path):
+    """Rows that never end, through a pipe (no size to check first): read as they come and
+    counted, stopped past the limit."""
+    writer = subprocess.Popen(["sh", "-c", f"printf '%s' '{HEADER}'; yes '{ROW.strip()}'"],
+                              stdout=subprocess.PIPE)
+    try:
+        r = plot_patched(["/dev/stdin", "-o", tmp_path / "out"], 1 << 20, stdin=writer.stdout)
+    finally:
+        writer.stdout.close()
+        writer.kill()
+        writer.wait()
+    one_line_exit_2(r, "/dev/stdin: larger than 1 MiB, the most plot.py reads")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_limits_are_in_help():
+    r = subprocess.run([sys.executable, PLOT, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    assert "the CSV at most 64 MiB" in text and "a record at most 64 KiB" in text, text
+
+
+# --- issue 32 item 8: the paths printed are escaped -----------------------------------------
+
+
+def test_the_paths_printed_are_escaped(tmp_path):
+    """An -o folder with ESC, a C1 control and a byte that is not UTF-8: the paths on stdout
+    show them as syncbench's escaper does, nothing a terminal obeys."""
+    rows = subset(tmp_path, lambda row: row["scenario"] == "copy")
+    out = os.fsencode(tmp_path) + b"/o\x1b[2J\xc2\x9b\xff"
+    r = subprocess.run([sys.executable, PLOT, rows, b"-o", out], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert os.listdir(out) == [b"copies.png"]
+    assert r.stdout == os.fsencode(tmp_path) + b"/o\\x1b[2J\\xc2\\x9b\\xff/copies.png\n"

@@ -99,6 +99,98 @@ def test_the_library_not_found_is_named():
             "looked at: /nonexistent/libsyncbench_audit.so (absent)") in last_line(r)
 
 
+def foreign_library():
+    """A shared library that loads but is not syncbench's: one of this Python's own extension
+    modules."""
+    import importlib
+    for name in ("_ctypes", "_json", "_decimal", "select", "math"):
+        try:
+            path = getattr(importlib.import_module(name), "__file__", None)
+        except ImportError:
+            continue
+        if path and path.endswith(".so"):
+            return path
+    pytest.skip("no extension module of this Python is a shared library")
+
+
+def test_a_library_that_is_not_syncbenchs_is_named(tmp_path):
+    """Issue 32 item 12: SYNCBENCH_AUDIT_LIB at a library without syncbench's API raised
+    AttributeError (undefined symbol); it is SyncbenchUnavailable naming the library (escaped:
+    its name holds ESC) and the symbol missing, at every block."""
+    lib = tmp_path / "lib\x1b[2Jother.so"
+    lib.symlink_to(foreign_library())
+    r = py("""
+        import syncbench
+        for _ in range(2):
+            try:
+                with syncbench.no_syncs():
+                    print("inside")
+            except syncbench.SyncbenchUnavailable as e:
+                print(e)
+    """, env=dict(NO_DEVICE, SYNCBENCH_AUDIT_LIB=str(lib)))
+    assert r.returncode == 0, r.stderr
+    assert "inside" not in r.stdout
+    want = (f"syncbench: {tmp_path}/lib\\x1b[2Jother.so is not syncbench's CUPTI library "
+            f"(libsyncbench_audit.so): undefined symbol syncbench_attach (and 7 more of its API)")
+    assert r.stdout.splitlines() == [want, want], r.stdout
+    assert "\x1b" not in r.stdout
+
+
+@pytest.mark.parametrize("call,where,value", [
+    ("syncbench.no_syncs(all_threads='no')", "no_syncs", "'no'"),
+    ("syncbench.no_syncs(allow=1, all_threads=0)", "no_syncs", "0"),
+    ("syncbench.count_syncs(all_threads='yes')", "count_syncs", "'yes'"),
+    ("syncbench.count_syncs(1)", "count_syncs", "1"),
+    ("syncbench.Syncs(all_threads=None)", "Syncs", "None"),
+    ("syncbench.no_syncs(all_threads=[])", "no_syncs", "[]"),
+])
+def test_flags_that_are_not_bool_are_refused(call, where, value):
+    """Issue 32 item 12: all_threads='no' was taken as True; every flag of the API takes True or
+    False only, refused otherwise as the pytest marker refuses it, before anything is recorded."""
+    r = py(f"import syncbench\n{call}\nprint('accepted')")
+    assert r.returncode == 1, r.stdout
+    assert "accepted" not in r.stdout
+    assert last_line(r) == (f"ValueError: syncbench.{where}: all_threads must be True or False, "
+                            f"not {value}")
+
+
+def test_bool_flags_are_taken():
+    r = py("""
+        import syncbench
+        for cm in (syncbench.no_syncs(all_threads=True), syncbench.count_syncs(False),
+                   syncbench.no_syncs(2, all_threads=False)):
+            print(cm.all_threads)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "False", "False"]
+
+
+def test_call_sites_are_shown_escaped():
+    """Issue 32 item 8: a failed block's report names files, source lines and the analyzer's
+    words from outside; they show escaped as syncbench's C side escapes them (one escaper in the
+    package, syncbench._text), nothing a terminal obeys."""
+    r = py("""
+        import json
+        from syncbench import _naming
+        stream = "\\n".join(json.dumps(o) for o in [
+            {"t": "pystack", "id": 1, "frames": [["tr\\u001b[2Jain.py", "st\\u009bep", 42]]},
+            {"t": "call", "api": "cudaStream\\u0007Synchronize", "py": 1, "start": 0,
+             "end": 5000}]).encode()
+        site, = _naming._from_records(stream)
+        print("\\n".join(site.lines()))
+        s = _naming.Site(1, "sync\\x7f", "a.py:1 in f", "x = y\\x1b]0;t\\x07", "op\\r",
+                         "fix\\tit")
+        print("\\n".join(s.lines()))
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "  tr\\x1b[2Jain.py:42 in st\\xc2\\x9bep",
+        "      blocking x1: cudaStream\\x07Synchronize (blocked 0.005 ms)",
+        "  a.py:1 in f: x = y\\x1b]0;t\\x07",
+        "      sync\\x7f x1: op\\r (blocked 0.000 ms)",
+        "      fix: fix\\tit"], r.stdout
+
+
 def test_the_library_is_found_in_the_source_tree():
     env = dict(NO_DEVICE, SYNCBENCH_AUDIT_LIB=None, CUDA_INJECTION64_PATH=None)
     env["PATH"] = "/usr/bin:/bin"  # no syncbench on PATH
@@ -188,8 +280,9 @@ def test_bad_markers_stop_the_session_before_any_test(tmp_path, mark, message):
     assert "passed" not in r.stdout
 
 
-def test_the_installed_package_registers_the_plugin_by_itself(tmp_path):
-    """pip install ./python: pytest finds the plugin through the entry point, no -p needed."""
+def install_package(tmp_path):
+    """pip install --target: the package with its metadata, the pytest11 entry point included
+    (python/pyproject.toml), as an installation has it. The folder, or a skip without pip."""
     if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode:
         pytest.skip("no pip for this Python")
     target, src = tmp_path / "site", tmp_path / "src"
@@ -200,17 +293,58 @@ def test_the_installed_package_registers_the_plugin_by_itself(tmp_path):
     if r.returncode and "setuptools" in (r.stderr + r.stdout):
         pytest.skip(f"pip cannot build here without setuptools: {r.stderr.strip()[-200:]}")
     assert r.returncode == 0, r.stderr
-    (tmp_path / "test_inner.py").write_text("def test_x(): pass\n")
+    return target
+
+
+def installed_pytest(tmp_path, target, *args):
     env = dict(os.environ, PYTHONPATH=str(target), CUDA_VISIBLE_DEVICES="",
                SYNCBENCH_AUDIT_LIB=LIB)
-    r = subprocess.run([sys.executable, "-m", "pytest", "--markers", "-p", "no:cacheprovider"],
-                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+
+
+def test_the_installed_package_registers_the_plugin_by_itself(tmp_path):
+    """pip install ./python: pytest finds the plugin through the entry point, no -p needed."""
+    target = install_package(tmp_path)
+    (tmp_path / "test_inner.py").write_text("def test_x(): pass\n")
+    r = installed_pytest(tmp_path, target, "--markers")
     assert r.returncode == 0, r.stderr
     assert "@pytest.mark.no_syncs(allow=0, all_threads=False)" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "pytest", "--markers", "-p", "no:syncbench",
-                        "-p", "no:cacheprovider"],
-                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
-    assert "no_syncs" not in r.stdout  # -p no:syncbench turns it off: it came from the entry point
+    # the entry point's name is the module's: -p no:syncbench.pytest_plugin turns it off, which
+    # shows it came from the entry point
+    r = installed_pytest(tmp_path, target, "--markers", "-p", "no:syncbench.pytest_plugin")
+    assert r.returncode == 0, r.stderr
+    assert "no_syncs" not in r.stdout
+
+
+@pytest.mark.parametrize("how", ["-p", "conftest"])
+def test_the_installed_package_with_the_plugin_named_too(tmp_path, how):
+    """Issue 32 item 14: installed, and named as the README's command for one test file names
+    it (`pytest FILE -p syncbench.pytest_plugin`), or by a conftest's pytest_plugins: one
+    plugin, registered once (it stopped pytest: "Plugin already registered under a different
+    name"), its marker at work."""
+    target = install_package(tmp_path)
+    (tmp_path / "test_inner.py").write_text(textwrap.dedent("""
+        import pytest
+        @pytest.mark.no_syncs
+        def test_marked():
+            pass
+        def test_plain():
+            pass
+    """))
+    args = ["-p", "syncbench.pytest_plugin"] if how == "-p" else []
+    if how == "conftest":
+        (tmp_path / "conftest.py").write_text('pytest_plugins = ["syncbench.pytest_plugin"]\n')
+    r = installed_pytest(tmp_path, target, *args, "-rf", "--tb=short", "test_inner.py")
+    assert "already registered" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "ValueError" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert r.returncode == 1, r.stdout + r.stderr  # the marked test fails: nothing recordable
+    assert "1 failed, 1 passed" in r.stdout, r.stdout
+    assert "syncbench.SyncbenchUnavailable: syncbench: cannot record CUDA calls: no" in r.stdout
+    r = installed_pytest(tmp_path, target, *args, "--markers")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("@pytest.mark.no_syncs(") == 1, r.stdout
 
 
 def test_make_install_installs_the_package_beside_the_library(tmp_path):

@@ -142,6 +142,11 @@ def assert_bad(r, tmp_path, message, keep=("trace.json",)):
     # issue 19 item 9: these ended as "internal error", exit 1
     ('{"traceEvents": [{"ph": "X", "ts": 1e308, "dur": 1}]}', '"ts" is not a number within'),
     ('{"traceEvents": [{"ph": "X", "ts": 1, "dur": 1e308}]}', '"dur" is not a number >= 0'),
+    # issue 32 item 10: a key given twice was read as its last value
+    pytest.param('{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}], "traceEvents": []}',
+                 "given twice", id="members-twice"),
+    pytest.param('{"traceEvents": [{"ph": "X", "ts": 1, "ts": 9, "dur": 2}]}',
+                 "given twice", id="event-key-twice"),
     pytest.param('{"traceEvents": [' + '[' * 100000 + ']' * 100000 + ']}',
                  "nested too deeply", id="deep-event"),
     pytest.param('{"traceEvents": [], "x": ' + '{"a":' * 100000 + '1' + '}' * 100000 + '}',
@@ -213,3 +218,83 @@ def test_a_large_trace_is_read_in_bounded_memory(tmp_path):
     proc.returncode = os.waitstatus_to_exitcode(status)
     assert proc.returncode == 0, err
     assert usage.ru_maxrss * 1024 < 3 * os.path.getsize(path), usage.ru_maxrss
+
+
+# --- issue 32 item 7: endless input stops, at once or at a limit ----------------------------
+
+
+def capped(seconds=60):
+    """preexec_fn: 1 GiB of address space and a minute of CPU, so that an old timeline.py
+    reading /dev/zero (the whole file read first) died of MemoryError rather than take the
+    machine's memory."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+    return limit
+
+
+def timeline_patched(args, limit, stdin=None):
+    """timeline.py's main with MAX_TRACE_BYTES set to limit (the real one is 2 GiB)."""
+    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'plot')!r}); import timeline\n"
+            f"timeline.MAX_TRACE_BYTES = {limit}\n"
+            f"sys.exit(timeline.main({[str(a) for a in args]!r}))\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          stdin=stdin, timeout=120, preexec_fn=capped())
+
+
+def test_dev_zero_stops_at_once(tmp_path):
+    r = subprocess.run([sys.executable, TIMELINE, "/dev/zero", "-o", str(tmp_path / "t.png")],
+                       capture_output=True, text=True, timeout=60, preexec_fn=capped())
+    assert_bad(r, tmp_path, "timeline.py: /dev/zero: binary data (a NUL byte): not JSON",
+               keep=())
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path):
+    trace = write(tmp_path, synthetic())
+    r = timeline_patched([trace, "-o", tmp_path / "t.png"], 1000)
+    assert_bad(r, tmp_path, "trace.json: larger than 1000 bytes, the most timeline.py reads")
+
+
+def test_an_endless_pipe_stops_at_the_size_limit(tmp_path):
+    """JSON that never ends, through a pipe (no size to check first): read in chunks, counted,
+    stopped past the limit."""
+    writer = subprocess.Popen(["sh", "-c", "printf '{\"traceEvents\": ['; yes '{},'"],
+                              stdout=subprocess.PIPE)
+    try:
+        r = timeline_patched(["/dev/stdin", "-o", tmp_path / "t.png"], 1 << 20,
+                             stdin=writer.stdout)
+    finally:
+        writer.stdout.close()
+        writer.kill()
+        writer.wait()
+    assert_bad(r, tmp_path, "/dev/stdin: larger than 1 MiB, the most timeline.py reads",
+               keep=())
+
+
+def test_a_trace_through_a_pipe_is_read(tmp_path):
+    trace = write(tmp_path, synthetic())
+    out = tmp_path / "t.png"
+    with open(trace, "rb") as f:
+        r = subprocess.run([sys.executable, TIMELINE, "/dev/stdin", "-o", str(out)], stdin=f,
+                           capture_output=True, text=True)
+    assert_png(r, out)
+
+
+def test_the_limits_are_in_help():
+    r = timeline("--help")
+    assert r.returncode == 0
+    assert "the trace at most 2 GiB" in " ".join(r.stdout.split()), r.stdout
+
+
+# --- issue 32 item 8: the path printed is escaped -------------------------------------------
+
+
+def test_the_path_printed_is_escaped(tmp_path):
+    trace = write(tmp_path, synthetic(procs=1))
+    out = os.fsencode(tmp_path) + b"/t\x1b[2J\xc2\x9b\xff.png"
+    r = subprocess.run([sys.executable, TIMELINE, trace, b"-o", out], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert os.path.getsize(out) > 1000
+    assert r.stdout == os.fsencode(tmp_path) + b"/t\\x1b[2J\\xc2\\x9b\\xff.png\n"
