@@ -1,4 +1,4 @@
-#include "suite/params.h"
+#include "scenarios/params.h"
 
 #include <stdio.h>
 #include <stdlib.h>

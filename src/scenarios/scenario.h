@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "gpu/resources.h"
-#include "suite/params.h"
+#include "scenarios/params.h"
 
 #define SB_MAX_VARIANTS 16
 #define SB_MAX_METRICS 16

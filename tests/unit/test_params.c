@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "cli_args.h"
 #include "base/error.h"
-#include "suite/params.h"
+#include "scenarios/params.h"
 #include "cmd/run.h"
 #include "suite/plan.h"
 #include "scenarios/registry.h"
