@@ -4,7 +4,11 @@
 #   make fixes      build, run configs/fixes.ini (the price list of sync-free code)
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
-#   make test       build, then run every test this machine can run (GPU tests skip without a GPU)
+#   make test       build, then run every test this machine can run (GPU tests skip without a GPU):
+#                   correctness only, no timing; the test files side by side, TEST_JOBS at once
+#   make validate   build, then measure the accuracy and cost figures on this machine's GPU and
+#                   print one table of each against its target; exit 1 on a miss
+#                   (VALIDATE_ARGS="--full", "--only replay", "--list": tests/validate/validate.py)
 #   make test-asan  unit tests and the CLI tests with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       build the libFuzzer targets (tests/fuzz/) and run each FUZZ_SECONDS (60)
 #   make test-valgrind  unit tests and the binary's CPU-only paths under valgrind
@@ -80,8 +84,8 @@ AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c src/audit/cl
              src/base/dynlib.c
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all run fixes plot perf-check perf-metrics test test-asan unit install uninstall clean deps format \
-        test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
+.PHONY: all run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
+        clean deps format test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(AUDIT_LIB) test-programs
@@ -161,10 +165,31 @@ perf-check: $(BIN)
 	  --threshold-for $(PERF_THRESHOLDS) \
 	  --markdown $(PERF_CONFIRM_MARKDOWN)
 
+# What the Python tests read: the binary, the NVTX recorder, the injection library and the audit's
+# test programs of this BUILD.
+TEST_ENV = SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
+           SYNCBENCH_AUDIT_LIB=$(abspath $(AUDIT_LIB)) \
+           SYNCBENCH_TEST_PROGRAMS=$(abspath $(BUILD))/tests
+# make test: the unit tests, then the CLI tests (one pytest, as ever), every GPU test file and the
+# validation runner's own tests side by side, TEST_JOBS at once (tests/gpu/run_files.py: each
+# job's summary line, the output of a failed one, a last `N passed, N failed ...` line; every
+# job's whole output in $(BUILD)/test-logs/). Correctness only: no test compares a measured time
+# with a threshold or with another (that is make validate), so running side by side makes them
+# slower, never wrong. TEST_JOBS=1 runs one at a time.
+TEST_JOBS ?= 8
 test: deps $(BIN) $(AUDIT_LIB) $(UNIT_BIN) $(NVTX_LIB) test-programs
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
-	SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
-	  $(PYTHON) -m pytest -q -rs tests/cli tests/gpu
+	$(TEST_ENV) $(PYTHON) tests/gpu/run_files.py -j $(TEST_JOBS) --logs $(BUILD)/test-logs \
+	  tests/cli/. tests/gpu tests/validate
+
+# make validate: the accuracy and cost figures (the replay against measured savings, the audit's
+# overhead, the scenarios' promised figures, big-gemm against torch.mm, the gate on real runs),
+# measured on this machine's GPU, one table of each against its target; exit 1 on a MISS or a
+# check that could not run. No GPU at all: one line, nothing validated, exit 0.
+# VALIDATE_ARGS: --full (the long checks too), --only PATTERN, --list, --keep DIR, --json FILE.
+VALIDATE_ARGS ?=
+validate: $(BIN) $(AUDIT_LIB) $(NVTX_LIB) test-programs
+	$(TEST_ENV) $(PYTHON) tests/validate/validate.py $(VALIDATE_ARGS)
 
 # The unit tests, then the binary's CLI tests against a binary built with the sanitizers.
 # tests/cli/test_nvtx.py runs the plain engine test (an injected NVTX library and ASan's runtime

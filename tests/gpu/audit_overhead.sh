@@ -4,13 +4,16 @@
 # that the VM's drifts cancel: the default mode (every round), --gpu-activity and --trace (the
 # first eight). The figure is the median of the per-pair ratios, with a 95 % bootstrap interval:
 # single pairs swing by tens of percent on a VM whose host speed changes between processes.
-#   tests/gpu/audit_overhead.sh OUTDIR [ROUNDS]
+#   tests/gpu/audit_overhead.sh OUTDIR [ROUNDS [GPU_ROUNDS]]
 # Writes OUTDIR/audit_overhead.txt: each round's wall_us_per_iter medians, the ratios, and
-# the median ratio of each mode.
+# the median ratio of each mode. GPU_ROUNDS (default 8): the rounds of --gpu-activity and
+# --trace. SYNCBENCH: the binary (default ./build/syncbench). make validate runs it
+# (tests/validate/audit_checks.py).
 set -uo pipefail
-out=${1:?usage: audit_overhead.sh OUTDIR [ROUNDS]}
+out=${1:?usage: audit_overhead.sh OUTDIR [ROUNDS [GPU_ROUNDS]]}
 rounds=${2:-30}
-B=./build/syncbench
+gpu_rounds=${3:-8}
+B=${SYNCBENCH:-./build/syncbench}
 mkdir -p "$out"
 tmp=$(mktemp -d)
 args=(--scenario small-gemm --variant async --max-time 0.5 --warmup-time 0.2 -q)
@@ -29,7 +32,7 @@ median_of() { # the wall_us_per_iter median of a run's CSV
 echo "round mode plain_us audited_us ratio"
 for r in $(seq 1 "$rounds"); do
     for mode in audit gpu trace; do
-        [ $mode != audit ] && [ $r -gt 8 ] && continue
+        [ $mode != audit ] && [ $r -gt "$gpu_rounds" ] && continue
         if [ $((r % 2)) = 1 ]; then one plain $tmp/p.csv; one $mode $tmp/a.csv;
         else one $mode $tmp/a.csv; one plain $tmp/p.csv; fi
         p=$(median_of $tmp/p.csv); a=$(median_of $tmp/a.csv)

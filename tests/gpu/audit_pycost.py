@@ -5,7 +5,8 @@ sum and its readback), timed inside the program, run alone, under `syncbench aud
 microseconds per .item() of each mode, and the median per-round difference (Python frames on
 minus off) with a 95 % bootstrap interval.
     tests/gpu/audit_pycost.py [--rounds 10] [--items 5000] [--depth 10]
---depth: Python frames above the .item() line (a user's call chain)."""
+--depth: Python frames above the .item() line (a user's call chain). SYNCBENCH: the binary
+(default build/syncbench). make validate runs it (tests/validate/audit_checks.py)."""
 import argparse
 import json
 import os
@@ -15,7 +16,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-B = os.path.join(ROOT, "build", "syncbench")
+B = os.environ.get("SYNCBENCH", os.path.join(ROOT, "build", "syncbench"))
 LOOP = r"""
 import json, sys, time, torch
 x = torch.ones(16, device="cuda")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The multi-GPU checks (collective, cross-device) in one call, on a machine with 2 or more GPUs:
 # build, the unit, CLI and GPU tests of the two scenarios, compute-sanitizer's memcheck on both,
-# then the key figures.
+# make validate's multi-GPU checks, then the key figures.
 #   tests/gpu/multi_gpu_run.sh OUTDIR [make variables, e.g. DEPS_PREFIX=$PWD/.deps BUILD=build]
 # Writes OUTDIR/summary.txt (GPUs and links, test results, the figures' table), OUTDIR/*.log
 # and OUTDIR/*.csv. Exit status: the first failure's, else 0.
@@ -64,6 +64,11 @@ grep -hE "PASSED|FAILED|SKIPPED|ERROR|XFAIL|passed|failed" "$out/pytest.log" \
     "$out/pytest-sanitizer.log" | tee -a "$sum"
 [ "$t_rc" -eq 0 ] || fail "$t_rc"
 [ "$s_rc" -eq 0 ] || fail "$s_rc"
+
+say "make validate's multi-GPU figures (the straggler's wait, the savings, P2P against staged)"
+SYNCBENCH=$B $py tests/validate/validate.py --only multi-gpu 2>"$out/validate.err" | tee -a "$sum"
+v_rc=${PIPESTATUS[0]}
+[ "$v_rc" -eq 0 ] || fail "$v_rc"
 
 say "the one-GPU view (CUDA_VISIBLE_DEVICES=0): the multi-GPU suite is skipped with a note"
 CUDA_VISIBLE_DEVICES=0 "$B" --config configs/multi-gpu.ini --quiet 2>&1 | tee -a "$sum"

@@ -1,9 +1,11 @@
 """`syncbench audit -- CMD` on a real GPU: exact counts of every class of host-blocking CUDA call
 per NVTX range, from programs that print what they did (tests/audit/: audit_counts,
 audit_exit, audit_parent, torch_item.py); the gate per range instance; how CMD ends (exit code,
-crash, kill, no CUDA); a process tree; the Chrome trace and plot/timeline.py on it; and
-syncbench's own scenarios audited, whose sync counts the code fixes (iters x reps). Skipped
-where there is no GPU (the torch tests also where torch or its CUDA is missing)."""
+crash, kill, no CUDA); a process tree; bubbles and GPU busy only with GPU activity recorded; the
+Chrome trace and plot/timeline.py on it; and syncbench's own scenarios audited, whose sync
+counts the code fixes (iters x reps). Counts and structure only: how long a sync blocked and
+how long a bubble lasted are tests/validate/'s (`make validate`). Skipped where there is no GPU
+(the torch tests also where torch or its CUDA is missing)."""
 import csv
 import json
 import os
@@ -115,13 +117,33 @@ def test_counts_exact_inside_ranges(counted):
     assert_exact_inside_ranges(counted)
 
 
-def test_counts_exact_in_the_default_mode(tmp_path):
+@pytest.fixture(scope="module")
+def default_mode(tmp_path_factory):
+    """audit_counts audited without --trace or --gpu-activity."""
+    a = audit(tmp_path_factory.mktemp("default"), COUNTS, N, name="default")
+    assert a.r.returncode == 0, a.r.stderr
+    return a
+
+
+def test_counts_exact_in_the_default_mode(default_mode):
     """Without --trace or --gpu-activity no copy is recorded: an async copy's host memory is
     the driver's answer about its pointer, and the counts are the same."""
-    a = audit(tmp_path, COUNTS, N, name="default")
-    assert a.r.returncode == 0, a.r.stderr
-    assert_exact_inside_ranges(a)
-    assert a.report["processes"][0]["gpu_activity"] is False
+    assert_exact_inside_ranges(default_mode)
+    assert default_mode.report["processes"][0]["gpu_activity"] is False
+
+
+def test_bubbles_need_gpu_activity(default_mode, counted):
+    """By default kernels are not recorded (a cost per launch): no bubble is claimed, no GPU
+    busy figure, and the table says how to get them. With GPU activity (--trace implies it)
+    every sync row has its bubble and the process its GPU busy share (the kernels ran)."""
+    assert default_mode.rows
+    assert all(row["bubble_total_us"] == "" for row in default_mode.rows), default_mode.rows
+    assert default_mode.report["processes"][0]["gpu_busy_pct"] is None
+    assert "--gpu-activity" in default_mode.r.stderr
+    assert counted.report["processes"][0]["gpu_activity"] is True
+    synced = [row for row in counted.rows if row["class"] != "poll"]
+    assert synced and all(float(row["bubble_total_us"]) >= 0 for row in synced), synced
+    assert 0 < counted.report["processes"][0]["gpu_busy_pct"] <= 100
 
 
 def test_counts_outside_ranges_as_promised(counted):
@@ -178,10 +200,11 @@ def test_counts_rows_are_timed_and_sited(counted):
                                                     "blocked_p95_us"))
         assert 0 <= med <= p95 <= total + 1e-6, row
         assert float(row["bubble_total_us"]) >= 0
-    # every explicit sync in phase_a waits for a 200 us spin (launched just before it)
+    # one row per explicit kind in phase_a (how long each waited for its 200 us spin is
+    # tests/validate/'s)
     for cls in ("sync-device", "sync-stream", "sync-event"):
         (row,) = counted.rows_of(cls, "phase_a")
-        assert float(row["blocked_median_us"]) >= 100, row
+        assert int(row["count"]) >= 1, row
 
 
 @pytest.mark.parametrize("rng,limit", [("phase_b", 2), ("phase_c", N), ("phase_a", 3 * N)])
@@ -343,24 +366,6 @@ def scenario(tmp_path, *args, iters=20, reps=3, name="s", opts=()):
     return audit(tmp_path, *cmd, name=name, expect_truth=False, opts=opts)
 
 
-def test_bubbles_need_gpu_activity(tmp_path):
-    """By default kernels are not recorded (a cost per launch): no bubble is claimed. With
-    --gpu-activity each device sync of small-gemm is followed by the next GEMM's launch: a
-    bubble of a few microseconds per sync, never zero, far below a millisecond."""
-    plain = scenario(tmp_path, "--scenario", "small-gemm", "--variant", "sync-device", name="d")
-    assert plain.r.returncode == 0, plain.r.stderr
-    assert all(row["bubble_total_us"] == "" for row in plain.rows), plain.rows
-    assert plain.report["processes"][0]["gpu_busy_pct"] is None
-    assert "--gpu-activity" in plain.r.stderr
-    gpu = scenario(tmp_path, "--scenario", "small-gemm", "--variant", "sync-device", name="g",
-                   opts=("--gpu-activity",))
-    assert gpu.r.returncode == 0, gpu.r.stderr
-    (row,) = gpu.rows_of("sync-device", "measure")
-    per_sync = float(row["bubble_total_us"]) / int(row["count"])
-    assert 0.5 <= per_sync <= 500, row
-    assert 0 < gpu.report["processes"][0]["gpu_busy_pct"] <= 100
-
-
 def test_scenario_sync_device(tmp_path):
     a = scenario(tmp_path, "--scenario", "small-gemm", "--variant", "sync-device")
     assert a.r.returncode == 0, a.r.stderr
@@ -401,11 +406,9 @@ def test_scenario_idle_readback_waits_for_the_pending_work(tmp_path):
     got = a.counts()
     assert got.get(("sync-stream", "measure"), 0) == 5 * 3, got
     assert got.get(("copy-sync", "measure"), 0) == 5 * 3, got
-    (sync,) = a.rows_of("sync-stream", "measure")
-    med = float(sync["blocked_median_us"])
-    assert 0.9 * PENDING_US <= med <= 1.3 * PENDING_US + 100, sync
-    (copy,) = a.rows_of("copy-sync", "measure")
-    assert float(copy["blocked_median_us"]) < PENDING_US / 4, copy
+    # one call site each (how long each blocked is tests/validate/'s)
+    assert len(a.rows_of("sync-stream", "measure")) == 1
+    assert len(a.rows_of("copy-sync", "measure")) == 1
 
 
 def test_scenario_pending_readback_blocks_pending_us(tmp_path):
@@ -417,10 +420,8 @@ def test_scenario_pending_readback_blocks_pending_us(tmp_path):
     assert a.r.returncode == 0, a.r.stderr
     got = a.counts()
     assert got.get(("copy-sync", "measure"), 0) == 3 * 5 * 3, got
-    (copy,) = a.rows_of("copy-sync", "measure")
-    total = float(copy["blocked_total_us"])
-    assert 0.9 * 15 * PENDING_US <= total <= 1.3 * 15 * PENDING_US + 3000, copy
-    assert 0.9 * PENDING_US <= float(copy["blocked_p95_us"]) <= 1.3 * PENDING_US + 100, copy
+    (copy,) = a.rows_of("copy-sync", "measure")  # one call site (its times: tests/validate/)
+    assert int(copy["count"]) == 3 * 5 * 3, copy
 
 
 # ---------------------------------------------------------------------------------------------

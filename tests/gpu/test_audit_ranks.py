@@ -1,20 +1,14 @@
 """`syncbench audit` across ranks on a real GPU: a 2-rank torchrun job whose last rank arrives
-late at every step (tests/audit/torch_ranks.py: nccl with a GPU per rank, gloo on cuda:0 with
-one GPU) is named as the straggler of train_step, with the others' wait per step about what it
-was late by; the same report split into one report per rank and merged gives the same view.
-One GPU is enough. Skipped without a GPU or torch with CUDA.
+late at every step by 2 ms of GPU work (tests/audit/torch_ranks.py: nccl with a GPU per rank,
+gloo on cuda:0 with one GPU) is named as the straggler of train_step, in the report and in the
+table, with every instance of the range seen on both ranks; the same report split into one
+report per rank and merged gives the same view. One GPU is enough. Skipped without a GPU or
+torch with CUDA.
 
-Tolerance: the straggler is the last rank in at least 80 % of the 50 instances (a step where
-the fast rank blocks for reasons of its own, a late wake-up, may name the other), and the
-others' median wait per instance lies within [0.5 x E, 1.5 x E + 500 us], E the straggler's own
-median extra time per step (its GPU spin of --straggler-us and the polling that waits for it,
-timed by the program itself). The wait is E less what the fast rank did meanwhile outside a
-sync, plus wake-ups and, in gloo mode, the host function's hand-off: tens of microseconds
-against E of 2 ms. TORCH_NCCL_BLOCKING_WAIT=0 (torch's default) keeps NCCL's wait on the GPU:
-with 1, work.wait() polls the event (cudaEventQuery, a poll), and the wait is in no blocking
-call."""
+How often it arrived last and how long the others waited for it are timings:
+tests/validate/'s (`make validate`: in at least 80 % of the instances, the others' median wait
+within [0.5 x E, 1.5 x E + 500 us] of E, the straggler's own extra time per step)."""
 import json
-import os
 
 import pytest
 
@@ -53,23 +47,18 @@ def train_step(ranks):
 def test_the_straggler_is_named_with_the_wait_it_caused(job):
     r, rep, facts, _ = job
     assert facts["straggler"] == 1 and facts["world"] == 2
-    extra = facts["extra_us"]
-    assert extra >= 0.5 * STRAGGLER_US, facts  # the straggler was late (about as told)
     ranks = rep["ranks"]
     assert [x["rank"] for x in ranks["ranks"]] == [0, 1]
     g = train_step(ranks)
     assert g["ranks"] == [0, 1] and g["instances"] == STEPS, g
+    assert len(g["instance_wait_us"]) == STEPS, g
     top = g["stragglers"][0]
-    assert top["rank"] == 1, g["stragglers"]
-    assert top["instances"] >= 0.8 * STEPS, g["stragglers"]
-    assert 0.5 * extra <= top["wait_median_us"] <= 1.5 * extra + 500, (top, facts)
-    # the fast rank blocked about the straggler's lateness in every step it waited
-    assert sum(1 for w in g["instance_wait_us"] if w >= 0.5 * extra) >= 0.8 * STEPS
+    assert top["rank"] == 1, g["stragglers"]  # 2 ms late at every step: the others wait for it
+    assert 1 <= top["instances"] <= STEPS, g["stragglers"]
+    assert top["wait_median_us"] >= 0, top
     # the table says so
     assert f"train_step: rank 1 arrived last in {top['instances']} of {STEPS} instances" \
         in r.stderr, r.stderr[-4000:]
-    print(f"{facts['backend']}: rank 1 arrived last in {top['instances']} of {STEPS}; wait "
-          f"{top['wait_median_us']:.0f} us per step (median); its extra time {extra:.0f} us")
 
 
 def test_the_report_split_by_rank_merges_back(job):

@@ -1,10 +1,12 @@
 """Every scenario's check catches a damaged result: SYNCBENCH_FAULT=NAME makes the scenario
 damage its own result just before its check (base/fault.h), and the run must fail that check:
 exit 1, one line, and no sched helper process left behind. (small-gemm's, which also keeps no
-row, is in test_gemm.py.) Skipped where there is no GPU."""
+row, is in test_gemm.py.) Fixed repetition counts: nothing here depends on the host's speed.
+Skipped where there is no GPU."""
 import pytest
 
-from conftest import gpu_available, run, sched_workers
+from conftest import gpu_available, run
+from gpu_common import fixed, leaked_sched_workers
 
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
 
@@ -26,10 +28,10 @@ FAULTS = [  # scenario, fault, what else the run needs
 
 @pytest.mark.parametrize("scenario,fault,extra", FAULTS, ids=[f for _, f, _ in FAULTS])
 def test_damaged_results_are_caught(scenario, fault, extra):
-    r = run("--scenario", scenario, *extra, "--min-reps", "1", "--max-time", "0.1", "--warmup",
-            "0", "--warmup-time", "0", env={"SYNCBENCH_FAULT": fault})
+    r = run("--scenario", scenario, *extra, *fixed(reps=1, warmup=0),
+            env={"SYNCBENCH_FAULT": fault})
     assert r.returncode == 1, r.stderr
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith(f"syncbench: validation failed in {scenario}/"), lines[0]
-    assert sched_workers() == []
+    assert leaked_sched_workers() == []

@@ -1,16 +1,13 @@
-"""coalesce, log-every, graph, dynamic-shape and device-branch on a real GPU: each sync-free
-variant beats its syncing variant by a margin the mechanism justifies, and syncs_per_step is
-exactly what the code issues (their checks are tested in test_faults.py). Skipped where there is
-no GPU."""
+"""coalesce, log-every, graph, dynamic-shape and device-branch on a real GPU: syncs_per_step is
+exactly what the code issues, in every repetition, and the compaction is right at its edges
+(their checks are tested in test_faults.py). Fixed repetition counts, no timing: what each fix
+saves is tests/validate/'s (`make validate`). Skipped where there is no GPU."""
 import pytest
 
 from conftest import gpu_available, measure_rows, run
+from gpu_common import FIXED, fixed
 
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
-
-
-def median(rows, variant, params, metric):
-    return float(rows[(variant, params, metric)]["median"])
 
 
 def iters(rows, variant, params):
@@ -32,32 +29,14 @@ def runs(tmp_path_factory):
     def rows(scenario, *args):
         if (scenario, *args) not in made:
             made[(scenario, *args)] = measure_rows(tmp_path_factory.mktemp(scenario),
-                                                   "--scenario", scenario, *args)
+                                                   "--scenario", scenario, *args, fast=FIXED)
         return made[(scenario, *args)]
     return rows
-
-
-@pytest.fixture(scope="module")
-def idle_readback_us(runs):
-    """What one .item() costs with nothing pending: readback's idle-pinned readback_us."""
-    rows = runs("readback", "--variant", "idle-pinned", "--set", "pending_us=100")
-    return median(rows, "idle-pinned", "pending_us=100;pending=spin;print_elems=16",
-                  "readback_us")
 
 
 # ---- coalesce ----
 
 COALESCE = "values=8;work_us=20"
-
-
-def test_stacked_saves_the_extra_readbacks(runs, idle_readback_us):
-    # per-value pays 8 readbacks, stacked one readback and a small gather kernel queued behind
-    # the work: at least half of the 7 readbacks saved must show
-    coalesce = runs("coalesce", "--set", "values=8")
-    saving = median(coalesce, "stacked", COALESCE, "saving_us")
-    assert saving >= 7 * idle_readback_us * 0.5, (saving, idle_readback_us)
-    assert median(coalesce, "stacked", COALESCE, "step_us") < median(coalesce, "per-value",
-                                                                     COALESCE, "step_us")
 
 
 def test_coalesce_syncs_per_step(runs):
@@ -69,17 +48,6 @@ def test_coalesce_syncs_per_step(runs):
 # ---- log-every ----
 
 LOG = "every=100;kernels=8;work_us=5"
-
-
-@pytest.mark.parametrize("variant", ["every-n", "never"])
-def test_logging_less_often_saves(runs, variant, idle_readback_us):
-    # every-step drains the queue each step: the GPU idles for a readback and the first launch
-    # of the next step; the others keep the GPU fed
-    log_every = runs("log-every")
-    saving = median(log_every, variant, LOG, "saving_us")
-    assert saving >= 0.5 * idle_readback_us, (saving, idle_readback_us)
-    assert median(log_every, variant, LOG, "step_us") < median(log_every, "every-step", LOG,
-                                                               "step_us")
 
 
 def test_log_every_syncs_per_step(runs):
@@ -94,7 +62,7 @@ def test_log_every_syncs_per_step(runs):
 def test_every_n_reads_the_rest_at_the_end(tmp_path):
     """250 steps, every 100: readbacks after steps 100 and 200, and the last 50 at the end."""
     rows = measure_rows(tmp_path, "--scenario", "log-every", "--variant", "every-n", "--iters",
-                        "250", "--set", "kernels=2")
+                        "250", "--set", "kernels=2", fast=FIXED)
     assert_syncs(rows, "every-n", "every=100;kernels=2;work_us=5", 3 / 250)
 
 
@@ -103,19 +71,13 @@ def test_every_n_reads_the_rest_at_the_end(tmp_path):
 GRAPH = "kernels=20;work_us=2"
 
 
-def test_graph_beats_launches(runs):
-    # 20 launches of a few us each against one graph launch: the launch-bound step shrinks
-    graph = runs("graph")
-    saving = median(graph, "graph", GRAPH, "saving_us")
-    assert saving > 0.1 * median(graph, "launches", GRAPH, "step_us"), saving
-    assert median(graph, "graph", GRAPH, "launch_us") < 0.5 * median(graph, "launches", GRAPH,
-                                                                     "launch_us")
-
-
 def test_graph_syncs_per_step(runs):
     graph = runs("graph")
     assert_syncs(graph, "launches", GRAPH, 1)
     assert_syncs(graph, "graph", GRAPH, 1)
+    # the graph variant is priced against the launches: a saving row, whatever its sign
+    assert ("graph", GRAPH, "saving_us") in graph
+    assert ("graph", GRAPH, "launch_us") in graph and ("launches", GRAPH, "launch_us") in graph
 
 
 # ---- dynamic-shape and device-branch: a readback per step, or none ----
@@ -131,19 +93,13 @@ READBACK_PER_STEP = {
 
 
 @pytest.mark.parametrize("scenario", sorted(READBACK_PER_STEP))
-def test_the_fix_saves_the_readback(runs, scenario, idle_readback_us):
-    params, _, fix = READBACK_PER_STEP[scenario]
-    saving = median(runs(scenario), fix, params, "saving_us")
-    assert saving >= 0.5 * idle_readback_us, (saving, idle_readback_us)
-
-
-@pytest.mark.parametrize("scenario", sorted(READBACK_PER_STEP))
 def test_one_readback_per_step_and_one_sync_at_the_end(runs, scenario):
     params, syncing, fix = READBACK_PER_STEP[scenario]
     rows = runs(scenario)
     n = iters(rows, syncing, params)
     assert_syncs(rows, syncing, params, (n + 1) / n)
     assert_syncs(rows, fix, params, 1 / n)
+    assert (fix, params, "saving_us") in rows  # the fix is priced against the syncing variant
 
 
 @pytest.mark.parametrize("n,density", [(1, 100), (2047, 0), (2049, 100), (3_000_000, 7),
@@ -152,6 +108,5 @@ def test_compaction_is_right_at_the_edges(tmp_path, n, density):
     """Partial tiles, nothing and everything selected, more than 1024 tiles (the scan's
     rounds): validation compares every element with the CPU's selection."""
     r = run("--scenario", "dynamic-shape", "--set", f"n={n}", "--set", f"density={density}",
-            "--iters", "3", "--min-reps", "2", "--max-reps", "2", "--warmup", "1",
-            "--warmup-time", "0", "--quiet")
+            "--iters", "3", *fixed(reps=2), "--quiet")
     assert r.returncode == 0, r.stderr

@@ -1,40 +1,42 @@
-"""busy-stream, alloc, small-h2d and sched on a real GPU: the direction of each saving with a
-margin the physics justifies, and the syncs each variant issues per step (exact: what the code
-calls); their checks are tested in test_faults.py. Skipped where there is no GPU."""
+"""busy-stream, alloc, small-h2d and sched on a real GPU: the syncs each variant issues per step
+(exact: what the code calls), every variant priced against its reference, and no sched helper
+process outliving its run; their checks are tested in test_faults.py. Fixed repetition counts,
+no timing: the direction and size of each saving are tests/validate/'s (`make validate`).
+Skipped where there is no GPU."""
 import pytest
 
-from conftest import gpu_available, measure_medians, sched_workers
+from conftest import gpu_available, measure_rows
+from gpu_common import FIXED, leaked_sched_workers
 
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
+
+
+def medians(tmp_path, *args):
+    """{(variant, params, metric): median} and {(variant, params): iters} of one fixed run."""
+    rows = measure_rows(tmp_path, *args, fast=FIXED)
+    return ({k: float(r["median"]) for k, r in rows.items()},
+            {k[:2]: int(r["iters"]) for k, r in rows.items()})
 
 
 # ---- busy-stream: 1 ms on a second stream, 10 us on the step's own ----
 
 BS = "other_us=1000;work_us=10"
-OTHER_US = 1000
 
 
 @pytest.fixture(scope="module")
 def busy(tmp_path_factory):
-    return measure_medians(tmp_path_factory.mktemp("busy"), "--scenario", "busy-stream")
-
-
-def test_device_sync_waits_for_the_other_stream(busy):
-    assert busy[("sync-device", BS, "wait_us")] >= 0.9 * OTHER_US
-    assert busy[("sync-device", BS, "step_us")] >= 0.9 * OTHER_US
-
-
-@pytest.mark.parametrize("variant", ["sync-stream", "sync-event"])
-def test_stream_sync_does_not(busy, variant):
-    assert busy[(variant, BS, "wait_us")] < OTHER_US / 2
-    # the saving is the other stream's work less the step's own, paired with sync-device
-    assert busy[(variant, BS, "saving_us")] >= 0.5 * OTHER_US
-    assert busy[(variant, BS, "saving_pct")] >= 50
+    return medians(tmp_path_factory.mktemp("busy"), "--scenario", "busy-stream")[0]
 
 
 @pytest.mark.parametrize("variant", ["sync-device", "sync-stream", "sync-event"])
 def test_busy_stream_syncs_per_step(busy, variant):
     assert busy[(variant, BS, "syncs_per_step")] == 1
+    assert (variant, BS, "wait_us") in busy
+
+
+@pytest.mark.parametrize("variant", ["sync-stream", "sync-event"])
+def test_busy_stream_fixes_are_priced(busy, variant):
+    assert (variant, BS, "saving_us") in busy and (variant, BS, "saving_pct") in busy
 
 
 def test_busy_stream_reference_has_no_saving(busy):
@@ -48,17 +50,7 @@ AL = "bytes=1MiB"
 
 @pytest.fixture(scope="module")
 def alloc(tmp_path_factory):
-    return measure_medians(tmp_path_factory.mktemp("alloc"), "--scenario", "alloc")
-
-
-def test_malloc_free_is_slower_than_reuse(alloc):
-    assert alloc[("malloc-free", AL, "step_us")] > alloc[("reuse", AL, "step_us")]
-    assert alloc[("reuse", AL, "saving_us")] > 0
-
-
-def test_stream_ordered_pool_saves_too(alloc):
-    assert alloc[("malloc-free", AL, "step_us")] > alloc[("malloc-async", AL, "step_us")]
-    assert alloc[("malloc-async", AL, "saving_us")] > 0
+    return medians(tmp_path_factory.mktemp("alloc"), "--scenario", "alloc")[0]
 
 
 @pytest.mark.parametrize("variant,syncs", [("malloc-free", 1), ("malloc-async", 0),
@@ -67,68 +59,66 @@ def test_alloc_syncs_per_step(alloc, variant, syncs):
     assert alloc[(variant, AL, "syncs_per_step")] == syncs
 
 
-# ---- small-h2d: 4 KiB per step ----
+def test_alloc_fixes_are_priced(alloc):
+    assert ("malloc-free", AL, "saving_us") not in alloc  # the reference
+    for variant in ("malloc-async", "reuse"):
+        assert (variant, AL, "saving_us") in alloc
 
-SH = "bytes=4KiB"
 
+# ---- small-h2d: 4 KiB and 1 MiB per step ----
 
 @pytest.fixture(scope="module")
 def h2d(tmp_path_factory):
-    return measure_medians(tmp_path_factory.mktemp("h2d"), "--scenario", "small-h2d", "--set",
+    return medians(tmp_path_factory.mktemp("h2d"), "--scenario", "small-h2d", "--set",
                    "bytes=4KiB,1MiB")
 
 
-def test_pinned_async_is_faster(h2d):
-    assert h2d[("pinned-async", SH, "step_us")] < h2d[("pageable", SH, "step_us")]
-    assert h2d[("pinned-async", SH, "saving_us")] > 0
-    # the async call only queues the copy; the pageable one returns once the data is staged
-    assert h2d[("pinned-async", SH, "call_us")] < h2d[("pageable", SH, "call_us")]
-
-
 @pytest.mark.parametrize("params", ["bytes=4KiB", "bytes=1MiB"])
-@pytest.mark.parametrize("variant,syncs", [("pageable", 1), ("pinned-async", 0)])
-def test_small_h2d_syncs_per_step(h2d, params, variant, syncs):
-    assert h2d[(variant, params, "syncs_per_step")] == syncs
+def test_pageable_syncs_every_step(h2d, params):
+    assert h2d[0][("pageable", params, "syncs_per_step")] == 1
+
+
+def test_pinned_async_never_waits_when_its_ring_holds_every_step(h2d):
+    """4 KiB: the ring has a slot per step of a repetition, and the repetition before ended with
+    a stream sync, so no slot is ever still in flight: 0 waits."""
+    assert h2d[0][("pinned-async", "bytes=4KiB", "syncs_per_step")] == 0
+    assert ("pinned-async", "bytes=4KiB", "call_us") in h2d[0]
+
+
+def test_pinned_async_waits_only_on_a_reused_slot(h2d):
+    """1 MiB: 64 slots (64 MiB of ring) for more steps than that; a step waits only where the
+    slot's previous copy has not run yet, which depends on the GPU's pace: at most once per
+    reused slot."""
+    n = h2d[1][("pinned-async", "bytes=1MiB")]
+    spv = h2d[0][("pinned-async", "bytes=1MiB", "syncs_per_step")]
+    assert 0 <= spv <= max(n - 64, 0) / n, (spv, n)
 
 
 # ---- sched: 200 us of GPU work, then a stream sync, in each scheduling mode ----
 
 SC = "work_us=200"
-WORK_US = 200
 MODES = ["auto", "spin", "yield", "blocking-sync"]
 
 
 @pytest.fixture(scope="module")
 def sched(tmp_path_factory):
-    return measure_medians(tmp_path_factory.mktemp("sched"), "--scenario", "sched")
+    return medians(tmp_path_factory.mktemp("sched"), "--scenario", "sched")[0]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_sched_step_is_the_work_and_a_sync(sched, mode):
-    assert sched[(mode, SC, "step_us")] >= WORK_US
-    assert 0 < sched[(mode, SC, "sync_us")] < 1000
+def test_sched_one_sync_per_step(sched, mode):
     assert sched[(mode, SC, "syncs_per_step")] == 1
-
-
-def test_spin_burns_the_cpu_while_waiting(sched):
-    assert sched[("spin", SC, "host_cpu_us")] >= 0.5 * WORK_US
-
-
-def test_blocking_sync_sleeps(sched):
-    assert sched[("blocking-sync", SC, "host_cpu_us")] < 0.5 * sched[("spin", SC, "host_cpu_us")]
-
-
-def test_spin_wakes_no_later_than_blocking_sync(sched):
-    assert sched[("spin", SC, "sync_us")] <= sched[("blocking-sync", SC, "sync_us")]
+    for metric in ("step_us", "sync_us", "host_cpu_us"):
+        assert (mode, SC, metric) in sched
 
 
 def test_sched_workers_end_with_their_measurements(tmp_path):
     """Two plan entries, two modes each, then another scenario: every worker is gone at the
     end, and the run is right throughout."""
-    m = measure_medians(tmp_path, "--scenario", "sched,busy-stream", "--variant",
-                        "blocking-sync,spin,sync-device", "--set", "work_us=50,100")
+    m = medians(tmp_path, "--scenario", "sched,busy-stream", "--variant",
+                "blocking-sync,spin,sync-device", "--set", "work_us=50,100")[0]
     for work in (50, 100):
         for mode in ("spin", "blocking-sync"):
-            assert m[(mode, f"work_us={work}", "step_us")] >= work
+            assert m[(mode, f"work_us={work}", "syncs_per_step")] == 1
     assert ("sync-device", "other_us=1000;work_us=50", "step_us") in m
-    assert sched_workers() == []
+    assert leaked_sched_workers() == []

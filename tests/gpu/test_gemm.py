@@ -1,5 +1,8 @@
-"""GEMM scenarios on a real GPU: the figures the guides promise, the CSV schema, validation,
-NVTX ranges, oversized requests and Ctrl-C. Skipped where there is no GPU."""
+"""GEMM scenarios on a real GPU: the CSV schema, every variant's metrics, the table, NVTX ranges,
+validation (a damaged result caught; dtypes and shapes checked), oversized requests and Ctrl-C.
+Fixed repetition counts, no timing: the figures the guides promise (a sync costs small-gemm
+>= 2 us, big-gemm < 10 %, compute-bound) are tests/validate/'s (`make validate`). Skipped where
+there is no GPU."""
 import csv
 import os
 import re
@@ -10,6 +13,7 @@ import time
 import pytest
 
 from conftest import BIN, NVTX_LIB, gpu_available, nvtx_tree, run
+from gpu_common import FIXED, fixed
 
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
 
@@ -18,6 +22,7 @@ COLUMNS = ("run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,param
 SYNC_VARIANTS = ["sync-device", "sync-stream", "sync-event", "sync-readback", "sync-item"]
 SMALL = "m=512;n=512;k=512;dtype=fp16;tf32=0"
 BIG = "m=8192;n=8192;k=8192;dtype=fp16;tf32=0"
+REPS = 3
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +30,7 @@ def suite(tmp_path_factory):
     """One run of both GEMM scenarios, every variant, recorded through NVTX."""
     d = tmp_path_factory.mktemp("suite")
     env = {"NVTX_INJECTION64_PATH": NVTX_LIB, "NVTX_RECORD_OUT": str(d / "nvtx.tsv")}
-    r = run("--scenario", "small-gemm,big-gemm", "--max-time", "1", "--csv", d / "out.csv",
+    r = run("--scenario", "small-gemm,big-gemm", *fixed(reps=REPS), "--csv", d / "out.csv",
             env=env)
     assert r.returncode == 0, r.stderr
     with open(d / "out.csv", newline="") as f:
@@ -33,13 +38,6 @@ def suite(tmp_path_factory):
         header = reader.fieldnames
         rows = list(reader)
     return {"proc": r, "header": header, "rows": rows, "nvtx": nvtx_tree(d / "nvtx.tsv")}
-
-
-def median(rows, scenario, variant, metric, params):
-    hits = [r for r in rows if (r["scenario"], r["variant"], r["metric"], r["params"]) ==
-            (scenario, variant, metric, params)]
-    assert len(hits) == 1, (scenario, variant, metric, params)
-    return float(hits[0]["median"])
 
 
 def test_csv_schema_and_environment(suite):
@@ -50,7 +48,7 @@ def test_csv_schema_and_environment(suite):
         assert r["gpu"] and r["driver"] and r["host"]
         assert re.fullmatch(r"\d+\.\d+", r["cuda_runtime"])
         assert r["better"] in ("lower", "higher")
-        assert int(r["reps"]) >= 10
+        assert int(r["reps"]) == REPS  # --min-reps = --max-reps
         for k in ("median", "mean", "stddev", "min", "max", "p05", "p95", "cv"):
             float(r[k])
         assert float(r["min"]) <= float(r["median"]) <= float(r["max"])
@@ -66,30 +64,6 @@ def test_every_variant_has_its_metrics(suite):
         assert got[(scenario, "async")] == base
         for v in SYNC_VARIANTS:
             assert got[(scenario, v)] == base | {"overhead_us", "overhead_pct"}
-
-
-@pytest.mark.parametrize("variant", SYNC_VARIANTS)
-def test_small_gemm_sync_costs_at_least_2us(suite, variant):
-    rows = suite["rows"]
-    sync = median(rows, "small-gemm", variant, "wall_us_per_iter", SMALL)
-    base = median(rows, "small-gemm", "async", "wall_us_per_iter", SMALL)
-    assert sync - base >= 2.0
-    assert median(rows, "small-gemm", variant, "overhead_us", SMALL) >= 2.0
-
-
-def test_big_gemm_sync_device_overhead_under_10pct(suite):
-    assert median(suite["rows"], "big-gemm", "sync-device", "overhead_pct", BIG) < 10.0
-
-
-def test_big_gemm_is_compute_bound(suite):
-    rows = suite["rows"]
-    big = median(rows, "big-gemm", "async", "TFLOPs", BIG)
-    small = median(rows, "small-gemm", "async", "TFLOPs", SMALL)
-    assert big > 2 * small
-    # GPU time per iteration of the async loop is the kernel's time: no launch gaps
-    gpu = median(rows, "big-gemm", "async", "gpu_us_per_iter", BIG)
-    kernel = median(rows, "big-gemm", "async", "kernel_us", BIG)
-    assert abs(gpu - kernel) / kernel < 0.05
 
 
 def test_table_on_stdout(suite):
@@ -114,8 +88,8 @@ def test_nvtx_ranges_per_measurement(suite):
 
 def test_corrupted_result_is_caught(tmp_path):
     out = tmp_path / "out.csv"
-    r = run("--scenario", "small-gemm", "--variant", "async", "--min-reps", "2",
-            "--max-time", "0.1", "--csv", out, env={"SYNCBENCH_FAULT": "gemm-output"})
+    r = run("--scenario", "small-gemm", "--variant", "async", *fixed(reps=2), "--csv", out,
+            env={"SYNCBENCH_FAULT": "gemm-output"})
     assert r.returncode == 1
     assert len(r.stderr.splitlines()) == 1
     assert "validation failed in small-gemm/async" in r.stderr
@@ -129,8 +103,8 @@ def test_corrupted_result_is_caught(tmp_path):
     ["--set", "m=100", "--set", "n=37", "--set", "k=513,2048"],
 ])
 def test_dtypes_and_shapes_validate(sets):
-    r = run("--scenario", "small-gemm", "--variant", "sync-stream", "--iters", "50",
-            "--min-reps", "3", "--max-time", "0.2", "--warmup-time", "0", *sets)
+    r = run("--scenario", "small-gemm", "--variant", "sync-stream", "--iters", "50", *FIXED,
+            *sets)
     assert r.returncode == 0, r.stderr
 
 
@@ -150,19 +124,31 @@ def test_device_out_of_range():
     assert "--device 99: out of range" in r.stderr
 
 
+def finished_variants(path):
+    """The variants whose rows a (partial) CSV holds."""
+    try:
+        with open(path, newline="") as f:
+            return {r["variant"] for r in csv.DictReader(f)}
+    except FileNotFoundError:
+        return set()
+
+
 def test_ctrl_c_writes_finished_rows(tmp_path):
+    """SIGINT once the first measurement's rows are out (OUT.partial), during the second's
+    warm-up (2 s at least): exit 130, and OUT holds the finished rows, not the rest."""
     out = tmp_path / "out.csv"
-    p = subprocess.Popen([BIN, "--scenario", "small-gemm", "--warmup-time", "1", "--max-time",
-                          "1", "--csv", str(out)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)  # after the first measurement (>= 1 s of warm-up each), before the last
+    p = subprocess.Popen([BIN, "--scenario", "small-gemm", "--warmup-time", "2", *FIXED[:4],
+                          "--csv", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.monotonic() + 300
+    while "async" not in finished_variants(f"{out}.partial") and time.monotonic() < deadline:
+        assert p.poll() is None, p.communicate()[1]
+        time.sleep(0.01)
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=120)
     assert p.returncode == 130, stderr
     assert "interrupted" in stderr
-    with open(out, newline="") as f:
-        rows = list(csv.DictReader(f))
-    variants = {r["variant"] for r in rows}
+    variants = finished_variants(out)
     assert "async" in variants
     assert len(variants) < 5
     assert not [f for f in os.listdir(tmp_path) if ".tmp-" in f]

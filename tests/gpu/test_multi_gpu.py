@@ -1,9 +1,12 @@
-"""collective and cross-device on real GPUs. With 2 or more: the straggler's extra time shows
-up in the fast GPUs' host wait (within 10 %), the sync-free variants save, every way of waiting
-and copying gives the right data, P2P and staged copies are priced, the checks catch damaged
-results, NCCL missing is exit 3 before anything is measured, more GPUs asked than present is
-exit 2. With 1 (any GPU machine; CUDA_VISIBLE_DEVICES=0 makes one of a bigger one): a suite that
-names them runs the rest, notes the skip and succeeds, NCCL or not.
+"""collective and cross-device on real GPUs. With 2 or more: a wait per GPU and the syncs each
+variant makes per step (exact), the sync-free variants priced against every-step, every way of
+waiting and copying gives the right data (the runs pass their checks) and is priced, the checks
+catch damaged results, NCCL missing is exit 3 before anything is measured, more GPUs asked than
+present is exit 2. Fixed repetition counts, no timing: the straggler's extra time in the fast
+GPUs' wait (within 10 %), what the sync-free variants save and P2P against staged copies are
+tests/validate/'s (`make validate`). With 1 (any GPU machine; CUDA_VISIBLE_DEVICES=0 makes one
+of a bigger one): a suite that names them runs the rest, notes the skip and succeeds, NCCL or
+not.
 
 GPUs: SYNCBENCH_TEST_GPUS if set, else nvidia-smi -L (narrowed by CUDA_VISIBLE_DEVICES). NCCL:
 SYNCBENCH_NCCL_LIB if set, else where the loader finds libnccl.so.2, else the copy in PyTorch's
@@ -18,7 +21,8 @@ import sys
 
 import pytest
 
-from conftest import FAST, ROOT, gpu_available, measure_rows, run, torch_python
+from conftest import ROOT, gpu_available, measure_rows, run, torch_python
+from gpu_common import fixed
 
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 
@@ -67,7 +71,7 @@ NCCL = find_nccl() if GPUS >= 2 else None
 with_nccl = pytest.mark.skipif(GPUS >= 2 and NCCL is None,
                                reason="no NCCL found (set SYNCBENCH_NCCL_LIB)")
 N = min(GPUS, 8)  # gpus=all drives at most 8
-REPS = ("--min-reps", "20", "--max-time", "1", "--warmup-time", "0.3")
+REPS = fixed(reps=5)
 
 
 def one_line(r, code):
@@ -96,34 +100,6 @@ def coll(tmp_path_factory):
 
 @two_gpus
 @with_nccl
-@pytest.mark.parametrize("s", STRAGGLERS[1:])
-def test_fast_gpus_wait_for_the_straggler(coll, s):
-    """.item() after the all-reduce on a fast GPU waits for the straggler: its wait grows by the
-    straggler's extra time (within 10 %), though its own work stays the same."""
-    grew = coll[("every-step", cparams(s), "fast_wait_us")] - \
-        coll[("every-step", cparams(0), "fast_wait_us")]
-    assert abs(grew - s) <= 0.1 * s, (s, grew)
-    # every fast GPU, not only their mean
-    for g in range(N - 1):
-        grew_g = coll[("every-step", cparams(s), f"wait_gpu{g}_us")] - \
-            coll[("every-step", cparams(0), f"wait_gpu{g}_us")]
-        assert abs(grew_g - s) <= 0.1 * s, (g, s, grew_g)
-    # and the whole step with them
-    step = coll[("every-step", cparams(s), "step_us")] - coll[("every-step", cparams(0), "step_us")]
-    assert step >= 0.9 * s, (s, step)
-
-
-@two_gpus
-@with_nccl
-@pytest.mark.parametrize("s", STRAGGLERS)
-@pytest.mark.parametrize("variant", ["every-n", "never"])
-def test_sync_free_variants_save(coll, variant, s):
-    assert coll[(variant, cparams(s), "saving_us")] > 0, coll[(variant, cparams(s), "saving_us")]
-    assert coll[(variant, cparams(s), "step_us")] < coll[("every-step", cparams(s), "step_us")]
-
-
-@two_gpus
-@with_nccl
 @pytest.mark.parametrize("s", STRAGGLERS)
 def test_a_wait_per_gpu_and_the_syncs(coll, s):
     p = cparams(s)
@@ -135,14 +111,15 @@ def test_a_wait_per_gpu_and_the_syncs(coll, s):
     assert coll[("every-n", p, "syncs_per_step")] == pytest.approx(0.1)
     assert coll[("never", p, "syncs_per_step")] < 0.1
     assert ("every-step", p, "saving_us") not in coll  # the reference
+    for variant in ("every-n", "never"):  # priced against it
+        assert (variant, p, "saving_us") in coll and (variant, p, "step_us") in coll
 
 
 @two_gpus
 @with_nccl
 def test_collective_check_catches_a_wrong_sum():
     r = run("--scenario", "collective", "--set", "straggler_us=0", "--variant", "every-n",
-            "--min-reps", "1", "--max-time", "0.1", "--warmup", "0", "--warmup-time", "0",
-            env={"SYNCBENCH_FAULT": "collective-sum"})
+            *fixed(reps=1, warmup=0), env={"SYNCBENCH_FAULT": "collective-sum"})
     line = one_line(r, 1)
     assert line.startswith("syncbench: validation failed in collective/"), line
     assert "summed loss" in line
@@ -193,9 +170,7 @@ def test_every_way_of_waiting_is_priced(waits):
     priced against a device sync on each GPU."""
     p = xparams(4)
     for variant in ("sync-each", "event-each", "wait-one"):
-        # the step is the work (100 us) and the wait's own cost
-        assert 100 <= waits[(variant, p, "step_us")] < 1000, variant
-        assert waits[(variant, p, "wait_us")] > 30  # the wait holds most of the work
+        assert (variant, p, "step_us") in waits and (variant, p, "wait_us") in waits, variant
     assert waits[("sync-each", p, "syncs_per_step")] == N
     assert waits[("event-each", p, "syncs_per_step")] == N
     assert waits[("wait-one", p, "syncs_per_step")] == 1
@@ -221,9 +196,9 @@ def copies(tmp_path_factory):
 
 @two_gpus
 def test_copies_p2p_vs_staged_are_priced(copies, tmp_path):
-    """Every receiver got its sender's data (checked on its GPU: the run passed). Peer to peer
-    beats two trips through host memory at 64 MiB. On GPUs that cannot reach each other, asking
-    for copy-p2p is exit 3 in one line before anything is measured, and staged runs alone."""
+    """Every receiver got its sender's data (checked on its GPU: the run passed), at both sizes,
+    peer to peer priced against staged copies. On GPUs that cannot reach each other, asking for
+    copy-p2p is exit 3 in one line before anything is measured, and staged runs alone."""
     r, rows = copies
     if rows is None:
         line = one_line(r, 3)
@@ -231,12 +206,10 @@ def test_copies_p2p_vs_staged_are_priced(copies, tmp_path):
         r, rows = run_copies(tmp_path, "copy-staged")
         assert r.returncode == 0, r.stderr
         pytest.skip("these GPUs have no peer-to-peer path: staged copies priced alone")
-    big = xparams("64MiB")
-    assert rows[("copy-p2p", big, "GBps")] > rows[("copy-staged", big, "GBps")]
-    assert rows[("copy-p2p", big, "saving_us")] > 0
     for nbytes in ("1MiB", "64MiB"):
+        assert ("copy-p2p", xparams(nbytes), "saving_us") in rows
         for variant in ("copy-staged", "copy-p2p"):
-            assert rows[(variant, xparams(nbytes), "GBps")] > 0.5
+            assert (variant, xparams(nbytes), "GBps") in rows
             assert rows[(variant, xparams(nbytes), "syncs_per_step")] == N
 
 
@@ -247,8 +220,7 @@ def test_copies_p2p_vs_staged_are_priced(copies, tmp_path):
 ])
 def test_cross_device_checks_catch_damage(fault, variant, words):
     r = run("--scenario", "cross-device", "--variant", variant, "--set", "bytes=1MiB",
-            "--min-reps", "1", "--max-time", "0.1", "--warmup", "0", "--warmup-time", "0",
-            env={"SYNCBENCH_FAULT": fault})
+            *fixed(reps=1, warmup=0), env={"SYNCBENCH_FAULT": fault})
     line = one_line(r, 1)
     assert line.startswith("syncbench: validation failed in cross-device/"), line
     assert words in line, line
@@ -301,7 +273,7 @@ def test_one_gpu_asked_by_number_is_exit_2():
 def test_two_gpus_run_without_a_note(tmp_path):
     out = tmp_path / "out.csv"
     r = run("--scenario", "collective,cross-device", "--set", "gpus=2", "--set", "straggler_us=0",
-            "--set", "bytes=1MiB", "--variant", "never,copy-staged", *FAST, "--csv", out,
+            "--set", "bytes=1MiB", "--variant", "never,copy-staged", *REPS, "--csv", out,
             "--quiet")
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Runs pytest jobs side by side, for `make test`: one pytest process per job, at most JOBS at
+once, the longest expected first; prints each job's summary line as it ends, the output of every
+job that failed, and a last line `N passed, N failed, N skipped, N errors (J of K jobs failed) in
+S s`. Exit 1 when a job failed (pytest's exit 1 to 4, a signal, or its time limit), else 0.
+
+    run_files.py [-j JOBS] [--timeout S] [--logs DIR] [--] JOB...
+
+A JOB is a test file or a folder; a folder of tests/gpu/ is split into one job per test_*.py
+file, a folder named with a trailing '/.' stays one job (tests/cli/. : the CLI tests in one
+process, as they always ran). SPLIT below cuts a long file into jobs by -k expression.
+
+Side by side is safe because no GPU test compares a measured time with a threshold or with
+another (those are tests/validate/'s, `make validate`): contention makes them slower, never
+wrong. Each job gets a --basetemp of its own; its whole output goes to DIR/JOB.log."""
+import argparse
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+# Seconds a job took on the H100 alone, estimated (the survey of 2026-11-26 side by side, less
+# the contention): the order jobs start in. A file not listed counts 30 s.
+EXPECTED = {
+    "test_sanitizer.py": 90, "test_replay.py": 70, "test_audit_python.py": 45,
+    "test_python_syncs.py": 40, "test_audit.py": 35, "test_audit_fixes.py": 30,
+    "test_faults.py": 20, "test_suite.py": 20, "test_gemm.py": 20, "test_fixes_a.py": 15,
+    "test_audit_ranks.py": 15, "test_fixes_b.py": 12, "test_multi_gpu.py": 10,
+    "test_scenarios.py": 8, "test_kill.py": 6, "test_no_cublas.py": 5, "cli": 100,
+}
+# Files cut into several jobs (each a -k expression; together they select every test).
+SPLIT = {
+    "test_sanitizer.py": ["memcheck or small_size", "racecheck", "synccheck"],
+    "test_replay.py": ["truth or fix", "not truth and not fix"],
+}
+COUNTS = ("passed", "failed", "skipped", "errors", "xfailed", "xpassed", "deselected")
+
+
+class Job:
+    def __init__(self, path, expr=None):
+        self.path, self.expr = path, expr
+        name = path.rstrip("/.").replace("/", "_")
+        self.name = name + (f"-{re.sub(r'[^a-z0-9]+', '_', expr)}" if expr else "")
+        base = os.path.basename(path.rstrip("/."))
+        self.expected = EXPECTED.get(base, 30) / (len(SPLIT.get(base, [])) or 1)
+        self.proc = self.log = self.start = None
+        self.counts, self.summary, self.rc, self.seconds = {}, "", None, 0.0
+
+    def argv(self, python, basetemp):
+        cmd = [python, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider",
+               f"--basetemp={basetemp}", self.path.rstrip("/.") or "."]
+        return cmd + (["-k", self.expr] if self.expr else [])
+
+
+def jobs_of(paths):
+    jobs = []
+    for p in paths:
+        if p.endswith("/.") or os.path.isfile(p):
+            jobs.append(p)
+        elif os.path.isdir(p):
+            jobs += sorted(str(f) for f in pathlib.Path(p).glob("test_*.py"))
+        else:
+            sys.exit(f"run_files.py: {p}: no such file or folder")
+    out = []
+    for p in jobs:
+        exprs = SPLIT.get(os.path.basename(p))
+        out += [Job(p, e) for e in exprs] if exprs else [Job(p)]
+    return out
+
+
+def parse(text):
+    """(counts, summary line) of pytest -q's output: its last line that counts anything."""
+    for line in reversed(text.splitlines()):
+        found = re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)",
+                           line)
+        if found:
+            counts = {}
+            for n, what in found:
+                what = "errors" if what.startswith("error") else what
+                counts[what] = counts.get(what, 0) + int(n)
+            return counts, line.strip("= ").strip()
+        if "no tests ran" in line:
+            return {}, line.strip("= ").strip()
+    return {}, "(no summary line)"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-j", "--jobs", type=int, default=8)
+    ap.add_argument("--timeout", type=float, default=900, help="seconds a job may take")
+    ap.add_argument("--logs", default=None, help="folder for each job's output")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("paths", nargs="+")
+    a = ap.parse_args()
+    jobs = jobs_of(a.paths)
+    todo = sorted(jobs, key=lambda j: -j.expected)
+    logs = pathlib.Path(a.logs or tempfile.mkdtemp(prefix="syncbench-tests-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="syncbench-pytest-"))
+    running, done = [], []
+    t0 = time.monotonic()
+    print(f"run_files.py: {len(jobs)} jobs, {a.jobs} at a time; logs in {logs}", flush=True)
+    try:
+        while todo or running:
+            while todo and len(running) < max(a.jobs, 1):
+                job = todo.pop(0)
+                job.log = open(logs / f"{job.name}.log", "w+")
+                job.start = time.monotonic()
+                job.proc = subprocess.Popen(job.argv(a.python, tmp / job.name), stdout=job.log,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+                running.append(job)
+            time.sleep(0.2)
+            for job in list(running):
+                rc = job.proc.poll()
+                late = time.monotonic() - job.start > a.timeout
+                if rc is None and not late:
+                    continue
+                if rc is None:
+                    os.killpg(job.proc.pid, signal.SIGKILL)
+                    job.proc.wait()
+                    rc = -signal.SIGKILL
+                    job.log.write(f"\nrun_files.py: killed after {a.timeout:.0f} s\n")
+                running.remove(job)
+                done.append(job)
+                job.rc, job.seconds = rc, time.monotonic() - job.start
+                job.log.flush()
+                job.log.seek(0)
+                text = job.log.read()
+                job.log.close()
+                job.counts, job.summary = parse(text)
+                # 0: passed; 5: nothing collected (a -k that selects nothing here)
+                ok = rc in (0, 5)
+                which = job.path + (f" -k {job.expr!r}" if job.expr else "")
+                print(f"{'ok  ' if ok else 'FAIL'} {which}: {job.summary} [{job.seconds:.1f} s]",
+                      flush=True)
+                if not ok:
+                    print(f"---- {job.name}: exit {rc}, its output ({logs / (job.name + '.log')}):")
+                    print(text[-20000:], flush=True)
+                    print(f"---- end of {job.name}", flush=True)
+    except KeyboardInterrupt:
+        for job in running:
+            os.killpg(job.proc.pid, signal.SIGKILL)
+        raise
+    total = {k: sum(j.counts.get(k, 0) for j in done) for k in COUNTS}
+    failed = [j for j in done if j.rc not in (0, 5)]
+    extra = "".join(f", {total[k]} {k}" for k in ("xfailed", "xpassed") if total[k])
+    print(f"{total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped, "
+          f"{total['errors']} errors{extra} ({len(failed)} of {len(done)} jobs failed) in "
+          f"{time.monotonic() - t0:.1f} s", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""The audit's timings and costs: how long the syncs it records blocked (known waits of the test
+programs and scenarios), the bubble it measures with --gpu-activity, the straggler's wait across
+ranks, and what recording costs: the launch-bound loop under each mode
+(tests/gpu/audit_overhead.sh) and the Python stack per sync (tests/gpu/audit_pycost.py).
+
+Targets: the default mode's overhead is held (docs/audit.md: "within a few percent"; missed only
+when its 95 % interval lies above 5 %: single pairs swing by tens of percent on a VM); the
+targets of issue 36 (--gpu-activity <= 15 %, a Python stack <= 5 us a sync) are reported, not
+held, until that issue is done."""
+import csv
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+from registry import BIN, ROOT, check, need_torch, run, shared, workdir
+
+GROUP = "audit"
+PROGRAMS = pathlib.Path(os.environ.get("SYNCBENCH_TEST_PROGRAMS", ROOT / "build" / "tests"))
+FIXED = ("--min-reps", "3", "--max-reps", "3", "--warmup", "1", "--warmup-time", "0")
+
+
+def audit_rows(name, *cmd, opts=()):
+    """The CSV rows of `syncbench audit OPTS -- CMD`, which must succeed."""
+    d = workdir(name)
+    r = run("audit", "-q", "--csv", d / "a.csv", *opts, "--", *cmd, timeout=900)
+    if r.returncode != 0:
+        raise RuntimeError(f"audit of {name}: exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    with open(d / "a.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def only(rows, cls, rng):
+    hits = [row for row in rows if (row["class"], row["range"]) == (cls, rng)]
+    if len(hits) != 1:
+        raise RuntimeError(f"{len(hits)} rows of class {cls} in range {rng!r}")
+    return hits[0]
+
+
+@check("audit: an explicit sync right after a 200 us spin blocks for it (audit_counts, "
+       "phase_a: device, stream, event; median)", ">= 100 us", GROUP)
+def sync_after_spin():
+    rows = audit_rows("counts", PROGRAMS / "audit_counts", 5)
+    xs = {c: float(only(rows, c, "phase_a")["blocked_median_us"])
+          for c in ("sync-device", "sync-stream", "sync-event")}
+    return ", ".join(f"{k} {v:.0f} us" for k, v in xs.items()), min(xs.values()) >= 100
+
+
+PENDING_US = 2000
+
+
+def scenario_cmd(*args, iters=5):
+    return (BIN, *args, "--iters", iters, *FIXED, "-q")
+
+
+@check("audit: idle readback behind 2 ms of pending work: the stream sync blocks for the work, "
+       "the copy after it does not (medians)", "sync 0.9-1.3 x 2 ms (+100 us); copy < 500 us",
+       GROUP)
+def idle_readback_waits():
+    rows = audit_rows("idle-readback", *scenario_cmd("--scenario", "readback", "--variant",
+                                                     "idle-pageable", "--set",
+                                                     f"pending_us={PENDING_US}"))
+    sync = float(only(rows, "sync-stream", "measure")["blocked_median_us"])
+    copy = float(only(rows, "copy-sync", "measure")["blocked_median_us"])
+    return (f"sync {sync:.0f} us, copy {copy:.1f} us",
+            0.9 * PENDING_US <= sync <= 1.3 * PENDING_US + 100 and copy < PENDING_US / 4)
+
+
+@check("audit: pending readback (2 ms pending): its 15 waiting copies block 2 ms each (total, "
+       "and p95 of all 45 copies)", "0.9-1.3 x 15 x 2 ms (+3 ms); p95 0.9-1.3 x 2 ms (+100 us)",
+       GROUP)
+def pending_readback_blocks():
+    rows = audit_rows("pending-readback", *scenario_cmd("--scenario", "readback", "--variant",
+                                                        "pending-pageable", "--set",
+                                                        f"pending_us={PENDING_US}"))
+    copy = only(rows, "copy-sync", "measure")
+    total, p95 = float(copy["blocked_total_us"]), float(copy["blocked_p95_us"])
+    return (f"total {total / 1e3:.1f} ms, p95 {p95:.0f} us",
+            0.9 * 15 * PENDING_US <= total <= 1.3 * 15 * PENDING_US + 3000 and
+            0.9 * PENDING_US <= p95 <= 1.3 * PENDING_US + 100)
+
+
+@check("audit --gpu-activity: the bubble after each device sync of small-gemm (the next GEMM's "
+       "launch)", "0.5-500 us a sync", GROUP)
+def bubble_per_sync():
+    rows = audit_rows("bubbles", *scenario_cmd("--scenario", "small-gemm", "--variant",
+                                               "sync-device", iters=20),
+                      opts=("--gpu-activity",))
+    row = only(rows, "sync-device", "measure")
+    per_sync = float(row["bubble_total_us"]) / int(row["count"])
+    return f"{per_sync:.2f} us", 0.5 <= per_sync <= 500
+
+
+STRAGGLER_US, STEPS = 2000, 50
+
+
+@check("audit across ranks: a rank 2 ms late at every step (torchrun, 2 ranks) is named in "
+       "most steps, and the others' median wait is its lateness E",
+       ">= 80 % of 50; wait 0.5-1.5 x E (+500 us)", GROUP)
+def straggler_wait():
+    py = need_torch()
+    d = workdir("ranks")
+    r = run("audit", "-q", "--json", d / "R.json", "--", py, "-m", "torch.distributed.run",
+            "--standalone", "--nproc_per_node=2", ROOT / "tests" / "audit" / "torch_ranks.py",
+            "--straggler-us", STRAGGLER_US, "--steps", STEPS,
+            env={"NCCL_NVLS_ENABLE": "0", "TORCH_NCCL_BLOCKING_WAIT": "0"}, timeout=900,
+            cwd=ROOT)
+    if r.returncode != 0:
+        raise RuntimeError(f"torch_ranks.py audited: exit {r.returncode}: {r.stderr[-300:]}")
+    facts = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")][-1]
+    (g,) = [x for x in json.loads((d / "R.json").read_text())["ranks"]["ranges"]
+            if x["name"] == "train_step"]
+    extra, top = facts["extra_us"], g["stragglers"][0]
+    waited = sum(1 for w in g["instance_wait_us"] if w is not None and w >= 0.5 * extra)
+    ok = (top["rank"] == 1 and extra >= 0.5 * STRAGGLER_US and top["instances"] >= 0.8 * STEPS
+          and 0.5 * extra <= top["wait_median_us"] <= 1.5 * extra + 500
+          and waited >= 0.8 * STEPS)
+    return (f"{facts['backend']}: rank {top['rank']} last in {top['instances']} of {STEPS}; wait "
+            f"{top['wait_median_us'] / 1e3:.2f} ms, E {extra / 1e3:.2f} ms; {waited} steps "
+            f"waited >= E/2", ok)
+
+
+# ---- what recording costs ----
+
+OVERHEAD_PAIRS, OVERHEAD_GPU_PAIRS = 16, 5
+
+
+@shared
+def overhead():
+    """{mode: (pairs, median ratio, CI low, CI high)} from tests/gpu/audit_overhead.sh."""
+    d = workdir("overhead")
+    r = subprocess.run(["bash", str(ROOT / "tests" / "gpu" / "audit_overhead.sh"), str(d),
+                        str(OVERHEAD_PAIRS), str(OVERHEAD_GPU_PAIRS)], capture_output=True,
+                       text=True, cwd=ROOT, env={**os.environ, "SYNCBENCH": str(BIN)},
+                       timeout=1800)
+    text = (d / "audit_overhead.txt").read_text() if (d / "audit_overhead.txt").exists() else ""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"(\w+): (\d+) pairs, median ratio ([\d.]+) .*CI \[([-+\d.]+) %, "
+                     r"([-+\d.]+) %\]", line)
+        if m:
+            out[m.group(1)] = (int(m.group(2)), 100 * (float(m.group(3)) - 1),
+                               float(m.group(4)), float(m.group(5)))
+    if not out:
+        raise RuntimeError(f"audit_overhead.sh: exit {r.returncode}, no figures: "
+                           f"{(r.stderr or r.stdout).strip()[-300:]}")
+    return out
+
+
+def overhead_row(mode, limit):
+    if mode not in overhead():
+        raise RuntimeError(f"audit_overhead.sh measured no {mode} pair")
+    n, m, lo, hi = overhead()[mode]
+    text = f"{m:+.1f} % (median of {n} pairs, 95 % CI [{lo:+.1f} %, {hi:+.1f} %])"
+    return text, None if limit is None else m <= limit
+
+
+@check("audit's cost, default mode: small-gemm async (launch-bound) audited over plain, "
+       "paired in alternating order", "<= 5 % (missed when the CI lies above)", GROUP)
+def overhead_default():
+    text, _ = overhead_row("audit", None)
+    n, m, lo, hi = overhead()["audit"]
+    return text, lo <= 5.0
+
+
+@check("audit's cost, --gpu-activity: small-gemm async audited over plain",
+       "<= 15 % (issue 36, open: reported)", GROUP, held=False)
+def overhead_gpu_activity():
+    return overhead_row("gpu", 15.0)
+
+
+@check("audit's cost, --trace: small-gemm async audited over plain", "reported", GROUP,
+       held=False)
+def overhead_trace():
+    return overhead_row("trace", None)
+
+
+@check("audit's cost of a Python stack per sync: a .item() loop 10 frames deep, recorded vs "
+       "--no-python (median of 4 alternating rounds)", "<= 5 us (issue 36, open: reported)",
+       GROUP, held=False)
+def python_stack_cost():
+    py = need_torch()
+    r = subprocess.run([py, str(ROOT / "tests" / "gpu" / "audit_pycost.py"), "--rounds", "4",
+                        "--items", "2000", "--depth", "10"], capture_output=True, text=True,
+                       env={**os.environ, "SYNCBENCH": str(BIN)}, timeout=1800)
+    if r.returncode != 0:
+        raise RuntimeError(f"audit_pycost.py: exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    x = json.loads(r.stdout.strip().splitlines()[-1])
+    per, (lo, hi) = x["per_sync_python_us"], x["ci95"]
+    return (f"{per:.1f} us [{lo:.1f}, {hi:.1f}] ({x['plain']:.1f} us plain, "
+            f"{x['nopython']:.1f} --no-python, {x['python']:.1f} with stacks)", per <= 5.0)
