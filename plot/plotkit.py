@@ -2,6 +2,7 @@
 line of user text, matplotlib without a display, and an argument parser whose errors are one
 line."""
 import argparse
+import importlib.util
 import logging
 import os
 import signal
@@ -24,45 +25,23 @@ class Interrupted(Exception):
         self.status = 128 + signum
 
 
-def escape(text):
-    """Text from outside as a terminal may show it, in the form of syncbench's C escaper
-    (src/base/utf8.c, sb_escape_piece), the one escaper of every message: C0 controls and DEL as
-    \\n, \\t, \\r, \\xNN; C1 controls (which terminals obey) as \\xc2\\xNN; bytes that are not
-    UTF-8 (a file name or argument Python holds as U+DC80..U+DCFF, its surrogateescape form)
-    as \\xNN, the byte itself; other lone surrogates (only JSON's \\uD800 escapes make them) as
-    \\uNNNN."""
-    return "".join(_pieces(text))
+def _load_text():
+    """The one escaper, python/syncbench/_text.py, loaded by its path: the plot tools run from
+    the source tree, where the package need not be installed (and importing the package would
+    load its CUDA side)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python",
+                        "syncbench", "_text.py")
+    spec = importlib.util.spec_from_file_location("syncbench_text", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _pieces(text):
-    """Each character of text as escape() shows it."""
-    out = []
-    for ch in str(text):
-        o = ord(ch)
-        if 0x20 <= o < 0x7f or (0xa0 <= o and not 0xd800 <= o <= 0xdfff):
-            out.append(ch)
-        elif ch in "\n\t\r":
-            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
-        elif o < 0x20 or o == 0x7f:
-            out.append(f"\\x{o:02x}")
-        elif 0x80 <= o <= 0x9f:
-            out.append(f"\\xc2\\x{o:02x}")
-        elif 0xdc80 <= o <= 0xdcff:  # a byte that was not UTF-8 (surrogateescape)
-            out.append(f"\\x{o - 0xdc00:02x}")
-        else:
-            out.append(f"\\u{o:04x}")
-    return out
-
-
-def unique_keys(pairs):
-    """json's object_pairs_hook: an object with a member name given twice is refused, never
-    read as its last value (a report with "ranks" twice, the second empty)."""
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"member {escape(k)!s} given twice")
-        out[k] = v
-    return out
+_text = _load_text()
+# Text from outside as a terminal may show it, in the form of syncbench's C escaper
+# (src/base/utf8.c, sb_escape_piece); each character's piece; json's object_pairs_hook that
+# refuses a member name given twice.
+escape, _pieces, unique_keys = _text.escape, _text.pieces, _text.unique_keys
 
 
 def clip(text, n=40):

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 
 from . import _native
-from ._text import escape
+from ._text import escape, unique_keys
 
 
 class Site:
@@ -48,7 +48,7 @@ def _analyze(stream):
     if r.returncode != 0:
         return None
     try:
-        report = json.loads(r.stdout, object_pairs_hook=_unique_keys)
+        report = json.loads(r.stdout, object_pairs_hook=unique_keys)
     except ValueError:
         return None
     sites = []
@@ -64,23 +64,12 @@ def _analyze(stream):
     return sites
 
 
-def _unique_keys(pairs):
-    """json's object_pairs_hook: a member name given twice is refused (a ValueError, as for
-    any JSON that is not well formed), never read as its last value."""
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"member {k!r} given twice")
-        out[k] = v
-    return out
-
-
 def _from_records(stream):
     """The calls named from the records alone: API name, innermost Python frame."""
     pystacks, calls = {}, []
     for line in stream.decode(errors="replace").splitlines():
         try:
-            o = json.loads(line, object_pairs_hook=_unique_keys)
+            o = json.loads(line, object_pairs_hook=unique_keys)
         except ValueError:
             continue
         if o.get("t") == "pystack":

@@ -1,6 +1,6 @@
 """Text from outside (a library's path, a Python file's name and source line, an analyzer's
 report) as a terminal may show it: the package's one escaper, in the form of syncbench's C
-escaper (src/base/utf8.c, sb_escape_piece) and of plot/plotkit.py's escape. C0 controls and DEL
+escaper (src/base/utf8.c, sb_escape_piece) and which plot/plotkit.py loads too. C0 controls and DEL
 as \\n, \\t, \\r, \\xNN; C1 controls (which terminals obey as CSI and OSC) as \\xc2\\xNN; bytes
 that are not UTF-8 (held by Python as U+DC80..U+DCFF, their surrogateescape form) as \\xNN, the
 byte itself; other lone surrogates as \\uNNNN; the rest as it is."""
@@ -10,8 +10,13 @@ def escape(text):
     text = str(text)
     if text.isascii() and text.isprintable():  # the common case: nothing to escape
         return text
+    return "".join(pieces(text))
+
+
+def pieces(text):
+    """Each character of text as escape() shows it (plot/plotkit.py cuts between them)."""
     out = []
-    for ch in text:
+    for ch in str(text):
         o = ord(ch)
         if 0x20 <= o < 0x7f or (0xa0 <= o and not 0xd800 <= o <= 0xdfff):
             out.append(ch)
@@ -25,4 +30,16 @@ def escape(text):
             out.append(f"\\x{o - 0xdc00:02x}")
         else:
             out.append(f"\\u{o:04x}")
-    return "".join(out)
+    return out
+
+
+def unique_keys(pairs):
+    """json's object_pairs_hook: an object with a member name given twice is refused (a
+    ValueError, as any JSON that is not well formed), never read as its last value (a report
+    with "ranks" twice, the second empty)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"member {escape(k)} given twice")
+        out[k] = v
+    return out
