@@ -315,6 +315,9 @@ sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t
 /* ---- site.c ---- */
 /* The call site of a stack ("libfoo.so!bar", "app+0x1234", "?"), interned. */
 const char *sb_audit_site(sb_strpool *strs, const sb_audit_stack *s);
+/* In records[0..n) of `size` bytes, sorted by an int64_t id that is their first member: the one
+ * with this id, or NULL. The stacks and the Python stacks (sorted by analyze.c). */
+const void *sb_audit_find_by_id(const void *records, size_t n, size_t size, int64_t id);
 const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id);
 
 /* ---- pysite.c: the Python line a user sees ---- */

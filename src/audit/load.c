@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,36 @@ static int is_drv(json_t *o)
 
 enum { OK = 0, BAD = 1, NOMEM = -1 };
 
+/* Appends rec to one of the process's arrays (p->NAME, p->nNAME, p->cap_NAME); the sizeof
+ * checks, unevaluated, that rec is of the array's type. */
+#define APPEND(p, name, rec)                                                                       \
+    ((void)sizeof((p)->name[0] = (rec)),                                                           \
+     append(&(p)->name, &(p)->cap_##name, &(p)->n##name, &(rec), sizeof(rec)))
+
+static int append(void *arr, size_t *cap, size_t *n, const void *rec, size_t size)
+{
+    if (sb_grow(arr, cap, *n, size) < 0)
+        return NOMEM;
+    memcpy((char *)*(void **)arr + *n * size, rec, size);
+    ++*n;
+    return OK;
+}
+
+/* The "start" and "end" of a record that lasts: both there, the end not before the start. */
+static int read_span(json_t *o, int64_t *start, int64_t *end)
+{
+    int ok = 1;
+    *start = num(o, "start", &ok);
+    *end = num(o, "end", &ok);
+    return ok && *end >= *start;
+}
+
+/* An optional string field: left NULL when absent; 0 only when out of memory. */
+static int opt_str(sb_audit_run *run, json_t *o, const char *key, const char **out)
+{
+    return !json_is_string(json_object_get(o, key)) || (*out = str(run, o, key, NULL)) != NULL;
+}
+
 static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     int ok = 1;
@@ -74,56 +105,66 @@ static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     return p->cmd && p->mode ? OK : NOMEM;
 }
 
+/* A call's "ranges": [[id, "name"], ...], outermost first; malformed entries are skipped. */
+static int read_call_ranges(sb_audit_run *run, sb_audit_call *c, json_t *ranges)
+{
+    if (!json_is_array(ranges) || !json_array_size(ranges))
+        return OK;
+    c->ranges = calloc(json_array_size(ranges), sizeof *c->ranges);
+    if (!c->ranges)
+        return NOMEM;
+    size_t i;
+    json_t *r;
+    json_array_foreach(ranges, i, r)
+    {
+        json_t *id = json_array_get(r, 0), *name = json_array_get(r, 1);
+        if (!json_is_integer(id) || !json_is_string(name))
+            continue;
+        sb_audit_range_ref *ref = &c->ranges[c->nranges];
+        ref->id = json_integer_value(id);
+        if (!(ref->name = sb_audit_intern(&run->strs, json_string_value(name))))
+            return NOMEM;
+        c->nranges++;
+    }
+    return OK;
+}
+
+/* What "call" and "api" records share: the API, its time, thread and correlation id. 0: the
+ * record lacks one of them (or memory ran out interning the API's name). */
+static int read_api_fields(sb_audit_run *run, json_t *o, sb_audit_api *a)
+{
+    a->api = str(run, o, "api", NULL);
+    if (!a->api || !read_span(o, &a->start, &a->end))
+        return 0;
+    a->drv = is_drv(o);
+    a->tid = num_or(o, "tid", 0);
+    a->corr = num_or(o, "corr", 0);
+    return 1;
+}
+
 static int read_call(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
-    int ok = 1;
-    sb_audit_call c = {0};
-    c.api = str(run, o, "api", NULL);
-    c.start = num(o, "start", &ok);
-    c.end = num(o, "end", &ok);
-    if (!c.api || !ok || c.end < c.start)
+    sb_audit_api a;
+    if (!read_api_fields(run, o, &a))
         return BAD;
-    c.drv = is_drv(o);
-    c.tid = num_or(o, "tid", 0);
+    sb_audit_call c = {.api = a.api, .drv = a.drv, .tid = a.tid, .corr = a.corr};
+    c.start = a.start;
+    c.end = a.end;
     c.ctx = num_or(o, "ctx", 0);
-    c.corr = num_or(o, "corr", 0);
     c.stack = num_or(o, "stack", -1);
     c.py = num_or(o, "py", -1);
     c.oh = num_or(o, "oh", 0);
     c.ptr = num_or(o, "ptr", 0);
     if (c.oh < 0)
         c.oh = 0;
-    if (json_is_string(json_object_get(o, "host")) && !(c.host = str(run, o, "host", NULL)))
-        return NOMEM;
-    if (json_is_string(json_object_get(o, "copy")) && !(c.copy = str(run, o, "copy", NULL)))
-        return NOMEM;
-    json_t *ranges = json_object_get(o, "ranges");
-    if (json_is_array(ranges) && json_array_size(ranges)) {
-        c.ranges = calloc(json_array_size(ranges), sizeof *c.ranges);
-        if (!c.ranges)
-            return NOMEM;
-        size_t i;
-        json_t *r;
-        json_array_foreach(ranges, i, r)
-        {
-            json_t *id = json_array_get(r, 0), *name = json_array_get(r, 1);
-            if (!json_is_integer(id) || !json_is_string(name))
-                continue;
-            sb_audit_range_ref *ref = &c.ranges[c.nranges];
-            ref->id = json_integer_value(id);
-            if (!(ref->name = sb_audit_intern(&run->strs, json_string_value(name)))) {
-                free(c.ranges);
-                return NOMEM;
-            }
-            c.nranges++;
-        }
-    }
-    if (sb_grow(&p->calls, &p->cap_calls, p->ncalls, sizeof c) < 0) {
+    int rc = opt_str(run, o, "host", &c.host) && opt_str(run, o, "copy", &c.copy)
+                 ? read_call_ranges(run, &c, json_object_get(o, "ranges"))
+                 : NOMEM;
+    if (rc == OK)
+        rc = APPEND(p, calls, c);
+    if (rc != OK)
         free(c.ranges);
-        return NOMEM;
-    }
-    p->calls[p->ncalls++] = c;
-    return OK;
+    return rc;
 }
 
 static int read_range(sb_audit_run *run, sb_audit_proc *p, json_t *o)
@@ -142,95 +183,96 @@ static int read_range(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     r.startend = json_is_string(kind) && !strcmp(json_string_value(kind), "startend");
     if (!ok || !r.name || !r.domain)
         return BAD;
-    if (sb_grow(&p->ranges, &p->cap_ranges, p->nranges, sizeof r) < 0)
-        return NOMEM;
-    p->ranges[p->nranges++] = r;
-    return OK;
+    return APPEND(p, ranges, r);
 }
 
-static int read_stack(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+/* A native frame: [obj, sym, off, abs]. 1, or NOMEM. */
+static int native_frame(sb_audit_run *run, json_t *f, void *out)
+{
+    sb_audit_frame *fr = out;
+    json_t *obj = json_array_get(f, 0), *sym = json_array_get(f, 1);
+    json_t *off = json_array_get(f, 2), *abs = json_array_get(f, 3);
+    fr->obj = sb_audit_intern(&run->strs, json_is_string(obj) ? json_string_value(obj) : "");
+    fr->sym = sb_audit_intern(&run->strs, json_is_string(sym) ? json_string_value(sym) : "");
+    fr->off = json_is_integer(off) ? json_integer_value(off) : 0;
+    fr->abs = json_is_integer(abs) ? json_integer_value(abs) : 0;
+    return fr->obj && fr->sym ? 1 : NOMEM;
+}
+
+/* A Python frame: ["file", "func", line]. 1, 0 when it lacks its file or function (skipped),
+ * or NOMEM. */
+static int python_frame(sb_audit_run *run, json_t *f, void *out)
+{
+    sb_audit_pyframe *fr = out;
+    json_t *file = json_array_get(f, 0), *func = json_array_get(f, 1);
+    json_t *line = json_array_get(f, 2);
+    if (!json_is_string(file) || !json_is_string(func))
+        return 0;
+    fr->file = sb_audit_intern(&run->strs, json_string_value(file));
+    fr->func = sb_audit_intern(&run->strs, json_string_value(func));
+    json_int_t l = json_is_integer(line) ? json_integer_value(line) : 0;
+    fr->line = l > 0 && l < 1000000000 ? (int)l : 0;
+    return fr->file && fr->func ? 1 : NOMEM;
+}
+
+typedef int (*frame_reader)(sb_audit_run *run, json_t *f, void *out);
+
+/* A stack record's id and "frames", each frame (size bytes) read by one(): 1 kept, 0 skipped,
+ * NOMEM. *frames is the caller's to free once OK. */
+static int read_frames(sb_audit_run *run, json_t *o, int64_t *id, void **frames, int *n,
+                       size_t size, frame_reader one)
 {
     int ok = 1;
-    sb_audit_stack s = {0};
-    s.id = num(o, "id", &ok);
-    json_t *frames = json_object_get(o, "frames");
-    if (!ok || !json_is_array(frames))
+    *id = num(o, "id", &ok);
+    json_t *list = json_object_get(o, "frames");
+    if (!ok || !json_is_array(list))
         return BAD;
-    s.frames = calloc(json_array_size(frames) + 1, sizeof *s.frames);
-    if (!s.frames)
+    char *fr = calloc(json_array_size(list) + 1, size);
+    if (!fr)
         return NOMEM;
     size_t i;
     json_t *f;
-    json_array_foreach(frames, i, f)
+    json_array_foreach(list, i, f)
     {
-        json_t *obj = json_array_get(f, 0), *sym = json_array_get(f, 1);
-        sb_audit_frame *fr = &s.frames[s.nframes];
-        fr->obj = sb_audit_intern(&run->strs, json_is_string(obj) ? json_string_value(obj) : "");
-        fr->sym = sb_audit_intern(&run->strs, json_is_string(sym) ? json_string_value(sym) : "");
-        if (!fr->obj || !fr->sym) {
-            free(s.frames);
+        int r = one(run, f, fr + (size_t)*n * size);
+        if (r < 0) {
+            free(fr);
             return NOMEM;
         }
-        json_t *off = json_array_get(f, 2), *abs = json_array_get(f, 3);
-        fr->off = json_is_integer(off) ? json_integer_value(off) : 0;
-        fr->abs = json_is_integer(abs) ? json_integer_value(abs) : 0;
-        s.nframes++;
+        *n += r;
     }
-    if (sb_grow(&p->stacks, &p->cap_stacks, p->nstacks, sizeof s) < 0) {
-        free(s.frames);
-        return NOMEM;
-    }
-    p->stacks[p->nstacks++] = s;
+    *frames = fr;
     return OK;
 }
 
-/* {"t":"pystack","id":N,"frames":[["file","func",line],...]} */
-static int read_pystack(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+/* {"t":"stack","id":N,"frames":[[obj,sym,off,abs],...]} and
+ * {"t":"pystack","id":N,"frames":[["file","func",line],...]} (python) */
+static int read_stack(sb_audit_run *run, sb_audit_proc *p, json_t *o, int python)
 {
-    int ok = 1;
-    sb_audit_pystack s = {0};
-    s.id = num(o, "id", &ok);
-    json_t *frames = json_object_get(o, "frames");
-    if (!ok || !json_is_array(frames))
-        return BAD;
-    s.frames = calloc(json_array_size(frames) + 1, sizeof *s.frames);
-    if (!s.frames)
-        return NOMEM;
-    size_t i;
-    json_t *f;
-    json_array_foreach(frames, i, f)
-    {
-        json_t *file = json_array_get(f, 0), *func = json_array_get(f, 1);
-        json_t *line = json_array_get(f, 2);
-        if (!json_is_string(file) || !json_is_string(func))
-            continue;
-        sb_audit_pyframe *fr = &s.frames[s.nframes];
-        fr->file = sb_audit_intern(&run->strs, json_string_value(file));
-        fr->func = sb_audit_intern(&run->strs, json_string_value(func));
-        if (!fr->file || !fr->func) {
-            free(s.frames);
-            return NOMEM;
-        }
-        json_int_t l = json_is_integer(line) ? json_integer_value(line) : 0;
-        fr->line = l > 0 && l < 1000000000 ? (int)l : 0;
-        s.nframes++;
+    int64_t id;
+    void *frames = NULL;
+    int n = 0;
+    int rc = python ? read_frames(run, o, &id, &frames, &n, sizeof(sb_audit_pyframe), python_frame)
+                    : read_frames(run, o, &id, &frames, &n, sizeof(sb_audit_frame), native_frame);
+    if (rc != OK)
+        return rc;
+    if (python) {
+        sb_audit_pystack s = {.id = id, .nframes = n, .frames = frames};
+        rc = APPEND(p, pystacks, s);
+    } else {
+        sb_audit_stack s = {.id = id, .nframes = n, .frames = frames};
+        rc = APPEND(p, stacks, s);
     }
-    if (sb_grow(&p->pystacks, &p->cap_pystacks, p->npystacks, sizeof s) < 0) {
-        free(s.frames);
-        return NOMEM;
-    }
-    p->pystacks[p->npystacks++] = s;
-    return OK;
+    if (rc != OK)
+        free(frames);
+    return rc;
 }
 
 static int read_act(sb_audit_run *run, sb_audit_proc *p, json_t *o, int kind)
 {
-    int ok = 1;
     sb_audit_act a = {0};
     a.kind = kind;
-    a.start = num(o, "start", &ok);
-    a.end = num(o, "end", &ok);
-    if (!ok || a.end < a.start)
+    if (!read_span(o, &a.start, &a.end))
         return BAD;
     a.dev = (int)num_or(o, "dev", 0);
     a.ctx = num_or(o, "ctx", 0);
@@ -238,7 +280,7 @@ static int read_act(sb_audit_run *run, sb_audit_proc *p, json_t *o, int kind)
     a.corr = num_or(o, "corr", 0);
     a.rcorr = num_or(o, "rcorr", 0);
     a.bytes = num_or(o, "bytes", 0);
-    if (json_is_string(json_object_get(o, "name")) && !(a.name = str(run, o, "name", NULL)))
+    if (!opt_str(run, o, "name", &a.name))
         return NOMEM;
     if (kind == SB_ACT_COPY) {
         a.ckind = str(run, o, "kind", "other");
@@ -247,101 +289,94 @@ static int read_act(sb_audit_run *run, sb_audit_proc *p, json_t *o, int kind)
         if (!a.ckind || !a.src || !a.dst)
             return NOMEM;
     }
-    if (sb_grow(&p->acts, &p->cap_acts, p->nacts, sizeof a) < 0)
-        return NOMEM;
-    p->acts[p->nacts++] = a;
-    return OK;
+    return APPEND(p, acts, a);
 }
 
 static int read_api(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
+    sb_audit_api a;
+    return read_api_fields(run, o, &a) ? APPEND(p, apis, a) : BAD;
+}
+
+/* The integer fields of a record that has only those (and a name from a list): each one's key
+ * is its member's name; REQUIRED: a record without it is malformed, else its default. */
+#define REQUIRED INT64_MIN
+typedef struct {
+    const char *key;
+    size_t off; /* of an int64_t member */
+    int64_t dflt;
+} int_field;
+#define I64(type, member, dflt)                                                                    \
+    {                                                                                              \
+#member, offsetof(type, member), dflt                                                      \
+    }
+
+static const int_field event_fields[] = {I64(sb_audit_evrec, stream, REQUIRED),
+                                         I64(sb_audit_evrec, sync_id, REQUIRED),
+                                         I64(sb_audit_evrec, ctx, 0), I64(sb_audit_evrec, corr, 0)};
+static const int_field sync_fields[] = {
+    I64(sb_audit_syncrec, corr, REQUIRED), I64(sb_audit_syncrec, ctx, 0),
+    I64(sb_audit_syncrec, stream, -1),     I64(sb_audit_syncrec, sync_id, -1),
+    I64(sb_audit_syncrec, start, 0),       I64(sb_audit_syncrec, end, 0)};
+static const int_field gstream_fields[] = {I64(sb_audit_gstream, stream, REQUIRED),
+                                           I64(sb_audit_gstream, ctx, 0)};
+static const int_field pause_fields[] = {I64(sb_audit_pause, tid, REQUIRED),
+                                         I64(sb_audit_pause, start, REQUIRED),
+                                         I64(sb_audit_pause, end, REQUIRED)};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Reads fields[0..n) into rec. 0 when a required one is absent. */
+static int read_ints(json_t *o, void *rec, const int_field *fields, size_t n)
+{
     int ok = 1;
-    sb_audit_api a = {0};
-    a.api = str(run, o, "api", NULL);
-    a.start = num(o, "start", &ok);
-    a.end = num(o, "end", &ok);
-    if (!a.api || !ok || a.end < a.start)
-        return BAD;
-    a.drv = is_drv(o);
-    a.tid = num_or(o, "tid", 0);
-    a.corr = num_or(o, "corr", 0);
-    if (sb_grow(&p->apis, &p->cap_apis, p->napis, sizeof a) < 0)
-        return NOMEM;
-    p->apis[p->napis++] = a;
-    return OK;
+    for (size_t i = 0; i < n; i++) {
+        const int_field *f = &fields[i];
+        int64_t v = f->dflt == REQUIRED ? num(o, f->key, &ok) : num_or(o, f->key, f->dflt);
+        memcpy((char *)rec + f->off, &v, sizeof v);
+    }
+    return ok;
+}
+
+/* A field whose value is one of names[0..n): its index, -1 when absent or none of them. */
+static int read_name(json_t *o, const char *key, const char *const *names, int n)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    for (int i = 0; s && i < n; i++)
+        if (!strcmp(s, names[i]))
+            return i;
+    return -1;
 }
 
 static int read_event(sb_audit_proc *p, json_t *o)
 {
-    int ok = 1;
     sb_audit_evrec e = {0};
-    e.stream = num(o, "stream", &ok);
-    e.sync_id = num(o, "sync_id", &ok);
-    if (!ok)
-        return BAD;
-    e.ctx = num_or(o, "ctx", 0);
-    e.corr = num_or(o, "corr", 0);
-    if (sb_grow(&p->evrecs, &p->cap_evrecs, p->nevrecs, sizeof e) < 0)
-        return NOMEM;
-    p->evrecs[p->nevrecs++] = e;
-    return OK;
+    return read_ints(o, &e, event_fields, COUNT(event_fields)) ? APPEND(p, evrecs, e) : BAD;
 }
 
 static int read_sync(sb_audit_proc *p, json_t *o)
 {
     static const char *const types[] = {"event", "wait", "stream", "context"};
-    int ok = 1;
-    sb_audit_syncrec y = {.type = -1};
-    const char *type = json_string_value(json_object_get(o, "type"));
-    for (int i = 0; type && i < 4; i++)
-        if (!strcmp(type, types[i]))
-            y.type = i;
-    y.corr = num(o, "corr", &ok);
-    if (y.type < 0 || !ok)
+    sb_audit_syncrec y = {.type = read_name(o, "type", types, 4)};
+    if (!read_ints(o, &y, sync_fields, COUNT(sync_fields)) || y.type < 0)
         return BAD;
-    y.ctx = num_or(o, "ctx", 0);
-    y.stream = num_or(o, "stream", -1);
-    y.sync_id = num_or(o, "sync_id", -1);
-    y.start = num_or(o, "start", 0);
-    y.end = num_or(o, "end", 0);
-    if (sb_grow(&p->syncrecs, &p->cap_syncrecs, p->nsyncrecs, sizeof y) < 0)
-        return NOMEM;
-    p->syncrecs[p->nsyncrecs++] = y;
-    return OK;
+    return APPEND(p, syncrecs, y);
 }
 
 static int read_gstream(sb_audit_proc *p, json_t *o)
 {
     static const char *const flags[] = {"null", "blocking", "non-blocking"};
-    int ok = 1;
-    sb_audit_gstream g = {.flag = -1};
-    const char *flag = json_string_value(json_object_get(o, "flag"));
-    for (int i = 0; flag && i < 3; i++)
-        if (!strcmp(flag, flags[i]))
-            g.flag = i;
-    g.stream = num(o, "stream", &ok);
-    if (g.flag < 0 || !ok)
+    sb_audit_gstream g = {.flag = read_name(o, "flag", flags, 3)};
+    if (!read_ints(o, &g, gstream_fields, COUNT(gstream_fields)) || g.flag < 0)
         return BAD;
-    g.ctx = num_or(o, "ctx", 0);
-    if (sb_grow(&p->gstreams, &p->cap_gstreams, p->ngstreams, sizeof g) < 0)
-        return NOMEM;
-    p->gstreams[p->ngstreams++] = g;
-    return OK;
+    return APPEND(p, gstreams, g);
 }
 
 static int read_pause(sb_audit_proc *p, json_t *o)
 {
-    int ok = 1;
     sb_audit_pause z;
-    z.tid = num(o, "tid", &ok);
-    z.start = num(o, "start", &ok);
-    z.end = num(o, "end", &ok);
-    if (!ok || z.end < z.start)
+    if (!read_ints(o, &z, pause_fields, COUNT(pause_fields)) || z.end < z.start)
         return BAD;
-    if (sb_grow(&p->pauses, &p->cap_pauses, p->npauses, sizeof z) < 0)
-        return NOMEM;
-    p->pauses[p->npauses++] = z;
-    return OK;
+    return APPEND(p, pauses, z);
 }
 
 /* Records kept by a syncbench before the "unwatched" record said a refused subscription in a
@@ -371,10 +406,8 @@ static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
         return read_call(run, p, o);
     if (strcmp(t, "range") == 0)
         return read_range(run, p, o);
-    if (strcmp(t, "stack") == 0)
-        return read_stack(run, p, o);
-    if (strcmp(t, "pystack") == 0)
-        return read_pystack(run, p, o);
+    if (strcmp(t, "stack") == 0 || strcmp(t, "pystack") == 0)
+        return read_stack(run, p, o, t[0] == 'p');
     if (strcmp(t, "kernel") == 0)
         return read_act(run, p, o, SB_ACT_KERNEL);
     if (strcmp(t, "copy") == 0)

@@ -12,15 +12,7 @@
 
 const sb_audit_pystack *sb_audit_find_pystack(const sb_audit_proc *p, int64_t id)
 {
-    size_t lo = 0, hi = p->npystacks; /* sorted by id (analyze.c) */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->pystacks[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->npystacks && p->pystacks[lo].id == id ? &p->pystacks[lo] : NULL;
+    return sb_audit_find_by_id(p->pystacks, p->npystacks, sizeof *p->pystacks, id); /* sorted */
 }
 
 /* Not the user's code: "<frozen runpy>" and "<string>", the standard library

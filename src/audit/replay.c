@@ -864,154 +864,191 @@ static double typical_saving(const sb_replay_model *m, size_t n, int several_thr
     return (double)median(rate, k, 0) / 1e3;
 }
 
-/* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
- * kept); else the run without the audit's own time and without the removed calls. */
-static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r)
+/* One play's state beside the model's per-thread, per-stream and per-context arrays. */
+typedef struct {
+    const unsigned char *remove; /* NULL: the identity play */
+    int identity, keep;          /* keep: readbacks stay when their sync goes */
+    int64_t all_end;             /* the end of the GPU work played so far */
+    int64_t gpu_first, first;    /* the first GPU start; the first host or GPU time */
+    long host_bound;             /* operations whose start the host's launch set */
+    size_t nahead;               /* m->ahead[0..nahead): the removed calls reached */
+    int32_t ahead_thread;        /* the thread of the removed calls; -2: several */
+} player;
+
+/* Clears the per-play arrays and marks what goes with the removed calls (link_calls). */
+static void play_begin(sb_replay_model *m, const player *pl)
 {
-    const int identity = remove == NULL;
     for (size_t t = 0; t < m->nthreads; t++)
         m->delta[t] = 0, m->last_new[t] = NONE;
     for (size_t s = 0; s < m->nstreams; s++)
         m->stream_end[s] = m->stream_dep[s] = NONE, m->stream_kernel[s] = 0;
     for (size_t c = 0; c < m->nctx; c++)
         m->ctx_end[c] = m->null_end[c] = m->blocking_end[c] = NONE;
-    if (!identity) {
-        memcpy(m->gone, remove, m->ncalls);
-        for (size_t b = 0; b < m->nblocks; b++) {
-            const rblock *k = &m->blocks[b];
-            if (!remove[k->call])
-                continue;
-            for (int32_t r = 0; !keep && r < k->rb_n; r++)
-                m->gone[m->rb[k->rb_first + r]] = 1;
-            if (k->pair >= 0)
-                m->gone[k->pair] = 1;
-        }
-    }
     for (size_t e = 0; e < m->nrecs; e++)
         m->ev_cap[e] = NONE;
-    int64_t all_end = NONE, gpu_first = INT64_MAX, first = INT64_MAX;
-    long host_bound = 0;
-    size_t nahead = 0;
-    int32_t ahead_thread = -1; /* the thread of the removed calls; -2: several */
-    for (size_t i = 0; i < m->nitems; i++) {
-        const item *it = &m->items[i];
-        switch (it->kind) {
-        case IT_LAUNCH: {
-            rop *o = &m->ops[it->idx];
-            if (!identity && !keep && o->readback && o->call >= 0 && m->gone[o->call]) {
-                m->op_end[it->idx] = NONE; /* a readback removed with its call */
-                break;
-            }
-            int64_t start = play_launch(m, o, identity, &host_bound);
-            int64_t end = start + o->dur;
-            m->op_end[it->idx] = end;
-            if (o->stream >= 0) {
-                m->stream_end[o->stream] = end;
-                m->stream_kernel[o->stream] = (int8_t)o->kernel;
-            }
-            if (o->ctx >= 0) {
-                m->ctx_end[o->ctx] = max64(m->ctx_end[o->ctx], end);
-                if (o->stream >= 0 && m->skind[o->stream] == SK_NULL)
-                    m->null_end[o->ctx] = end;
-                else if (o->stream >= 0 && m->skind[o->stream] == SK_BLOCKING)
-                    m->blocking_end[o->ctx] = max64(m->blocking_end[o->ctx], end);
-            }
-            all_end = max64(all_end, end);
-            gpu_first = start < gpu_first ? start : gpu_first;
-            if (o->launch != NONE && o->thread >= 0) {
-                m->last_new[o->thread] =
-                    max64(m->last_new[o->thread], o->launch - m->delta[o->thread]);
-                first = o->launch < first ? o->launch : first;
-            }
-            break;
-        }
-        case IT_RECORD: {
-            const rlink *e = &m->recs[it->idx];
-            m->ev_cap[it->idx] = e->stream >= 0 ? m->stream_end[e->stream] : NONE;
-            break;
-        }
-        case IT_WAIT: {
-            const rlink *w = &m->waits[it->idx];
-            if (w->stream >= 0 && w->event >= 0)
-                m->stream_dep[w->stream] = max64(m->stream_dep[w->stream], m->ev_cap[w->event]);
-            break;
-        }
-        case IT_CALL: {
-            rblock *k = &m->blocks[it->idx];
-            int64_t d = k->thread >= 0 ? m->delta[k->thread] : 0;
-            int64_t start = k->start - d, end;
-            if (!identity) { /* when this play reached the call (typical_us) */
-                int64_t at = max64(start, all_end);
-                if (!m->have_base)
-                    m->reached[k->call] = at;
-                else if (remove[k->call]) {
-                    m->ahead[nahead++] = m->reached[k->call] - at;
-                    ahead_thread = nahead == 1 || ahead_thread == k->thread ? k->thread : -2;
-                }
-            }
-            if (!identity && m->gone[k->call]) {
-                end = start;
-            } else if (k->tkind == TG_NONE) {
-                end = start + k->post; /* it did not block: it takes its own time */
-            } else {
-                int64_t g = target_end(m, k, all_end);
-                if (identity) {
-                    k->gshift = g != NONE && g > k->end ? g - k->end : 0;
-                    int64_t gc = g != NONE ? g - k->gshift : NONE;
-                    k->post = k->end - max64(k->start, gc);
-                    k->waited = gc != NONE && gc > k->start;
-                }
-                int64_t ge = g != NONE ? g - k->gshift : NONE, post = k->post;
-                /* a sync that found the GPU done in the run but waits now: a waiting sync's
-                 * wake-up (the audit's own time made it late in the run) */
-                if (!identity && !k->waited && ge > start && m->wake != NONE)
-                    post = max64(post, m->wake);
-                end = max64(start, ge) + post;
-            }
-            if (k->thread >= 0) {
-                m->delta[k->thread] = k->end - end;
-                m->last_new[k->thread] = max64(m->last_new[k->thread], end);
-            }
-            first = k->start < first ? k->start : first;
-            break;
-        }
-        case IT_PAUSE: {
-            /* unrecorded, and for the whole process: its time on the host, begun on every
-             * thread once the recorded GPU work is done as far as it was in the run when the
-             * recording went off (what the GPU did then is unknown; recording turns end each
-             * recorded repetition with its work done, so this holds back a host that removed
-             * syncs let run ahead) */
-            rpause *z = &m->pauses[it->idx];
-            if (identity) {
-                z->lag = max64(all_end - z->start, 0);
-                break;
-            }
-            int64_t ready = all_end != NONE ? all_end - z->lag : NONE;
-            for (size_t t = 0; t < m->nthreads; t++) {
-                int64_t end = max64(z->start - m->delta[t], ready) + (z->end - z->start);
-                m->delta[t] = z->end - end;
-                if ((int32_t)t == z->thread)
-                    m->last_new[t] = max64(m->last_new[t], end);
-            }
-            break;
-        }
-        case IT_PRE:
-        case IT_OH:
-            if (!identity && m->ohs[it->idx].thread >= 0)
-                m->delta[m->ohs[it->idx].thread] += m->ohs[it->idx].oh;
-            break;
-        }
+    if (pl->identity)
+        return;
+    memcpy(m->gone, pl->remove, m->ncalls);
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const rblock *k = &m->blocks[b];
+        if (!pl->remove[k->call])
+            continue;
+        for (int32_t r = 0; !pl->keep && r < k->rb_n; r++)
+            m->gone[m->rb[k->rb_first + r]] = 1;
+        if (k->pair >= 0)
+            m->gone[k->pair] = 1;
     }
-    int64_t host_last = NONE;
+}
+
+/* An operation: played at its new start (a readback removed with its call is not played), its
+ * end ordering its stream, its context and the legacy stream's ordering. */
+static void play_op(sb_replay_model *m, player *pl, int32_t idx)
+{
+    rop *o = &m->ops[idx];
+    if (!pl->identity && !pl->keep && o->readback && o->call >= 0 && m->gone[o->call]) {
+        m->op_end[idx] = NONE;
+        return;
+    }
+    int64_t start = play_launch(m, o, pl->identity, &pl->host_bound);
+    int64_t end = start + o->dur;
+    m->op_end[idx] = end;
+    if (o->stream >= 0) {
+        m->stream_end[o->stream] = end;
+        m->stream_kernel[o->stream] = (int8_t)o->kernel;
+    }
+    if (o->ctx >= 0) {
+        m->ctx_end[o->ctx] = max64(m->ctx_end[o->ctx], end);
+        if (o->stream >= 0 && m->skind[o->stream] == SK_NULL)
+            m->null_end[o->ctx] = end;
+        else if (o->stream >= 0 && m->skind[o->stream] == SK_BLOCKING)
+            m->blocking_end[o->ctx] = max64(m->blocking_end[o->ctx], end);
+    }
+    pl->all_end = max64(pl->all_end, end);
+    pl->gpu_first = start < pl->gpu_first ? start : pl->gpu_first;
+    if (o->launch != NONE && o->thread >= 0) {
+        m->last_new[o->thread] = max64(m->last_new[o->thread], o->launch - m->delta[o->thread]);
+        pl->first = o->launch < pl->first ? o->launch : pl->first;
+    }
+}
+
+/* When this play reached a call (typical_us): the baseline play notes it, a later play how much
+ * sooner it reached each removed call. */
+static void note_reached(sb_replay_model *m, player *pl, const rblock *k, int64_t start)
+{
+    int64_t at = max64(start, pl->all_end);
+    if (!m->have_base) {
+        m->reached[k->call] = at;
+    } else if (pl->remove[k->call]) {
+        m->ahead[pl->nahead++] = m->reached[k->call] - at;
+        pl->ahead_thread = pl->nahead == 1 || pl->ahead_thread == k->thread ? k->thread : -2;
+    }
+}
+
+/* A blocking call's new end: when what it waits for ends, plus its wake-up (the identity play
+ * fixes both from the run). */
+static int64_t blocked_until(sb_replay_model *m, const player *pl, rblock *k, int64_t start)
+{
+    int64_t g = target_end(m, k, pl->all_end);
+    if (pl->identity) {
+        k->gshift = g != NONE && g > k->end ? g - k->end : 0;
+        int64_t gc = g != NONE ? g - k->gshift : NONE;
+        k->post = k->end - max64(k->start, gc);
+        k->waited = gc != NONE && gc > k->start;
+    }
+    int64_t ge = g != NONE ? g - k->gshift : NONE, post = k->post;
+    /* a sync that found the GPU done in the run but waits now: a waiting sync's wake-up (the
+     * audit's own time made it late in the run) */
+    if (!pl->identity && !k->waited && ge > start && m->wake != NONE)
+        post = max64(post, m->wake);
+    return max64(start, ge) + post;
+}
+
+/* A recorded call: gone (it takes no time), one that did not block (its own time), or one that
+ * waits; its thread runs on shifted by what it gained. */
+static void play_call(sb_replay_model *m, player *pl, int32_t idx)
+{
+    rblock *k = &m->blocks[idx];
+    int64_t d = k->thread >= 0 ? m->delta[k->thread] : 0;
+    int64_t start = k->start - d, end;
+    if (!pl->identity)
+        note_reached(m, pl, k, start);
+    if (!pl->identity && m->gone[k->call])
+        end = start;
+    else if (k->tkind == TG_NONE)
+        end = start + k->post; /* it did not block: it takes its own time */
+    else
+        end = blocked_until(m, pl, k, start);
+    if (k->thread >= 0) {
+        m->delta[k->thread] = k->end - end;
+        m->last_new[k->thread] = max64(m->last_new[k->thread], end);
+    }
+    pl->first = k->start < pl->first ? k->start : pl->first;
+}
+
+/* A stretch the recording was off: unrecorded, and for the whole process: its time on the host,
+ * begun on every thread once the recorded GPU work is done as far as it was in the run when the
+ * recording went off (what the GPU did then is unknown; recording turns end each recorded
+ * repetition with its work done, so this holds back a host that removed syncs let run ahead). */
+static void play_pause(sb_replay_model *m, const player *pl, int32_t idx)
+{
+    rpause *z = &m->pauses[idx];
+    if (pl->identity) {
+        z->lag = max64(pl->all_end - z->start, 0);
+        return;
+    }
+    int64_t ready = pl->all_end != NONE ? pl->all_end - z->lag : NONE;
+    for (size_t t = 0; t < m->nthreads; t++) {
+        int64_t end = max64(z->start - m->delta[t], ready) + (z->end - z->start);
+        m->delta[t] = z->end - end;
+        if ((int32_t)t == z->thread)
+            m->last_new[t] = max64(m->last_new[t], end);
+    }
+}
+
+static void play_item(sb_replay_model *m, player *pl, const item *it)
+{
+    switch (it->kind) {
+    case IT_LAUNCH:
+        play_op(m, pl, it->idx);
+        break;
+    case IT_RECORD: {
+        const rlink *e = &m->recs[it->idx];
+        m->ev_cap[it->idx] = e->stream >= 0 ? m->stream_end[e->stream] : NONE;
+        break;
+    }
+    case IT_WAIT: {
+        const rlink *w = &m->waits[it->idx];
+        if (w->stream >= 0 && w->event >= 0)
+            m->stream_dep[w->stream] = max64(m->stream_dep[w->stream], m->ev_cap[w->event]);
+        break;
+    }
+    case IT_CALL:
+        play_call(m, pl, it->idx);
+        break;
+    case IT_PAUSE:
+        play_pause(m, pl, it->idx);
+        break;
+    case IT_PRE:
+    case IT_OH: /* the audit's own time: taken out of every play but the identity */
+        if (!pl->identity && m->ohs[it->idx].thread >= 0)
+            m->delta[m->ohs[it->idx].thread] += m->ohs[it->idx].oh;
+        break;
+    }
+}
+
+/* The play's figures against the baseline play's (which this play is, when there is none yet:
+ * it keeps its own as the baseline). */
+static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *r)
+{
+    int64_t host_last = NONE, all_end = pl->all_end;
     for (size_t t = 0; t < m->nthreads; t++)
         host_last = max64(host_last, m->last_new[t]);
     int64_t busy = busy_of(m);
-    if (gpu_first == INT64_MAX)
-        gpu_first = NONE;
+    int64_t gpu_first = pl->gpu_first == INT64_MAX ? NONE : pl->gpu_first, first = pl->first;
     if (first == INT64_MAX || (gpu_first != NONE && gpu_first < first))
         first = gpu_first;
     int64_t last = max64(host_last, all_end);
-    if (!identity && !m->have_base) {
+    if (!pl->identity && !m->have_base) {
         m->first = first;
         m->host_last = host_last;
         m->gpu_first = gpu_first;
@@ -1026,11 +1063,28 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
     r->wall_us = (double)total / 1e3;
     r->idle_us = (double)(orig_idle - idle) / 1e3;
     r->span_us = last != NONE && first != NONE ? (double)(last - first) / 1e3 : 0;
-    r->typical_us = typical_saving(m, nahead, ahead_thread == -2, total);
-    r->host_pct = m->nops ? 100.0 * (double)host_bound / (double)m->nops : 0;
+    r->typical_us = typical_saving(m, pl->nahead, pl->ahead_thread == -2, total);
+    r->host_pct = m->nops ? 100.0 * (double)pl->host_bound / (double)m->nops : 0;
     r->gpu_busy_pct = last != NONE && first != NONE && last > first
                           ? 100.0 * (double)busy / (double)(last - first)
                           : 0;
+}
+
+/* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
+ * kept); else the run without the audit's own time and without the removed calls. */
+static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r)
+{
+    player pl = {.remove = remove,
+                 .identity = remove == NULL,
+                 .keep = keep,
+                 .all_end = NONE,
+                 .gpu_first = INT64_MAX,
+                 .first = INT64_MAX,
+                 .ahead_thread = -1};
+    play_begin(m, &pl);
+    for (size_t i = 0; i < m->nitems; i++)
+        play_item(m, &pl, &m->items[i]);
+    play_result(m, &pl, r);
     return 0;
 }
 

@@ -3,21 +3,33 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id)
+_Static_assert(offsetof(sb_audit_stack, id) == 0 && offsetof(sb_audit_pystack, id) == 0,
+               "sb_audit_find_by_id: the id first");
+
+const void *sb_audit_find_by_id(const void *records, size_t n, size_t size, int64_t id)
 {
-    size_t lo = 0, hi = p->nstacks; /* sorted by id (analyze.c) */
+    const char *base = records;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (p->stacks[mid].id < id)
+        if (*(const int64_t *)(const void *)(base + mid * size) < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < p->nstacks && p->stacks[lo].id == id ? &p->stacks[lo] : NULL;
+    return lo < n && *(const int64_t *)(const void *)(base + lo * size) == id ? base + lo * size
+                                                                              : NULL;
+}
+
+const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id)
+{
+    return sb_audit_find_by_id(p->stacks, p->nstacks, sizeof *p->stacks,
+                               id); /* sorted (analyze.c) */
 }
 
 static const char *basename_of(const char *path)

@@ -173,3 +173,11 @@ void sb_args_usage(FILE *f, const sb_argtable *tables, int ntables)
             fputc('\n', f);
         }
 }
+
+void sb_args_help(FILE *f, const char *head, const sb_argtable *tables, int ntables,
+                  const char *tail)
+{
+    fputs(head, f);
+    sb_args_usage(f, tables, ntables);
+    fputs(tail, f);
+}

@@ -27,5 +27,8 @@ int sb_args_parse_in_order(const char *prefix, const sb_argtable *tables, int nt
                            char **argv, int *first_operand);
 /* The options part of --help, grouped under the tables' headings. */
 void sb_args_usage(FILE *f, const sb_argtable *tables, int ntables);
+/* A command's whole --help: its head text, the options part, its tail text. */
+void sb_args_help(FILE *f, const char *head, const sb_argtable *tables, int ntables,
+                  const char *tail);
 
 #endif

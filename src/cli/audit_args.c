@@ -63,34 +63,6 @@ static const sb_optdef audit_optdefs[] = {
 };
 /* clang-format on */
 
-void sb_audit_usage(FILE *f)
-{
-    fputs("usage: syncbench audit [options] -- CMD [ARGS...]\n"
-          "       syncbench audit --merge A.json B.json ... [--json OUT] [--csv OUT]\n"
-          "\n"
-          "Runs CMD (any program that uses CUDA, and the CUDA programs it starts) with\n"
-          "syncbench's CUPTI injection library and reports, when it ends, every host API call\n"
-          "that blocked: explicit syncs (device, stream, event), implicit ones (blocking copies,\n"
-          "async copies to or from pageable memory, cudaMemset, cudaFree, other calls that\n"
-          "waited for the GPU) and, apart, polls (cudaStreamQuery, cudaEventQuery). For each:\n"
-          "count, host time blocked, the innermost NVTX range and the call site: the Python\n"
-          "line (file:line in function, with its source text) for a thread that runs Python,\n"
-          "the native frame otherwise; what made it (.item(), a boolean mask, an explicit\n"
-          "sync, ...) and the sync-free fix, with the scenario that prices it; with\n"
-          "--gpu-activity also the GPU idle time that followed (the bubble). The report goes to\n"
-          "stderr; CMD's output is its own.\n",
-          f);
-    sb_argtable t = {audit_optdefs, NULL, NULL};
-    sb_args_usage(f, &t, 1);
-    fputs("\n"
-          "PATH - is stdout. Exit codes: CMD's own (128+N when a signal N ended it); 1 when CMD\n"
-          "succeeded but the gate failed (or a process's records are incomplete: lost to a full\n"
-          "disk, a file that could not be created, a kill); 2 bad options; 3 CUPTI cannot be\n"
-          "loaded; 126 CMD is not executable, 127 not found. --merge: 0, or 2 with one line for a\n"
-          "report it cannot merge (nothing written).\n",
-          f);
-}
-
 const sb_optdef *sb_audit_optdefs(void)
 {
     return audit_optdefs;
@@ -142,4 +114,33 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
                        "audit: no command (usage: syncbench audit [options] -- CMD [ARGS...])");
     req->cmd = argv + first;
     return 0;
+}
+
+/* --help: the text around the options. */
+static const char usage_head[] =
+    "usage: syncbench audit [options] -- CMD [ARGS...]\n"
+    "       syncbench audit --merge A.json B.json ... [--json OUT] [--csv OUT]\n"
+    "\n"
+    "Runs CMD (any program that uses CUDA, and the CUDA programs it starts) with\n"
+    "syncbench's CUPTI injection library and reports, when it ends, every host API call\n"
+    "that blocked: explicit syncs (device, stream, event), implicit ones (blocking copies,\n"
+    "async copies to or from pageable memory, cudaMemset, cudaFree, other calls that\n"
+    "waited for the GPU) and, apart, polls (cudaStreamQuery, cudaEventQuery). For each:\n"
+    "count, host time blocked, the innermost NVTX range and the call site: the Python\n"
+    "line (file:line in function, with its source text) for a thread that runs Python,\n"
+    "the native frame otherwise; what made it (.item(), a boolean mask, an explicit\n"
+    "sync, ...) and the sync-free fix, with the scenario that prices it; with\n"
+    "--gpu-activity also the GPU idle time that followed (the bubble). The report goes to\n"
+    "stderr; CMD's output is its own.\n";
+static const char usage_tail[] =
+    "\n"
+    "PATH - is stdout. Exit codes: CMD's own (128+N when a signal N ended it); 1 when CMD\n"
+    "succeeded but the gate failed (or a process's records are incomplete: lost to a full\n"
+    "disk, a file that could not be created, a kill); 2 bad options; 3 CUPTI cannot be\n"
+    "loaded; 126 CMD is not executable, 127 not found. --merge: 0, or 2 with one line for a\n"
+    "report it cannot merge (nothing written).\n";
+
+void sb_audit_usage(FILE *f)
+{
+    sb_args_help(f, usage_head, &(sb_argtable){audit_optdefs, NULL, NULL}, 1, usage_tail);
 }

@@ -54,25 +54,6 @@ void sb_options_defaults(sb_options *o)
     sb_optdefs_defaults(cli_optdefs, o);
 }
 
-void sb_cli_usage(FILE *f)
-{
-    fputs("usage: syncbench [run] [options]\n"
-          "       syncbench compare BASELINE.csv CURRENT.csv [options]   (see compare --help)\n"
-          "       syncbench audit [options] -- CMD [ARGS...]             (see audit --help)\n"
-          "       syncbench list\n"
-          "\n"
-          "Measures what CPU-GPU synchronization costs, scenario by scenario, and what the\n"
-          "sync-free alternative is worth; audit finds the syncs of any CUDA program.\n",
-          f);
-    sb_options o;
-    sb_argtable t[2];
-    tables(&o, t);
-    sb_args_usage(f, t, 2);
-    fputs("\nExit codes: 0 ok, 1 measurement or validation failed, 2 bad usage or input,\n"
-          "3 no usable CUDA device or driver, 130 interrupted.\n",
-          f);
-}
-
 int sb_cli_parse(int argc, char **argv, sb_options *o)
 {
     sb_argtable t[2];
@@ -84,4 +65,25 @@ int sb_cli_parse(int argc, char **argv, sb_options *o)
     if (first < argc)
         return sb_fail(SB_EXIT_USAGE, "unexpected argument '%s' (see --help)", argv[first]);
     return 0; /* min-reps against max-reps: in the plan, once a suite's values are merged */
+}
+
+/* --help: the text around the options. */
+static const char usage_head[] =
+    "usage: syncbench [run] [options]\n"
+    "       syncbench compare BASELINE.csv CURRENT.csv [options]   (see compare --help)\n"
+    "       syncbench audit [options] -- CMD [ARGS...]             (see audit --help)\n"
+    "       syncbench list\n"
+    "\n"
+    "Measures what CPU-GPU synchronization costs, scenario by scenario, and what the\n"
+    "sync-free alternative is worth; audit finds the syncs of any CUDA program.\n";
+static const char usage_tail[] =
+    "\nExit codes: 0 ok, 1 measurement or validation failed, 2 bad usage or input,\n"
+    "3 no usable CUDA device or driver, 130 interrupted.\n";
+
+void sb_cli_usage(FILE *f)
+{
+    sb_options o;
+    sb_argtable t[2];
+    tables(&o, t);
+    sb_args_help(f, usage_head, t, 2, usage_tail);
 }

@@ -94,37 +94,6 @@ static const sb_optdef compare_optdefs[] = {
 };
 /* clang-format on */
 
-void sb_compare_usage(FILE *f)
-{
-    fputs("usage: syncbench compare BASELINE.csv CURRENT.csv [options]\n"
-          "\n"
-          "Matches rows on scenario, variant, params and metric, and gives each a verdict:\n"
-          "same, faster, slower, REGRESSION, inconclusive, no-baseline, new, missing.\n"
-          "\n"
-          "With samples (X.samples.csv beside each X.csv, from syncbench --samples), a row is\n"
-          "judged by a bootstrap confidence interval (--confidence) of the relative change of\n"
-          "its median: REGRESSION when the interval lies wholly on the worse side and the\n"
-          "change is beyond --threshold; same when the interval lies within +-threshold;\n"
-          "inconclusive when it reaches past the threshold without excluding zero: too few\n"
-          "repetitions or too much spread to tell. inconclusive is never same, and fails the\n"
-          "gate only with --strict; measure again with more repetitions for a verdict.\n"
-          "Without samples in both runs, the summary rule: a REGRESSION is a change in the\n"
-          "worse direction beyond --threshold AND beyond --noise-k x sqrt(cv_base^2 +\n"
-          "cv_current^2 + run_noise^2), in percent. The output says which rule it used.\n"
-          "A baseline at or near zero (|median| <= its stddev; 0 always is) has no relative\n"
-          "change: the row is `same` when the current is at or near zero too, else\n"
-          "`no-baseline`, which is counted in the summary and is never a REGRESSION.\n",
-          f);
-    sb_argtable t = {compare_optdefs, NULL, NULL};
-    sb_args_usage(f, &t, 1);
-    fputs("\n"
-          "Inputs: at most 4 GiB per file, 64 KiB per record, 64 fields; no NUL bytes.\n"
-          "Files from different GPUs are compared with a warning on stderr.\n"
-          "Exit codes: 0 no regression, 1 regression (or inconclusive with --strict),\n"
-          "2 bad input.\n",
-          f);
-}
-
 static int metric_list(const char *arg, sb_compare_request *req)
 {
     if (strlen(arg) >= sizeof req->metric_buf)
@@ -176,4 +145,36 @@ int sb_compare_main(int argc, char **argv)
         return 0;
     }
     return sb_compare_run(&req);
+}
+
+/* --help: the text around the options. */
+static const char usage_head[] =
+    "usage: syncbench compare BASELINE.csv CURRENT.csv [options]\n"
+    "\n"
+    "Matches rows on scenario, variant, params and metric, and gives each a verdict:\n"
+    "same, faster, slower, REGRESSION, inconclusive, no-baseline, new, missing.\n"
+    "\n"
+    "With samples (X.samples.csv beside each X.csv, from syncbench --samples), a row is\n"
+    "judged by a bootstrap confidence interval (--confidence) of the relative change of\n"
+    "its median: REGRESSION when the interval lies wholly on the worse side and the\n"
+    "change is beyond --threshold; same when the interval lies within +-threshold;\n"
+    "inconclusive when it reaches past the threshold without excluding zero: too few\n"
+    "repetitions or too much spread to tell. inconclusive is never same, and fails the\n"
+    "gate only with --strict; measure again with more repetitions for a verdict.\n"
+    "Without samples in both runs, the summary rule: a REGRESSION is a change in the\n"
+    "worse direction beyond --threshold AND beyond --noise-k x sqrt(cv_base^2 +\n"
+    "cv_current^2 + run_noise^2), in percent. The output says which rule it used.\n"
+    "A baseline at or near zero (|median| <= its stddev; 0 always is) has no relative\n"
+    "change: the row is `same` when the current is at or near zero too, else\n"
+    "`no-baseline`, which is counted in the summary and is never a REGRESSION.\n";
+static const char usage_tail[] =
+    "\n"
+    "Inputs: at most 4 GiB per file, 64 KiB per record, 64 fields; no NUL bytes.\n"
+    "Files from different GPUs are compared with a warning on stderr.\n"
+    "Exit codes: 0 no regression, 1 regression (or inconclusive with --strict),\n"
+    "2 bad input.\n";
+
+void sb_compare_usage(FILE *f)
+{
+    sb_args_help(f, usage_head, &(sb_argtable){compare_optdefs, NULL, NULL}, 1, usage_tail);
 }

@@ -349,243 +349,334 @@ static int write_rerun(const sb_compare_request *req, const line *l, size_t n, s
     return rc ? rc : sb_out_commit(out);
 }
 
-int sb_compare_run(const sb_compare_request *req)
-{
-    sb_strpool pool;
-    sb_strpool_init(&pool);
+/* One comparison: its inputs, outputs and verdicts (zeroed: nothing held yet). */
+typedef struct {
+    const sb_compare_request *req;
+    sb_strpool pool; /* one pool for both files: the same text is the same pointer */
     sb_cmp_table base, cur;
-    memset(&cur, 0, sizeof cur);
-    sb_out_file md, rr, vd;
-    memset(&md, 0, sizeof md);
-    memset(&rr, 0, sizeof rr);
-    memset(&vd, 0, sizeof vd);
-    sb_pair *pairs = NULL;
-    line *lines = NULL;
-    const char **cells = NULL;
     samples_file bs, cs;
-    int rc = sb_csv_read(req->baseline, &pool, &base);
-    if (rc) {
-        sb_strpool_free(&pool);
+    int use_samples; /* both runs have samples */
+    sb_out_file md, rr, vd;
+    line *lines;
+    size_t n, left_out; /* rows compared; baseline rows --subset left out */
+    size_t count[SB_VERDICTS];
+    size_t by_samples, by_summary; /* rows the samples decided, rows the summary rule did */
+    layout t;
+    const char **cells;
+    char rule[PATH_MAX * 2 + 256], rule_short[512]; /* which rule: before the table, summary */
+    char summary[1024], advice[512];
+} comparison;
+
+static void comparison_free(comparison *c)
+{
+    sb_out_abort(&c->md);
+    sb_out_abort(&c->rr);
+    sb_out_abort(&c->vd);
+    free(c->cells);
+    free(c->lines);
+    sb_cmp_table_free(&c->base);
+    sb_cmp_table_free(&c->cur);
+    sb_strpool_free(&c->pool);
+}
+
+/* The two CSVs, a warning when they come from different GPUs, and their samples. */
+static int read_inputs(comparison *c)
+{
+    const sb_compare_request *req = c->req;
+    int rc;
+    if ((rc = sb_csv_read(req->baseline, &c->pool, &c->base)) != 0 ||
+        (rc = sb_csv_read(req->current, &c->pool, &c->cur)) != 0)
         return rc;
-    }
-    if ((rc = sb_csv_read(req->current, &pool, &cur)) != 0)
-        goto out;
-    /* one pool: the same text is the same pointer */
-    if (base.gpu[0] && cur.gpu[0] && base.gpu != cur.gpu) {
+    const char *bg = c->base.gpu, *cg = c->cur.gpu;
+    if (bg[0] && cg[0] && bg != cg) { /* one pool: the same text is the same pointer */
         char a[256], b[256];
         fprintf(stderr,
                 "syncbench: compare: warning: baseline is from GPU %s, current from GPU %s\n",
-                one_line(base.gpu, a, sizeof a), one_line(cur.gpu, b, sizeof b));
+                one_line(bg, a, sizeof a), one_line(cg, b, sizeof b));
     }
+    if ((rc = check_thresholds_used(req, &c->base, &c->cur)) != 0)
+        return rc;
+    return read_samples(req, &c->pool, &c->base, &c->cur, &c->bs, &c->cs, &c->use_samples);
+}
 
-    if ((rc = check_thresholds_used(req, &base, &cur)) != 0)
-        goto out;
-    int use_samples;
-    if ((rc = read_samples(req, &pool, &base, &cur, &bs, &cs, &use_samples)) != 0)
-        goto out;
+/* The files compare writes, each with its option. */
+enum { N_OUTPUTS = 3 };
+typedef struct {
+    sb_out_file *f;
+    const char *opt, *path; /* path NULL: not asked for */
+} output;
 
-    const char *inputs[] = {req->baseline, req->current, bs.path ? bs.path : cs.path,
-                            bs.path ? cs.path : NULL, NULL};
-    /* the outputs are checked now and created once the verdicts are in: a signal during the
-     * bootstrap leaves no empty PATH.partial behind */
-    struct {
-        sb_out_file *f;
-        const char *opt, *path;
-    } outs[] = {{&md, "markdown", req->markdown},
-                {&rr, "rerun", req->rerun},
-                {&vd, "verdicts", req->verdicts}};
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+static void list_outputs(comparison *c, output o[N_OUTPUTS])
+{
+    o[0] = (output){&c->md, "markdown", c->req->markdown};
+    o[1] = (output){&c->rr, "rerun", c->req->rerun};
+    o[2] = (output){&c->vd, "verdicts", c->req->verdicts};
+}
+
+/* The outputs are checked now and created once the verdicts are in: a signal during the
+ * bootstrap leaves no empty PATH.partial behind. None may be an input or another output. */
+static int prepare_outputs(comparison *c)
+{
+    const sb_compare_request *req = c->req;
+    const char *inputs[] = {req->baseline, req->current, c->bs.path ? c->bs.path : c->cs.path,
+                            c->bs.path ? c->cs.path : NULL, NULL};
+    output outs[N_OUTPUTS];
+    list_outputs(c, outs);
+    int rc;
+    for (size_t i = 0; i < N_OUTPUTS; i++) {
         if (!outs[i].path)
             continue;
         if ((rc = sb_out_prepare(outs[i].f, outs[i].opt, outs[i].path)) != 0 ||
             (rc = sb_out_check_inputs(outs[i].f, inputs)) != 0)
-            goto out;
+            return rc;
         for (size_t j = 0; j < i; j++)
-            if (outs[j].path && sb_out_same(outs[j].f, outs[i].f)) {
-                rc = sb_fail(SB_EXIT_USAGE, "compare: --%s %s: same file as --%s %s", outs[i].opt,
-                             outs[i].path, outs[j].opt, outs[j].path);
-                goto out;
-            }
+            if (outs[j].path && sb_out_same(outs[j].f, outs[i].f))
+                return sb_fail(SB_EXIT_USAGE, "compare: --%s %s: same file as --%s %s", outs[i].opt,
+                               outs[i].path, outs[j].opt, outs[j].path);
     }
+    return 0;
+}
 
+static int open_outputs(comparison *c)
+{
+    output outs[N_OUTPUTS];
+    list_outputs(c, outs);
+    int rc;
+    for (size_t i = 0; i < N_OUTPUTS; i++)
+        if (outs[i].path && (rc = sb_out_open(outs[i].f, NULL)) != 0)
+            return rc;
+    return 0;
+}
+
+/* The rows to compare, paired by key: c->lines[0..c->n) with their base and cur set. */
+static int match_rows(comparison *c)
+{
+    const sb_compare_request *req = c->req;
+    sb_pair *pairs = NULL;
     size_t n;
-    if (sb_match(&base, &cur, req->metrics, req->n_metrics, &pairs, &n) != 0 ||
-        !(lines = calloc(n ? n : 1, sizeof *lines))) {
-        rc = sb_fail(SB_EXIT_FAIL, "out of memory");
-        goto out;
+    if (sb_match(&c->base, &c->cur, req->metrics, req->n_metrics, &pairs, &n) != 0 ||
+        !(c->lines = calloc(n ? n : 1, sizeof *c->lines))) {
+        free(pairs);
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
     }
-    size_t left_out = 0;
     if (req->subset) { /* only the rows CURRENT has: a confirmation run re-measures a few */
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             if (pairs[i].cur)
                 pairs[k++] = pairs[i];
-        left_out = n - k;
+        c->left_out = n - k;
         n = k;
     }
-    if (n == 0) {
-        if (req->n_metrics)
-            rc = sb_fail(SB_EXIT_USAGE, "compare: no rows with metric%s %s",
-                         req->n_metrics > 1 ? "s" : "", req->metric_arg);
-        else
-            rc = sb_fail(SB_EXIT_USAGE, "compare: no rows to compare");
-        goto out;
-    }
-    size_t count[SB_VERDICTS] = {0};
-    size_t by_samples = 0, by_summary = 0;
     for (size_t i = 0; i < n; i++) {
-        line *l = &lines[i];
-        l->base = pairs[i].base;
-        l->cur = pairs[i].cur;
+        c->lines[i].base = pairs[i].base;
+        c->lines[i].cur = pairs[i].cur;
+    }
+    free(pairs);
+    c->n = n;
+    if (n > 0)
+        return 0;
+    if (req->n_metrics)
+        return sb_fail(SB_EXIT_USAGE, "compare: no rows with metric%s %s",
+                       req->n_metrics > 1 ? "s" : "", req->metric_arg);
+    return sb_fail(SB_EXIT_USAGE, "compare: no rows to compare");
+}
+
+/* Each row's verdict, counted by verdict and by the rule that gave it. */
+static int decide_rows(comparison *c)
+{
+    int rc;
+    for (size_t i = 0; i < c->n; i++) {
+        line *l = &c->lines[i];
         if (l->base && l->cur) {
-            if ((rc = decide(l, req, use_samples)) != 0)
-                goto out;
-            by_samples += l->rule == RULE_SAMPLES;
-            by_summary += l->rule == RULE_SUMMARY;
+            if ((rc = decide(l, c->req, c->use_samples)) != 0)
+                return rc;
+            c->by_samples += l->rule == RULE_SAMPLES;
+            c->by_summary += l->rule == RULE_SUMMARY;
         } else {
             l->v = l->base ? SB_MISSING : SB_NEW;
             l->rule = RULE_NONE;
         }
-        count[l->v]++;
+        c->count[l->v]++;
     }
-    free(pairs);
-    pairs = NULL;
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
-        if (outs[i].path && (rc = sb_out_open(outs[i].f, NULL)) != 0)
-            goto out;
+    return 0;
+}
 
-    /* which rule: one line before the table, and in the summary */
-    const sb_compare_opts *o = &req->opts;
-    char rule[PATH_MAX * 2 + 256], rule_short[512];
-    if (use_samples) {
-        char a[PATH_MAX], b[PATH_MAX];
-        snprintf(rule_short, sizeof rule_short,
-                 "statistics: bootstrap CI of the change of medians on samples (%g %%)",
-                 req->confidence_pct);
-        if (by_summary) {
-            size_t used = strlen(rule_short);
-            snprintf(rule_short + used, sizeof rule_short - used,
-                     "; summary rule for %zu row%s without samples in both files (noise %g x "
-                     "cv, run noise %g %%)",
-                     by_summary, by_summary == 1 ? "" : "s", o->noise_k, o->run_noise_pct);
-        }
-        snprintf(rule, sizeof rule, "%s: %s, %s", rule_short, one_line(bs.path, a, sizeof a),
-                 one_line(cs.path, b, sizeof b));
-    } else {
-        /* the files looked for and not found (a file given must exist) */
-        char missing[PATH_MAX * 2 + 8] = "";
-        const char *csvs[2] = {bs.path ? NULL : req->baseline, cs.path ? NULL : req->current};
-        for (int k = 0; k < 2; k++) {
-            char want[PATH_MAX], shown[PATH_MAX];
-            if (!csvs[k] || sb_samples_path(csvs[k], want, sizeof want) != 0)
-                continue;
-            size_t used = strlen(missing);
-            snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
-                     one_line(want, shown, sizeof shown));
-        }
-        snprintf(rule, sizeof rule, "summary rule: samples not found (%s)", missing);
-        snprintf(rule_short, sizeof rule_short,
-                 "noise %g x cv, run noise %g %%; summary rule: samples not found (%.300s)",
-                 o->noise_k, o->run_noise_pct, missing);
+/* Which rule, with samples in both runs: the interval, and the summary rule for the rows
+ * without samples in both files. */
+static void describe_samples_rule(comparison *c)
+{
+    const sb_compare_opts *o = &c->req->opts;
+    char a[PATH_MAX], b[PATH_MAX];
+    snprintf(c->rule_short, sizeof c->rule_short,
+             "statistics: bootstrap CI of the change of medians on samples (%g %%)",
+             c->req->confidence_pct);
+    if (c->by_summary) {
+        size_t used = strlen(c->rule_short);
+        snprintf(c->rule_short + used, sizeof c->rule_short - used,
+                 "; summary rule for %zu row%s without samples in both files (noise %g x "
+                 "cv, run noise %g %%)",
+                 c->by_summary, c->by_summary == 1 ? "" : "s", o->noise_k, o->run_noise_pct);
     }
+    snprintf(c->rule, sizeof c->rule, "%s: %s, %s", c->rule_short,
+             one_line(c->bs.path, a, sizeof a), one_line(c->cs.path, b, sizeof b));
+}
+
+/* Which rule, without samples in both runs: the summary rule, naming the samples files looked
+ * for and not found (a file given must exist). */
+static void describe_summary_rule(comparison *c)
+{
+    const sb_compare_opts *o = &c->req->opts;
+    char missing[PATH_MAX * 2 + 8] = "";
+    const char *csvs[2] = {c->bs.path ? NULL : c->req->baseline,
+                           c->cs.path ? NULL : c->req->current};
+    for (int k = 0; k < 2; k++) {
+        char want[PATH_MAX], shown[PATH_MAX];
+        if (!csvs[k] || sb_samples_path(csvs[k], want, sizeof want) != 0)
+            continue;
+        size_t used = strlen(missing);
+        snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
+                 one_line(want, shown, sizeof shown));
+    }
+    snprintf(c->rule, sizeof c->rule, "summary rule: samples not found (%s)", missing);
+    snprintf(c->rule_short, sizeof c->rule_short,
+             "noise %g x cv, run noise %g %%; summary rule: samples not found (%.300s)", o->noise_k,
+             o->run_noise_pct, missing);
+}
+
+/* The summary line (the counts by verdict, the rule) and the advice on inconclusive rows. */
+static void describe_counts(comparison *c)
+{
+    const sb_compare_request *req = c->req;
+    const size_t *count = c->count;
     char subset_note[96] = "";
     if (req->subset)
         snprintf(subset_note, sizeof subset_note,
-                 "; --subset: %zu baseline row%s not in CURRENT left out", left_out,
-                 left_out == 1 ? "" : "s");
-    char summary[1024];
-    snprintf(summary, sizeof summary,
+                 "; --subset: %zu baseline row%s not in CURRENT left out", c->left_out,
+                 c->left_out == 1 ? "" : "s");
+    snprintf(c->summary, sizeof c->summary,
              "compare: %zu rows: %zu REGRESSION, %zu slower, %zu faster, %zu same, "
              "%zu no-baseline, %zu new, %zu missing, %zu inconclusive (threshold %g %%%s%s%s)",
-             n, count[SB_REGRESSION], count[SB_SLOWER], count[SB_FASTER], count[SB_SAME],
+             c->n, count[SB_REGRESSION], count[SB_SLOWER], count[SB_FASTER], count[SB_SAME],
              count[SB_NO_BASELINE], count[SB_NEW], count[SB_MISSING], count[SB_INCONCLUSIVE],
-             o->threshold_pct, use_samples ? "; " : ", ", rule_short, subset_note);
-    char advice[512] = "";
+             req->opts.threshold_pct, c->use_samples ? "; " : ", ", c->rule_short, subset_note);
     if (count[SB_INCONCLUSIVE])
-        snprintf(advice, sizeof advice,
+        snprintf(c->advice, sizeof c->advice,
                  "compare: %zu inconclusive: the samples neither show nor exclude a change of "
                  "%g %%; for a verdict measure again with more repetitions (syncbench "
                  "--min-reps %lld; make perf-check re-measures them; compare --rerun PATH "
                  "writes the suite)%s",
-                 count[SB_INCONCLUSIVE], o->threshold_pct, req->rerun_reps,
+                 count[SB_INCONCLUSIVE], req->opts.threshold_pct, req->rerun_reps,
                  req->strict ? "; --strict: they fail the gate"
                              : "; they fail the gate only with --strict");
+}
 
-    layout t;
-    make_layout(&t, !use_samples || by_summary, by_samples, req->confidence_pct);
-    if (!req->quiet || md.f) {
-        if (!(cells = table_cells(&pool, &t, lines, n))) {
-            rc = sb_fail(SB_EXIT_FAIL, "out of memory");
-            goto out;
-        }
-    }
+/* The table on stdout (unless --quiet), then the summary and the advice. */
+static void print_report(comparison *c)
+{
+    const sb_compare_request *req = c->req;
     if (!req->quiet) {
         /* file names and the CSVs' own text, escaped: they came from outside */
-        const char *parts[] = {"baseline: ", req->baseline,   " (",         base.gpu, ", ",
-                               base.run_id,  ")\ncurrent:  ", req->current, " (",     cur.gpu,
-                               ", ",         cur.run_id,      ")\n"};
+        const char *parts[] = {
+            "baseline: ",   req->baseline,   " (",         c->base.gpu, ", ",
+            c->base.run_id, ")\ncurrent:  ", req->current, " (",        c->cur.gpu,
+            ", ",           c->cur.run_id,   ")\n"};
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
             if (i % 2)
                 sb_fputs_escaped(stdout, parts[i]);
             else
                 fputs(parts[i], stdout);
-        printf("%s\n\n", rule);
-        print_table(stdout, &t, cells, n, 0);
+        printf("%s\n\n", c->rule);
+        print_table(stdout, &c->t, c->cells, c->n, 0);
         putchar('\n');
     }
-    puts(summary);
-    if (advice[0])
-        puts(advice);
-    if (md.f) {
-        /* Markdown shows regressions in bold */
-        for (size_t i = 0; i < n; i++)
-            if (lines[i].v == SB_REGRESSION)
-                cells[i * (size_t)t.cols + (size_t)t.cols - 1] = "**REGRESSION**";
-        char mb[4][1024];
-        fprintf(md.f, "### syncbench compare\n\nbaseline `%s` (%s), current `%s` (%s)\n\n%s\n\n",
-                md_text(req->baseline, mb[0], sizeof mb[0]), md_text(base.gpu, mb[1], sizeof mb[1]),
-                md_text(req->current, mb[2], sizeof mb[2]), md_text(cur.gpu, mb[3], sizeof mb[3]),
-                rule);
-        print_table(md.f, &t, cells, n, 1);
-        fprintf(md.f, "\n%s\n", summary);
-        if (advice[0])
-            fprintf(md.f, "\n%s\n", advice);
-        if ((rc = sb_out_commit(&md)) != 0)
-            goto out;
-    }
-    if (vd.f && (rc = write_verdicts(vd.f, req, lines, n)) == 0)
-        rc = sb_out_commit(&vd);
-    if (rc)
-        goto out;
-    if (rr.f) {
+    puts(c->summary);
+    if (c->advice[0])
+        puts(c->advice);
+}
+
+/* --markdown: the table (regressions in bold), the summary and the advice. */
+static int write_markdown(comparison *c)
+{
+    const sb_compare_request *req = c->req;
+    FILE *f = c->md.f;
+    const size_t cols = (size_t)c->t.cols;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->lines[i].v == SB_REGRESSION)
+            c->cells[i * cols + cols - 1] = "**REGRESSION**";
+    char mb[4][1024];
+    fprintf(f, "### syncbench compare\n\nbaseline `%s` (%s), current `%s` (%s)\n\n%s\n\n",
+            md_text(req->baseline, mb[0], sizeof mb[0]), md_text(c->base.gpu, mb[1], sizeof mb[1]),
+            md_text(req->current, mb[2], sizeof mb[2]), md_text(c->cur.gpu, mb[3], sizeof mb[3]),
+            c->rule);
+    print_table(f, &c->t, c->cells, c->n, 1);
+    fprintf(f, "\n%s\n", c->summary);
+    if (c->advice[0])
+        fprintf(f, "\n%s\n", c->advice);
+    return sb_out_commit(&c->md);
+}
+
+/* The table, the summary and the files asked for. */
+static int write_outputs(comparison *c)
+{
+    const sb_compare_request *req = c->req;
+    make_layout(&c->t, !c->use_samples || c->by_summary, c->by_samples, req->confidence_pct);
+    if ((!req->quiet || c->md.f) && !(c->cells = table_cells(&c->pool, &c->t, c->lines, c->n)))
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    print_report(c);
+    int rc;
+    if (c->md.f && (rc = write_markdown(c)) != 0)
+        return rc;
+    if (c->vd.f && ((rc = write_verdicts(c->vd.f, req, c->lines, c->n)) != 0 ||
+                    (rc = sb_out_commit(&c->vd)) != 0))
+        return rc;
+    if (c->rr.f) {
         int sections;
-        if ((rc = write_rerun(req, lines, n, &rr, &sections)) != 0)
-            goto out;
+        if ((rc = write_rerun(req, c->lines, c->n, &c->rr, &sections)) != 0)
+            return rc;
         if (!req->quiet)
             printf("rerun: %d measurement%s to confirm in %s\n", sections, sections == 1 ? "" : "s",
                    req->rerun);
     }
-    size_t fails = count[SB_REGRESSION], unsure = req->strict ? count[SB_INCONCLUSIVE] : 0;
+    return 0;
+}
+
+/* The gate: exit 1 on a regression, and with --strict on an inconclusive row. */
+static int gate(const comparison *c)
+{
+    const sb_compare_request *req = c->req;
+    double pct = req->opts.threshold_pct;
+    size_t fails = c->count[SB_REGRESSION], unsure = req->strict ? c->count[SB_INCONCLUSIVE] : 0;
     if (fails && unsure)
-        rc = sb_fail(SB_EXIT_FAIL,
-                     "compare: %zu regression%s beyond %g %% and the noise, %zu inconclusive "
-                     "(--strict)",
-                     fails, fails == 1 ? "" : "s", o->threshold_pct, unsure);
-    else if (fails)
-        rc = sb_fail(SB_EXIT_FAIL, "compare: %zu regression%s beyond %g %% and the noise", fails,
-                     fails == 1 ? "" : "s", o->threshold_pct);
-    else if (unsure)
-        rc = sb_fail(SB_EXIT_FAIL, "compare: %zu inconclusive row%s (--strict)", unsure,
-                     unsure == 1 ? "" : "s");
-out:
-    sb_out_abort(&md);
-    sb_out_abort(&rr);
-    sb_out_abort(&vd);
-    free(cells);
-    free(lines);
-    free(pairs);
-    sb_cmp_table_free(&base);
-    sb_cmp_table_free(&cur);
-    sb_strpool_free(&pool);
+        return sb_fail(SB_EXIT_FAIL,
+                       "compare: %zu regression%s beyond %g %% and the noise, %zu inconclusive "
+                       "(--strict)",
+                       fails, fails == 1 ? "" : "s", pct, unsure);
+    if (fails)
+        return sb_fail(SB_EXIT_FAIL, "compare: %zu regression%s beyond %g %% and the noise", fails,
+                       fails == 1 ? "" : "s", pct);
+    if (unsure)
+        return sb_fail(SB_EXIT_FAIL, "compare: %zu inconclusive row%s (--strict)", unsure,
+                       unsure == 1 ? "" : "s");
+    return 0;
+}
+
+int sb_compare_run(const sb_compare_request *req)
+{
+    comparison c;
+    memset(&c, 0, sizeof c);
+    c.req = req;
+    sb_strpool_init(&c.pool);
+    int rc;
+    if ((rc = read_inputs(&c)) == 0 && (rc = prepare_outputs(&c)) == 0 &&
+        (rc = match_rows(&c)) == 0 && (rc = decide_rows(&c)) == 0 && (rc = open_outputs(&c)) == 0) {
+        if (c.use_samples)
+            describe_samples_rule(&c);
+        else
+            describe_summary_rule(&c);
+        describe_counts(&c);
+        if ((rc = write_outputs(&c)) == 0)
+            rc = gate(&c);
+    }
+    comparison_free(&c);
     return rc;
 }

@@ -273,107 +273,124 @@ static int not_negative(reader *r, int c, double v)
     return 0;
 }
 
-static void csv_row(reader *r)
+/* A data record has as many fields as the header, none of those compare reads padded. 0, or the
+ * error's code. */
+static int record_fits_header(reader *r)
 {
-    if (r->n_fields != r->n_header) {
-        fail_at(r, r->start, "expected %d fields, found %d", r->n_header, r->n_fields);
-        return;
-    }
-    if (padded(r, 0))
-        return;
-    sb_cmp_row row;
-    memset(&row, 0, sizeof row);
-    row.line = r->start;
-    if (!get(r, C_SCENARIO)[0] || !get(r, C_VARIANT)[0] || !get(r, C_METRIC)[0]) {
-        fail_at(r, r->start, "empty scenario, variant or metric");
-        return;
-    }
+    if (r->n_fields != r->n_header)
+        return fail_at(r, r->start, "expected %d fields, found %d", r->n_header, r->n_fields);
+    return padded(r, 0);
+}
+
+/* The row's key is not empty, better is a direction, the statistics are numbers in range and
+ * reps and iters (when there) whole numbers. 0, or the error's code. */
+static int read_figures(reader *r, sb_cmp_row *row)
+{
+    if (!get(r, C_SCENARIO)[0] || !get(r, C_VARIANT)[0] || !get(r, C_METRIC)[0])
+        return fail_at(r, r->start, "empty scenario, variant or metric");
     const char *better = get(r, C_BETTER);
+    char a[64];
     if (!strcmp(better, "lower"))
-        row.better = SB_LOWER;
+        row->better = SB_LOWER;
     else if (!strcmp(better, "higher"))
-        row.better = SB_HIGHER;
-    else {
-        char a[64];
-        fail_at(r, r->start, "better must be 'lower' or 'higher', not '%s'",
-                shown(better, a, sizeof a));
-        return;
-    }
-    if (number(r, C_MEDIAN, &row.median) || number(r, C_MEAN, &row.mean) ||
-        number(r, C_STDDEV, &row.stddev) || not_negative(r, C_STDDEV, row.stddev) ||
-        number(r, C_CV, &row.cv) || not_negative(r, C_CV, row.cv))
-        return;
-    if (fabs(row.mean) >= SB_CMP_MAX_VALUE || row.stddev >= SB_CMP_MAX_VALUE) {
-        fail_at(r, r->start, "mean or stddev is out of range (magnitude %g or more)",
-                SB_CMP_MAX_VALUE);
-        return;
-    }
+        row->better = SB_HIGHER;
+    else
+        return fail_at(r, r->start, "better must be 'lower' or 'higher', not '%s'",
+                       shown(better, a, sizeof a));
+    if (number(r, C_MEDIAN, &row->median) || number(r, C_MEAN, &row->mean) ||
+        number(r, C_STDDEV, &row->stddev) || not_negative(r, C_STDDEV, row->stddev) ||
+        number(r, C_CV, &row->cv) || not_negative(r, C_CV, row->cv))
+        return r->failed;
+    if (fabs(row->mean) >= SB_CMP_MAX_VALUE || row->stddev >= SB_CMP_MAX_VALUE)
+        return fail_at(r, r->start, "mean or stddev is out of range (magnitude %g or more)",
+                       SB_CMP_MAX_VALUE);
+    long long v;
     if (r->col[C_REPS] >= 0) {
-        long long reps;
-        if (integer(r, C_REPS, 1, INT_MAX, &reps))
-            return;
-        row.reps = (int)reps;
+        if (integer(r, C_REPS, 1, INT_MAX, &v))
+            return r->failed;
+        row->reps = (int)v;
     }
     if (r->col[C_ITERS] >= 0) {
-        long long iters;
-        if (integer(r, C_ITERS, 1, INT_MAX, &iters))
-            return;
-        row.iters = (int)iters;
+        if (integer(r, C_ITERS, 1, INT_MAX, &v))
+            return r->failed;
+        row->iters = (int)v;
     }
-    row.scenario = intern(r, C_SCENARIO);
-    row.variant = intern(r, C_VARIANT);
-    row.params = intern(r, C_PARAMS);
-    row.metric = intern(r, C_METRIC);
-    row.unit = intern(r, C_UNIT);
-    row.flags = intern(r, C_FLAGS);
-    row.run_id = intern(r, C_RUN_ID);
-    if (!row.scenario || !row.variant || !row.params || !row.metric || !row.unit || !row.flags ||
-        !row.run_id) {
-        out_of_memory(r);
-        return;
-    }
-    sb_cmp_table *t = r->out;
+    return 0;
+}
+
+/* The row's text, interned. 0, or the error's code (out of memory). */
+static int read_text(reader *r, sb_cmp_row *row)
+{
+    row->scenario = intern(r, C_SCENARIO);
+    row->variant = intern(r, C_VARIANT);
+    row->params = intern(r, C_PARAMS);
+    row->metric = intern(r, C_METRIC);
+    row->unit = intern(r, C_UNIT);
+    row->flags = intern(r, C_FLAGS);
+    row->run_id = intern(r, C_RUN_ID);
+    if (!row->scenario || !row->variant || !row->params || !row->metric || !row->unit ||
+        !row->flags || !row->run_id)
+        return out_of_memory(r);
+    return 0;
+}
+
+/* Puts row at t->rows[t->n] (not counted yet) and in the index: a second row of one key is an
+ * error naming the first's line. 0, or the error's code. */
+static int place_row(reader *r, sb_cmp_table *t, const sb_cmp_row *row)
+{
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 1024;
         sb_cmp_row *rows = realloc(t->rows, sizeof *rows * cap);
-        if (!rows) {
-            out_of_memory(r);
-            return;
-        }
+        if (!rows)
+            return out_of_memory(r);
         t->rows = rows;
         t->cap = cap;
     }
-    t->rows[t->n] = row;
+    t->rows[t->n] = *row;
     size_t dup;
     int rc = sb_row_index_add(&t->index, t->rows, t->n, &dup);
-    if (rc < 0) {
-        out_of_memory(r);
-        return;
-    }
+    if (rc < 0)
+        return out_of_memory(r);
     if (rc > 0) {
         char s[64], v[64], p[64], m[64];
-        fail_at(r, r->start, "duplicate row for %s %s %s %s (first at line %ld)",
-                shown(row.scenario, s, sizeof s), shown(row.variant, v, sizeof v),
-                shown(row.params, p, sizeof p), shown(row.metric, m, sizeof m), t->rows[dup].line);
-        return;
+        return fail_at(r, r->start, "duplicate row for %s %s %s %s (first at line %ld)",
+                       shown(row->scenario, s, sizeof s), shown(row->variant, v, sizeof v),
+                       shown(row->params, p, sizeof p), shown(row->metric, m, sizeof m),
+                       t->rows[dup].line);
     }
+    return 0;
+}
+
+/* One file, one run: every row's gpu and run_id are the first row's (rows of two runs or GPUs
+ * would be compared as one). The first row sets them. 0, or the error's code. */
+static int same_run(reader *r, sb_cmp_table *t, const sb_cmp_row *row)
+{
     const char *gpu = intern(r, C_GPU);
-    if (!gpu) {
-        out_of_memory(r);
-        return;
-    }
+    if (!gpu)
+        return out_of_memory(r);
     if (t->n == 0) {
         t->gpu = gpu;
-        t->run_id = row.run_id;
-    } else if (gpu != t->gpu || row.run_id != t->run_id) {
-        /* one file, one run: rows of two runs or GPUs would be compared as one */
+        t->run_id = row->run_id;
+    } else if (gpu != t->gpu || row->run_id != t->run_id) {
         char a[64], b[64];
         int is_gpu = gpu != t->gpu;
-        fail_at(r, r->start, "%s '%s' is not line %ld's '%s': one file holds one run",
-                is_gpu ? "gpu" : "run_id", shown(is_gpu ? gpu : row.run_id, a, sizeof a),
-                t->rows[0].line, shown(is_gpu ? t->gpu : t->run_id, b, sizeof b));
-        return;
+        return fail_at(r, r->start, "%s '%s' is not line %ld's '%s': one file holds one run",
+                       is_gpu ? "gpu" : "run_id", shown(is_gpu ? gpu : row->run_id, a, sizeof a),
+                       t->rows[0].line, shown(is_gpu ? t->gpu : t->run_id, b, sizeof b));
     }
+    return 0;
+}
+
+/* A data record of a run's CSV: one row of r->out, or the first error in r->failed. */
+static void csv_row(reader *r)
+{
+    sb_cmp_row row;
+    memset(&row, 0, sizeof row);
+    row.line = r->start;
+    sb_cmp_table *t = r->out;
+    if (record_fits_header(r) || read_figures(r, &row) || read_text(r, &row) ||
+        place_row(r, t, &row) || same_run(r, t, &row))
+        return;
     t->n++;
 }
 
@@ -542,11 +559,7 @@ static void sample_row(reader *r)
 {
     samples_state *st = r->samples;
     sb_cmp_table *t = r->out;
-    if (r->n_fields != r->n_header) {
-        fail_at(r, r->start, "expected %d fields, found %d", r->n_header, r->n_fields);
-        return;
-    }
-    if (padded(r, 0))
+    if (record_fits_header(r))
         return;
     const char *key[4] = {intern(r, S_SCENARIO), intern(r, S_VARIANT), intern(r, S_PARAMS),
                           intern(r, S_METRIC)};

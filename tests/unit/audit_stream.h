@@ -5,6 +5,7 @@
 
 #include "cmocka_all.h"
 
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,62 @@ static inline sb_audit_run *analyzed(stream *s)
     sb_audit_run *run = load_into(NULL, s, "proc-100.jsonl");
     analyze_default(run);
     return run;
+}
+
+/* ---- what the writers give for a run ---- */
+typedef enum { AS_TABLE, AS_CSV, AS_JSON, AS_TRACE } report_kind;
+
+/* The report of one kind as text (the caller frees it): with options o (NULL: the run's) and,
+ * for the JSON, environment env (NULL: none). */
+static inline char *report_text(const sb_audit_run *run, report_kind kind, const sb_audit_opts *o,
+                                const sb_env *env)
+{
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    o = o ? o : &run->opts;
+    int rc = kind == AS_CSV     ? sb_audit_write_csv(f, run)
+             : kind == AS_JSON  ? sb_audit_write_json(f, run, o, env)
+             : kind == AS_TRACE ? sb_audit_write_trace(f, run)
+                                : sb_audit_write_table(f, run, o);
+    assert_int_equal(rc, 0);
+    fclose(f);
+    return buf;
+}
+
+static inline char *table_text(const sb_audit_run *run)
+{
+    return report_text(run, AS_TABLE, NULL, NULL);
+}
+
+static inline char *csv_text(const sb_audit_run *run)
+{
+    return report_text(run, AS_CSV, NULL, NULL);
+}
+
+/* The gate under options o: its verdict, and its message in *msg (the caller frees it). */
+static inline int gate_message(const sb_audit_run *run, const sb_audit_opts *o, char **msg)
+{
+    size_t len;
+    FILE *f = open_memstream(msg, &len);
+    assert_non_null(f);
+    int rc = sb_audit_gate(run, o, f);
+    fclose(f);
+    return rc;
+}
+
+/* The JSON report or the trace (kind), parsed (the caller json_decref's it). */
+static inline json_t *report_json(const sb_audit_run *run, report_kind kind, const sb_audit_opts *o,
+                                  const sb_env *env)
+{
+    char *buf = report_text(run, kind, o, env);
+    json_error_t err;
+    json_t *root = json_loads(buf, 0, &err);
+    if (!root)
+        fail_msg("%s (line %d): %s", err.text, err.line, buf);
+    free(buf);
+    return root;
 }
 
 #endif

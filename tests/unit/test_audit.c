@@ -283,21 +283,12 @@ static void without_kernels(void **state)
     assert_int_equal(cls(run, 0), SB_AUDIT_NONE);
     assert_int_equal(cls(run, 1), SB_AUDIT_SYNC_STREAM);
     assert_int_equal(p->calls[1].bubble_ns, 0);
-    char *csv = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&csv, &n);
-    assert_int_equal(sb_audit_write_csv(f, run), 0);
-    fclose(f);
+    char *csv = csv_text(run);
     assert_non_null(strstr(csv, ",sync-stream,,?,1,50,50,50,,"));
     free(csv);
-    f = open_memstream(&csv, &n);
     sb_env env;
     memset(&env, 0, sizeof env);
-    assert_int_equal(sb_audit_write_json(f, run, &run->opts, &env), 0);
-    fclose(f);
-    json_error_t err;
-    json_t *doc = json_loads(csv, 0, &err);
-    assert_non_null(doc);
+    json_t *doc = report_json(run, AS_JSON, NULL, &env);
     json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
     assert_true(json_is_null(json_object_get(proc, "gpu_busy_pct")));
     assert_true(json_is_null(json_object_get(proc, "predicted")));
@@ -305,7 +296,6 @@ static void without_kernels(void **state)
     json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
     assert_true(json_is_null(json_object_get(row, "bubble_total_us")));
     json_decref(doc);
-    free(csv);
     sb_audit_free(run);
 }
 
@@ -368,11 +358,7 @@ static int gate(sb_audit_run *run, const char *range, long long max, char **msg)
     sb_audit_opts_default(&o);
     o.range = range;
     o.max_syncs = max;
-    size_t len;
-    FILE *f = open_memstream(msg, &len);
-    int rc = sb_audit_gate(run, &o, f);
-    fclose(f);
-    return rc;
+    return gate_message(run, &o, msg);
 }
 
 static void ranges_and_gate(void **state)
@@ -567,11 +553,7 @@ static void many_ranges_and_sites(void **state)
     assert_non_null(strstr(msg, "      40  sync-device    train!f"));
     assert_null(strstr(msg, "      41  "));
     free(msg);
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
-    fclose(f);
+    char *buf = table_text(run);
     assert_non_null(strstr(buf, "sync-device       200000"));
     assert_non_null(strstr(buf, "\n       40  sync-device    r"));
     free(buf);
@@ -707,11 +689,7 @@ static void malformed_lines(void **state)
     assert_int_equal(p->ncalls, 2);
     assert_int_equal(p->blocking, 2);
     assert_int_equal(p->complete, 1);
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
-    fclose(f);
+    char *buf = table_text(run);
     assert_non_null(strstr(buf, "pid 100: 4 malformed lines skipped"));
     assert_null(strstr(buf, "no end record"));
     free(buf);
@@ -729,11 +707,7 @@ static void incomplete_stream(void **state)
     analyze_default(run);
     assert_int_equal(run->procs[0]->complete, 0);
     sb_audit_set_wall(run, "python3 train.py", 1.5, 0);
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
-    fclose(f);
+    char *buf = table_text(run);
     assert_non_null(strstr(buf,
                            "pid 4242: records incomplete: its records end without an end "
                            "record (killed, or the disk full); what was recorded is reported"));
@@ -750,11 +724,7 @@ static void no_cuda(void **state)
     sb_audit_set_wall(run, "ls -l", 0.01, 0);
     analyze_default(run);
     assert_int_equal(sb_audit_nprocs(run), 0);
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
-    fclose(f);
+    char *buf = table_text(run);
     assert_non_null(strstr(buf, "ls -l never initialized CUDA: nothing to audit"));
     free(buf);
     char *msg;

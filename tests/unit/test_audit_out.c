@@ -48,11 +48,7 @@ static void csv(void **state)
 {
     (void)state;
     sb_audit_run *run = two_procs();
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_csv(f, run), 0);
-    fclose(f);
+    char *buf = csv_text(run);
     /* bubbles: the syncs end with the GPU idle until the copy at 7300: 4.3 + 2.3 us; the
      * copy call 0.2 us */
 /* the rules' operation, fix and scenario for the two sites (no Python: columns empty) */
@@ -89,15 +85,7 @@ static void json(void **state)
     sb_audit_opts o = run->opts;
     o.max_syncs = 1;
     o.range = "a,b";
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_json(f, run, &o, &env), 0);
-    fclose(f);
-    json_error_t err;
-    json_t *root = json_loads(buf, 0, &err);
-    if (!root)
-        fail_msg("%s: %s", err.text, buf);
+    json_t *root = report_json(run, AS_JSON, &o, &env);
     assert_string_equal(json_string_value(json_object_get(root, "tool")), "syncbench audit");
     assert_int_equal(json_integer_value(json_object_get(root, "format")), 1);
     json_t *e = json_object_get(root, "environment");
@@ -135,17 +123,11 @@ static void json(void **state)
     assert_string_equal(json_string_value(json_object_get(g, "range")), "a,b");
     assert_true(json_is_false(json_object_get(g, "passed")));
     json_decref(root);
-    free(buf);
 
     /* no gate: null */
-    f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_json(f, run, &run->opts, NULL), 0);
-    fclose(f);
-    root = json_loads(buf, 0, &err);
-    assert_non_null(root);
+    root = report_json(run, AS_JSON, NULL, NULL);
     assert_true(json_is_null(json_object_get(root, "gate")));
     json_decref(root);
-    free(buf);
     sb_audit_free(run);
 }
 
@@ -176,15 +158,7 @@ static void trace(void **state)
 {
     (void)state;
     sb_audit_run *run = two_procs();
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_trace(f, run), 0);
-    fclose(f);
-    json_error_t err;
-    json_t *root = json_loads(buf, 0, &err);
-    if (!root)
-        fail_msg("%s (line %d)", err.text, err.line);
+    json_t *root = report_json(run, AS_TRACE, NULL, NULL);
     assert_string_equal(json_string_value(json_object_get(root, "displayTimeUnit")), "ns");
     json_t *ev = json_object_get(root, "traceEvents");
     assert_true(json_is_array(ev));
@@ -251,7 +225,6 @@ static void trace(void **state)
     assert_true(fabs(num(fl, "ts") - 2.0) < 1e-9);
     assert_int_equal(json_integer_value(json_object_get(fl, "tid")), 1000007);
     json_decref(root);
-    free(buf);
     sb_audit_free(run);
 }
 
@@ -283,15 +256,7 @@ static void utf8_text(void **state)
     const char *want[] = {"python3 ?? train.py", e600};
     for (int c = 0; c < 2; c++) {
         sb_audit_set_wall(run, cmds[c], 1.0, 0);
-        char *buf;
-        size_t len;
-        FILE *f = open_memstream(&buf, &len);
-        assert_int_equal(sb_audit_write_json(f, run, &run->opts, NULL), 0);
-        fclose(f);
-        json_error_t err;
-        json_t *root = json_loads(buf, 0, &err);
-        if (!root)
-            fail_msg("JSON: %s", err.text);
+        json_t *root = report_json(run, AS_JSON, NULL, NULL);
         assert_string_equal(json_string_value(json_object_get(root, "command")), want[c]);
         json_t *rows = json_object_get(root, "rows");
         assert_int_equal(json_array_size(rows), 1);
@@ -301,14 +266,8 @@ static void utf8_text(void **state)
         assert_true(strlen(site) <= 1023 && strlen(site) % 2 == 0); /* "train!" and whole 'é' */
         assert_int_equal(json_array_size(json_object_get(root, "ranges")), 1);
         json_decref(root);
-        free(buf);
 
-        f = open_memstream(&buf, &len);
-        assert_int_equal(sb_audit_write_trace(f, run), 0);
-        fclose(f);
-        root = json_loads(buf, 0, &err);
-        if (!root)
-            fail_msg("trace: %s (line %d)", err.text, err.line);
+        root = report_json(run, AS_TRACE, NULL, NULL);
         json_t *pn =
             find_event(json_object_get(root, "traceEvents"), "M", NULL, "process_name", 100);
         assert_non_null(pn);
@@ -316,7 +275,6 @@ static void utf8_text(void **state)
         assert_int_equal(strncmp(name, "pid 100: \xc3\xa9", 11), 0);
         assert_true(strlen(name) <= 511);
         json_decref(root);
-        free(buf);
     }
     sb_audit_free(run);
 }

@@ -62,34 +62,29 @@ typedef struct {
     const char *want_scenario;
 } pattern;
 
+/* The native frames torch's reads to the host go through: a scalar read, a copy, nonzero. */
+#define SYM_SCALAR "_ZN2at6native24_local_scalar_dense_cudaERKNS_6TensorE"
+#define SYM_COPY "_ZN2at6native5copy_ERNS_6TensorERKS1_b"
+#define SYM_NONZERO "_ZN2at6native21nonzero_cuda_out_implIbEEvRKNS_6TensorERS2_"
+
 static const pattern PATTERNS[] = {
+    {"cudaStreamSynchronize", NULL, SYM_SCALAR ";_ZN2at6native4itemERKNS_6TensorE", NULL, 2,
+     ".item()", "log-every"},
+    {"cudaMemcpyAsync", "DtoH", SYM_SCALAR, NULL, 3, "float(t)", "log-every"},
+    {"cudaStreamSynchronize", NULL, SYM_SCALAR ";_ZN2at6native10is_nonzeroERKNS_6TensorE", NULL, 4,
+     "Python branch on a GPU value", "device-branch"},
+    {"cudaStreamSynchronize", NULL, SYM_SCALAR, TORCH "_tensor_str.py", 5, "print(tensor)",
+     "log-every"},
+    {"cudaMemcpyAsync", "DtoH", SYM_COPY ";_ZN2at6native8_to_copy", NULL, 6, "copy to host: .cpu()",
+     "double-buffer"},
+    {"cudaStreamSynchronize", NULL, SYM_COPY, NULL, 6, "copy to host: .cpu()", "double-buffer"},
+    {"cudaStreamSynchronize", NULL, SYM_NONZERO, NULL, 7, "nonzero", "dynamic-shape"},
+    {"cudaStreamSynchronize", NULL, SYM_NONZERO ";_ZN2at4meta23structured_index_Tensor4meta", NULL,
+     8, "boolean mask", "dynamic-shape"},
+    {"cudaMemcpyAsync", "HtoD", SYM_COPY, NULL, 9, "tensor from host data", "small-h2d"},
     {"cudaStreamSynchronize", NULL,
-     "_ZN2at6native24_local_scalar_dense_cudaERKNS_6TensorE;_ZN2at6native4itemERKNS_6TensorE", NULL,
-     2, ".item()", "log-every"},
-    {"cudaMemcpyAsync", "DtoH", "_ZN2at6native24_local_scalar_dense_cudaERKNS_6TensorE", NULL, 3,
-     "float(t)", "log-every"},
-    {"cudaStreamSynchronize", NULL,
-     "_ZN2at6native24_local_scalar_dense_cudaERKNS_6TensorE;_ZN2at6native10is_nonzeroERKNS_"
-     "6TensorE",
-     NULL, 4, "Python branch on a GPU value", "device-branch"},
-    {"cudaStreamSynchronize", NULL, "_ZN2at6native24_local_scalar_dense_cudaERKNS_6TensorE",
-     TORCH "_tensor_str.py", 5, "print(tensor)", "log-every"},
-    {"cudaMemcpyAsync", "DtoH", "_ZN2at6native5copy_ERNS_6TensorERKS1_b;_ZN2at6native8_to_copy",
-     NULL, 6, "copy to host: .cpu()", "double-buffer"},
-    {"cudaStreamSynchronize", NULL, "_ZN2at6native5copy_ERNS_6TensorERKS1_b", NULL, 6,
-     "copy to host: .cpu()", "double-buffer"},
-    {"cudaStreamSynchronize", NULL, "_ZN2at6native21nonzero_cuda_out_implIbEEvRKNS_6TensorERS2_",
-     NULL, 7, "nonzero", "dynamic-shape"},
-    {"cudaStreamSynchronize", NULL,
-     "_ZN2at6native21nonzero_cuda_out_implIbEEvRKNS_6TensorERS2_;_ZN2at4meta23structured_index_"
-     "Tensor4meta",
-     NULL, 8, "boolean mask", "dynamic-shape"},
-    {"cudaMemcpyAsync", "HtoD", "_ZN2at6native5copy_ERNS_6TensorERKS1_b", NULL, 9,
-     "tensor from host data", "small-h2d"},
-    {"cudaStreamSynchronize", NULL,
-     "_ZN2at6native24_local_scalar_dense_cudaERKNS_6TensorE;_ZN2at6native22repeat_interleave_"
-     "cudaERKNS_6TensorESt8optionalIlE",
-     NULL, 10, "repeat_interleave without output_size", "dynamic-shape"},
+     SYM_SCALAR ";_ZN2at6native22repeat_interleave_cudaERKNS_6TensorESt8optionalIlE", NULL, 10,
+     "repeat_interleave without output_size", "dynamic-shape"},
     {"cudaDeviceSynchronize", NULL, "_ZN3c104cuda18device_synchronizeEv", NULL, 11,
      "torch.cuda.synchronize()", "busy-stream"},
     {"cudaEventSynchronize", NULL, "", TORCH "cuda/streams.py", 12, "event.synchronize()",
@@ -97,17 +92,23 @@ static const pattern PATTERNS[] = {
     {"cuCtxSynchronize", NULL, "ffi_call;libffi.so.8", NULL, 13, "from an extension",
      "busy-stream"},
     {"cudaFree", NULL, "", TORCH "cuda/memory.py", 14, "empty_cache()", "alloc"},
-    {"cudaMemcpyAsync", "DtoH", "_ZN2at6native5copy_ERNS_6TensorERKS1_b", NULL, 15,
-     "copy to host: .numpy()", "double-buffer"},
-    {"cudaStreamSynchronize", NULL,
-     "_ZN2at6native24_local_scalar_dense_cudaERKNS_6TensorE;_ZN2at6native8internal20unique_cuda_"
-     "templateIfEE",
+    {"cudaMemcpyAsync", "DtoH", SYM_COPY, NULL, 15, "copy to host: .numpy()", "double-buffer"},
+    {"cudaStreamSynchronize", NULL, SYM_SCALAR ";_ZN2at6native8internal20unique_cuda_templateIfEE",
      TORCH "functional.py", 16, "unique", "dynamic-shape"},
-    {"cudaStreamSynchronize", NULL, "_ZN2at6native5copy_ERNS_6TensorERKS1_b", NULL, 17,
-     "copy to host: .tolist()", "double-buffer"},
+    {"cudaStreamSynchronize", NULL, SYM_COPY, NULL, 17, "copy to host: .tolist()", "double-buffer"},
     {"cudaStreamQueryNotAThing", NULL, "", NULL, 18, NULL, NULL},
 };
 #define NPATTERNS (sizeof PATTERNS / sizeof PATTERNS[0])
+
+/* fmt with value in buf, or "" when there is no value (an optional part of a record). */
+__attribute__((format(printf, 3, 0))) static const char *
+if_given(char *buf, size_t n, const char *fmt, const char *value)
+{
+    buf[0] = '\0';
+    if (value)
+        snprintf(buf, n, fmt, value);
+    return buf;
+}
 
 /* A stream with one call per pattern: stack i and pystack i are pattern i's. */
 static sb_audit_run *pattern_run(int innermost)
@@ -125,20 +126,17 @@ static sb_audit_run *pattern_run(int innermost)
                                     "%s[\"/venv/lib/libtorch_cuda.so\",\"%s\",16,0]",
                                     len ? "," : "", sym);
         line(&s, "{\"t\":\"stack\",\"id\":%zu,\"frames\":[%s]}", i, frames);
-        char extra[512] = "";
-        if (p->pyextra)
-            snprintf(extra, sizeof extra, "[\"%s\",\"torch_fn\",77],", p->pyextra);
+        char extra[512], copy[64];
         line(&s,
              "{\"t\":\"pystack\",\"id\":%zu,\"frames\":[%s[\"%s\",\"step\",%d],"
              "[\"/usr/lib/python3.12/threading.py\",\"run\",1010]]}",
-             i, extra, src_path, p->line);
-        char copy[64] = "";
-        if (p->copy)
-            snprintf(copy, sizeof copy, ",\"copy\":\"%s\",\"host\":\"pageable\"", p->copy);
+             i, if_given(extra, sizeof extra, "[\"%s\",\"torch_fn\",77],", p->pyextra), src_path,
+             p->line);
         line(&s,
              "{\"t\":\"call\",\"api\":\"%s\",\"dom\":\"rt\",\"tid\":1,\"ctx\":1,\"corr\":%zu,"
              "\"start\":%zu,\"end\":%zu,\"ranges\":[],\"stack\":%zu,\"py\":%zu%s}",
-             p->api, i + 1, 1000 * i, 1000 * i + 500, i, i, copy);
+             p->api, i + 1, 1000 * i, 1000 * i + 500, i, i,
+             if_given(copy, sizeof copy, ",\"copy\":\"%s\",\"host\":\"pageable\"", p->copy));
     }
     end_line(&s);
     sb_audit_run *run = load_into(NULL, &s, "proc-100.jsonl");
@@ -206,21 +204,11 @@ static void innermost_option_and_library_only_stacks(void **state)
     assert_false(sb_audit_py_library("/home/me/train.py"));
 }
 
-static char *table_of(sb_audit_run *run)
-{
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
-    fclose(f);
-    return buf;
-}
-
 static void reports_carry_the_python_site(void **state)
 {
     (void)state;
     sb_audit_run *run = pattern_run(0);
-    char *t = table_of(run);
+    char *t = table_text(run);
     char want[600];
     snprintf(want, sizeof want, "%s:2 in step", src_path);
     assert_non_null(strstr(t, want));
@@ -233,25 +221,20 @@ static void reports_carry_the_python_site(void **state)
     sb_audit_call odd = {.api = "cudaGraphInstantiate_v10000", .stack = -1, .py = -1, .source = ""};
     assert_null(sb_audit_rule_for(run->procs[0], &odd));
 
-    char *csv;
-    size_t n;
-    FILE *f = open_memstream(&csv, &n);
-    assert_int_equal(sb_audit_write_csv(f, run), 0);
-    fclose(f);
+    char *csv = csv_text(run);
     snprintf(want, sizeof want, "%s,2,step,loss_value = loss.item(),scalar read: .item(),",
              src_path);
     assert_non_null(strstr(csv, want));
     free(csv);
 
-    f = open_memstream(&csv, &n);
     sb_audit_opts o = run->opts;
     o.max_syncs = 0;
-    assert_int_equal(sb_audit_gate(run, &o, f), 1);
-    fclose(f);
+    char *msg;
+    assert_int_equal(gate_message(run, &o, &msg), 1);
     snprintf(want, sizeof want, "%s:11 in step  (explicit sync: torch.cuda.synchronize())",
              src_path);
-    assert_non_null(strstr(csv, want));
-    free(csv);
+    assert_non_null(strstr(msg, want));
+    free(msg);
     sb_audit_free(run);
 }
 
@@ -296,13 +279,10 @@ static void status_lost_and_missing_records_fail_the_gate(void **state)
     assert_int_equal(sb_audit_set_status(run, l.procs, l.n), 0);
     analyze_default(run);
     assert_int_equal(run->nprocs, 2); /* pid 200 had no file: added, empty */
-    char *msg;
-    size_t n;
-    FILE *f = open_memstream(&msg, &n);
     sb_audit_opts o = run->opts;
     o.max_syncs = 5;
-    assert_int_equal(sb_audit_gate(run, &o, f), 1);
-    fclose(f);
+    char *msg;
+    assert_int_equal(gate_message(run, &o, &msg), 1);
     assert_non_null(strstr(msg, "pid 100: records incomplete: 3 record lines could not be "
                                 "written"));
     assert_non_null(strstr(msg, "pid 200: records incomplete: its record file could not be "
@@ -341,21 +321,18 @@ static void hostile_names_are_escaped(void **state)
     sb_audit_run *run = load_into(NULL, &s, "proc-100.jsonl");
     sb_audit_set_wall(run, "python3 \x1b[2J\xc2\x9b", 1, 0);
     analyze_default(run);
-    char *t = table_of(run);
+    char *t = table_text(run);
     assert_false(raw_control(t));
     assert_non_null(strstr(t, "r\\x1b[31m\\xc2\\x9b"));
     assert_non_null(strstr(t, "bad \\x1b[2J \\xc2\\x9b31m"));
     assert_non_null(strstr(t, "/x/\\x1b]0;t\\x07.py:3 in f\\xc2\\x9b"));
     assert_non_null(strstr(t, "python3 \\x1b[2J\\xc2\\x9b"));
     free(t);
-    char *msg;
-    size_t n;
-    FILE *f = open_memstream(&msg, &n);
     sb_audit_opts o = run->opts;
     o.max_syncs = 0;
     o.range = "r\x1b[31m\xc2\x9b";
-    assert_int_equal(sb_audit_gate(run, &o, f), 1);
-    fclose(f);
+    char *msg;
+    assert_int_equal(gate_message(run, &o, &msg), 1);
     assert_false(raw_control(msg));
     assert_non_null(strstr(msg, "range 'r\\x1b[31m\\xc2\\x9b'"));
     free(msg);
@@ -389,17 +366,15 @@ static void nvtx_start_end_ranges_and_domains(void **state)
     assert_int_equal(p->ranges[0].blocking, 3);
     assert_int_equal(run->nrange_sums, 1);
     assert_string_equal(run->range_sums[0].domain, "NCCL");
-    char *msg;
-    size_t n;
-    FILE *f = open_memstream(&msg, &n);
     sb_audit_opts o = run->opts;
     o.max_syncs = 2;
     o.range = "\xce\xbb-step";
-    assert_int_equal(sb_audit_gate(run, &o, f), 1);
-    o.max_syncs = 3;
-    assert_int_equal(sb_audit_gate(run, &o, f), 0);
-    fclose(f);
+    char *msg;
+    assert_int_equal(gate_message(run, &o, &msg), 1);
     assert_non_null(strstr(msg, "1 of 1 instance of range '\xce\xbb-step' made more than 2"));
+    free(msg);
+    o.max_syncs = 3;
+    assert_int_equal(gate_message(run, &o, &msg), 0);
     free(msg);
     sb_audit_free(run);
 }

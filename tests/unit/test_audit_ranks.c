@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 
 #include "audit/ranks.h"
 #include "base/error.h"
@@ -53,6 +54,30 @@ static void computed(sb_ranks *rk, const sb_audit_run *run, const char *host)
     assert_int_equal(sb_ranks_compute(rk), 0);
 }
 
+/* Analyzes run and computes its ranks' view. */
+static void analyzed_ranks(sb_ranks *rk, sb_audit_run *run)
+{
+    analyze_default(run);
+    computed(rk, run, "");
+}
+
+#define assert_near(x, want) assert_true(fabs((x) - (want)) < 1e-9)
+
+/* The i-th straggler of g: its rank, the instances it arrived last in (-1: not checked), the
+ * others' median and total wait for it (NAN: not checked). */
+static void expect_straggler(const sb_rank_range *g, int i, int rank, int instances,
+                             double median_us, double total_us)
+{
+    const sb_rank_straggler *s = &g->stragglers[i];
+    assert_int_equal(s->rank, rank);
+    if (instances >= 0)
+        assert_int_equal(s->instances, instances);
+    if (!isnan(median_us))
+        assert_near(s->wait_median_us, median_us);
+    if (!isnan(total_us))
+        assert_near(s->wait_total_us, total_us);
+}
+
 static const sb_rank_range *range_named(const sb_ranks *rk, const char *name)
 {
     for (size_t i = 0; i < rk->nranges; i++)
@@ -61,34 +86,27 @@ static const sb_rank_range *range_named(const sb_ranks *rk, const char *name)
     return NULL;
 }
 
-static char *table_of(const sb_audit_run *run)
+/* The table of run holds each of the texts (present) or none of them (a NULL-terminated list). */
+static void table_check(const sb_audit_run *run, int present, ...)
 {
-    char *buf;
-    size_t len;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
-    fclose(f);
-    return buf;
+    char *t = table_text(run);
+    va_list ap;
+    va_start(ap, present);
+    for (const char *text; (text = va_arg(ap, const char *));)
+        if ((strstr(t, text) != NULL) != present)
+            fail_msg("the table %s '%s':\n%s", present ? "lacks" : "has", text, t);
+    va_end(ap);
+    free(t);
 }
+#define table_has(run, ...) table_check(run, 1, __VA_ARGS__)
+#define table_lacks(run, ...) table_check(run, 0, __VA_ARGS__)
 
 static json_t *json_of(const sb_audit_run *run, const char *host)
 {
-    char *buf;
-    size_t len;
     sb_env env;
     memset(&env, 0, sizeof env);
     snprintf(env.host, sizeof env.host, "%s", host);
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(sb_audit_write_json(f, run, &run->opts, &env), 0);
-    fclose(f);
-    json_error_t err;
-    json_t *root = json_loads(buf, 0, &err);
-    if (!root)
-        fail_msg("%s", err.text);
-    free(buf);
-    return root;
+    return report_json(run, AS_JSON, NULL, &env);
 }
 
 /* Two ranks: rank 1 blocked least in instances 0, 1, 2 and 4, rank 0 in instance 3. */
@@ -105,8 +123,8 @@ static void straggler_and_waits(void **state)
     assert_int_equal(rk.r[0].rank, 0);
     assert_int_equal(rk.r[1].pid, 101);
     assert_string_equal(rk.r[1].host, "box");
-    assert_true(fabs(rk.r[0].blocked_us - 4860) < 1e-9);
-    assert_true(fabs(rk.r[1].blocked_us - 948) < 1e-9);
+    assert_near(rk.r[0].blocked_us, 4860);
+    assert_near(rk.r[1].blocked_us, 948);
     assert_int_equal(rk.nranges, 1);
     const sb_rank_range *g = &rk.ranges[0];
     assert_string_equal(g->name, "train_step");
@@ -116,28 +134,20 @@ static void straggler_and_waits(void **state)
     const double wait[] = {1190, 1288, 1239, 890, 1085};
     for (int k = 0; k < 5; k++) {
         assert_int_equal(g->straggler[k], who[k]);
-        assert_true(fabs(g->wait_us[k] - wait[k]) < 1e-9);
+        assert_near(g->wait_us[k], wait[k]);
     }
     assert_int_equal(g->nstragglers, 2);
-    assert_int_equal(g->stragglers[0].rank, 1);
-    assert_int_equal(g->stragglers[0].instances, 4);
-    /* the median of 1085, 1190, 1239, 1288 */
-    assert_true(fabs(g->stragglers[0].wait_median_us - 1214.5) < 1e-9);
-    assert_true(fabs(g->stragglers[0].wait_total_us - 4802) < 1e-9);
-    assert_int_equal(g->stragglers[1].rank, 0);
-    assert_int_equal(g->stragglers[1].instances, 1);
-    assert_true(fabs(g->stragglers[1].wait_median_us - 890) < 1e-9);
+    expect_straggler(g, 0, 1, 4, 1214.5, 4802); /* the median of 1085, 1190, 1239, 1288 */
+    expect_straggler(g, 1, 0, 1, 890, NAN);
     sb_ranks_free(&rk);
 
-    char *t = table_of(run);
-    assert_non_null(strstr(t, "\nacross ranks"));
-    assert_non_null(strstr(t, "train_step: rank 1 arrived last in 4 of 5 instances; the others "
-                              "waited 1.214 ms per instance for it (median), 4.802 ms in all\n"));
-    assert_non_null(strstr(t, "rank 0 arrived last in 1 of 5 instances; the others waited "
-                              "0.890 ms per instance for it (median), 0.890 ms in all\n"));
-    assert_null(strstr(t, "tied"));
-    assert_null(strstr(t, "left out"));
-    free(t);
+    table_has(run, "\nacross ranks",
+              "train_step: rank 1 arrived last in 4 of 5 instances; the others waited 1.214 ms "
+              "per instance for it (median), 4.802 ms in all\n",
+              "rank 0 arrived last in 1 of 5 instances; the others waited 0.890 ms per instance "
+              "for it (median), 0.890 ms in all\n",
+              NULL);
+    table_lacks(run, "tied", "left out", NULL);
 
     json_t *root = json_of(run, "box");
     json_t *ranks = json_object_get(root, "ranks");
@@ -170,9 +180,7 @@ static void the_view_is_kept_in_the_run(void **state)
     assert_int_equal(run->ranks.n, 2);
     assert_int_equal(run->ranks.nranges, 1);
     assert_string_equal(run->ranks.r[0].host, "");
-    char *t = table_of(run);
-    assert_non_null(strstr(t, "train_step: rank 1 arrived last in 2 of 2 instances"));
-    free(t);
+    table_has(run, "train_step: rank 1 arrived last in 2 of 2 instances", NULL);
     json_t *root = json_of(run, "box");
     json_t *r1j = json_array_get(json_object_get(json_object_get(root, "ranks"), "ranks"), 1);
     assert_string_equal(json_string_value(json_object_get(r1j, "host")), "box");
@@ -191,9 +199,8 @@ static void unequal_counts(void **state)
     sb_audit_run *run = add_rank(NULL, 100, 0, "train_step", r0, 4);
     add_rank(run, 101, 1, "train_step", r1, 6);
     add_rank(run, 102, 2, "eval", r2, 2);
-    analyze_default(run);
     sb_ranks rk;
-    computed(&rk, run, "");
+    analyzed_ranks(&rk, run);
     assert_int_equal(rk.n, 3);
     assert_int_equal(rk.nranges, 1); /* eval: rank 2 alone */
     const sb_rank_range *g = range_named(&rk, "train_step");
@@ -202,18 +209,12 @@ static void unequal_counts(void **state)
     assert_int_equal(g->matched, 4);
     assert_int_equal(g->longest, 6);
     assert_int_equal(g->nstragglers, 1);
-    assert_int_equal(g->stragglers[0].rank, 1);
-    assert_int_equal(g->stragglers[0].instances, 4);
-    assert_true(fabs(g->stragglers[0].wait_median_us - 400) < 1e-9);
-    assert_true(fabs(g->stragglers[0].wait_total_us - 1600) < 1e-9);
+    expect_straggler(g, 0, 1, 4, 400, 1600);
     sb_ranks_free(&rk);
-    char *t = table_of(run);
-    assert_non_null(strstr(t, "train_step: rank 1 arrived last in 4 of 4 instances"));
-    assert_non_null(strstr(t, "instances matched by order up to the shortest count, 4 (rank 1 "
-                              "has 6)\n"));
-    assert_non_null(strstr(t, "ranks without it, left out: 2\n"));
-    assert_null(strstr(t, "eval:"));
-    free(t);
+    table_has(run, "train_step: rank 1 arrived last in 4 of 4 instances",
+              "instances matched by order up to the shortest count, 4 (rank 1 has 6)\n",
+              "ranks without it, left out: 2\n", NULL);
+    table_lacks(run, "eval:", NULL);
     sb_audit_free(run);
 }
 
@@ -226,28 +227,23 @@ static void three_ranks_and_ties(void **state)
     sb_audit_run *run = add_rank(NULL, 100, 0, "step", r0, 3);
     add_rank(run, 101, 1, "step", r1, 3);
     add_rank(run, 102, 2, "step", r2, 3);
-    analyze_default(run);
     sb_ranks rk;
-    computed(&rk, run, "");
+    analyzed_ranks(&rk, run);
     const sb_rank_range *g = range_named(&rk, "step");
     assert_non_null(g);
     assert_int_equal(g->tied, 1);
     assert_int_equal(g->straggler[0], 1);
     assert_int_equal(g->straggler[1], -1);
     assert_int_equal(g->straggler[2], 0);
-    assert_true(fabs(g->wait_us[0] - 1500) < 1e-9); /* (2000 + 0 + 1000) / 2 */
-    assert_true(fabs(g->wait_us[1] - 1500) < 1e-9); /* (0 + 0 + 3000) / 2 */
-    assert_true(fabs(g->wait_us[2] - 5000) < 1e-9);
+    assert_near(g->wait_us[0], 1500); /* (2000 + 0 + 1000) / 2 */
+    assert_near(g->wait_us[1], 1500); /* (0 + 0 + 3000) / 2 */
+    assert_near(g->wait_us[2], 5000);
     assert_int_equal(g->nstragglers, 2);
-    assert_int_equal(g->stragglers[0].rank, 0); /* one instance each: the lower rank first */
-    assert_true(fabs(g->stragglers[0].wait_total_us - 10000) < 1e-9);
-    assert_int_equal(g->stragglers[1].rank, 1);
-    assert_true(fabs(g->stragglers[1].wait_total_us - 3000) < 1e-9);
-    assert_true(fabs(g->wait_total_us - 13000) < 1e-9);
+    expect_straggler(g, 0, 0, -1, NAN, 10000); /* one instance each: the lower rank first */
+    expect_straggler(g, 1, 1, -1, NAN, 3000);
+    assert_near(g->wait_total_us, 13000);
     sb_ranks_free(&rk);
-    char *t = table_of(run);
-    assert_non_null(strstr(t, "1 instance tied (no rank blocked least alone)\n"));
-    free(t);
+    table_has(run, "1 instance tied (no rank blocked least alone)\n", NULL);
     sb_audit_free(run);
 }
 
@@ -260,10 +256,7 @@ static void single_rank(void **state)
     sb_audit_run *run = add_rank(NULL, 100, 0, "train_step", r0, 2);
     add_rank(run, 99, -1, "train_step", r0, 2);
     analyze_default(run);
-    char *t = table_of(run);
-    assert_null(strstr(t, "across ranks"));
-    assert_null(strstr(t, "arrived last"));
-    free(t);
+    table_lacks(run, "across ranks", "arrived last", NULL);
     json_t *root = json_of(run, "box");
     json_t *ranks = json_object_get(root, "ranks");
     assert_int_equal(json_array_size(json_object_get(ranks, "ranks")), 1);
@@ -363,9 +356,8 @@ static void processes_sharing_a_rank(void **state)
     load_into(run, &s, "proc-101.jsonl");
     const long long r1[] = {1, 1, 1, 1};
     add_rank(run, 102, 1, "step", r1, 4);
-    analyze_default(run);
     sb_ranks rk;
-    computed(&rk, run, "");
+    analyzed_ranks(&rk, run);
     assert_int_equal(rk.n, 2);
     const sb_rank *r = &rk.r[0];
     assert_int_equal(r->processes, 2);
@@ -376,9 +368,7 @@ static void processes_sharing_a_rank(void **state)
         assert_int_equal(r->series[0].blocked_ns[k], want[k]);
     assert_int_equal(range_named(&rk, "step")->matched, 4);
     sb_ranks_free(&rk);
-    char *t = table_of(run);
-    assert_non_null(strstr(t, "(2 processes)"));
-    free(t);
+    table_has(run, "(2 processes)", NULL);
     sb_audit_free(run);
 }
 
@@ -400,17 +390,13 @@ static void bubbles(void **state)
     call(&s, "cudaStreamSynchronize_v3020", 3, 1000, 2000);
     end_line(&s);
     load_into(run, &s, "proc-101.jsonl");
-    analyze_default(run);
     sb_ranks rk;
-    computed(&rk, run, "");
+    analyzed_ranks(&rk, run);
     assert_true(rk.r[0].has_bubbles);
-    assert_true(fabs(rk.r[0].bubble_us - 1.5) < 1e-9);
+    assert_near(rk.r[0].bubble_us, 1.5);
     assert_false(rk.r[1].has_bubbles);
     sb_ranks_free(&rk);
-    char *t = table_of(run);
-    assert_non_null(strstr(t, "bubble ms"));
-    assert_non_null(strstr(t, "no NVTX range is shared by two ranks"));
-    free(t);
+    table_has(run, "bubble ms", "no NVTX range is shared by two ranks", NULL);
     json_t *root = json_of(run, "box");
     json_t *list = json_object_get(json_object_get(root, "ranks"), "ranks");
     assert_true(fabs(json_real_value(json_object_get(json_array_get(list, 0), "bubble_us")) - 1.5) <
@@ -466,14 +452,9 @@ static void two_machines(void **state)
     assert_non_null(g);
     assert_int_equal(g->nmembers, 4);
     assert_int_equal(g->matched, 6);
-    assert_int_equal(g->stragglers[0].rank, 3);
-    assert_int_equal(g->stragglers[0].instances, 5);
     /* per instance the others' mean wait: 5600/3, 5750/3, 4500/3, 4500/3, 2970/3; median 1500 */
-    assert_true(fabs(g->stragglers[0].wait_median_us - 1500) < 1e-9);
-    assert_true(fabs(g->stragglers[0].wait_total_us - 23320) < 1e-9);
-    assert_int_equal(g->stragglers[1].rank, 0);
-    assert_int_equal(g->stragglers[1].instances, 1);
-    assert_true(fabs(g->stragglers[1].wait_median_us - 590) < 1e-9);
+    expect_straggler(g, 0, 3, 5, 1500, 23320);
+    expect_straggler(g, 1, 0, 1, 590, NAN);
 
     char *buf;
     size_t len;

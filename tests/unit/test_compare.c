@@ -431,6 +431,14 @@ static void dev_zero_fails_fast(void **state)
     sb_strpool_free(&pool);
 }
 
+/* Reads the CSV at path, which must hold one row, into *d (its text in *pool). */
+static void read_one_row(const char *path, sb_strpool *pool, sb_cmp_table *d)
+{
+    sb_strpool_init(pool);
+    assert_int_equal(sb_csv_read(path, pool, d), 0);
+    assert_int_equal(d->n, 1);
+}
+
 static void reads_what_syncbench_writes(void **state)
 {
     (void)state;
@@ -440,10 +448,8 @@ static void reads_what_syncbench_writes(void **state)
              "54.9,54.8,0.1,54.5,55,54.6,55,0.18,\"throttled;noisy\"\n");
     char *p = write_tmp(text);
     sb_strpool pool;
-    sb_strpool_init(&pool);
     sb_cmp_table d;
-    assert_int_equal(sb_csv_read(p, &pool, &d), 0);
-    assert_int_equal(d.n, 1);
+    read_one_row(p, &pool, &d);
     assert_string_equal(d.gpu, "NVIDIA H100 80GB HBM3");
     assert_string_equal(d.run_id, "r9");
     const sb_cmp_row *r = &d.rows[0];
@@ -472,10 +478,8 @@ static void reads_minimal_columns(void **state)
     char *p = write_tmp("cv,stddev,mean,median,better,metric,params,variant,scenario\n"
                         "1,0.1,10,10,lower,m,p,v,s\n");
     sb_strpool pool;
-    sb_strpool_init(&pool);
     sb_cmp_table d;
-    assert_int_equal(sb_csv_read(p, &pool, &d), 0);
-    assert_int_equal(d.n, 1);
+    read_one_row(p, &pool, &d);
     assert_string_equal(d.gpu, "");
     assert_string_equal(d.rows[0].unit, "");
     assert_string_equal(d.rows[0].scenario, "s");

@@ -901,29 +901,18 @@ static void reports_show_the_prediction(void **state)
     begin(&s);
     loop(&s, 4, 112, 5, 105, 3, 110, 0);
     sb_audit_run *run = analyzed(&s);
-    char *text = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
-    assert_int_equal(sb_audit_write_table(f, run, &run->opts), 0);
-    fclose(f);
+    char *text = table_text(run);
     assert_non_null(strstr(text, "removing all 4 syncs would save 0.038 ms of wall time"));
     assert_non_null(strstr(text, "then gpu-bound"));
     assert_null(strstr(text, "could save"));
     free(text);
-    f = open_memstream(&text, &n);
-    assert_int_equal(sb_audit_write_csv(f, run), 0);
-    fclose(f);
+    text = csv_text(run);
     assert_non_null(strstr(text, ",native_site,site_save_us\n"));
     assert_non_null(strstr(text, ",38\n")); /* the site: 3 x 11 + 5 us */
     free(text);
-    f = open_memstream(&text, &n);
     sb_env env;
     memset(&env, 0, sizeof env);
-    assert_int_equal(sb_audit_write_json(f, run, &run->opts, &env), 0);
-    fclose(f);
-    json_error_t err;
-    json_t *doc = json_loads(text, 0, &err);
-    assert_non_null(doc);
+    json_t *doc = report_json(run, AS_JSON, NULL, &env);
     json_t *pred =
         json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "predicted");
     assert_true(json_is_object(pred));
@@ -945,7 +934,6 @@ static void reports_show_the_prediction(void **state)
     near(json_real_value(json_object_get(json_object_get(doc, "total"), "predicted_save_wall_us")),
          38);
     json_decref(doc);
-    free(text);
     sb_audit_free(run);
 }
 
