@@ -12,6 +12,7 @@
 #   make test-asan  unit tests and the CLI tests with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       build the libFuzzer targets (tests/fuzz/) and run each FUZZ_SECONDS (60)
 #   make test-valgrind  unit tests and the binary's CPU-only paths under valgrind
+#   make man        build/syncbench.1, the man page, its options printed from the option tables
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       check the Debian packages the build needs; install them when root
 #   make format     clang-format every C, CUDA and header file in place
@@ -43,7 +44,7 @@ DEPS_INC := $(if $(DEPS_PREFIX),-I$(DEPS_PREFIX)/include)
 comma := ,
 DEPS_LIB := $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_PREFIX))/lib)
 
-CPPFLAGS := -Isrc -Ikernels -I$(CUDA_HOME)/include $(DEPS_INC) \
+CPPFLAGS := -I. -Isrc -Ikernels -I$(CUDA_HOME)/include $(DEPS_INC) \
             -DSB_VERSION=\"$(VERSION)\" -DSB_GIT_REV=\"$(GIT_REV)\"
 CFLAGS   ?= -O2 -g
 # override: `make CFLAGS=-O1` replaces the optimization flags, never the language, the feature
@@ -77,14 +78,15 @@ FAKE_CUDA := $(BUILD)/tests/fake_cuda
 FAKE_CUPTI := $(BUILD)/tests/fake-cupti/libcupti.so.13
 PYFRAMES_PROBE := $(BUILD)/tests/libpyframes_probe.so
 BIN      := $(BUILD)/syncbench
-# The CUPTI injection library `syncbench audit` loads into the audited program (src/audit/inject/):
+# The CUPTI injection library `syncbench audit` loads into the audited program (inject/, a
+# product of its own: it shares only the record format, src/record/, and src/base/):
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
 AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
-AUDIT_SRC := $(wildcard src/audit/inject/*.c) src/audit/json_text.c src/audit/classes.c src/base/utf8.c \
+AUDIT_SRC := $(wildcard inject/*.c) src/record/json_text.c src/record/classes.c src/base/utf8.c \
              src/base/dynlib.c
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
+.PHONY: all man run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
         clean deps format test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
 .DEFAULT_GOAL := all
 
@@ -254,8 +256,8 @@ $(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
 # in for) and the API callback over the blocks (watch.c; CUPTI, the record file, the NVTX ranges
 # and the stacks stood in for).
 INJECT_UNIT := test_blocks test_watch
-$(INJECT_UNIT:%=$(BUILD)/tests/%) $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): src/audit/inject/blocks.c
-$(BUILD)/tests/test_watch $(BUILD)/tests-asan/test_watch: src/audit/inject/watch.c
+$(INJECT_UNIT:%=$(BUILD)/tests/%) $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): inject/blocks.c
+$(BUILD)/tests/test_watch $(BUILD)/tests-asan/test_watch: inject/watch.c
 
 $(INJECT_UNIT:%=$(BUILD)/tests/%): $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)
@@ -271,8 +273,7 @@ $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): $(BUILD)/tests-asan/%: tests/unit/%.c $(
 
 # InitializeInjection and the in-process API (inject/api.h) are exported (-fvisibility=hidden
 # hides the rest); libcupti is found through the rpath.
-$(AUDIT_LIB): $(AUDIT_SRC) $(wildcard src/audit/inject/*.h) src/audit/records.h \
-              src/audit/json_text.h src/base/utf8.h src/base/dynlib.h | deps
+$(AUDIT_LIB): $(AUDIT_SRC) $(wildcard inject/*.h) $(wildcard src/record/*.h) src/base/utf8.h src/base/dynlib.h | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \
@@ -305,12 +306,13 @@ $(FAKE_CUDA): tests/inject/fake_cuda.c
 $(FAKE_CUPTI): tests/inject/fake_cupti.c tests/inject/fake_cupti.map
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -Wl,--version-script=tests/inject/fake_cupti.map \
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -fPIC -shared \
+	  -Wl,--version-script=tests/inject/fake_cupti.map \
 	  -Wl,-soname,libcupti.so.13 -o $@ $<
 
-$(PYFRAMES_PROBE): tests/inject/pyframes_probe.c src/audit/inject/pyframes.c src/audit/inject/out.c \
-                   src/audit/json_text.c src/base/utf8.c src/base/dynlib.c src/base/dynlib.h \
-                   $(wildcard src/audit/inject/*.h)
+$(PYFRAMES_PROBE): tests/inject/pyframes_probe.c inject/pyframes.c inject/out.c \
+                   src/record/json_text.c src/base/utf8.c src/base/dynlib.c src/base/dynlib.h \
+                   $(wildcard inject/*.h)
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(filter %.c,$^) \
@@ -329,8 +331,16 @@ $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
 PIP := $(PYTHON) -m pip
 PIP_INSTALL := $(PIP) install -q --no-deps --no-build-isolation --no-index \
                $(if $(DESTDIR),--root $(DESTDIR))
-install: $(BIN) $(AUDIT_LIB)
+# The man page: the prose of src/cmd/man.c, the option lists from the tables --help prints.
+MAN_PAGE := $(BUILD)/syncbench.1
+man: $(MAN_PAGE)
+$(MAN_PAGE): $(BIN)
+	$(call say,MAN,$@)
+	$(Q)$(BIN) __man >$@.tmp && mv $@.tmp $@
+
+install: $(BIN) $(AUDIT_LIB) $(MAN_PAGE)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/syncbench
+	install -D -m 644 $(MAN_PAGE) $(DESTDIR)$(PREFIX)/share/man/man1/syncbench.1
 	install -D -m 755 $(AUDIT_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_audit.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
 	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
@@ -339,7 +349,7 @@ install: $(BIN) $(AUDIT_LIB)
 	  rc=$$?; rm -rf "$$src"; exit $$rc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/syncbench
+	rm -f $(DESTDIR)$(PREFIX)/bin/syncbench $(DESTDIR)$(PREFIX)/share/man/man1/syncbench.1
 	rm -rf $(DESTDIR)$(PREFIX)/lib/syncbench
 	rm -rf $(DESTDIR)$(PREFIX)/share/syncbench
 	$(if $(DESTDIR),,$(PIP) uninstall -q -y --break-system-packages syncbench 2>/dev/null || \
@@ -349,7 +359,7 @@ clean:
 	rm -rf $(BUILD)
 
 format:
-	clang-format -i src/*.c src/*/*.c src/*/*.h src/*/*/*.c src/*/*/*.h kernels/*.cu kernels/*.h \
+	clang-format -i src/*.c src/*/*.c src/*/*.h inject/*.c inject/*.h kernels/*.cu kernels/*.h \
 	  tests/unit/*.c tests/unit/*.h tests/nvtx/*.c tests/audit/*.c tests/audit/*.h \
 	  tests/fuzz/*.c tests/fuzz/*.h
 
@@ -392,7 +402,8 @@ FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefin
                 -fno-sanitize-recover=all
 # cmd/ drives the GPU and the sink set: left out. compare needs the grid and its output file.
 FUZZ_LIB_SRC := $(wildcard src/base/*.c src/cli/*.c src/suite/*.c src/scenarios/*.c src/gpu/*.c \
-                  src/engine/*.c src/compare/*.c src/audit/*.c) src/sinks/grid.c src/sinks/outfile.c \
+                  src/engine/*.c src/compare/*.c src/record/*.c \
+                  src/model/*.c src/replay/*.c src/analyze/*.c src/report/*.c) src/sinks/grid.c src/sinks/outfile.c \
                 src/sinks/csv.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)

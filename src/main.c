@@ -8,6 +8,7 @@
 #include "cmd/audit.h"
 #include "cmd/launch_cost.h"
 #include "cmd/list.h"
+#include "cmd/man.h"
 #include "cmd/run.h"
 #include "cmd/sched_worker.h"
 #include "cli/compare_args.h"
@@ -22,6 +23,7 @@ static const struct {
     {"audit", sb_cmd_audit},
     {SB_SCHED_WORKER_CMD, sb_cmd_sched_worker}, /* hidden: the sched scenario's helper */
     {SB_LAUNCH_COST_CMD, sb_cmd_launch_cost},   /* hidden: the audit's calibration */
+    {SB_MAN_CMD, sb_cmd_man},                   /* hidden: the man page, syncbench.1 */
 };
 
 static int finish(int rc)

@@ -1,4 +1,4 @@
-"""The binding to syncbench's CUPTI library (libsyncbench_audit.so, src/audit/inject/api.h):
+"""The binding to syncbench's CUPTI library (libsyncbench_audit.so, inject/api.h):
 where it is, attaching it to this process, and blocks that count the watched CUDA calls.
 
 The library is found, in order, at $SYNCBENCH_AUDIT_LIB; at $CUDA_INJECTION64_PATH when
@@ -15,7 +15,7 @@ from pathlib import Path
 from ._text import escape
 
 LIB_NAME = "libsyncbench_audit.so"
-# Its API (src/audit/inject/api.h) that _bind and the blocks call: a library at the path found
+# Its API (inject/api.h) that _bind and the blocks call: a library at the path found
 # that lacks one is not syncbench's (or an older one's), and is refused by name.
 SYMBOLS = ("syncbench_attach", "syncbench_block_begin", "syncbench_block_counts",
            "syncbench_block_end", "syncbench_free", "syncbench_classes", "syncbench_class_name",

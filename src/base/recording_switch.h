@@ -1,5 +1,5 @@
 /* The audit library's recording switch, for a syncbench process that `syncbench audit` runs
- * with --gpu-activity: syncbench_calibration_recording (audit/inject/api.h) turns the recording
+ * with --gpu-activity: syncbench_calibration_recording (inject/api.h) turns the recording
  * of this process off and on. Used by the calibration (cmd/launch_cost.c) and by the measurement
  * engine's recording turns (engine/measure.c), which time the same work with it off and on. */
 #ifndef SB_BASE_RECORDING_SWITCH_H

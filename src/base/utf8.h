@@ -1,5 +1,5 @@
 /* UTF-8: what is valid, and text made valid. No dependencies: the audit's injection library
- * (src/audit/inject/) compiles it in too. */
+ * (inject/) compiles it in too. */
 #ifndef SB_UTF8_H
 #define SB_UTF8_H
 

@@ -181,3 +181,51 @@ void sb_args_help(FILE *f, const char *head, const sb_argtable *tables, int ntab
     sb_args_usage(f, tables, ntables);
     fputs(tail, f);
 }
+
+/* Text as roff prints it: a backslash doubled, a leading '.' or '\'' guarded, '-' as the
+ * option minus \- (so a man page search finds --csv). */
+static void roff_text(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i]; i++) {
+        if (i == 0 && (s[i] == '.' || s[i] == '\''))
+            fputs("\\&", f);
+        if (s[i] == '\\')
+            fputs("\\e", f);
+        else if (s[i] == '-')
+            fputs("\\-", f);
+        else
+            fputc(s[i], f);
+    }
+}
+
+void sb_args_man(FILE *f, const char *title, const sb_argtable *tables, int ntables)
+{
+    fprintf(f, ".SH %s\n", title);
+    for (int t = 0; t < ntables; t++)
+        for (int i = 0; tables[t].defs[i].name; i++) {
+            const sb_optdef *d = &tables[t].defs[i];
+            if (d->group) {
+                fputs(".SS ", f);
+                roff_text(f, d->group, strcspn(d->group, ":"));
+                fputc('\n', f);
+            }
+            fputs(".TP\n", f);
+            if (d->short_name)
+                fprintf(f, "\\fB\\-%c\\fR, ", d->short_name);
+            fputs("\\fB\\-\\-", f);
+            roff_text(f, d->name, strlen(d->name));
+            fputs("\\fR", f);
+            if (d->arg) {
+                fputs(" \\fI", f);
+                roff_text(f, d->arg, strlen(d->arg));
+                fputs("\\fR", f);
+            }
+            fputc('\n', f);
+            for (const char *h = d->help; h && *h;) { /* help lines joined: roff fills them */
+                size_t len = strcspn(h, "\n");
+                roff_text(f, h, len);
+                fputc('\n', f);
+                h += len + (h[len] == '\n');
+            }
+        }
+}

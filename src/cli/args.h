@@ -27,6 +27,9 @@ int sb_args_parse_in_order(const char *prefix, const sb_argtable *tables, int nt
                            char **argv, int *first_operand);
 /* The options part of --help, grouped under the tables' headings. */
 void sb_args_usage(FILE *f, const sb_argtable *tables, int ntables);
+/* The same options as a man page's section (roff): `title` as its heading, each table's groups
+ * as subheadings, each option with its value and help (cmd/man.c). */
+void sb_args_man(FILE *f, const char *title, const sb_argtable *tables, int ntables);
 /* A command's whole --help: its head text, the options part, its tail text. */
 void sb_args_help(FILE *f, const char *head, const sb_argtable *tables, int ntables,
                   const char *tail);

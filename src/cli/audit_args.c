@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "audit/records.h"
+#include "record/records.h"
 #include "cli/args.h"
 
 #define AT(field) offsetof(sb_audit_request, field)

@@ -41,6 +41,11 @@ static const sb_optdef cli_optdefs[] = {
 };
 /* clang-format on */
 
+const sb_optdef *sb_cli_optdefs(void)
+{
+    return cli_optdefs;
+}
+
 static void tables(sb_options *o, sb_argtable t[2])
 {
     t[0] = (sb_argtable){sb_run_optdefs, &o->run, &o->run.given};

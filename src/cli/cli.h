@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "base/optdef.h"
 #include "suite/run_spec.h"
 
 typedef struct sb_options {
@@ -24,5 +25,7 @@ void sb_options_defaults(sb_options *o);
 /* 0 on success; otherwise the error is recorded (sb_fail, exit 2) and its code returned. */
 int sb_cli_parse(int argc, char **argv, sb_options *o);
 void sb_cli_usage(FILE *f);
+/* The run subcommand's own options (its table; the run request's are sb_run_optdefs). */
+const sb_optdef *sb_cli_optdefs(void);
 
 #endif

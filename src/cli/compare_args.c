@@ -94,6 +94,11 @@ static const sb_optdef compare_optdefs[] = {
 };
 /* clang-format on */
 
+const sb_optdef *sb_compare_optdefs(void)
+{
+    return compare_optdefs;
+}
+
 static int metric_list(const char *arg, sb_compare_request *req)
 {
     if (strlen(arg) >= sizeof req->metric_buf)

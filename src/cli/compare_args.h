@@ -4,12 +4,15 @@
 
 #include <stdio.h>
 
+#include "base/optdef.h"
 #include "compare/compare.h"
 
 /* argv[0] is "compare". Fills *req (defaults first); 0, or SB_EXIT_USAGE with a one-line
  * "compare: ..." error. req->help is set for -h/--help. */
 int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req);
 void sb_compare_usage(FILE *f);
+/* compare's option table (--help and the man page print it). */
+const sb_optdef *sb_compare_optdefs(void);
 
 /* The subcommand, main.c's one call: parse, --help, run. Exit 0 no regression, 1 regression,
  * 2 bad input. */

@@ -1,7 +1,8 @@
 /* `syncbench audit [options] -- CMD [ARGS...]`: options -> outputs checked -> CMD resolved ->
  * injection library found and loadable (CUPTI) -> CMD run with CUDA_INJECTION64_PATH set, every
  * descendant waited for (child subreaper) -> record streams read, analyzed, reported -> gate.
- * The injection library (src/audit/inject/) records; src/audit/ analyzes and writes. */
+ * The injection library (inject/) records; src/model/ reads, src/analyze/ analyzes, src/report/
+ * writes. */
 #include "cmd/audit.h"
 #include "cmd/audit_calibrate.h"
 #include "cmd/audit_merge.h"
@@ -22,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit/audit.h"
-#include "audit/records.h"
-#include "audit/status.h"
+#include "report/report.h"
+#include "record/records.h"
+#include "cmd/audit_listen.h"
 #include "base/clock.h"
 #include "base/dynlib.h"
 #include "base/env.h"
@@ -378,7 +379,7 @@ static int make_records_dir(const sb_audit_request *req, char *dir, size_t n)
 
 typedef struct {
     const char *opt, *path;
-    int (*write)(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env);
+    const sb_report_writer *writer;
     sb_out_file out;
 } output;
 
@@ -401,23 +402,6 @@ static int refuse_inputs(output *outs, int nout, const char *cmd_path, char **cm
             return rc;
     }
     return 0;
-}
-
-static int write_csv(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
-{
-    (void)o, (void)env;
-    return sb_audit_write_csv(f, run);
-}
-
-static int write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
-{
-    return sb_audit_write_json(f, run, o, env);
-}
-
-static int write_trace(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
-{
-    (void)o, (void)env;
-    return sb_audit_write_trace(f, run);
 }
 
 /* The command line as one string, for the report. */
@@ -487,7 +471,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     for (int i = 0; !rc && i < nout; i++) {
         if ((rc = sb_out_open(&outs[i].out, &env)) != 0)
             break;
-        int wrc = outs[i].write(outs[i].out.f, run, &o, &env);
+        int wrc = outs[i].writer->write(outs[i].out.f, run, &o, &env);
         rc = wrc ? wrc : sb_out_commit(&outs[i].out);
         if (rc)
             sb_out_abort(&outs[i].out);
@@ -505,17 +489,16 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
  * replace a record or be read as one. */
 static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
 {
-    static const output all[] = {{.opt = "csv", .write = write_csv},
-                                 {.opt = "json", .write = write_json},
-                                 {.opt = "trace", .write = write_trace}};
-    const char *paths[] = {req->csv, req->json, req->trace};
+    const char *paths[] = {req->csv, req->json, req->trace}; /* sb_report_writers' order */
     const char *folder = req->from ? req->from : req->keep;
     int rc = 0, n = 0;
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    for (size_t i = 0; sb_report_writers[i].name; i++) {
         if (!paths[i])
             continue;
-        outs[n] = all[i];
+        memset(&outs[n], 0, sizeof outs[n]);
+        outs[n].opt = sb_report_writers[i].name;
         outs[n].path = paths[i];
+        outs[n].writer = &sb_report_writers[i];
         if ((rc = sb_out_prepare(&outs[n].out, outs[n].opt, outs[n].path)) != 0)
             return rc;
         /* the same file by another name too: ./a.csv, a symlink, /dev/stdout and - */

@@ -12,8 +12,8 @@
 
 #include <jansson.h>
 
-#include "audit/audit.h"
-#include "audit/records.h"
+#include "report/report.h"
+#include "record/records.h"
 #include "cmd/launch_cost.h"
 
 /* The ten figures `syncbench __launch-cost` prints, run under the audit's library with its

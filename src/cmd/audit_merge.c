@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "audit/ranks.h"
+#include "analyze/ranks.h"
 #include "base/error.h"
 #include "sinks/outfile.h"
 

@@ -1,6 +1,6 @@
 /* The hidden subcommand `syncbench __launch-cost [N]`, run under the audit's library by its
  * calibration (cmd/audit_calibrate.c): in one process, with the library's recording switched off
- * and on in turns (syncbench_calibration_recording, audit/inject/api.h), the host time of
+ * and on in turns (syncbench_calibration_recording, inject/api.h), the host time of
  *   - a kernel launch (a kernel that does nothing),
  *   - a watched call that returns at once (a cudaStreamSynchronize of an idle stream),
  *   - a round trip (that launch, then a sync that waits for it),

@@ -24,7 +24,7 @@ BLOCKED = {
 
 
 def proc_lines(pid, rank, blocked_us, name="train_step"):
-    """One process's record stream (src/audit/records.h): instance k of `name` holds one
+    """One process's record stream (src/record/records.h): instance k of `name` holds one
     cudaStreamSynchronize of blocked_us[k] microseconds."""
     lines = [json.dumps({"t": "proc", "v": 1, "pid": pid, "ppid": 1, "rank": rank,
                          "local_rank": rank % 2 if rank >= 0 else -1,

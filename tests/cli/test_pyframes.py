@@ -1,4 +1,4 @@
-"""The injection library's Python-frame reader (src/audit/inject/pyframes.c) without a GPU:
+"""The injection library's Python-frame reader (inject/pyframes.c) without a GPU:
 build/tests/libpyframes_probe.so holds it alone; a Python program loads it with ctypes (which
 releases the GIL around the call, as torch does inside .item()) and calls sbp_capture() where a
 blocking CUDA call would be. Asserted: the exact file, function and line of every frame, from

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "audit/audit.h"
+#include "report/report.h"
 #include "fuzz_file.h"
 
 /* Where the table, the CSV and the gate's message go: nowhere (their crashes still count). */

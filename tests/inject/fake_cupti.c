@@ -19,20 +19,6 @@ FAKE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Callba
     return CUPTI_SUCCESS;
 }
 
-FAKE CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
-                                     CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
-{
-    (void)enable, (void)subscriber, (void)domain, (void)cbid;
-    return CUPTI_SUCCESS;
-}
-
-FAKE CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
-                                   CUpti_CallbackDomain domain)
-{
-    (void)enable, (void)subscriber, (void)domain;
-    return CUPTI_SUCCESS;
-}
-
 FAKE CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 {
     struct timespec ts;
@@ -64,67 +50,38 @@ FAKE CUptiResult cuptiGetContextId(CUcontext context, uint32_t *id)
     return CUPTI_SUCCESS;
 }
 
-FAKE CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
-{
-    (void)type;
-    return CUPTI_SUCCESS;
-}
-
-/* No GPU: no activity. The injection library only asks for it under --gpu-activity. */
-FAKE CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
-{
-    (void)kind;
-    return CUPTI_ERROR_NOT_SUPPORTED;
-}
-
-FAKE CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
-{
-    (void)kind;
-    return CUPTI_SUCCESS;
-}
-
-FAKE CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
-{
-    (void)cbid, (void)enable;
-    return CUPTI_ERROR_NOT_SUPPORTED;
-}
-
-FAKE CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
-{
-    (void)cbid, (void)enable;
-    return CUPTI_ERROR_NOT_SUPPORTED;
-}
-
-FAKE CUptiResult cuptiActivityFlushAll(uint32_t flag)
-{
-    (void)flag;
-    return CUPTI_SUCCESS;
-}
-
-FAKE CUptiResult cuptiActivityFlushPeriod(uint32_t time)
-{
-    (void)time;
-    return CUPTI_SUCCESS;
-}
-
-FAKE CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid_size,
-                                            CUpti_Activity **record)
-{
-    (void)buffer, (void)valid_size, (void)record;
-    return CUPTI_ERROR_MAX_LIMIT_REACHED;
-}
+/* The calls that only answer, whatever their arguments (this file is built with
+ * -Wno-unused-parameter). No GPU: no activity; the injection library asks for it only under
+ * --gpu-activity. */
+#define ANSWER(result, name, ...)                                                                  \
+    FAKE CUptiResult name(__VA_ARGS__)                                                             \
+    {                                                                                              \
+        return result;                                                                             \
+    }
+/* clang-format off */
+ANSWER(CUPTI_SUCCESS, cuptiSetThreadIdType, CUpti_ActivityThreadIdType type)
+ANSWER(CUPTI_ERROR_NOT_SUPPORTED, cuptiActivityEnable, CUpti_ActivityKind kind)
+ANSWER(CUPTI_SUCCESS, cuptiActivityDisable, CUpti_ActivityKind kind)
+ANSWER(CUPTI_ERROR_NOT_SUPPORTED, cuptiActivityEnableDriverApi, CUpti_CallbackId cbid,
+       uint8_t enable)
+ANSWER(CUPTI_ERROR_NOT_SUPPORTED, cuptiActivityEnableRuntimeApi, CUpti_CallbackId cbid,
+       uint8_t enable)
+ANSWER(CUPTI_SUCCESS, cuptiActivityFlushAll, uint32_t flag)
+ANSWER(CUPTI_SUCCESS, cuptiActivityFlushPeriod, uint32_t time)
+ANSWER(CUPTI_ERROR_MAX_LIMIT_REACHED, cuptiActivityGetNextRecord, uint8_t *buffer,
+       size_t valid_size, CUpti_Activity **record)
+ANSWER(CUPTI_SUCCESS, cuptiActivityRegisterCallbacks, CUpti_BuffersCallbackRequestFunc request,
+       CUpti_BuffersCallbackCompleteFunc complete)
+ANSWER(CUPTI_SUCCESS, cuptiEnableCallback, uint32_t enable, CUpti_SubscriberHandle subscriber,
+       CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+ANSWER(CUPTI_SUCCESS, cuptiEnableDomain, uint32_t enable, CUpti_SubscriberHandle subscriber,
+       CUpti_CallbackDomain domain)
+/* clang-format on */
 
 FAKE CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream_id,
                                                    size_t *dropped)
 {
     (void)context, (void)stream_id;
     *dropped = 0;
-    return CUPTI_SUCCESS;
-}
-
-FAKE CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
-                                                CUpti_BuffersCallbackCompleteFunc complete)
-{
-    (void)request, (void)complete;
     return CUPTI_SUCCESS;
 }

@@ -1,11 +1,11 @@
-/* The injection library's Python-frame reader (src/audit/inject/pyframes.c) with no GPU: a
+/* The injection library's Python-frame reader (inject/pyframes.c) with no GPU: a
  * Python program loads this through ctypes (which releases the GIL around the call, as torch
  * does inside .item()) and calls sbp_capture() where a CUDA call would be; the pystack record
  * goes to DIR/proc-PID.jsonl as in the audit (tests/cli/test_pyframes.py). */
 #include <stddef.h>
 
-#include "audit/inject/out.h"
-#include "audit/inject/pyframes.h"
+#include "inject/out.h"
+#include "inject/pyframes.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

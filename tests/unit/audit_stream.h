@@ -1,4 +1,4 @@
-/* Synthetic audit record streams (src/audit/records.h) for the analyzer's tests: lines written
+/* Synthetic audit record streams (src/record/records.h) for the analyzer's tests: lines written
  * into a memory buffer, loaded and analyzed. */
 #ifndef SB_TEST_AUDIT_STREAM_H
 #define SB_TEST_AUDIT_STREAM_H
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/audit.h"
-#include "audit/internal.h"
+#include "report/report.h"
+#include "report/report.h"
 
 typedef struct {
     char *text;

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "audit/json_text.h"
+#include "record/json_text.h"
 #include "base/utf8.h"
 
 static void utf8_lengths(void **state)

@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-#include "audit/status.h"
+#include "cmd/audit_listen.h"
 
 static char src_path[] = "/tmp/sb_test_train_XXXXXX.py";
 

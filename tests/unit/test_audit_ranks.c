@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 
-#include "audit/ranks.h"
+#include "analyze/ranks.h"
 #include "base/error.h"
 #include "tmpdir.h"
 
@@ -177,15 +177,15 @@ static void the_view_is_kept_in_the_run(void **state)
     sb_audit_run *run = add_rank(NULL, 100, 0, "train_step", r0, 2);
     add_rank(run, 101, 1, "train_step", r1, 2);
     analyze_default(run);
-    assert_int_equal(run->ranks.n, 2);
-    assert_int_equal(run->ranks.nranges, 1);
-    assert_string_equal(run->ranks.r[0].host, "");
+    assert_int_equal(run->ranks->n, 2);
+    assert_int_equal(run->ranks->nranges, 1);
+    assert_string_equal(run->ranks->r[0].host, "");
     table_has(run, "train_step: rank 1 arrived last in 2 of 2 instances", NULL);
     json_t *root = json_of(run, "box");
     json_t *r1j = json_array_get(json_object_get(json_object_get(root, "ranks"), "ranks"), 1);
     assert_string_equal(json_string_value(json_object_get(r1j, "host")), "box");
     json_decref(root);
-    assert_string_equal(run->ranks.r[1].host, ""); /* the writers leave it as it was */
+    assert_string_equal(run->ranks->r[1].host, ""); /* the writers leave it as it was */
     sb_audit_free(run);
 }
 

@@ -1,4 +1,4 @@
-/* The injection library's blocks (src/audit/inject/blocks.c), what python/syncbench's
+/* The injection library's blocks (inject/blocks.c), what python/syncbench's
  * no_syncs() and count_syncs() stand on: per-thread and all-thread blocks, nesting, counts by
  * class, the record lines kept (and the stack records they refer to), limits. */
 #include "cmocka_all.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/inject/blocks.h"
+#include "inject/blocks.h"
 
 /* The stack tables' records (stacks.c, pyframes.c), stood in for. */
 char *sba_stack_line(long id)

@@ -1,4 +1,4 @@
-/* The replay (src/audit/replay.c) on synthetic record streams whose answers are known by hand:
+/* The replay (src/replay/replay.c) on synthetic record streams whose answers are known by hand:
  * a GPU-bound loop (removing its syncs saves only the gap after each kernel), a loop whose GPU
  * work is short (saves what the host waited), a sync followed by host work longer than the
  * GPU's queue (saves the wait, not the bubble), an event that orders two streams, the audit's

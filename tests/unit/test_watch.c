@@ -1,4 +1,4 @@
-/* The injection library's API callback (src/audit/inject/watch.c) over the real blocks
+/* The injection library's API callback (inject/watch.c) over the real blocks
  * (blocks.c): which calls are watched, and what the callback works out for a call in each mode.
  * With a record file (syncbench audit) every call gets its line; with only the in-process API's
  * blocks open (python/syncbench) a call that does not block is only counted: no NVTX ranges, no
@@ -14,12 +14,12 @@
 
 #include <cupti.h> /* with the calls' parameter blocks (generated_cuda_runtime_api_meta.h) */
 
-#include "audit/inject/blocks.h"
-#include "audit/inject/out.h"
-#include "audit/inject/pyframes.h"
-#include "audit/inject/ranges.h"
-#include "audit/inject/stacks.h"
-#include "audit/inject/watch.h"
+#include "inject/blocks.h"
+#include "inject/out.h"
+#include "inject/pyframes.h"
+#include "inject/ranges.h"
+#include "inject/stacks.h"
+#include "inject/watch.h"
 
 /* ---- stand-ins, each counting its calls ---- */
 

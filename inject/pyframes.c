@@ -1,0 +1,339 @@
+#include "pyframes.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "out.h"
+#include "base/dynlib.h"
+#include "base/utf8.h"
+
+#define TABLE_SIZE 8192 /* distinct Python stacks; more are written without an id */
+
+typedef int (*int_fn)(void);
+typedef void *(*tstate_fn)(void);
+typedef void (*dump_fn)(int fd, void *tstate);
+
+static int_fn is_initialized, is_finalizing;
+static tstate_fn this_thread_state;
+static dump_fn dump_traceback;
+
+/* A libpython the program loaded privately (an embedding application): its symbols are not in
+ * the global scope, so it is opened again by name. */
+static int find_libpython(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *slash = strrchr(info->dlpi_name, '/');
+    const char *base = slash ? slash + 1 : info->dlpi_name;
+    if (strncmp(base, "libpython3", 10) != 0)
+        return 0;
+    *(void **)data = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+    return *(void **)data != NULL;
+}
+
+void sba_py_init(void)
+{
+    void *h = RTLD_DEFAULT;
+    if (!dlsym(h, "Py_IsInitialized")) {
+        void *lib = NULL;
+        dl_iterate_phdr(find_libpython, &lib);
+        if (!lib)
+            return; /* no Python in this process */
+        h = lib;
+    }
+    dump_fn dump;
+    const sb_dynsym syms[] = {
+        {"_Py_DumpTraceback", (void **)&dump, 0, NULL},
+        {"PyGILState_GetThisThreadState", (void **)&this_thread_state, 0, NULL},
+        {"Py_IsInitialized", (void **)&is_initialized, 0, NULL},
+        /* 3.13 names it Py_IsFinalizing; 3.9 to 3.12 _Py_IsFinalizing */
+        {"Py_IsFinalizing", (void **)&is_finalizing, 1, "_Py_IsFinalizing"},
+    };
+    const sb_dynsym *missing = sb_dynlib_resolve(h, syms, sizeof syms / sizeof *syms, NULL, 0);
+    if (missing) {
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"Python frames cannot be recorded: this Python "
+                       "exports no %s\"}",
+                       missing->name);
+        return;
+    }
+    dump_traceback = dump; /* set last: sba_py_capture tests only this */
+}
+
+/* Each thread writes its stack into a pipe of its own (no lock between threads): a write to a
+ * pipe costs less than one to a memory file, and _Py_DumpTraceback writes each piece of a frame
+ * apart (seven writes a frame). Both ends are non-blocking, so a dump longer than the pipe holds
+ * (64 KiB; sba_py_capture reads at most 32 KiB of it) loses its outermost frames instead of
+ * waiting. The program may close any descriptor: the
+ * pipe is known by its inode, and made anew when a number now names something else. */
+typedef struct {
+    int fd[2];
+    dev_t dev;
+    ino_t ino;
+} thread_pipe;
+
+static pthread_key_t pipe_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static int ours(const thread_pipe *t)
+{
+    struct stat a, b;
+    return t->fd[0] >= 0 && fstat(t->fd[0], &a) == 0 && fstat(t->fd[1], &b) == 0 &&
+           a.st_dev == t->dev && a.st_ino == t->ino && b.st_dev == t->dev && b.st_ino == t->ino;
+}
+
+/* Closes each end that is still this pipe's (the program may have closed and reused either). */
+static void close_ours(thread_pipe *t)
+{
+    struct stat st;
+    for (int k = 0; k < 2; k++)
+        if (t->fd[k] >= 0 && fstat(t->fd[k], &st) == 0 && st.st_dev == t->dev &&
+            st.st_ino == t->ino)
+            close(t->fd[k]);
+    t->fd[0] = t->fd[1] = -1;
+}
+
+static void close_thread_pipe(void *p)
+{
+    close_ours(p);
+    free(p);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&pipe_key, close_thread_pipe);
+}
+
+/* This thread's pipe, empty; NULL when none can be made. */
+static thread_pipe *thread_pipe_of(void)
+{
+    pthread_once(&key_once, make_key);
+    thread_pipe *t = pthread_getspecific(pipe_key);
+    if (t && ours(t))
+        return t;
+    if (!t) {
+        t = malloc(sizeof *t);
+        if (!t)
+            return NULL;
+        pthread_setspecific(pipe_key, t);
+    } else {
+        close_ours(t); /* the program closed one end: the other, if still ours, goes too */
+    }
+    struct stat st;
+    if (pipe2(t->fd, O_CLOEXEC | O_NONBLOCK) != 0) {
+        t->fd[0] = t->fd[1] = -1;
+        return NULL;
+    }
+    if (fstat(t->fd[0], &st) != 0) {
+        close(t->fd[0]);
+        close(t->fd[1]);
+        t->fd[0] = t->fd[1] = -1;
+        return NULL;
+    }
+    t->dev = st.st_dev, t->ino = st.st_ino;
+    return t;
+}
+
+size_t sba_py_capture(char *buf, size_t n)
+{
+    if (!dump_traceback || !is_initialized() || (is_finalizing && is_finalizing()))
+        return 0;
+    void *ts = this_thread_state(); /* this thread's, with or without the GIL */
+    if (!ts)
+        return 0; /* a thread that never ran Python */
+    thread_pipe *t = thread_pipe_of();
+    if (!t)
+        return 0;
+    dump_traceback(t->fd[1], ts);
+    ssize_t r = read(t->fd[0], buf, n - 1);
+    size_t len = r > 0 ? (size_t)r : 0;
+    if (len == n - 1) { /* a dump longer than buf: the rest goes, the pipe is left empty */
+        char rest[4096];
+        while (read(t->fd[0], rest, sizeof rest) > 0) {
+        }
+    }
+    buf[len] = 0;
+    return len;
+}
+
+/* ---- the record ---- */
+
+static int hex_value(const char *s, int digits, unsigned long *v)
+{
+    *v = 0;
+    for (int i = 0; i < digits; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        *v = *v * 16 + (unsigned long)d;
+    }
+    return 0;
+}
+
+static size_t put_utf8(unsigned long cp, char *out)
+{
+    if (cp < 0x80)
+        return out[0] = (char)cp, 1;
+    if (cp < 0x800)
+        return out[0] = (char)(0xc0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3f)), 2;
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | cp >> 12), out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | cp >> 18), out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f)), out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* The dump writes every character beyond ASCII as \xNN, \uNNNN or \UNNNNNNNN: back to UTF-8
+ * (what is not valid then becomes '?'). [s, e) into out (n bytes). */
+static void unescape(const char *s, const char *e, char *out, size_t n)
+{
+    size_t k = 0;
+    while (s < e && k + 5 < n) {
+        int digits = 0;
+        if (s[0] == '\\' && s + 1 < e)
+            digits = s[1] == 'x' ? 2 : s[1] == 'u' ? 4 : s[1] == 'U' ? 8 : 0;
+        unsigned long cp;
+        if (digits && s + 2 + digits <= e && hex_value(s + 2, digits, &cp) == 0 && cp <= 0x10ffff) {
+            k += put_utf8(cp, out + k);
+            s += 2 + digits;
+        } else {
+            out[k++] = *s++;
+        }
+    }
+    out[k] = 0;
+    sb_utf8_sanitize(out);
+}
+
+/* `  File "F", line N in NAME` -> ["F","NAME",N]; F made absolute (the program may change
+ * folder before the analyzer reads the source line). 0 when the line is not a frame. */
+static size_t frame_json(const char *line, const char *eol, char *out, size_t n)
+{
+    static const char head[] = "  File \"";
+    if ((size_t)(eol - line) <= sizeof head || strncmp(line, head, sizeof head - 1) != 0)
+        return 0;
+    const char *file = line + sizeof head - 1;
+    const char *mid = NULL;
+    for (const char *p = eol - 1; p > file; p--)
+        if (!strncmp(p, "\", line ", 8)) {
+            mid = p;
+            break;
+        }
+    if (!mid)
+        return 0;
+    const char *num = mid + 8, *in = strstr(num, " in ");
+    if (!in || in > eol)
+        return 0;
+    long lineno = strtol(num, NULL, 10); /* "???" when unknown: 0 */
+    char name[1024], path[PATH_MAX + 1024], cwd[PATH_MAX];
+    unescape(file, mid, path, sizeof path);
+    if (path[0] != '/' && path[0] != '<' && getcwd(cwd, sizeof cwd)) {
+        size_t c = strlen(cwd), m = strlen(path);
+        if (c + 1 + m < sizeof path) {
+            memmove(path + c + 1, path, m + 1);
+            memcpy(path, cwd, c);
+            path[c] = '/';
+        }
+    }
+    unescape(in + 4, eol, name, sizeof name);
+    char ef[sizeof path * 2], en[sizeof name * 6 + 1];
+    return (size_t)snprintf(out, n, "[\"%s\",\"%s\",%ld]", sba_json_escape(ef, sizeof ef, path),
+                            sba_json_escape(en, sizeof en, name), lineno);
+}
+
+/* each stack's record, kept for the blocks (blocks.c) once the in-process API attached */
+static char *lines[TABLE_SIZE];
+static int keep_lines;
+
+/* Stack id's record; write: into the record file too (the first time), else only kept. */
+static void write_pystack(long id, const char *text, size_t len, int write)
+{
+    static char line[64 << 10]; /* under the table's lock */
+    char frame[8192];
+    size_t k =
+        (size_t)snprintf(line, sizeof line, "{\"t\":\"pystack\",\"id\":%ld,\"frames\":[", id);
+    int first = 1;
+    for (const char *s = text, *end = text + len; s < end;) {
+        const char *eol = memchr(s, '\n', (size_t)(end - s));
+        if (!eol)
+            break; /* a line cut by the buffer's end */
+        size_t m = frame_json(s, eol, frame, sizeof frame);
+        if (m && m < sizeof frame && k + m + 4 < sizeof line) {
+            k += (size_t)snprintf(line + k, sizeof line - k, "%s%s", first ? "" : ",", frame);
+            first = 0;
+        }
+        s = eol + 1;
+    }
+    k += (size_t)snprintf(line + k, sizeof line - k, "]}");
+    if (write)
+        sba_out_line(line, k);
+    if (keep_lines)
+        lines[id] = strndup(line, k);
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t table[TABLE_SIZE];
+
+void sba_py_keep_lines(void)
+{
+    pthread_mutex_lock(&lock);
+    keep_lines = 1;
+    pthread_mutex_unlock(&lock);
+}
+
+char *sba_py_stack_line(long id)
+{
+    pthread_mutex_lock(&lock);
+    char *s = id >= 0 && id < TABLE_SIZE && lines[id] ? strdup(lines[id]) : NULL;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+static long ids[TABLE_SIZE];
+static long next_id;
+
+long sba_py_stack_id(const char *text, size_t len)
+{
+    if (!len)
+        return -1;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the text */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)text[i];
+        h *= 1099511628211ull;
+    }
+    h = h ? h : 1;
+    long id = -1;
+    pthread_mutex_lock(&lock);
+    for (size_t i = h % TABLE_SIZE, probes = 0; probes < TABLE_SIZE;
+         i = (i + 1) % TABLE_SIZE, probes++) {
+        if (table[i] == h) {
+            id = ids[i];
+            if (keep_lines && !lines[id]) /* first seen before the API attached */
+                write_pystack(id, text, len, 0);
+            break;
+        }
+        if (table[i] == 0) {
+            if (next_id >= TABLE_SIZE * 3 / 4)
+                break; /* nearly full: new stacks go without an id */
+            table[i] = h;
+            ids[i] = id = next_id++;
+            write_pystack(id, text, len, 1);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return id;
+}

@@ -1,0 +1,595 @@
+/* Classification, cost and attribution of every recorded call; the rows (process x class x
+ * range x site), the per-process summary and the range instances. */
+#include "analyze/analyze.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/stats.h"
+
+static int cmp_stack(const void *a, const void *b)
+{
+    const sb_audit_stack *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const sb_audit_range *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t id)
+{
+    size_t lo = 0, hi = p->nranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        sb_audit_range *r = &p->ranges[mid];
+        if (r->tid < tid || (r->tid == tid && r->id < id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->nranges && p->ranges[lo].tid == tid && p->ranges[lo].id == id ? &p->ranges[lo]
+                                                                                 : NULL;
+}
+
+/* What the analysis of one process needs beside the process itself. */
+typedef struct {
+    sb_keyed *ctx_dev; /* ctx -> dev (idx holds the dev) */
+    size_t nctx;
+    sb_keyed *by_rcorr, *by_corr; /* copies */
+    size_t nrcorr, ncorr;
+} lookups;
+
+static void free_lookups(lookups *l)
+{
+    free(l->ctx_dev);
+    free(l->by_rcorr);
+    free(l->by_corr);
+}
+
+static int build_timelines(sb_audit_proc *p)
+{
+    sb_audit_iv *iv = malloc((p->nacts ? p->nacts : 1) * sizeof *iv);
+    sb_keyed *devs = malloc((p->nacts ? p->nacts : 1) * sizeof *devs);
+    if (!iv || !devs) {
+        free(iv);
+        free(devs);
+        return -1;
+    }
+    for (size_t i = 0; i < p->nacts; i++)
+        devs[i] = (sb_keyed){p->acts[i].dev, i};
+    sb_sort(devs, p->nacts, sizeof *devs, sb_keyed_cmp);
+    size_t ndev = 0;
+    for (size_t i = 0; i < p->nacts; i++)
+        if (i == 0 || devs[i].key != devs[i - 1].key)
+            ndev++;
+    int rc = 0;
+    p->tl = calloc(ndev ? ndev : 1, sizeof *p->tl);
+    if (!p->tl)
+        rc = -1;
+    for (size_t i = 0; !rc && i < p->nacts;) {
+        size_t j = i, n = 0;
+        for (; j < p->nacts && devs[j].key == devs[i].key; j++)
+            iv[n++] = (sb_audit_iv){p->acts[devs[j].idx].start, p->acts[devs[j].idx].end};
+        sb_audit_timeline *t = &p->tl[p->ntl++];
+        t->dev = (int)devs[i].key;
+        rc = sb_audit_timeline_build(t, iv, n);
+        i = j;
+    }
+    for (size_t i = 0; !rc && i < p->nacts; i++)
+        iv[i] = (sb_audit_iv){p->acts[i].start, p->acts[i].end};
+    if (!rc) {
+        p->all.dev = -1;
+        rc = sb_audit_timeline_build(&p->all, iv, p->nacts);
+    }
+    free(iv);
+    free(devs);
+    return rc;
+}
+
+static int build_lookups(const sb_audit_proc *p, lookups *l)
+{
+    size_t n = p->nacts ? p->nacts : 1;
+    l->ctx_dev = malloc(n * sizeof *l->ctx_dev);
+    l->by_rcorr = malloc(n * sizeof *l->by_rcorr);
+    l->by_corr = malloc(n * sizeof *l->by_corr);
+    if (!l->ctx_dev || !l->by_rcorr || !l->by_corr)
+        return -1;
+    for (size_t i = 0; i < p->nacts; i++) {
+        const sb_audit_act *a = &p->acts[i];
+        l->ctx_dev[l->nctx++] = (sb_keyed){a->ctx, (size_t)a->dev};
+        if (a->kind != SB_ACT_COPY)
+            continue;
+        if (a->rcorr)
+            l->by_rcorr[l->nrcorr++] = (sb_keyed){a->rcorr, i};
+        l->by_corr[l->ncorr++] = (sb_keyed){a->corr, i};
+    }
+    sb_sort(l->ctx_dev, l->nctx, sizeof *l->ctx_dev, sb_keyed_cmp);
+    sb_sort(l->by_rcorr, l->nrcorr, sizeof *l->by_rcorr, sb_keyed_cmp);
+    sb_sort(l->by_corr, l->ncorr, sizeof *l->by_corr, sb_keyed_cmp);
+    return 0;
+}
+
+static const sb_audit_timeline *call_timeline(const sb_audit_proc *p, const lookups *l,
+                                              const sb_audit_call *c)
+{
+    const sb_keyed *k = c->ctx ? sb_keyed_first(l->ctx_dev, l->nctx, c->ctx) : NULL;
+    if (k)
+        for (size_t i = 0; i < p->ntl; i++)
+            if (p->tl[i].dev == (int)k->idx)
+                return &p->tl[i];
+    return &p->all;
+}
+
+static const sb_audit_act *matched_copy(const sb_audit_proc *p, const lookups *l,
+                                        const sb_audit_call *c)
+{
+    /* CUPTI fills runtimeCorrelationId only when driver calls are recorded too; otherwise a
+     * runtime call's copy carries the runtime's id as its correlationId (seen on the H100) */
+    const sb_keyed *k = c->drv ? NULL : sb_keyed_first(l->by_rcorr, l->nrcorr, c->corr);
+    if (k)
+        return &p->acts[k->idx];
+    k = sb_keyed_first(l->by_corr, l->ncorr, c->corr);
+    if (!k || (!c->drv && p->acts[k->idx].rcorr)) /* that id is a driver call's */
+        return NULL;
+    return &p->acts[k->idx];
+}
+
+static int is_pageable(const char *s)
+{
+    return s && strcmp(s, "pageable") == 0;
+}
+
+static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const sb_audit_opts *o)
+{
+    const sb_audit_timeline *t = call_timeline(p, l, c);
+    sb_audit_class fixed;
+    int dtod;
+    sb_audit_family fam = sb_audit_classify_name(c->api, &fixed, &dtod);
+    /* without the kernels the GPU's busy timeline is unknown: no call is judged by it */
+    int waited = fam != SB_FAM_FIXED && p->kernels &&
+                 sb_audit_waited(t, c->start, c->end, o->waited_min_us, o->waited_slack_us);
+    const sb_audit_act *copy =
+        fam == SB_FAM_COPY || fam == SB_FAM_COPY_ASYNC ? matched_copy(p, l, c) : NULL;
+    switch (fam) {
+    case SB_FAM_FIXED:
+        c->cls = fixed;
+        break;
+    case SB_FAM_COPY:
+    case SB_FAM_COPY_ASYNC:
+        if (!copy) { /* what the call alone says (its direction, the driver's answer about its
+                      * host pointer): the class the injection library's blocks count too */
+            c->cls = sb_audit_class_alone(c->api, c->copy, c->host);
+            if (fam == SB_FAM_COPY && c->cls == SB_AUDIT_NONE && waited)
+                c->cls = SB_AUDIT_WAITED; /* a device-to-device copy that waited */
+        } else if (fam == SB_FAM_COPY) {
+            dtod = dtod || strcmp(copy->ckind, "DtoD") == 0 || strcmp(copy->ckind, "PtoP") == 0;
+            c->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+        } else if (is_pageable(copy->src) || is_pageable(copy->dst)) {
+            c->cls = SB_AUDIT_COPY_PAGEABLE;
+        } else { /* into pinned memory: it does not wait (.item()'s copy; a GPU that went idle
+                  * while CUPTI slowed the call down is a coincidence, not a wait) */
+            c->cls = SB_AUDIT_NONE;
+        }
+        break;
+    default:
+        c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+    }
+    c->bubble_ns =
+        sb_audit_blocking(c->cls) && p->kernels ? sb_audit_bubble(t, c->start, c->end) : 0;
+}
+
+static const sb_audit_proc *g_sort_proc; /* qsort has no context argument in C11 */
+
+static int cmp_call_key(const void *a, const void *b)
+{
+    const sb_audit_call *x = &g_sort_proc->calls[*(const size_t *)a];
+    const sb_audit_call *y = &g_sort_proc->calls[*(const size_t *)b];
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    int r = strcmp(x->range, y->range);
+    if (r || (r = strcmp(x->site, y->site)))
+        return r;
+    /* one row per operation at a site (a print(t) line reads a count and values) */
+    uintptr_t a_rule = (uintptr_t)x->rule, b_rule = (uintptr_t)y->rule;
+    return a_rule < b_rule ? -1 : a_rule > b_rule;
+}
+
+static int build_rows(sb_audit_proc *p)
+{
+    size_t n = 0;
+    size_t *idx = malloc((p->ncalls ? p->ncalls : 1) * sizeof *idx);
+    double *d = malloc((p->ncalls ? p->ncalls : 1) * sizeof *d);
+    p->rows = malloc((p->ncalls ? p->ncalls : 1) * sizeof *p->rows);
+    if (!idx || !d || !p->rows) {
+        free(idx);
+        free(d);
+        return -1;
+    }
+    for (size_t i = 0; i < p->ncalls; i++)
+        if (p->calls[i].cls != SB_AUDIT_NONE)
+            idx[n++] = i;
+    g_sort_proc = p;
+    sb_sort(idx, n, sizeof *idx, cmp_call_key);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        sb_audit_row *r = &p->rows[p->nrows++];
+        const sb_audit_call *first = &p->calls[idx[i]];
+        memset(r, 0, sizeof *r);
+        r->cls = first->cls;
+        r->range = first->range;
+        r->site = first->site;
+        r->native = first->native;
+        r->source = first->source;
+        r->pyframe = first->pyframe;
+        r->rule = first->rule;
+        for (; j < n && cmp_call_key(&idx[i], &idx[j]) == 0; j++) {
+            const sb_audit_call *c = &p->calls[idx[j]];
+            d[j - i] = (double)(c->end - c->start) / 1e3;
+            r->blocked_total_us += d[j - i];
+            r->bubble_total_us += (double)c->bubble_ns / 1e3;
+        }
+        r->count = (long)(j - i);
+        sb_sort_doubles(d, j - i);
+        r->blocked_median_us = sb_percentile_sorted(d, (int)(j - i), 0.5);
+        r->blocked_p95_us = sb_percentile_sorted(d, (int)(j - i), 0.95);
+        i = j;
+    }
+    free(idx);
+    free(d);
+    return 0;
+}
+
+static void span(sb_audit_proc *p, int64_t t, int *any)
+{
+    if (!*any || t < p->t_first)
+        p->t_first = t;
+    if (!*any || t > p->t_last)
+        p->t_last = t;
+    *any = 1;
+}
+
+static void lifetime(sb_audit_proc *p)
+{
+    int any = 0;
+    if (p->has_proc && p->clock_ns)
+        span(p, p->clock_ns, &any);
+    for (size_t i = 0; i < p->ncalls; i++) {
+        span(p, p->calls[i].start, &any);
+        span(p, p->calls[i].end, &any);
+    }
+    for (size_t i = 0; i < p->nacts; i++) {
+        span(p, p->acts[i].start, &any);
+        span(p, p->acts[i].end, &any);
+    }
+    for (size_t i = 0; i < p->napis; i++) {
+        span(p, p->apis[i].start, &any);
+        span(p, p->apis[i].end, &any);
+    }
+    for (size_t i = 0; i < p->nranges; i++) {
+        span(p, p->ranges[i].start, &any);
+        if (p->ranges[i].end >= 0)
+            span(p, p->ranges[i].end, &any);
+    }
+    p->lifetime_us = any ? (double)(p->t_last - p->t_first) / 1e3 : 0;
+}
+
+/* The instance (tid, id) among p->ranges[0..n) (sorted), or NULL. */
+static sb_audit_range *find_range_n(const sb_audit_proc *p, size_t n, int64_t tid, int64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const sb_audit_range *r = &p->ranges[mid];
+        if (r->tid < tid || (r->tid == tid && r->id < id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && p->ranges[lo].tid == tid && p->ranges[lo].id == id ? &p->ranges[lo] : NULL;
+}
+
+/* A range a call names that was never recorded: the call, and the range's place in its list. */
+typedef struct {
+    int64_t tid, id;
+    size_t call;
+    int k;
+} unrecorded;
+
+static int cmp_unrecorded(const void *a, const void *b)
+{
+    const unrecorded *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->call != y->call)
+        return x->call < y->call ? -1 : 1;
+    return x->k - y->k;
+}
+
+static int cmp_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* nvtxRangeStart/End ranges belong to no thread (they may end on another one): each counts
+ * the blocking calls of every thread of the process that started inside it, and their blocked
+ * time: the calls as (start, duration) sorted by start, prefix sums of the durations. n log n. */
+static int count_startend(sb_audit_proc *p)
+{
+    size_t nse = 0, n = 0;
+    for (size_t i = 0; i < p->nranges; i++)
+        nse += p->ranges[i].startend;
+    if (!nse)
+        return 0;
+    int64_t *sd = malloc((p->ncalls ? p->ncalls : 1) * 2 * sizeof *sd);
+    int64_t *sum = malloc((p->ncalls + 1) * sizeof *sum);
+    if (!sd || !sum) {
+        free(sd);
+        free(sum);
+        return -1;
+    }
+    for (size_t i = 0; i < p->ncalls; i++)
+        if (sb_audit_blocking(p->calls[i].cls)) {
+            sd[2 * n] = p->calls[i].start;
+            sd[2 * n + 1] = p->calls[i].end - p->calls[i].start;
+            n++;
+        }
+    sb_sort(sd, n, 2 * sizeof *sd, cmp_int64); /* by start (the pair's first member) */
+    sum[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        sum[i + 1] = sum[i] + sd[2 * i + 1];
+    for (size_t i = 0; i < p->nranges; i++) {
+        sb_audit_range *r = &p->ranges[i];
+        if (!r->startend)
+            continue;
+        int64_t end = r->end >= r->start ? r->end : INT64_MAX;
+        size_t lo = sb_count_before(sd, n, 2, r->start, 0), hi = sb_count_before(sd, n, 2, end, 1);
+        r->blocking = (long)(hi - lo);
+        r->blocked_ns = sum[hi] - sum[lo];
+    }
+    free(sd);
+    free(sum);
+    return 0;
+}
+
+/* Range instances: the recorded ones, and those only calls name (a killed process never wrote
+ * them: the first call that names one gives its name, start and depth); each instance's count
+ * of blocking calls, nested ranges included. n log n in the calls and ranges. */
+static int count_ranges(sb_audit_proc *p)
+{
+    sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+    const size_t recorded = p->nranges;
+    unrecorded *u = NULL;
+    size_t nu = 0, cap = 0;
+    for (size_t i = 0; i < p->ncalls; i++) {
+        const sb_audit_call *c = &p->calls[i];
+        for (int k = 0; k < c->nranges; k++) {
+            if (find_range_n(p, recorded, c->tid, c->ranges[k].id))
+                continue;
+            if (sb_grow(&u, &cap, nu, sizeof *u) < 0) {
+                free(u);
+                return -1;
+            }
+            u[nu++] = (unrecorded){c->tid, c->ranges[k].id, i, k};
+        }
+    }
+    sb_sort(u, nu, sizeof *u, cmp_unrecorded);
+    for (size_t i = 0; i < nu; i++) {
+        if (i && u[i].tid == u[i - 1].tid && u[i].id == u[i - 1].id)
+            continue; /* the same instance, named by a later call */
+        if (sb_grow(&p->ranges, &p->cap_ranges, p->nranges, sizeof *p->ranges) < 0) {
+            free(u);
+            return -1;
+        }
+        const sb_audit_call *c = &p->calls[u[i].call];
+        p->ranges[p->nranges++] = (sb_audit_range){.tid = c->tid,
+                                                   .id = c->ranges[u[i].k].id,
+                                                   .name = c->ranges[u[i].k].name,
+                                                   .start = c->start,
+                                                   .end = -1,
+                                                   .depth = u[i].k};
+    }
+    free(u);
+    if (p->nranges > recorded)
+        sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+    for (size_t i = 0; i < p->ncalls; i++) {
+        const sb_audit_call *c = &p->calls[i];
+        if (!sb_audit_blocking(c->cls))
+            continue;
+        for (int k = 0; k < c->nranges; k++) {
+            sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
+            if (r) {
+                r->blocking++;
+                r->blocked_ns += c->end - c->start;
+            }
+        }
+    }
+    return count_startend(p); /* it sets its ranges' counts whole */
+}
+
+static int cmp_range_name(const void *a, const void *b)
+{
+    return strcmp(((const sb_audit_range_sum *)a)->name, ((const sb_audit_range_sum *)b)->name);
+}
+
+/* Names are interned (one pointer per name): instances sorted by that pointer fall into runs
+ * of one name, so any number of names and instances costs n log n. */
+static int cmp_range_ptr(const void *a, const void *b)
+{
+    const sb_audit_range *const *x = a, *const *y = b;
+    uintptr_t p = (uintptr_t)(*x)->name, q = (uintptr_t)(*y)->name;
+    return p < q ? -1 : p > q;
+}
+
+static int sum_ranges(sb_audit_run *run)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        total += run->procs[i]->nranges;
+    const sb_audit_range **all = malloc((total ? total : 1) * sizeof *all);
+    sb_audit_range_sum *s = malloc((total ? total : 1) * sizeof *s);
+    if (!all || !s) {
+        free(all);
+        free(s);
+        return -1;
+    }
+    size_t m = 0, n = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        for (size_t k = 0; k < run->procs[i]->nranges; k++)
+            all[m++] = &run->procs[i]->ranges[k];
+    sb_sort(all, m, sizeof *all, cmp_range_ptr);
+    for (size_t k = 0; k < m; k++) {
+        const sb_audit_range *r = all[k];
+        if (!n || s[n - 1].name != r->name)
+            s[n++] = (sb_audit_range_sum){.name = r->name, .domain = r->domain ? r->domain : ""};
+        s[n - 1].instances++;
+        s[n - 1].total_blocking += r->blocking;
+        if (r->blocking > s[n - 1].max_blocking)
+            s[n - 1].max_blocking = r->blocking;
+    }
+    free(all);
+    if (n)
+        sb_sort(s, n, sizeof *s, cmp_range_name);
+    run->range_sums = s;
+    run->nrange_sums = n;
+    return 0;
+}
+
+static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opts *o)
+{
+    sb_sort(p->stacks, p->nstacks, sizeof *p->stacks, cmp_stack);
+    if (build_timelines(p) < 0)
+        return -1;
+    lookups l = {0};
+    if (build_lookups(p, &l) < 0) {
+        free_lookups(&l);
+        return -1;
+    }
+    const char *empty = sb_audit_intern(&run->strs, "");
+    if (!empty) {
+        free_lookups(&l);
+        return -1;
+    }
+    for (size_t i = 0; i < p->ncalls; i++) {
+        sb_audit_call *c = &p->calls[i];
+        classify(p, &l, c, o);
+        c->range = c->nranges ? c->ranges[c->nranges - 1].name : empty;
+        if (sb_audit_blocking(c->cls) && c->stack >= 0) {
+            sb_audit_stack *s = (sb_audit_stack *)sb_audit_find_stack(p, c->stack);
+            if (s)
+                s->used = 1;
+        }
+    }
+    free_lookups(&l);
+    return 0;
+}
+
+/* Where the call was made, as the user sees it: the Python line when the thread ran Python
+ * (its source text beside it), the native frame otherwise; then what made it (rules.c). */
+static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
+{
+    c->native = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
+                              : sb_audit_site(&run->strs, NULL);
+    c->site = c->native;
+    c->source = sb_audit_intern(&run->strs, "");
+    if (!c->native || !c->source)
+        return -1;
+    const sb_audit_pystack *ps = c->py >= 0 ? sb_audit_find_pystack(p, c->py) : NULL;
+    if (ps && (c->pyframe = sb_audit_py_pick(ps, run->opts.py_innermost))) {
+        c->site = sb_audit_py_site(&run->strs, c->pyframe);
+        c->source = sb_audit_py_source(run, c->pyframe);
+        if (!c->site || !c->source)
+            return -1;
+    }
+    c->rule = sb_audit_rule_for(p, c);
+    return 0;
+}
+
+static int cmp_pystack(const void *a, const void *b)
+{
+    const sb_audit_pystack *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int summarize(sb_audit_run *run, sb_audit_proc *p)
+{
+    sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
+    for (size_t i = 0; i < p->ncalls; i++) {
+        sb_audit_call *c = &p->calls[i];
+        if (c->cls != SB_AUDIT_NONE && attribute(run, p, c) < 0)
+            return -1;
+    }
+    if (build_rows(p) < 0 || count_ranges(p) < 0)
+        return -1;
+    lifetime(p);
+    p->busy_us = (double)sb_audit_timeline_total(&p->all) / 1e3;
+    for (size_t i = 0; i < p->ncalls; i++) {
+        const sb_audit_call *c = &p->calls[i];
+        p->counts[c->cls]++;
+        if (c->cls == SB_AUDIT_POLL)
+            p->polls++;
+        if (!sb_audit_blocking(c->cls))
+            continue;
+        p->blocking++;
+        p->blocked_us += (double)(c->end - c->start) / 1e3;
+    }
+    return sb_audit_savings(p, run->opts.top > 0 ? run->opts.top : 1);
+}
+
+/* Each process is analyzed once (its sums accumulate): after more were loaded, only the new ones
+ * are, with these options (those analyzed before keep theirs); the view across processes is
+ * made again. 0, or -1 when out of memory. */
+static int analyze(sb_audit_run *run, const sb_audit_opts *o)
+{
+    run->opts = *o;
+    for (size_t i = 0; i < run->nprocs; i++)
+        if (!run->procs[i]->analyzed && analyze_calls(run, run->procs[i], o) < 0)
+            return -1;
+    if (o->symbolize)
+        sb_audit_symbolize(run); /* the frames not yet named */
+    for (size_t i = 0; i < run->nprocs; i++) {
+        sb_audit_proc *p = run->procs[i];
+        if (!p->analyzed && summarize(run, p) < 0)
+            return -1;
+        p->analyzed = 1;
+    }
+    free(run->range_sums);
+    run->range_sums = NULL;
+    run->nrange_sums = 0;
+    if (sum_ranges(run) < 0 || sb_audit_compute_ranks(run) < 0)
+        return -1;
+    run->analyzed = 1;
+    return 0;
+}
+
+/* What the analysis made for the whole run, freed with it (model/run_state.c calls it). */
+static void free_analysis(sb_audit_run *run)
+{
+    if (run->ranks)
+        sb_ranks_free(run->ranks);
+    free(run->ranks);
+    run->ranks = NULL;
+    sb_audit_py_cache_free(run);
+}
+
+int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)
+{
+    run->free_analysis = free_analysis;
+    if (run->analysis_failed)
+        return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+    if (run->analyzed)
+        return 0;
+    int rc = analyze(run, o);
+    run->analysis_failed = rc != 0;
+    return rc ? sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit") : 0;
+}

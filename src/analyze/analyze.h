@@ -1,0 +1,86 @@
+/* The analysis of the recorded calls: classified, timed, attributed (NVTX range, native and
+ * Python call site, the rule that names the operation and its fix), summed into rows, the
+ * ranks lined up, and what removing syncs would save (savings.c, through the replay). */
+#ifndef SB_ANALYZE_H
+#define SB_ANALYZE_H
+
+#include "analyze/ranks.h"
+#include "model/model.h"
+#include "replay/replay.h"
+
+/* Classify, time, attribute, line the ranks up (ranks.h). After more processes are loaded,
+ * again: those already analyzed are left as they were, with the options of their analysis.
+ * Out of memory partway fails this and every later analysis of the run. */
+int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o);
+
+/* ---- analyze.c ---- */
+/* The instance (tid, id) of a range (ranges are sorted once analyzed), or NULL. */
+sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t id);
+
+/* ---- site.c ---- */
+/* The call site of a stack ("libfoo.so!bar", "app+0x1234", "?"), interned. */
+const char *sb_audit_site(sb_strpool *strs, const sb_audit_stack *s);
+/* In records[0..n) of `size` bytes, sorted by an int64_t id that is their first member: the one
+ * with this id, or NULL. The stacks and the Python stacks (sorted by analyze.c). */
+const void *sb_audit_find_by_id(const void *records, size_t n, size_t size, int64_t id);
+const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id);
+
+/* ---- pysite.c: the Python line a user sees ---- */
+/* The innermost frame of the user's code (frames of the standard library and of installed
+ * packages skipped, unless opts.py_site is innermost); NULL when the stack has none. */
+const sb_audit_pyframe *sb_audit_py_pick(const sb_audit_pystack *s, int innermost);
+/* Is this file the standard library's, an installed package's or not a file ("<frozen>")? */
+int sb_audit_py_library(const char *file);
+const sb_audit_pystack *sb_audit_find_pystack(const sb_audit_proc *p, int64_t id);
+/* "tests/train.py:42 in step" (the path relative to the current folder when under it). */
+const char *sb_audit_py_site(sb_strpool *strs, const sb_audit_pyframe *f);
+/* The frame's source line, stripped, interned; "" when the file cannot be read. */
+const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f);
+void sb_audit_py_cache_free(sb_audit_run *run);
+
+/* ---- rules.c: what made a blocking call, in the user's terms, and its sync-free fix ---- */
+typedef struct sb_audit_rule {
+    const char *op;       /* "scalar read: .item()" */
+    const char *fix;      /* the guides' sync-free alternative */
+    const char *scenario; /* the syncbench scenario that prices the fix; NULL: none */
+    /* what must hold, each a list of alternatives "a|b" matched as substrings; NULL: any */
+    const char *api;    /* the API's base name (cudaStreamSynchronize) */
+    const char *native; /* a native frame's symbol or library file name */
+    const char *pyfile; /* a Python frame's file (torch/_tensor_str.py) */
+    const char *source; /* the user's source line (".item(") */
+    const char *copy;   /* the copy's direction (HtoD, DtoH) */
+} sb_audit_rule;
+/* The first rule that holds for the call (its frames, API, copy and source line), or NULL. */
+const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c);
+/* Every rule, NULL-terminated by op (tests, --help). */
+extern const sb_audit_rule sb_audit_rules[];
+
+/* ---- symbolize.c ---- */
+/* Resolves the used frames with no symbol through addr2line, when it is on PATH. */
+void sb_audit_symbolize(sb_audit_run *run);
+
+/* ---- savings.c: what removing syncs would save (the replay, replay.h) ---- */
+typedef enum { SB_SAVE_ALL, SB_SAVE_SITE, SB_SAVE_CLASS, SB_SAVE_RANGE } sb_audit_save_kind;
+typedef struct sb_audit_saving {
+    int kind;              /* sb_audit_save_kind */
+    const char *key;       /* the site or the range name (interned); NULL: all, a class */
+    sb_audit_class cls;    /* SB_SAVE_CLASS */
+    long calls;            /* blocking calls removed */
+    double blocked_us;     /* their host time blocked */
+    sb_replay_result r;    /* the predicted savings: the syncs and what goes with them */
+    sb_replay_result kept; /* the same with their readbacks kept (SB_REPLAY_KEEP_READBACKS):
+                              sites and all only, else zero */
+} sb_audit_saving;
+/* Plays p's run (when its launches were recorded) with every sync removed, then with each of
+ * the `top` most blocking sites and ranges and each class removed alone. 0, or -1 out of memory. */
+int sb_audit_savings(sb_audit_proc *p, int top);
+/* The saving of one selection (key: the interned site or range), or NULL when not played. */
+const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, const char *key,
+                                          sb_audit_class cls);
+/* The wall-time saving of one selection summed over the processes that played it; NaN when
+ * none did. */
+double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
+/* "host" when the host's launches then bound most GPU operations, else "gpu". */
+const char *sb_audit_bound_name(const sb_replay_result *r);
+
+#endif

@@ -1,0 +1,184 @@
+/* What made a blocking call, in the user's terms, and the guides' sync-free alternative: the
+ * rules are data, tried in order, the first that holds wins. Each condition is a list of
+ * alternatives ("a|b"), any of which may appear as a substring: of a native frame's symbol or
+ * library (mangled C++ names hold the identifiers), of a Python frame's file, of the user's
+ * source line, of the API's base name, of the copy's direction. A call no rule knows is
+ * reported as unknown, never guessed. To add a pattern: one line here, one test in
+ * tests/unit/test_audit_python.c. */
+#include "analyze/analyze.h"
+
+#include <string.h>
+
+#define SCALAR_FIX                                                                                 \
+    "keep it on the GPU: accumulate and read every N steps (or once after the loop); several "     \
+    "values: torch.stack them and read once"
+#define HOST_COPY_FIX                                                                              \
+    "copy into a pinned buffer with non_blocking=True and read it after an event (double "         \
+    "buffering), or keep the work on the GPU"
+#define SHAPE "data-dependent shape: "
+
+/* clang-format off */
+const sb_audit_rule sb_audit_rules[] = {
+    /* Python-level patterns whose frames say it all */
+    {"print(tensor) / str(tensor)",
+     "print a value read every N steps (accumulated on the GPU), not the tensor each step",
+     "log-every", NULL, NULL, "torch/_tensor_str.py", NULL, NULL},
+    /* inside libraries */
+    {"inside a library: DDP's step timer (CudaTimer::measureDifference)",
+     "DDP times the iterations it samples; model._set_ddp_runtime_logging_sample_rate(N) makes "
+     "them rarer", NULL, NULL, "CudaTimer|measureDifference", NULL, NULL, NULL},
+    {"inside a library: NCCL",
+     "a collective's result read on the host waits for every rank: read it every N steps",
+     NULL, NULL, "libnccl|ncclGroupEnd|ncclCommInit", NULL, NULL, NULL},
+    {"inside a library: torch.linalg's error check",
+     "the _ex variant (torch.linalg.inv_ex, cholesky_ex, ...) with its info tensor checked on "
+     "the GPU or every N steps", NULL, NULL, "_linalg_check_errors", NULL, NULL, NULL},
+    {"inside a CUDA library (cuBLAS, cuSOLVER, cuFFT, cuSPARSE, cuDNN)",
+     "the library's handles and workspaces created once, outside the loop; its own syncs are "
+     "its own (at start-up and teardown they cost nothing per step)", NULL, NULL,
+     "libcublas|libcusolver|libcufft|libcusparse|libcudnn", NULL, NULL, NULL},
+    /* data-dependent shapes: the output's size is read back to allocate it */
+    {SHAPE "boolean mask (x[mask], masked_select)",
+     "torch.where(mask, x, 0) or a masked reduction: a fixed shape, no count read back",
+     "dynamic-shape", NULL, "masked_select|index_Tensor|index_put", NULL, NULL, NULL},
+    {SHAPE "nonzero", "torch.nonzero_static(x, size=N), or a mask of fixed shape",
+     "dynamic-shape", NULL, "nonzero_cuda|nonzero_out|7nonzero4call|::nonzero(", NULL, NULL, NULL},
+    {SHAPE "unique",
+     "a fixed-size result (torch.bincount(x, minlength=N) for small integer ranges), or unique "
+     "once outside the loop", "dynamic-shape", NULL, "unique_cuda|unique_dim|_unique", NULL, NULL,
+     NULL},
+    {SHAPE "repeat_interleave without output_size",
+     "pass output_size= (the total, known on the host) to repeat_interleave", "dynamic-shape",
+     NULL, "repeat_interleave", NULL, NULL, NULL},
+    /* a GPU value that decides Python control flow */
+    {"Python branch on a GPU value (if t:, while t:, bool(t), if t.any():)",
+     "keep the decision on the GPU (torch.where(cond, a, b)), or branch on a value read every N "
+     "steps", "device-branch", NULL, "is_nonzero", NULL, NULL, NULL},
+    /* copies to the host, named by the source line */
+    {"copy to host: .tolist()", HOST_COPY_FIX, "double-buffer", NULL, NULL, NULL, ".tolist(",
+     NULL},
+    {"copy to host: .numpy()", HOST_COPY_FIX, "double-buffer", NULL, NULL, NULL, ".numpy(", NULL},
+    /* scalar reads */
+    {"scalar read: .item()", SCALAR_FIX, "log-every", NULL, "_local_scalar_dense", NULL,
+     ".item(", NULL},
+    {"scalar read: float(t) / int(t)", SCALAR_FIX, "log-every", NULL, "_local_scalar_dense",
+     NULL, "float(|int(|bool(|complex(", NULL},
+    {"scalar read (a GPU value to a Python number)", SCALAR_FIX, "log-every", NULL,
+     "_local_scalar_dense", NULL, NULL, NULL},
+    {"copy to host: .cpu()", HOST_COPY_FIX, "double-buffer", NULL, NULL, NULL,
+     ".cpu(|.to(\"cpu\"|.to('cpu'|device=\"cpu\"|device='cpu'", NULL},
+    {"tensor from host data (torch.tensor(list, device=\"cuda\"))",
+     "build it once outside the loop, or from pinned memory with .to(device, "
+     "non_blocking=True); constants: torch.full / torch.arange on the GPU", "small-h2d", NULL,
+     NULL, NULL, "torch.tensor(|torch.as_tensor(|torch.from_numpy(", NULL},
+    {"copy to host (.cpu(), .to(\"cpu\"), .numpy())", HOST_COPY_FIX, "double-buffer", NULL,
+     "_to_copy|copy_", NULL, NULL, "DtoH"},
+    {"copy from pageable host memory (.to(\"cuda\"), .cuda())",
+     "pin the source (.pin_memory(), once) and copy with non_blocking=True", "copy", NULL,
+     "_to_copy|copy_", NULL, NULL, "HtoD"},
+    {"copy between host and GPU (.cpu(), .to(...), copy_)", HOST_COPY_FIX, "copy", NULL,
+     "_to_copy|copy_", NULL, NULL, NULL},
+    /* explicit syncs */
+    {"explicit sync: torch.cuda.synchronize()",
+     "remove it (a readback waits for its own stream anyway), or wait on one stream or event",
+     "busy-stream", NULL, "device_synchronize", NULL, NULL, NULL},
+    {"explicit sync: stream.synchronize()",
+     "let the GPU wait (other.wait_stream(s), s.wait_event(e)); block the host only where it "
+     "needs the value", "small-gemm", NULL, "CUDAStream11synchronize|CUDAStream::synchronize",
+     NULL, NULL, NULL},
+    {"explicit sync: event.synchronize()",
+     "stream.wait_event(ev) keeps the wait on the GPU; ev.query() asks without blocking",
+     "small-gemm", "cudaEventSynchronize|cuEventSynchronize", NULL, NULL, NULL, NULL},
+    {"explicit device sync from an extension (ctypes, a C/C++ extension)",
+     "sync only the stream the result is on (or an event), and only where the host needs it",
+     "busy-stream", "cuCtxSynchronize|cudaDeviceSynchronize|cudaThreadSynchronize",
+     "libffi|_ctypes", NULL, NULL, NULL},
+    {"explicit sync: device (cudaDeviceSynchronize, cuCtxSynchronize)",
+     "sync only the stream the result is on (or an event), and only where the host needs it",
+     "busy-stream", "cuCtxSynchronize|cudaDeviceSynchronize|cudaThreadSynchronize", NULL, NULL,
+     NULL, NULL},
+    {"explicit sync: stream (cudaStreamSynchronize)",
+     "let the GPU wait (cudaStreamWaitEvent); block the host only where it needs the value",
+     "small-gemm", "StreamSynchronize", NULL, NULL, NULL, NULL},
+    /* the allocator */
+    {"allocator: torch.cuda.empty_cache()",
+     "do not empty the cache in the loop: the caching allocator reuses its blocks", "alloc",
+     "cudaFree|cuMemFree", "emptyCache|empty_cache", NULL, NULL, NULL},
+    {"allocator: torch.cuda.empty_cache()",
+     "do not empty the cache in the loop: the caching allocator reuses its blocks", "alloc",
+     "cudaFree|cuMemFree", NULL, NULL, "empty_cache(", NULL},
+    {"allocator: the caching allocator gave memory back (cudaFree)",
+     "keep peak memory steady (allocate once, reuse); "
+     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids free + malloc when fragmented",
+     "alloc", "cudaFree|cuMemFree", "libc10_cuda", NULL, NULL, NULL},
+    {"allocator: cudaFree", "allocate once and reuse, or cudaFreeAsync (stream-ordered)",
+     "alloc", "cudaFree|cuMemFree", NULL, NULL, NULL, NULL},
+    /* what the API alone says */
+    {"async copy with pageable host memory (it blocks)",
+     "pin the host buffer (cudaHostAlloc, .pin_memory()) so the copy runs asynchronously",
+     "copy", "MemcpyAsync|MemcpyDtoHAsync|MemcpyHtoDAsync|Memcpy2DAsync|Memcpy3DAsync", NULL,
+     NULL, NULL, NULL},
+    {"blocking copy (cudaMemcpy)",
+     "cudaMemcpyAsync with pinned host memory on the work's stream, waited for by an event",
+     "copy", "cudaMemcpy|cuMemcpy", NULL, NULL, NULL, NULL},
+    {"blocking memset (cudaMemset)", "cudaMemsetAsync on the work's stream", NULL,
+     "cudaMemset|cuMemset", NULL, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+/* clang-format on */
+
+/* Does any alternative of `alts` ("a|b|c") occur in s? */
+static int any_in(const char *alts, const char *s)
+{
+    if (!s)
+        return 0;
+    for (const char *a = alts; *a;) {
+        const char *bar = strchr(a, '|');
+        size_t n = bar ? (size_t)(bar - a) : strlen(a);
+        for (const char *p = s; (p = strchr(p, a[0])); p++)
+            if (!strncmp(p, a, n))
+                return 1;
+        if (!bar)
+            break;
+        a = bar + 1;
+    }
+    return 0;
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static int native_has(const sb_audit_stack *s, const char *alts)
+{
+    for (int i = 0; s && i < s->nframes; i++)
+        if (any_in(alts, s->frames[i].sym) || any_in(alts, basename_of(s->frames[i].obj)))
+            return 1;
+    return 0;
+}
+
+static int pyfile_has(const sb_audit_pystack *s, const char *alts)
+{
+    for (int i = 0; s && i < s->nframes; i++)
+        if (any_in(alts, s->frames[i].file))
+            return 1;
+    return 0;
+}
+
+const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c)
+{
+    char api[128];
+    sb_audit_base_name(c->api, api, sizeof api);
+    const sb_audit_stack *st = c->stack >= 0 ? sb_audit_find_stack(p, c->stack) : NULL;
+    const sb_audit_pystack *py = c->py >= 0 ? sb_audit_find_pystack(p, c->py) : NULL;
+    for (const sb_audit_rule *r = sb_audit_rules; r->op; r++) {
+        if ((r->api && !any_in(r->api, api)) || (r->copy && !any_in(r->copy, c->copy)) ||
+            (r->source && !any_in(r->source, c->source)) ||
+            (r->native && !native_has(st, r->native)) || (r->pyfile && !pyfile_has(py, r->pyfile)))
+            continue;
+        return r;
+    }
+    return NULL;
+}

@@ -1,0 +1,354 @@
+/* The audit's model: every audited process as its record stream (record/records.h) was read
+ * (load.c), the run they make together, and the places the analysis (analyze/) fills in. The
+ * public part first (what the launcher calls), then the data, then the helpers of this room.
+ * Pure C: no CUDA, no CUPTI; the CPU tests feed it synthetic record streams. */
+#ifndef SB_MODEL_H
+#define SB_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/env.h"
+#include "base/strpool.h"
+#include "record/classes.h"
+#include "record/records.h"
+
+/* Analyzer settings (the launcher's options). */
+typedef struct sb_audit_opts {
+    long long max_syncs; /* the gate: -1 = no gate */
+    const char
+        *range; /* --range NAME: the gate counts per instance of this range; NULL: whole run */
+    int top;    /* call sites listed in the table and the gate's message (10) */
+    double waited_min_us;   /* SB_AUDIT_WAITED: the call lasted at least this long ... (5) */
+    double waited_slack_us; /* ... and ended within this of the GPU going idle (20) */
+    int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
+    int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
+} sb_audit_opts;
+void sb_audit_opts_default(sb_audit_opts *o);
+
+typedef struct sb_audit_run sb_audit_run; /* every process of one audit */
+
+/* Reads every DIR/proc-*.jsonl. A malformed line is skipped and counted (the process may have
+ * been killed mid-line); an unreadable folder is exit 1. */
+int sb_audit_load_dir(const char *dir, sb_audit_run **out);
+/* One process's stream from a FILE (tests). */
+int sb_audit_load_stream(sb_audit_run *run, FILE *f, const char *name);
+sb_audit_run *sb_audit_run_new(void);
+/* The launcher's facts: the command line, its wall time, CMD's exit status text. */
+void sb_audit_set_wall(sb_audit_run *run, const char *cmd, double wall_s, int64_t t0_mono_ns);
+
+/* For records reported later (--from): the command of the first process that has one and the
+ * span of every record, in seconds. */
+void sb_audit_records_span(const sb_audit_run *run, const char **cmd, double *wall_s);
+
+/* What the launcher heard over its status socket (records.h) from each process that
+ * initialized CUDA: a process whose record file could not be created, was cut short or lost
+ * lines is reported as incomplete, and the gate fails. */
+typedef struct sb_audit_status {
+    int64_t pid;
+    int opened;     /* its record file was created */
+    int open_errno; /* else why not */
+    int ended;      /* it said "end" */
+    long long lost; /* lines the disk refused */
+} sb_audit_status;
+int sb_audit_set_status(sb_audit_run *run, const sb_audit_status *st, size_t n);
+/* Why a process's records are incomplete (a short phrase), or NULL when they are whole. */
+struct sb_audit_proc;
+const char *sb_audit_incomplete(const struct sb_audit_proc *p, char *buf, size_t n);
+
+/* calibration.json's keys, in records.h's SB_CAL_* order (calibration.c). */
+extern const char *const sb_audit_calibration_keys[];
+/* The calibration's records (cmd/audit_calibrate.c): the median "oh" of each of these calls in
+ * one record file, -1 where it holds none (calibration.c). */
+enum { SB_OH_SYNC, SB_OH_MALLOC, SB_OH_FREE, SB_OH_COPY, SB_OH_N };
+void sb_audit_median_ohs(const char *path, double oh[SB_OH_N]);
+
+/* How many processes initialized CUDA (wrote a stream). 0: CMD never used CUDA. */
+int sb_audit_nprocs(const sb_audit_run *run);
+void sb_audit_free(sb_audit_run *run);
+
+/* ---- interned strings (base/strpool.h: one copy each; equal text <=> equal pointer) ---- */
+static inline const char *sb_audit_intern(sb_strpool *p, const char *s) /* NULL: no memory */
+{
+    return sb_strpool_intern(p, s, strlen(s));
+}
+
+/* part of whole in percent; 0 of nothing */
+static inline double sb_audit_pct(double part, double whole)
+{
+    return whole > 0 ? 100 * part / whole : 0;
+}
+
+/* ---- arrays.c: growable arrays, sorting, text ---- */
+
+/* Grows *arr (element size `size`) so that it holds at least n + 1 elements. 0, or -1. */
+int sb_grow(void *arr, size_t *cap, size_t n, size_t size);
+/* qsort that accepts an empty (NULL) array. */
+void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* An index into an array by an integer key (a correlation id, a context), sorted with
+ * sb_keyed_cmp (by key, then index); the first or the last entry of a key, or NULL. */
+typedef struct sb_keyed {
+    int64_t key;
+    size_t idx;
+} sb_keyed;
+int sb_keyed_cmp(const void *a, const void *b);
+const sb_keyed *sb_keyed_first(const sb_keyed *k, size_t n, int64_t key);
+const sb_keyed *sb_keyed_last(const sb_keyed *k, size_t n, int64_t key);
+/* In times v[0], v[stride], ... v[(n - 1) * stride], sorted: how many come before x (upper 0:
+ * those < x; upper 1: those <= x). The calls a start/end range holds (analyze.c, ranks.c). */
+size_t sb_count_before(const int64_t *v, size_t n, size_t stride, int64_t x, int upper);
+/* snprintf whose result is valid UTF-8 (the JSON reports take only that): cut on a character
+ * boundary when it does not fit, every other invalid byte (addr2line's output, a Latin-1 name)
+ * replaced with '?'. */
+__attribute__((format(printf, 3, 4))) void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...);
+
+/* Text from outside (range, file, site and library names, source lines, warn messages, argv)
+ * as the table and the gate's message show it: terminal-safe (base/error.h's sb_escape). */
+#define SB_AUDIT_ESC(s) sb_audit_esc((char[1536]){0}, 1536, (s))
+const char *sb_audit_esc(char *buf, size_t n, const char *s);
+
+/* ---- the records (load.c) ---- */
+typedef struct sb_audit_range_ref {
+    int64_t id;
+    const char *name;
+} sb_audit_range_ref;
+
+struct sb_audit_rule;
+struct sb_audit_pyframe;
+
+typedef struct sb_audit_call {
+    const char *api; /* as recorded: "cudaMemcpy_v3020" */
+    int drv;         /* dom "drv" */
+    int64_t tid, ctx, corr, start, end, stack;
+    int64_t oh;       /* ns the audit's library spent around the call ("oh") */
+    int64_t ptr;      /* the memory cudaMalloc returned, cudaFree freed ("ptr"); 0 */
+    int64_t py;       /* a "pystack" id, -1 when the thread ran no Python */
+    const char *copy; /* "DtoH", ...; NULL */
+    const char *host; /* the copy's host memory the driver named: "pageable", ...; NULL */
+    int nranges;
+    sb_audit_range_ref *ranges; /* outermost first */
+    /* analyze.c */
+    sb_audit_class cls;
+    int64_t bubble_ns;
+    const char *range;  /* innermost range, "" when none */
+    const char *site;   /* the Python line ("train.py:42 in step") when there is one, else the
+                           native site; "?" when none */
+    const char *native; /* the native site */
+    const struct sb_audit_pyframe *pyframe; /* the frame `site` names; NULL: none */
+    const char *source;                     /* that frame's source line, "" when unknown */
+    const struct sb_audit_rule *rule;       /* what made it; NULL: no rule knows */
+} sb_audit_call;
+
+typedef struct sb_audit_range {
+    int64_t tid, id;
+    const char *name;
+    int64_t start, end; /* end -1: still open at exit */
+    int depth;
+    int recorded;       /* 0: only seen in calls' "ranges" (the process was killed) */
+    int startend;       /* an nvtxRangeStart/End range: counts every thread's calls inside it */
+    const char *domain; /* the NVTX domain's name, "" for the default domain */
+    long blocking;      /* analyze.c: blocking calls inside this instance */
+    int64_t blocked_ns; /* analyze.c: their host time blocked */
+} sb_audit_range;
+
+typedef struct sb_audit_frame {
+    const char *obj, *sym; /* sym "" when unknown */
+    int64_t off, abs;
+} sb_audit_frame;
+
+typedef struct sb_audit_stack {
+    int64_t id;
+    int nframes;
+    sb_audit_frame *frames; /* innermost first */
+    int used;               /* by a blocking call (symbolize.c resolves only these) */
+} sb_audit_stack;
+
+/* A Python frame ("pystack" records): innermost first. */
+typedef struct sb_audit_pyframe {
+    const char *file, *func;
+    int line; /* 0 when unknown */
+} sb_audit_pyframe;
+
+typedef struct sb_audit_pystack {
+    int64_t id;
+    int nframes;
+    sb_audit_pyframe *frames;
+} sb_audit_pystack;
+
+typedef enum { SB_ACT_KERNEL, SB_ACT_COPY, SB_ACT_MEMSET } sb_audit_act_kind;
+
+typedef struct sb_audit_act {
+    int kind;
+    int dev;
+    int64_t ctx, stream, corr, rcorr, start, end, bytes;
+    const char *name;              /* kernel name (trace mode); NULL */
+    const char *ckind, *src, *dst; /* copies; NULL */
+} sb_audit_act;
+
+typedef struct sb_audit_api {
+    const char *api;
+    int drv;
+    int64_t tid, corr, start, end;
+} sb_audit_api;
+
+/* An event record (cudaEventRecord) and a synchronization CUPTI saw: what orders streams and
+ * what a sync waited for (the replay). */
+typedef struct sb_audit_evrec {
+    int64_t ctx, stream, corr, sync_id;
+} sb_audit_evrec;
+
+typedef enum { SB_SYNC_EVENT, SB_SYNC_WAIT, SB_SYNC_STREAM, SB_SYNC_CONTEXT } sb_audit_sync_type;
+
+typedef struct sb_audit_syncrec {
+    int type;                                       /* sb_audit_sync_type */
+    int64_t ctx, stream, corr, sync_id, start, end; /* stream, sync_id -1: not applicable */
+} sb_audit_syncrec;
+
+/* A stream's creation flags: how it orders against the legacy default stream. */
+typedef enum { SB_STREAM_NULL, SB_STREAM_BLOCKING, SB_STREAM_NON_BLOCKING } sb_audit_stream_flag;
+
+/* a stretch the recording was off ("pause" record) */
+typedef struct sb_audit_pause {
+    int64_t tid, start, end;
+} sb_audit_pause;
+
+typedef struct sb_audit_gstream {
+    int64_t ctx, stream;
+    int flag; /* sb_audit_stream_flag */
+} sb_audit_gstream;
+
+typedef struct sb_audit_iv {
+    int64_t start, end;
+} sb_audit_iv;
+
+/* The union of GPU busy intervals of one device (dev -1: every device merged). */
+typedef struct sb_audit_timeline {
+    int dev;
+    size_t n;
+    sb_audit_iv *iv; /* sorted, disjoint, not touching */
+} sb_audit_timeline;
+
+/* One row: process x class x range x site x operation. */
+typedef struct sb_audit_row {
+    sb_audit_class cls;
+    const char *range, *site;
+    const char *native, *source;      /* the first call's */
+    const sb_audit_pyframe *pyframe;  /* NULL: no Python */
+    const struct sb_audit_rule *rule; /* NULL: unknown */
+    long count;
+    double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
+} sb_audit_row;
+
+typedef struct sb_audit_proc {
+    const char *name; /* file name */
+    int has_proc;
+    int64_t pid, ppid;
+    int rank, local_rank;
+    const char *cmd, *mode;
+    int64_t clock_ns, mono_ns;
+    int complete; /* an "end" record */
+    int kernels;  /* kernels were recorded (--gpu-activity, --trace): the GPU's busy timeline,
+                     bubbles and waited calls are known */
+    int launches; /* the launches, event records and synchronizations too: the replay runs */
+    const char *why;
+    long long dropped;
+    long long lost; /* lines the process could not write (the launcher heard it) */
+    int unrecorded; /* started CUDA, but its record file could not be created */
+    int open_errno; /* why not */
+    /* its blocking calls were not recorded at all (CUPTI refused the subscription): why */
+    const char *unwatched;
+    long malformed;
+    long warns;
+    const char *first_warn;
+
+    sb_audit_call *calls;
+    size_t ncalls, cap_calls;
+    sb_audit_range *ranges;
+    size_t nranges, cap_ranges;
+    sb_audit_stack *stacks;
+    size_t nstacks, cap_stacks;
+    sb_audit_pystack *pystacks;
+    size_t npystacks, cap_pystacks;
+    sb_audit_act *acts;
+    size_t nacts, cap_acts;
+    sb_audit_api *apis;
+    size_t napis, cap_apis;
+    sb_audit_evrec *evrecs;
+    size_t nevrecs, cap_evrecs;
+    sb_audit_syncrec *syncrecs;
+    size_t nsyncrecs, cap_syncrecs;
+    sb_audit_gstream *gstreams;
+    size_t ngstreams, cap_gstreams;
+    sb_audit_pause *pauses;
+    size_t npauses, cap_pauses;
+    int64_t launch_extra_ns; /* what recording added to each launch (calibration.json); 0 */
+    int64_t call_extra_ns;   /* ... to each watched call beside its own "oh"; 0 */
+    int64_t start_extra_ns;  /* ... to the GPU's start of launched work (a round trip's); 0 */
+    int64_t alloc_extra_ns;  /* ... to each cudaMalloc and cudaFree beside its "oh"; 0 */
+    int64_t copy_extra_ns;   /* ... to the GPU's start of a readback beyond that; 0 */
+
+    /* analyze.c */
+    int analyzed;            /* once: an analysis after more processes loaded leaves it be */
+    int64_t t_first, t_last; /* lifetime: first to last timestamp */
+    sb_audit_timeline *tl;   /* per device */
+    size_t ntl;
+    sb_audit_timeline all; /* every device merged */
+    sb_audit_row *rows;
+    size_t nrows;
+    long counts[SB_AUDIT_NCLASS];
+    double lifetime_us, busy_us, blocked_us;
+    long polls, blocking;
+    /* savings.c: what removing syncs would save, from the replay (launches recorded) */
+    struct sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges */
+    size_t nsavings;
+    struct sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
+} sb_audit_proc;
+
+/* A range name's instances over the whole run (the JSON's "ranges"). */
+typedef struct sb_audit_range_sum {
+    const char *name, *domain;
+    long instances, max_blocking, total_blocking;
+} sb_audit_range_sum;
+
+struct sb_audit_run {
+    sb_strpool strs;
+    sb_audit_proc **procs;
+    size_t nprocs, cap_procs;
+    const char *cmd;
+    double wall_s;
+    int64_t t0_mono_ns;
+    int analyzed;
+    int analysis_failed; /* out of memory partway: a process may be half analyzed */
+    sb_audit_opts opts;
+    sb_audit_range_sum *range_sums;
+    size_t nrange_sums;
+    struct sb_ranks *ranks; /* the view across ranks (analyze/ranks.c), for the table and the
+                               JSON; NULL before the analysis */
+    /* set by the analysis: frees what it made for the whole run (the view across ranks, the
+     * cache of source files), which this room does not know */
+    void (*free_analysis)(struct sb_audit_run *run);
+    void *py_files; /* pysite.c's cache of source files */
+};
+
+/* ---- calibration.c ---- */
+/* The calibrated figures of dir's calibration.json into every process of run (none: 0). */
+void sb_audit_read_calibration(sb_audit_run *run, const char *dir);
+
+/* ---- timeline.c ---- */
+/* Builds the union of [start, end) of the given intervals (sorted in place). */
+int sb_audit_timeline_build(sb_audit_timeline *t, sb_audit_iv *iv, size_t n);
+/* The busy stretch in flight at time t (start <= t < end), or NULL. */
+const sb_audit_iv *sb_audit_timeline_at(const sb_audit_timeline *t, int64_t t_ns);
+/* The first stretch that starts at or after t, or NULL. */
+const sb_audit_iv *sb_audit_timeline_next(const sb_audit_timeline *t, int64_t t_ns);
+/* Total busy time. */
+int64_t sb_audit_timeline_total(const sb_audit_timeline *t);
+/* The GPU idle time a call [start, end] made (see audit.h's rules). */
+int64_t sb_audit_bubble(const sb_audit_timeline *t, int64_t start, int64_t end);
+/* Did the call wait for the GPU: in flight at start, idle at G in (start, end], end-G <= slack. */
+int sb_audit_waited(const sb_audit_timeline *t, int64_t start, int64_t end, double min_us,
+                    double slack_us);
+
+#endif

@@ -1,0 +1,220 @@
+/* --max-syncs: blocking calls in the whole run, or in each instance of --range NAME. A range
+ * that was never entered fails the gate: a gate that checks nothing must not pass. */
+#include "report/report.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* msg NULL: the verdict only (the JSON report's). */
+__attribute__((format(printf, 2, 3))) static void say(FILE *msg, const char *fmt, ...)
+{
+    if (!msg)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(msg, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct {
+    const char *site;
+    sb_audit_class cls;
+    long count;
+    const sb_audit_rule *rule;
+} offender;
+
+static int cmp_offender(const void *a, const void *b)
+{
+    const offender *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    int r = strcmp(x->site, y->site);
+    return r ? r : (int)x->cls - (int)y->cls;
+}
+
+typedef struct {
+    offender *o;
+    size_t n, cap;
+} offenders;
+
+static int add(offenders *s, const char *site, sb_audit_class cls, long count,
+               const sb_audit_rule *rule)
+{
+    if (sb_grow(&s->o, &s->cap, s->n, sizeof *s->o) < 0)
+        return -1;
+    s->o[s->n++] = (offender){site, cls, count, rule};
+    return 0;
+}
+
+/* Sites are interned (one pointer per text): sorted by (pointer, class), the entries of one
+ * offender are neighbours. */
+static int cmp_key(const void *a, const void *b)
+{
+    const offender *x = a, *y = b;
+    uintptr_t p = (uintptr_t)x->site, q = (uintptr_t)y->site;
+    if (p != q)
+        return p < q ? -1 : 1;
+    return (int)x->cls - (int)y->cls;
+}
+
+/* One entry per (site, class), the counts summed: n log n in the entries added. */
+static void merge(offenders *s)
+{
+    sb_sort(s->o, s->n, sizeof *s->o, cmp_key);
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (m && s->o[m - 1].site == s->o[i].site && s->o[m - 1].cls == s->o[i].cls)
+            s->o[m - 1].count += s->o[i].count;
+        else
+            s->o[m++] = s->o[i];
+    }
+    s->n = m;
+}
+
+static void print_top(FILE *msg, const sb_audit_run *run, offenders *s, int top)
+{
+    if (!s->n || !msg)
+        return;
+    merge(s);
+    sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
+    say(msg, "  top sites:\n");
+    for (size_t i = 0; i < s->n && (int)i < top; i++) {
+        char save[96] = "";
+        double us = sb_audit_run_saving(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE);
+        if (!isnan(us)) /* the site was replayed: what removing it would save */
+            snprintf(save, sizeof save, ", removing the site saves %.3f ms", us / 1e3);
+        say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
+            SB_AUDIT_ESC(s->o[i].site), s->o[i].rule ? s->o[i].rule->op : "unknown operation",
+            save);
+    }
+}
+
+/* Does call c lie in an instance of `name` that exceeded max? */
+static int in_exceeded(const sb_audit_proc *p, const sb_audit_call *c, const char *name,
+                       long long max)
+{
+    for (int k = 0; k < c->nranges; k++) {
+        if (strcmp(c->ranges[k].name, name) != 0)
+            continue;
+        const sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
+        if (r && r->blocking > max)
+            return 1;
+    }
+    return 0;
+}
+
+static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+{
+    long instances = 0, exceeded = 0, worst = -1;
+    int64_t worst_pid = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nranges; k++) {
+            const sb_audit_range *r = &p->ranges[k];
+            if (strcmp(r->name, o->range) != 0)
+                continue;
+            instances++;
+            if (r->blocking > o->max_syncs)
+                exceeded++;
+            if (r->blocking > worst) {
+                worst = r->blocking;
+                worst_pid = p->pid;
+            }
+        }
+    }
+    if (!instances) {
+        say(msg,
+            "audit gate: FAILED: range '%s' was never entered (no NVTX range of that name "
+            "in any process): nothing was checked\n",
+            SB_AUDIT_ESC(o->range));
+        return 1;
+    }
+    if (!exceeded) {
+        say(msg,
+            "audit gate: passed: %ld instance%s of range '%s', at most %ld blocking "
+            "call%s each (max %lld)\n",
+            instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), worst,
+            worst == 1 ? "" : "s", o->max_syncs);
+        return 0;
+    }
+    say(msg,
+        "audit gate: FAILED: %ld of %ld instance%s of range '%s' made more than %lld "
+        "blocking call%s; the worst: pid %lld, %ld\n",
+        exceeded, instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), o->max_syncs,
+        o->max_syncs == 1 ? "" : "s", (long long)worst_pid, worst);
+    offenders s = {0};
+    for (size_t i = 0; msg && i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->ncalls; k++) {
+            const sb_audit_call *c = &p->calls[k];
+            if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs) &&
+                add(&s, c->site, c->cls, 1, c->rule) < 0)
+                break;
+        }
+    }
+    print_top(msg, run, &s, o->top);
+    free(s.o);
+    return 1;
+}
+
+/* A process whose records are incomplete: its counts are a lower bound, the gate cannot pass.
+ */
+static int gate_incomplete(const sb_audit_run *run, FILE *msg)
+{
+    int bad = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        char why[512];
+        const sb_audit_proc *p = run->procs[i];
+        if (!sb_audit_incomplete(p, why, sizeof why))
+            continue;
+        if (p->unwatched) /* no lower bound either: nothing of it was checked */
+            say(msg, "audit gate: FAILED: pid %lld: nothing was checked: %s\n", (long long)p->pid,
+                SB_AUDIT_ESC(p->unwatched));
+        else
+            say(msg,
+                "audit gate: FAILED: pid %lld: records incomplete: %s; its counts are a lower "
+                "bound\n",
+                (long long)p->pid, why);
+        bad = 1;
+    }
+    return bad;
+}
+
+int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+{
+    if (o->max_syncs < 0)
+        return 0;
+    if (gate_incomplete(run, msg))
+        return 1;
+    if (o->range)
+        return gate_range(run, o, msg);
+    long total = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        total += run->procs[i]->blocking;
+    if (total <= o->max_syncs) {
+        say(msg, "audit gate: passed: %ld blocking call%s (max %lld)\n", total,
+            total == 1 ? "" : "s", o->max_syncs);
+        return 0;
+    }
+    say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,
+        total == 1 ? "" : "s", o->max_syncs);
+    double save = sb_audit_run_saving(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
+    if (!isnan(save))
+        say(msg, "; removing them would save %.3f ms of wall time", save / 1e3);
+    say(msg, "\n");
+    offenders s = {0};
+    for (size_t i = 0; msg && i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nrows; k++) {
+            const sb_audit_row *r = &p->rows[k];
+            if (sb_audit_blocking(r->cls) && add(&s, r->site, r->cls, r->count, r->rule) < 0)
+                break;
+        }
+    }
+    print_top(msg, run, &s, o->top);
+    free(s.o);
+    return 1;
+}

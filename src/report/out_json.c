@@ -1,0 +1,259 @@
+/* The JSON report: the environment, the per-process summary, the total, the rows, the range
+ * instances and the gate. */
+#include "report/report.h"
+#include "report/json_build.h"
+#include "analyze/ranks.h"
+
+#include <jansson.h>
+#include <math.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/utf8.h"
+
+/* Every value goes through set(): a NULL (out of memory) is remembered, never dropped
+ * silently; the writer then fails. */
+static int g_oom;
+
+static void set(json_t *o, const char *key, json_t *v)
+{
+    sb_json_set(&g_oom, o, key, v);
+}
+
+static void append(json_t *a, json_t *v)
+{
+    sb_json_append(&g_oom, a, v);
+}
+
+static void set_if(json_t *o, const char *key, const char *v)
+{
+    if (v && v[0])
+        set(o, key, sb_json_str(v));
+}
+
+static json_t *environment(const sb_env *e)
+{
+    json_t *o = json_object();
+    if (!e)
+        return o;
+    set_if(o, "host", e->host);
+    set_if(o, "cpu", e->cpu);
+    set_if(o, "kernel", e->kernel);
+    set_if(o, "version", e->version);
+    set_if(o, "git_rev", e->git_rev);
+    set_if(o, "gpu", e->gpu);
+    set_if(o, "driver", e->driver);
+    return o;
+}
+
+static json_t *counts(const long *c)
+{
+    json_t *o = json_object();
+    for (int k = 0; k < SB_AUDIT_NCLASS; k++)
+        set(o, sb_audit_class_name((sb_audit_class)k), json_integer(c[k]));
+    return o;
+}
+
+static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *key)
+{
+    json_t *o = json_object();
+    if (key_name)
+        set(o, key_name, key);
+    set(o, "calls", json_integer(s->calls));
+    set(o, "blocked_us", sb_json_num(s->blocked_us));
+    set(o, "save_wall_us", sb_json_num(s->r.wall_us));
+    set(o, "save_gpu_idle_us", sb_json_num(s->r.idle_us));
+    set(o, "save_per_call_us", sb_json_num(s->calls ? s->r.wall_us / (double)s->calls : 0));
+    set(o, "save_per_call_us_typical", sb_json_num(s->r.typical_us));
+    if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL) {
+        /* the same syncs removed with their readbacks kept, made asynchronous */
+        set(o, "save_wall_us_readbacks_kept", sb_json_num(s->kept.wall_us));
+        set(o, "save_per_call_us_readbacks_kept",
+            sb_json_num(s->calls ? s->kept.wall_us / (double)s->calls : 0));
+        set(o, "save_per_call_us_readbacks_kept_typical", sb_json_num(s->kept.typical_us));
+    }
+    set(o, "bound", sb_json_str(sb_audit_bound_name(&s->r)));
+    set(o, "host_bound_pct", sb_json_num(s->r.host_pct));
+    set(o, "gpu_busy_pct", sb_json_num(s->r.gpu_busy_pct));
+    return o;
+}
+
+/* The replay's predictions (savings.c); null when the launches were not recorded. */
+static json_t *predicted(const sb_audit_proc *p)
+{
+    if (!p->nsavings)
+        return json_null();
+    const sb_replay_facts *f = p->replay;
+    json_t *o = saving(&p->savings[0], NULL, NULL);
+    set(o, "save_wall_pct", sb_json_num(sb_audit_pct(p->savings[0].r.wall_us, p->lifetime_us)));
+    json_t *model = json_object();
+    set(model, "launch_latency_us", sb_json_num(f->launch_latency_us));
+    set(model, "gap_us", sb_json_num(f->gap_us));
+    set(model, "fetch_us", sb_json_num(f->fetch_us));
+    set(model, "copy_behind_kernel_us", sb_json_num(f->copy_behind_kernel_us));
+    set(model, "gpu_operations", json_integer(f->ops));
+    set(model, "operations_unplaced", json_integer(f->ops_unplaced));
+    set(model, "syncs", json_integer(f->syncs));
+    set(model, "syncs_untargeted", json_integer(f->syncs_untargeted));
+    set(model, "streams", json_integer(f->gpu_streams));
+    set(model, "wake_us", sb_json_num(f->wake_us));
+    set(model, "launch_extra_us", sb_json_num(f->launch_extra_us));
+    set(model, "call_extra_us", sb_json_num(f->call_extra_us));
+    set(model, "start_extra_us", sb_json_num(f->start_extra_us));
+    set(model, "alloc_extra_us", sb_json_num(f->alloc_extra_us));
+    set(model, "copy_extra_us", sb_json_num(f->copy_extra_us));
+    set(model, "unrecorded_stretches", json_integer(f->unrecorded));
+    set(o, "model", model);
+    json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
+    for (size_t i = 1; i < p->nsavings; i++) {
+        const sb_audit_saving *s = &p->savings[i];
+        if (s->kind == SB_SAVE_SITE)
+            append(sites, saving(s, "site", sb_json_str(s->key)));
+        else if (s->kind == SB_SAVE_CLASS)
+            append(classes, saving(s, "class", sb_json_str(sb_audit_class_name(s->cls))));
+        else
+            append(ranges, saving(s, "range", sb_json_str(s->key)));
+    }
+    set(o, "sites", sites);
+    set(o, "classes", classes);
+    set(o, "ranges", ranges);
+    return o;
+}
+
+static json_t *process(const sb_audit_proc *p)
+{
+    json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:o, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
+                          "ppid", (json_int_t)p->ppid, "rank", p->rank, "local_rank", p->local_rank,
+                          "cmd", sb_json_str(p->cmd), "complete", 0, "malformed_lines",
+                          (json_int_t)p->malformed, "dropped", (json_int_t)p->dropped);
+    char why[512];
+    const char *incomplete = sb_audit_incomplete(p, why, sizeof why);
+    /* whole only when nothing was missed: an end record alone is not enough */
+    set(o, "complete", json_boolean(p->complete && !incomplete));
+    set(o, "records_incomplete", incomplete ? sb_json_str(incomplete) : json_null());
+    set(o, "lost_lines", json_integer(p->lost));
+    set(o, "lifetime_s", sb_json_num(p->lifetime_us / 1e6));
+    set(o, "gpu_activity", json_boolean(p->kernels));
+    set(o, "gpu_busy_pct",
+        p->kernels ? sb_json_num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
+    set(o, "blocked_us", sb_json_num(p->blocked_us));
+    set(o, "blocked_pct", sb_json_num(sb_audit_pct(p->blocked_us, p->lifetime_us)));
+    set(o, "polls", json_integer(p->polls));
+    set(o, "blocking_calls", json_integer(p->blocking));
+    set(o, "counts", counts(p->counts));
+    set(o, "predicted", predicted(p));
+    return o;
+}
+
+static json_t *total(const sb_audit_run *run)
+{
+    long c[SB_AUDIT_NCLASS] = {0};
+    double life = 0, busy = 0, blocked = 0, save = 0;
+    long polls = 0, blocking = 0;
+    int kernels = run->nprocs > 0;  /* every process recorded kernels */
+    int replayed = run->nprocs > 0; /* every process was replayed */
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        kernels &= p->kernels;
+        replayed &= p->nsavings > 0;
+        for (int k = 0; k < SB_AUDIT_NCLASS; k++)
+            c[k] += p->counts[k];
+        life += p->lifetime_us;
+        busy += p->busy_us;
+        blocked += p->blocked_us;
+        save += p->nsavings ? p->savings[0].r.wall_us : 0;
+        polls += p->polls;
+        blocking += p->blocking;
+    }
+    json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
+    set(o, "lifetime_s", sb_json_num(life / 1e6));
+    set(o, "gpu_busy_pct", kernels ? sb_json_num(sb_audit_pct(busy, life)) : json_null());
+    set(o, "blocked_us", sb_json_num(blocked));
+    set(o, "blocked_pct", sb_json_num(sb_audit_pct(blocked, life)));
+    /* the processes' own predictions summed (each removes its own syncs) */
+    set(o, "predicted_save_wall_us", replayed ? sb_json_num(save) : json_null());
+    set(o, "polls", json_integer(polls));
+    set(o, "blocking_calls", json_integer(blocking));
+    set(o, "counts", counts(c));
+    return o;
+}
+
+static json_t *rows(const sb_audit_run *run)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nrows; k++) {
+            const sb_audit_row *r = &p->rows[k];
+            json_t *o =
+                json_pack("{s:I, s:i, s:i, s:s, s:s, s:o, s:o, s:I}", "pid", (json_int_t)p->pid,
+                          "rank", p->rank, "local_rank", p->local_rank, "group",
+                          sb_audit_group_name(sb_audit_class_group(r->cls)), "class",
+                          sb_audit_class_name(r->cls), "range", sb_json_str(r->range), "site",
+                          sb_json_str(r->site), "count", (json_int_t)r->count);
+            set(o, "blocked_total_us", sb_json_num(r->blocked_total_us));
+            set(o, "blocked_median_us", sb_json_num(r->blocked_median_us));
+            set(o, "blocked_p95_us", sb_json_num(r->blocked_p95_us));
+            set(o, "bubble_total_us", p->kernels ? sb_json_num(r->bubble_total_us) : json_null());
+            set(o, "python",
+                r->pyframe
+                    ? json_pack("{s:o, s:i, s:o, s:o}", "file", sb_json_str(r->pyframe->file),
+                                "line", r->pyframe->line, "function", sb_json_str(r->pyframe->func),
+                                "source", sb_json_str(r->source))
+                    : json_null());
+            set(o, "operation", r->rule ? sb_json_str(r->rule->op) : json_null());
+            set(o, "fix", r->rule ? sb_json_str(r->rule->fix) : json_null());
+            set(o, "scenario",
+                r->rule && r->rule->scenario ? sb_json_str(r->rule->scenario) : json_null());
+            set(o, "native_site", sb_json_str(r->native));
+            const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
+            set(o, "site_save_us", sv ? sb_json_num(sv->r.wall_us) : json_null());
+            append(a, o);
+        }
+    }
+    return a;
+}
+
+static json_t *ranges(const sb_audit_run *run)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < run->nrange_sums; i++) {
+        const sb_audit_range_sum *s = &run->range_sums[i];
+        append(a, json_pack("{s:o, s:o, s:I, s:I, s:I}", "name", sb_json_str(s->name), "domain",
+                            sb_json_str(s->domain), "instances", (json_int_t)s->instances,
+                            "max_blocking", (json_int_t)s->max_blocking, "total_blocking",
+                            (json_int_t)s->total_blocking));
+    }
+    return a;
+}
+
+int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+{
+    g_oom = 0;
+    json_t *root = json_pack("{s:s, s:i}", "tool", "syncbench audit", "format", 1);
+    if (!root)
+        return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit JSON");
+    set(root, "environment", environment(env));
+    set(root, "command", sb_json_str(run->cmd));
+    set(root, "wall_s", sb_json_num(run->wall_s));
+    json_t *procs = json_array();
+    for (size_t i = 0; i < run->nprocs; i++)
+        append(procs, process(run->procs[i]));
+    set(root, "processes", procs);
+    set(root, "total", total(run));
+    set(root, "rows", rows(run));
+    set(root, "ranges", ranges(run));
+    sb_ranks none;
+    sb_ranks_init(&none); /* a run never analyzed: an empty view */
+    set(root, "ranks", sb_ranks_json(run->ranks ? run->ranks : &none, env ? env->host : ""));
+    if (o && o->max_syncs >= 0) {
+        json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
+                              o->range ? sb_json_str(o->range) : json_null(), "passed",
+                              sb_audit_gate(run, o, NULL) == 0);
+        set(root, "gate", g);
+    } else
+        set(root, "gate", json_null());
+    return sb_json_write(f, root, g_oom, "audit JSON");
+}

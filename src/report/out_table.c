@@ -1,0 +1,247 @@
+/* The human report: the run, each process in a few lines, the classes summed over the run and
+ * the top call sites. */
+#include "report/report.h"
+#include "analyze/ranks.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/stats.h"
+
+/* What the replay predicts for removing every sync of the process (savings.c). */
+static void prediction(FILE *f, const sb_audit_proc *p)
+{
+    const sb_audit_saving *all = p->nsavings ? &p->savings[0] : NULL;
+    if (!all) {
+        if (p->kernels)
+            fprintf(f, "pid %" PRId64 ": predicted savings: the launches were not recorded\n",
+                    p->pid);
+        return;
+    }
+    fprintf(f,
+            "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "
+            "and %.3f ms of GPU idle time; then %s-bound (GPU busy %.1f %%)\n",
+            p->pid, all->calls, all->r.wall_us / 1e3, sb_audit_pct(all->r.wall_us, p->lifetime_us),
+            all->r.idle_us / 1e3, sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
+    if (p->replay->ops_unplaced || p->replay->syncs_untargeted)
+        fprintf(f,
+                "pid %" PRId64 ": replay: %ld GPU operation%s of unknown launch kept in place, "
+                "%ld sync%s of unknown target taken as waiting for the whole GPU\n",
+                p->pid, p->replay->ops_unplaced, p->replay->ops_unplaced == 1 ? "" : "s",
+                p->replay->syncs_untargeted, p->replay->syncs_untargeted == 1 ? "" : "s");
+}
+
+static void process_block(FILE *f, const sb_audit_proc *p)
+{
+    fprintf(f, "pid %" PRId64, p->pid);
+    if (p->rank >= 0)
+        fprintf(f, " (rank %d)", p->rank);
+    if (p->kernels)
+        fprintf(f, ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), polls %ld\n",
+                sb_audit_pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
+                sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
+    else
+        fprintf(f,
+                ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, predicted "
+                "savings: --gpu-activity)\n",
+                p->blocked_us / 1e3, sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
+    prediction(f, p);
+    char why[512];
+    if (p->unwatched)
+        fprintf(f, "pid %" PRId64 ": not watched: %s; none of its blocking calls is counted\n",
+                p->pid, SB_AUDIT_ESC(p->unwatched));
+    else if (sb_audit_incomplete(p, why, sizeof why))
+        fprintf(f, "pid %" PRId64 ": records incomplete: %s; what was recorded is reported\n",
+                p->pid, why);
+    if (p->malformed)
+        fprintf(f, "pid %" PRId64 ": %ld malformed line%s skipped\n", p->pid, p->malformed,
+                p->malformed == 1 ? "" : "s");
+    if (p->dropped)
+        fprintf(f, "pid %" PRId64 ": %lld GPU activity records dropped (full buffers)\n", p->pid,
+                p->dropped);
+    if (p->warns && p->first_warn != p->unwatched)
+        fprintf(f, "pid %" PRId64 ": %s\n", p->pid, SB_AUDIT_ESC(p->first_warn));
+}
+
+/* Per class over the run: count, blocked total/median/p95, bubbles. */
+static int class_table(FILE *f, const sb_audit_run *run)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        n += run->procs[i]->ncalls;
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    if (!d)
+        return -1;
+    int kernels = 0, replayed = 0; /* some process recorded kernels, launches: two columns */
+    for (size_t i = 0; i < run->nprocs; i++) {
+        kernels |= run->procs[i]->kernels;
+        replayed |= run->procs[i]->nsavings > 0;
+    }
+    fprintf(f, "\n%-9s %-14s %9s %12s %11s %11s %11s %11s\n", "group", "class", "count",
+            "blocked ms", "median us", "p95 us", "bubble ms", "saves ms");
+    for (int k = 1; k < SB_AUDIT_NCLASS; k++) {
+        size_t m = 0;
+        double total = 0, bubble = 0;
+        for (size_t i = 0; i < run->nprocs; i++) {
+            const sb_audit_proc *p = run->procs[i];
+            for (size_t c = 0; c < p->ncalls; c++) {
+                if ((int)p->calls[c].cls != k)
+                    continue;
+                d[m] = (double)(p->calls[c].end - p->calls[c].start) / 1e3;
+                total += d[m++];
+                bubble += (double)p->calls[c].bubble_ns / 1e3;
+            }
+        }
+        if (!m)
+            continue;
+        sb_sort_doubles(d, m);
+        char bub[32] = "-", save[32] = "-";
+        if (kernels)
+            snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
+        if (replayed && sb_audit_blocking((sb_audit_class)k))
+            snprintf(save, sizeof save, "%.3f",
+                     sb_audit_run_saving(run, SB_SAVE_CLASS, NULL, (sb_audit_class)k) / 1e3);
+        fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s %11s\n",
+                sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
+                sb_audit_class_name((sb_audit_class)k), m, total / 1e3,
+                sb_percentile_sorted(d, (int)m, 0.5), sb_percentile_sorted(d, (int)m, 0.95), bub,
+                save);
+    }
+    free(d);
+    return 0;
+}
+
+typedef struct {
+    sb_audit_class cls;
+    const char *range, *site;
+    const sb_audit_rule *rule;
+    const char *native, *source;
+    int python; /* site is a Python line */
+    long count;
+} site_sum;
+
+static int cmp_site(const void *a, const void *b)
+{
+    const site_sum *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    int r = strcmp(x->site, y->site);
+    if (r)
+        return r;
+    r = strcmp(x->range, y->range);
+    return r ? r : (int)x->cls - (int)y->cls;
+}
+
+/* Sites and ranges are interned (one pointer per text): sorted by (class, range, site)
+ * pointers, the rows of one site are neighbours. */
+static int cmp_site_key(const void *a, const void *b)
+{
+    const site_sum *x = a, *y = b;
+    if (x->cls != y->cls)
+        return (int)x->cls - (int)y->cls;
+    uintptr_t p = (uintptr_t)x->range, q = (uintptr_t)y->range;
+    if (p != q)
+        return p < q ? -1 : 1;
+    p = (uintptr_t)x->site, q = (uintptr_t)y->site;
+    if (p != q)
+        return p < q ? -1 : 1;
+    p = (uintptr_t)x->rule, q = (uintptr_t)y->rule;
+    return p < q ? -1 : p > q;
+}
+
+/* Under a site: what made it, the fix and the scenario that prices it, the native frame. */
+static void site_details(FILE *f, const site_sum *s)
+{
+    const char *pad = "                                                           ";
+    if (s->python && s->source[0])
+        fprintf(f, "%s| %s\n", pad, SB_AUDIT_ESC(s->source));
+    if (s->rule) {
+        fprintf(f, "%swhat: %s\n", pad, s->rule->op);
+        fprintf(f, "%sfix:  %s", pad, s->rule->fix);
+        if (s->rule->scenario)
+            fprintf(f, " (priced by: syncbench --scenario %s)", s->rule->scenario);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "%swhat: unknown (no rule knows this call; see the native frame)\n", pad);
+    }
+    if (s->python)
+        fprintf(f, "%snative: %s\n", pad, SB_AUDIT_ESC(s->native));
+}
+
+static int top_sites(FILE *f, const sb_audit_run *run, int top)
+{
+    site_sum *s = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nrows; k++) {
+            const sb_audit_row *r = &p->rows[k];
+            if (!sb_audit_blocking(r->cls))
+                continue;
+            if (sb_grow(&s, &cap, n, sizeof *s) < 0) {
+                free(s);
+                return -1;
+            }
+            s[n++] = (site_sum){r->cls,    r->range,           r->site, r->rule, r->native,
+                                r->source, r->pyframe != NULL, r->count};
+        }
+    }
+    sb_sort(s, n, sizeof *s, cmp_site_key);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && cmp_site_key(&s[m - 1], &s[i]) == 0)
+            s[m - 1].count += s[i].count;
+        else
+            s[m++] = s[i];
+    }
+    n = m;
+    int replayed = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        replayed |= run->procs[i]->nsavings > 0;
+    if (n) {
+        sb_sort(s, n, sizeof *s, cmp_site);
+        fprintf(f, "\ntop sites%s\n%9s  %-14s %-20s %10s  %s\n",
+                replayed ? " (saves: removing every sync at the site, all its classes and ranges)"
+                         : "",
+                "count", "class", "range", "saves ms", "site");
+        for (size_t i = 0; i < n && (int)i < top; i++) {
+            char save[32] = "-";
+            double us = sb_audit_run_saving(run, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE);
+            if (replayed && !isnan(us)) /* NaN: the site was not played */
+                snprintf(save, sizeof save, "%.3f", us / 1e3);
+            fprintf(f, "%9ld  %-14s %-20s %10s  %s\n", s[i].count, sb_audit_class_name(s[i].cls),
+                    s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-", save, SB_AUDIT_ESC(s[i].site));
+            /* the details once per site and operation: a line synced in several ranges or
+             * classes is explained at its first row */
+            size_t k = 0;
+            while (k < i && !(s[k].site == s[i].site && s[k].rule == s[i].rule))
+                k++;
+            if (k == i)
+                site_details(f, &s[i]);
+        }
+    }
+    free(s);
+    return 0;
+}
+
+int sb_audit_write_table(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
+{
+    fprintf(f, "syncbench audit: %s (wall %.3f s, %zu process%s)\n", SB_AUDIT_ESC(run->cmd),
+            run->wall_s, run->nprocs, run->nprocs == 1 ? "" : "es");
+    if (!run->nprocs) {
+        fprintf(f, "%s never initialized CUDA: nothing to audit\n",
+                run->cmd[0] ? SB_AUDIT_ESC(run->cmd) : "the command");
+        return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;
+    }
+    for (size_t i = 0; i < run->nprocs; i++)
+        process_block(f, run->procs[i]);
+    if (class_table(f, run) < 0 || top_sites(f, run, o ? o->top : 10) < 0)
+        return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit table");
+    if (run->ranks) /* one machine: no host column */
+        sb_ranks_write_table(f, run->ranks, o ? o->top : 10, 0);
+    return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;
+}
