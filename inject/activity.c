@@ -165,13 +165,35 @@ static void write_record(const CUpti_Activity *rec)
     }
 }
 
+/* A kernel, copy or memset that had not finished when its buffer was flushed (the forced flush
+ * at the exit) comes with start and end 0: a time of 0 is none, and written it would stand
+ * decades before the run. Counted as dropped instead. */
+static int unfinished(const CUpti_Activity *rec)
+{
+    uint64_t start = 1, end = 1;
+    if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+        rec->kind == CUPTI_ACTIVITY_KIND_KERNEL)
+        start = ((const CUpti_ActivityKernel10 *)(const void *)rec)->start,
+        end = ((const CUpti_ActivityKernel10 *)(const void *)rec)->end;
+    else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY)
+        start = ((const CUpti_ActivityMemcpy6 *)(const void *)rec)->start,
+        end = ((const CUpti_ActivityMemcpy6 *)(const void *)rec)->end;
+    else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMSET)
+        start = ((const CUpti_ActivityMemset4 *)(const void *)rec)->start,
+        end = ((const CUpti_ActivityMemset4 *)(const void *)rec)->end;
+    return !start || !end;
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                       size_t valid)
 {
     (void)size;
     CUpti_Activity *rec = NULL;
     while (valid && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
-        write_record(rec);
+        if (unfinished(rec))
+            __atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+        else
+            write_record(rec);
     size_t n = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &n) == CUPTI_SUCCESS)
         __atomic_fetch_add(&dropped, (uint64_t)n, __ATOMIC_RELAXED);
