@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs pytest jobs side by side, for `make test`: one pytest process per job, at most JOBS at
 once, the longest expected first; prints each job's summary line as it ends, the output of every
-job that failed, and a last line `N passed, N failed, N skipped, N errors (J of K jobs failed) in
-S s`. Exit 1 when a job failed (pytest's exit 1 to 4, a signal, or its time limit), else 0.
+job that failed, a line with the errors and the jobs that failed, and last, alone on its line,
+`N passed, N failed, N skipped` (errors counted as failed). Exit 1 when a job failed (pytest's exit 1 to 4, a signal, or its time limit), else 0.
 
     run_files.py [-j JOBS] [--timeout S] [--logs DIR] [--] JOB...
 
@@ -148,9 +148,11 @@ def main():
     total = {k: sum(j.counts.get(k, 0) for j in done) for k in COUNTS}
     failed = [j for j in done if j.rc not in (0, 5)]
     extra = "".join(f", {total[k]} {k}" for k in ("xfailed", "xpassed") if total[k])
-    print(f"{total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped, "
-          f"{total['errors']} errors{extra} ({len(failed)} of {len(done)} jobs failed) in "
-          f"{time.monotonic() - t0:.1f} s", flush=True)
+    print(f"run_files: {total['errors']} errors{extra}, {len(failed)} of {len(done)} jobs "
+          f"failed, in {time.monotonic() - t0:.1f} s")
+    # last, alone on its line: the closing line CI systems read
+    print(f"{total['passed']} passed, {total['failed'] + total['errors']} failed, "
+          f"{total['skipped']} skipped", flush=True)
     return 1 if failed else 0
 
 
