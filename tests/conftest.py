@@ -105,3 +105,27 @@ def nvtx_tree(path):
 def built_binary():
     if not os.path.exists(BIN):
         pytest.exit(f"{BIN} not built; run make first", returncode=2)
+
+
+def capped(seconds=60):
+    """preexec_fn for a child that must not take the machine's memory: 1 GiB of address space
+    and `seconds` of CPU, so that an old plot tool reading /dev/zero died of MemoryError rather
+    than read until the memory ran out."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+    return limit
+
+
+def plot_tool_patched(module, limit_name, limit, args, stdin=None):
+    """plot/MODULE.py's main with its size limit LIMIT_NAME set to limit (the real ones take
+    seconds to reach), under capped()."""
+    import sys
+    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'plot')!r}); import {module}\n"
+            f"{module}.{limit_name} = {limit}\n"
+            f"sys.exit({module}.main({[str(a) for a in args]!r}))\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          stdin=stdin, timeout=120, preexec_fn=capped())
+

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, capped, plot_tool_patched
 
 pytest.importorskip("matplotlib")
 
@@ -358,25 +358,8 @@ ROW = ("r,2026-11-24T00:00:00Z,h,GPU,580,13.0,readback,idle-pageable,pending=spi
        "readback_us,us,lower,5,5,0,5,5,5,5,0,\n")
 
 
-def capped(seconds=60):
-    """preexec_fn for a child that must not take the machine's memory: 1 GiB of address space
-    (plot.py before it reads matplotlib is some 30 MB); an old plot.py reading /dev/zero died
-    there of MemoryError, exit 1, where it had read until the memory ran out."""
-    import resource
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
-    return limit
-
-
 def plot_patched(args, limit, stdin=None):
-    """plot.py's main with MAX_CSV_BYTES set to limit (the real one, 64 MiB, takes seconds)."""
-    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'plot')!r}); import plot\n"
-            f"plot.MAX_CSV_BYTES = {limit}\n"
-            f"sys.exit(plot.main({[str(a) for a in args]!r}))\n")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          stdin=stdin, timeout=120, preexec_fn=capped())
+    return plot_tool_patched("plot", "MAX_CSV_BYTES", limit, args, stdin)
 
 
 def test_dev_zero_stops_at_once(tmp_path):

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, assert_usage_error
+from conftest import ROOT, assert_usage_error, capped, plot_tool_patched
 
 pytest.importorskip("matplotlib")
 
@@ -223,25 +223,8 @@ def test_a_large_trace_is_read_in_bounded_memory(tmp_path):
 # --- issue 32 item 7: endless input stops, at once or at a limit ----------------------------
 
 
-def capped(seconds=60):
-    """preexec_fn: 1 GiB of address space and a minute of CPU, so that an old timeline.py
-    reading /dev/zero (the whole file read first) died of MemoryError rather than take the
-    machine's memory."""
-    import resource
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
-    return limit
-
-
 def timeline_patched(args, limit, stdin=None):
-    """timeline.py's main with MAX_TRACE_BYTES set to limit (the real one is 2 GiB)."""
-    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'plot')!r}); import timeline\n"
-            f"timeline.MAX_TRACE_BYTES = {limit}\n"
-            f"sys.exit(timeline.main({[str(a) for a in args]!r}))\n")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          stdin=stdin, timeout=120, preexec_fn=capped())
+    return plot_tool_patched("timeline", "MAX_TRACE_BYTES", limit, args, stdin)
 
 
 def test_dev_zero_stops_at_once(tmp_path):
