@@ -80,6 +80,14 @@ const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, cons
 /* The wall-time saving of one selection summed over the processes that played it; NaN when
  * none did. */
 double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
+/* The most threads_unmodelled (replay.h) of the processes that played the selection: nonzero,
+ * its saving is no prediction. */
+int sb_audit_run_unmodelled(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
+/* What the reports print for a selection's saving: "" when no process played it, "unknown"
+ * (SB_AUDIT_UNMODELLED) when threads were not modelled, else the milliseconds ("%.3f"). */
+#define SB_AUDIT_UNMODELLED "unknown"
+const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *key,
+                                 sb_audit_class cls, char *buf, size_t n);
 /* "host" when the host's launches then bound most GPU operations, else "gpu". */
 const char *sb_audit_bound_name(const sb_replay_result *r);
 

@@ -159,3 +159,27 @@ double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, s
     }
     return any ? sum : NAN;
 }
+
+int sb_audit_run_unmodelled(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls)
+{
+    int most = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_saving *s = sb_audit_saving_of(run->procs[i], kind, key, cls);
+        if (s && s->r.threads_unmodelled > most)
+            most = s->r.threads_unmodelled;
+    }
+    return most;
+}
+
+const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *key,
+                                 sb_audit_class cls, char *buf, size_t n)
+{
+    double us = sb_audit_run_saving(run, kind, key, cls);
+    if (isnan(us))
+        snprintf(buf, n, "%s", "");
+    else if (sb_audit_run_unmodelled(run, kind, key, cls))
+        snprintf(buf, n, "%s", SB_AUDIT_UNMODELLED);
+    else
+        snprintf(buf, n, "%.3f", us / 1e3);
+    return buf;
+}

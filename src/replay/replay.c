@@ -1072,6 +1072,34 @@ static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *
 
 /* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
  * kept); else the run without the audit's own time and without the removed calls. */
+/* How many other threads than the removed calls' launched GPU work between the first removed
+ * call's start and the last one's end (replay.h: threads_unmodelled). -1 out of memory. */
+static int unmodelled_threads(const sb_replay_model *m, const unsigned char *remove)
+{
+    unsigned char *mark = calloc(m->nthreads + 1, 1); /* 1: a removed call's, 2: counted */
+    if (!mark)
+        return -1;
+    int64_t from = INT64_MAX, to = INT64_MIN;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const rblock *k = &m->blocks[b];
+        if (!remove[k->call])
+            continue;
+        mark[k->thread] = 1;
+        from = k->start < from ? k->start : from;
+        to = k->end > to ? k->end : to;
+    }
+    int n = 0;
+    for (size_t i = 0; i < m->nops; i++) {
+        const rop *o = &m->ops[i];
+        if (o->launch != NONE && o->launch >= from && o->launch <= to && !mark[o->thread]) {
+            mark[o->thread] = 2;
+            n++;
+        }
+    }
+    free(mark);
+    return n;
+}
+
 static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r)
 {
     player pl = {.remove = remove,
@@ -1085,6 +1113,8 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
     for (size_t i = 0; i < m->nitems; i++)
         play_item(m, &pl, &m->items[i]);
     play_result(m, &pl, r);
+    if (remove && (r->threads_unmodelled = unmodelled_threads(m, remove)) < 0)
+        return -1;
     return 0;
 }
 

@@ -82,10 +82,13 @@ static void print_top(FILE *msg, const sb_audit_run *run, offenders *s, int top)
     sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++) {
-        char save[96] = "";
-        double us = sb_audit_run_saving(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE);
-        if (!isnan(us)) /* the site was replayed: what removing it would save */
-            snprintf(save, sizeof save, ", removing the site saves %.3f ms", us / 1e3);
+        char save[96] = "", ms[32];
+        sb_audit_saving_text(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
+        if (!strcmp(ms, SB_AUDIT_UNMODELLED))
+            snprintf(save, sizeof save,
+                     ", removing the site saves: unknown (threads not modelled)");
+        else if (*ms) /* the site was replayed: what removing it would save */
+            snprintf(save, sizeof save, ", removing the site saves %s ms", ms);
         say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
             SB_AUDIT_ESC(s->o[i].site), s->o[i].rule ? s->o[i].rule->op : "unknown operation",
             save);
@@ -202,7 +205,9 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
     say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,
         total == 1 ? "" : "s", o->max_syncs);
     double save = sb_audit_run_saving(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
-    if (!isnan(save))
+    if (!isnan(save) && sb_audit_run_unmodelled(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE))
+        say(msg, "; what removing them would save is unknown (threads not modelled)");
+    else if (!isnan(save))
         say(msg, "; removing them would save %.3f ms of wall time", save / 1e3);
     say(msg, "\n");
     offenders s = {0};

@@ -48,9 +48,9 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
             fputc(',', f);
             field(f, r->native);
             /* the site's predicted saving (all its rows: its classes and ranges); empty when it
-             * was not replayed */
+             * was not replayed or is unknown (threads not modelled) */
             const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
-            if (sv)
+            if (sv && !sv->r.threads_unmodelled)
                 fprintf(f, ",%.9g", sv->r.wall_us);
             else
                 fputc(',', f);

@@ -67,6 +67,8 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     set(o, "save_gpu_idle_us", sb_json_num(s->r.idle_us));
     set(o, "save_per_call_us", sb_json_num(s->calls ? s->r.wall_us / (double)s->calls : 0));
     set(o, "save_per_call_us_typical", sb_json_num(s->r.typical_us));
+    /* nonzero: the figures are no prediction (replay.h); the table says "unknown" */
+    set(o, "threads_unmodelled", json_integer(s->r.threads_unmodelled));
     if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL) {
         /* the same syncs removed with their readbacks kept, made asynchronous */
         set(o, "save_wall_us_readbacks_kept", sb_json_num(s->kept.wall_us));
@@ -209,7 +211,8 @@ static json_t *rows(const sb_audit_run *run)
                 r->rule && r->rule->scenario ? sb_json_str(r->rule->scenario) : json_null());
             set(o, "native_site", sb_json_str(r->native));
             const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
-            set(o, "site_save_us", sv ? sb_json_num(sv->r.wall_us) : json_null());
+            set(o, "site_save_us",
+                sv && !sv->r.threads_unmodelled ? sb_json_num(sv->r.wall_us) : json_null());
             append(a, o);
         }
     }

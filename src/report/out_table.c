@@ -22,11 +22,20 @@ static void prediction(FILE *f, const sb_audit_proc *p)
                     p->pid);
         return;
     }
-    fprintf(f,
-            "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "
-            "and %.3f ms of GPU idle time; then %s-bound (GPU busy %.1f %%)\n",
-            p->pid, all->calls, all->r.wall_us / 1e3, sb_audit_pct(all->r.wall_us, p->lifetime_us),
-            all->r.idle_us / 1e3, sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
+    if (all->r.threads_unmodelled) /* a near-zero figure here would be taken for a fact */
+        fprintf(f,
+                "pid %" PRId64 ": removing all %ld syncs would save: unknown: threads not "
+                "modelled (%d other thread%s launched GPU work between them, which the replay "
+                "plays as independent)\n",
+                p->pid, all->calls, all->r.threads_unmodelled,
+                all->r.threads_unmodelled == 1 ? "" : "s");
+    else
+        fprintf(f,
+                "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "
+                "and %.3f ms of GPU idle time; then %s-bound (GPU busy %.1f %%)\n",
+                p->pid, all->calls, all->r.wall_us / 1e3,
+                sb_audit_pct(all->r.wall_us, p->lifetime_us), all->r.idle_us / 1e3,
+                sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
     if (p->replay->ops_unplaced || p->replay->syncs_untargeted)
         fprintf(f,
                 "pid %" PRId64 ": replay: %ld GPU operation%s of unknown launch kept in place, "
@@ -103,8 +112,7 @@ static int class_table(FILE *f, const sb_audit_run *run)
         if (kernels)
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
         if (replayed && sb_audit_blocking((sb_audit_class)k))
-            snprintf(save, sizeof save, "%.3f",
-                     sb_audit_run_saving(run, SB_SAVE_CLASS, NULL, (sb_audit_class)k) / 1e3);
+            sb_audit_saving_text(run, SB_SAVE_CLASS, NULL, (sb_audit_class)k, save, sizeof save);
         fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
                 sb_audit_class_name((sb_audit_class)k), m, total / 1e3,
@@ -210,9 +218,10 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top)
                 "count", "class", "range", "saves ms", "site");
         for (size_t i = 0; i < n && (int)i < top; i++) {
             char save[32] = "-";
-            double us = sb_audit_run_saving(run, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE);
-            if (replayed && !isnan(us)) /* NaN: the site was not played */
-                snprintf(save, sizeof save, "%.3f", us / 1e3);
+            if (replayed && /* "": the site was not played */
+                !*sb_audit_saving_text(run, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE, save,
+                                       sizeof save))
+                snprintf(save, sizeof save, "-");
             fprintf(f, "%9ld  %-14s %-20s %10s  %s\n", s[i].count, sb_audit_class_name(s[i].cls),
                     s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-", save, SB_AUDIT_ESC(s[i].site));
             /* the details once per site and operation: a line synced in several ranges or

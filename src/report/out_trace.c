@@ -192,7 +192,7 @@ static void calls(writer *w, const sb_audit_proc *p)
             fprintf(w->f, ",\"bubble_us\":%.3f", (double)c->bubble_ns / 1e3);
         const sb_audit_saving *sv =
             blocking ? sb_audit_saving_of(p, SB_SAVE_SITE, c->site, SB_AUDIT_NONE) : NULL;
-        if (sv) /* the site's predicted saving, and its share per call */
+        if (sv && !sv->r.threads_unmodelled) /* the site's predicted saving, per call too */
             fprintf(w->f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f", sv->r.wall_us,
                     sv->calls ? sv->r.wall_us / (double)sv->calls : 0);
         fputs("}}", w->f);

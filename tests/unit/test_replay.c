@@ -278,6 +278,57 @@ static void several_threads_take_the_mean(void **state)
     sb_replay_result r = every_sync_removed(&s);
     near(r.wall_us, 9.0 * (N - 1) + 5); /* the threads run side by side: one thread's saving */
     near(r.typical_us, r.wall_us / (2 * N));
+    assert_int_equal(r.threads_unmodelled, 0); /* every thread's syncs go: none left behind */
+}
+
+/* PyTorch's training loop: the main thread (1) launches the forward pass and reads the loss back
+ * (its sync), the autograd engine's thread (2) launches the backward pass between them. Removing
+ * the main thread's syncs, the engine's launches would move with them, which the model does not
+ * know (threads are independent): the figure is flagged, not a confident near-zero. The same
+ * loop whose other thread launches only before the first sync and after the last is not. */
+static int main_threads_syncs(const sb_audit_call *c)
+{
+    return c->tid == 1 && sb_audit_blocking(c->cls);
+}
+
+static void two_thread_stream(stream *s, int backward_between)
+{
+    enum { N = 5 };
+    begin(s);
+    long long corr = 1, end = 100 * N + 200;
+    if (!backward_between)
+        launch_by(s, 2, corr++, 2, 4, 7, 5, 9);
+    for (long long i = 0; i < N; i++) {
+        long long h = 100 + 100 * i;
+        launch_by(s, 1, corr++, h, h + 2, 7, h + 5, h + 20); /* forward */
+        if (backward_between)
+            launch_by(s, 2, corr++, h + 22, h + 24, 7, h + 25, h + 60); /* backward */
+        sync_by(s, 1, corr++, h + 62, h + 70, 7, 1, 0);                 /* the loss read back */
+    }
+    if (!backward_between)
+        launch_by(s, 2, corr++, end - 50, end - 48, 7, end - 45, end - 40);
+    replay_end(s, end);
+}
+
+static sb_replay_result two_thread_loop(int backward_between)
+{
+    stream s;
+    two_thread_stream(&s, backward_between);
+    sb_audit_run *run = analyzed(&s);
+    sb_replay_result r = play_removing(run->procs[0], main_threads_syncs);
+    sb_audit_free(run);
+    return r;
+}
+
+static void another_threads_launches_between_removed_syncs_are_flagged(void **state)
+{
+    (void)state;
+    assert_int_equal(two_thread_loop(1).threads_unmodelled, 1);
+    assert_int_equal(two_thread_loop(0).threads_unmodelled, 0);
+    stream s; /* one thread: nothing to flag */
+    begin(&s);
+    loop(&s, 10, 112, 5, 105, 3, 110, 0);
+    assert_int_equal(every_sync_removed(&s).threads_unmodelled, 0);
 }
 
 /* Recording turns: two recorded stretches of the GPU-bound loop above with the recording off
@@ -937,6 +988,44 @@ static void reports_show_the_prediction(void **state)
     sb_audit_free(run);
 }
 
+/* The reports of a saving the model cannot predict (the training loop's shape above): the table,
+ * the gate and the CSV say "unknown", the JSON flags it; no figure stands alone. */
+static void reports_say_unknown_when_threads_are_not_modelled(void **state)
+{
+    (void)state;
+    stream s;
+    two_thread_stream(&s, 1);
+    sb_audit_run *run = analyzed(&s);
+    char *text = table_text(run);
+    assert_non_null(strstr(text, "removing all 5 syncs would save: unknown: threads not modelled "
+                                 "(1 other thread launched GPU work between them"));
+    assert_non_null(strstr(text, "   unknown  "));
+    free(text);
+    sb_audit_opts o;
+    sb_audit_opts_default(&o);
+    o.max_syncs = 0;
+    char *msg = NULL;
+    assert_int_equal(gate_message(run, &o, &msg), 1);
+    assert_non_null(strstr(msg, "what removing them would save is unknown (threads not modelled)"));
+    assert_non_null(strstr(msg, "removing the site saves: unknown (threads not modelled)"));
+    assert_null(strstr(msg, " ms of wall time"));
+    free(msg);
+    text = csv_text(run);
+    assert_non_null(strstr(text, ",native_site,site_save_us\n"));
+    assert_null(strstr(text, ",0\n"));
+    free(text);
+    sb_env env;
+    memset(&env, 0, sizeof env);
+    json_t *doc = report_json(run, AS_JSON, NULL, &env);
+    json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
+    json_t *pred = json_object_get(proc, "predicted");
+    assert_int_equal(json_integer_value(json_object_get(pred, "threads_unmodelled")), 1);
+    json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
+    assert_true(json_is_null(json_object_get(row, "site_save_us")));
+    json_decref(doc);
+    sb_audit_free(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -946,6 +1035,8 @@ int main(void)
         cmocka_unit_test(sync_before_long_host_work_saves_the_overlap),
         cmocka_unit_test(a_slow_stretch_moves_the_total_not_the_typical),
         cmocka_unit_test(several_threads_take_the_mean),
+        cmocka_unit_test(another_threads_launches_between_removed_syncs_are_flagged),
+        cmocka_unit_test(reports_say_unknown_when_threads_are_not_modelled),
         cmocka_unit_test(syncs_of_an_idle_gpu_save_their_own_time),
         cmocka_unit_test(event_orders_streams),
         cmocka_unit_test(audit_time_is_taken_out),
