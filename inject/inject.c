@@ -2,8 +2,8 @@
  * loads it into the audited program (CUDA_INJECTION64_PATH) when the program initializes CUDA
  * and calls InitializeInjection, which subscribes to the calls that can block (watch.c), the
  * NVTX ranges (ranges.c) and the GPU's activity (activity.c), and writes the record stream
- * (../records.h) to SYNCBENCH_AUDIT_DIR/proc-<pid>.jsonl until the process ends: at exit, when
- * a context is destroyed, and on a fatal signal, what was recorded is flushed. */
+ * (src/record/records.h) to SYNCBENCH_AUDIT_DIR/proc-<pid>.jsonl until the process ends: at exit,
+ * when a context is destroyed, and on a fatal signal, what was recorded is flushed. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>

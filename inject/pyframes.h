@@ -2,7 +2,7 @@
  * function, line; innermost first), read by CPython's own fault-handler writer,
  * _Py_DumpTraceback, which needs no GIL (torch releases it inside .item()) and reads only the
  * calling thread's frames, which cannot change while that thread is inside this CUDA call.
- * Written once per distinct stack as a "pystack" record (../records.h), referred to by id.
+ * Written once per distinct stack as a "pystack" record (src/record/records.h), referred to by id.
  * Costs nothing in a process without Python (one test of a NULL pointer per blocking call),
  * and nothing per kernel launch. */
 #ifndef SBA_PYFRAMES_H

@@ -114,7 +114,7 @@ const sb_rank *sb_ranks_duplicate(sb_ranks *rk);
 int sb_ranks_compute(sb_ranks *rk);
 
 /* The view of the run's own ranks, what the audit's table and JSON add: computed once, by
- * sb_audit_analyze, into run->ranks (internal.h), where both writers read it (every rank's host
+ * sb_audit_analyze, into run->ranks (model/model.h), where both writers read it (every rank's host
  * is "": the JSON names the machine). 0, or -1 out of memory. */
 int sb_audit_compute_ranks(sb_audit_run *run);
 

@@ -484,6 +484,39 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     return rc;
 }
 
+/* The files of a records folder the analysis reads (proc-*.jsonl, calibration.json), as inputs
+ * an output must not be: a record may be a link to a file elsewhere, which the report's rename
+ * would replace. NULL-terminated in paths (the caller frees each); 0, or exit 1. */
+static int folder_inputs(const char *dir, char ***paths)
+{
+    *paths = NULL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* --keep's folder does not exist yet; --from's is checked by report_kept */
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d))) {
+        if (strncmp(e->d_name, "proc-", 5) && strcmp(e->d_name, SB_AUDIT_CALIBRATION_FILE))
+            continue;
+        char *path = NULL;
+        if (sb_grow(paths, &cap, n + 1, sizeof **paths) < 0 ||
+            asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+            rc = sb_fail(SB_EXIT_FAIL, "audit: out of memory");
+        else
+            (*paths)[n++] = path, (*paths)[n] = NULL;
+    }
+    closedir(d);
+    return rc;
+}
+
+static void free_inputs(char **paths)
+{
+    for (size_t i = 0; paths && paths[i]; i++)
+        free(paths[i]);
+    free(paths);
+}
+
 /* The outputs, checked before anything is read or run: writable, no two the same file, none
  * in the folder whose records are read (--from) or written and read (--keep), where it would
  * replace a record or be read as one. */
@@ -491,8 +524,10 @@ static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
 {
     const char *paths[] = {req->csv, req->json, req->trace}; /* sb_report_writers' order */
     const char *folder = req->from ? req->from : req->keep;
-    int rc = 0, n = 0;
-    for (size_t i = 0; sb_report_writers[i].name; i++) {
+    char **inputs = NULL;
+    int rc = folder ? folder_inputs(folder, &inputs) : 0, n = 0;
+    _Static_assert(sizeof paths / sizeof paths[0] == 3, "one path per file writer");
+    for (size_t i = 0; !rc && i < sizeof paths / sizeof paths[0]; i++) {
         if (!paths[i])
             continue;
         memset(&outs[n], 0, sizeof outs[n]);
@@ -500,19 +535,21 @@ static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
         outs[n].path = paths[i];
         outs[n].writer = &sb_report_writers[i];
         if ((rc = sb_out_prepare(&outs[n].out, outs[n].opt, outs[n].path)) != 0)
-            return rc;
+            break;
         /* the same file by another name too: ./a.csv, a symlink, /dev/stdout and - */
-        for (int j = 0; j < n; j++)
+        for (int j = 0; !rc && j < n; j++)
             if (sb_out_same(&outs[j].out, &outs[n].out))
-                return sb_fail(SB_EXIT_USAGE, "audit: --%s %s and --%s %s write the same file",
-                               outs[j].opt, outs[j].path, outs[n].opt, outs[n].path);
-        if (folder &&
-            (rc = sb_out_check_folder(&outs[n].out, req->from ? "--from" : "--keep", folder)) != 0)
-            return rc;
+                rc = sb_fail(SB_EXIT_USAGE, "audit: --%s %s and --%s %s write the same file",
+                             outs[j].opt, outs[j].path, outs[n].opt, outs[n].path);
+        if (!rc && folder)
+            rc = sb_out_check_folder(&outs[n].out, req->from ? "--from" : "--keep", folder);
+        if (!rc) /* a record that links to a file elsewhere is that file */
+            rc = sb_out_check_inputs(&outs[n].out, (const char *const *)inputs);
         n++;
     }
+    free_inputs(inputs);
     *nout = n;
-    return 0;
+    return rc;
 }
 
 /* --from: report kept records; nothing runs, nothing is heard. */

@@ -478,10 +478,10 @@ static ssize_t read_line_bounded(char **line, size_t *cap, FILE *f)
     size_t len = 0;
     int ch = EOF;
     while ((ch = getc_unlocked(f)) != EOF) {
+        if (len >= LINE_MAX_BYTES)
+            return -2;
         if (len + 2 > *cap) {
             size_t want = *cap ? *cap * 2 : 4096;
-            if (len >= LINE_MAX_BYTES)
-                return -2;
             char *grown = realloc(*line, want);
             if (!grown)
                 return -3;

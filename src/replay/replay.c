@@ -1072,32 +1072,35 @@ static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *
 
 /* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
  * kept); else the run without the audit's own time and without the removed calls. */
-/* How many other threads than the removed calls' launched GPU work between the first removed
- * call's start and the last one's end (replay.h: threads_unmodelled). -1 out of memory. */
+/* The threads a play involves beyond one (replay.h: threads_unmodelled): those of the removed
+ * calls and those that launched GPU work between the first removed call's start and the last
+ * one's end. Two threads each with removed calls count too: what each hands the other is not
+ * recorded either. -1 out of memory. */
 static int unmodelled_threads(const sb_replay_model *m, const unsigned char *remove)
 {
-    unsigned char *mark = calloc(m->nthreads + 1, 1); /* 1: a removed call's, 2: counted */
-    if (!mark)
+    unsigned char *seen = calloc(m->nthreads + 1, 1);
+    if (!seen)
         return -1;
     int64_t from = INT64_MAX, to = INT64_MIN;
+    int n = 0;
     for (size_t b = 0; b < m->nblocks; b++) {
         const rblock *k = &m->blocks[b];
         if (!remove[k->call])
             continue;
-        mark[k->thread] = 1;
+        n += !seen[k->thread];
+        seen[k->thread] = 1;
         from = k->start < from ? k->start : from;
         to = k->end > to ? k->end : to;
     }
-    int n = 0;
     for (size_t i = 0; i < m->nops; i++) {
         const rop *o = &m->ops[i];
-        if (o->launch != NONE && o->launch >= from && o->launch <= to && !mark[o->thread]) {
-            mark[o->thread] = 2;
+        if (o->launch != NONE && o->launch >= from && o->launch <= to && !seen[o->thread]) {
+            seen[o->thread] = 1;
             n++;
         }
     }
-    free(mark);
-    return n;
+    free(seen);
+    return n > 1 ? n - 1 : 0;
 }
 
 static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r)

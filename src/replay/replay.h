@@ -95,12 +95,13 @@ typedef struct sb_replay_result {
      * launched before it. Removed calls of several threads: wall_us per call (each thread
      * reaches its calls on its own time). 0: none removed */
     double typical_us;
-    /* threads the model cannot move with the removed calls: other host threads that launched GPU
-     * work between the first removed call and the last (PyTorch's autograd engine runs every
-     * backward pass on a thread of its own; a DataLoader's pin-memory thread copies). Threads
-     * are played as independent, so work such a thread launched after a removed sync stays
-     * where it was recorded and the saving comes out near zero whatever it is: nonzero, the
-     * figures above are not a prediction, and the reports say "unknown: threads not modelled" */
+    /* the host threads the play involves beyond one, which the model cannot move together: those
+     * of the removed calls and those that launched GPU work between the first removed call and
+     * the last (PyTorch's autograd engine runs every backward pass on a thread of its own; a
+     * DataLoader's pin-memory thread copies). Threads are played as independent, so work
+     * another thread launched after a removed sync stays where it was recorded and the saving
+     * comes out near zero whatever it is: nonzero, the figures above are not a prediction, and
+     * the reports say "unknown: threads not modelled" */
     int threads_unmodelled;
 } sb_replay_result;
 

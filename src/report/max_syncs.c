@@ -198,8 +198,13 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
     for (size_t i = 0; i < run->nprocs; i++)
         total += run->procs[i]->blocking;
     if (total <= o->max_syncs) {
-        say(msg, "audit gate: passed: %ld blocking call%s (max %lld)\n", total,
-            total == 1 ? "" : "s", o->max_syncs);
+        /* no process at all: the command used no CUDA, or its environment lost the audit's
+         * library (sudo, env -i): said, so that nobody takes it for a watched run */
+        say(msg, "audit gate: passed: %ld blocking call%s (max %lld)%s\n", total,
+            total == 1 ? "" : "s", o->max_syncs,
+            run->nprocs ? ""
+                        : "; no process initialized CUDA with the audit's library loaded: "
+                          "nothing was watched");
         return 0;
     }
     say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,

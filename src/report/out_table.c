@@ -70,8 +70,11 @@ static void process_block(FILE *f, const sb_audit_proc *p)
         fprintf(f, "pid %" PRId64 ": %ld malformed line%s skipped\n", p->pid, p->malformed,
                 p->malformed == 1 ? "" : "s");
     if (p->dropped)
-        fprintf(f, "pid %" PRId64 ": %lld GPU activity records dropped (full buffers)\n", p->pid,
-                p->dropped);
+        fprintf(
+            f,
+            "pid %" PRId64
+            ": %lld GPU activity records dropped (full buffers, or still running at the exit)\n",
+            p->pid, p->dropped);
     if (p->warns && p->first_warn != p->unwatched)
         fprintf(f, "pid %" PRId64 ": %s\n", p->pid, SB_AUDIT_ESC(p->first_warn));
 }

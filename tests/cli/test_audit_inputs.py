@@ -157,3 +157,33 @@ def test_a_record_with_a_key_given_twice_is_malformed(tmp_path):
     (p,) = json.loads(j.read_text())["processes"]
     assert p["malformed_lines"] == 1, p
 
+
+
+def test_a_record_that_links_elsewhere_is_not_overwritten(tmp_path):
+    """A record of the --from folder may be a link to a file elsewhere: the report's rename
+    would replace that file, whatever the path it was named by."""
+    data = tmp_path / "data"
+    data.mkdir()
+    real = data / "real.jsonl"
+    real.write_text(proc_lines(7, -1, [100]))
+    k = tmp_path / "K"
+    k.mkdir()
+    (k / "proc-7.jsonl").symlink_to(real)
+    before = real.read_bytes()
+    r = run("audit", "-q", "--from", k, "--json", real)
+    assert_usage_error(r, "is also an input")
+    assert real.read_bytes() == before
+
+
+def test_a_line_just_over_the_limit_is_refused(tmp_path):
+    """16 MiB is the limit, not the buffer's next size (32 MiB)."""
+    k = tmp_path / "K"
+    k.mkdir()
+    (k / "proc-1.jsonl").write_text('{"t":"warn","msg":"' + "x" * (17 << 20) + '"}\n')
+    assert_usage_error(run("audit", "-q", "--from", k), "a record line longer than 16 MiB")
+
+
+def test_a_gate_with_no_cuda_process_says_nothing_was_watched():
+    r = run("audit", "--max-syncs", "0", "--", "/bin/true")
+    assert r.returncode == 0, r.stderr
+    assert "nothing was watched" in r.stderr, r.stderr

@@ -78,6 +78,22 @@ def test_no_include_runs_up_a_layer():
     assert not up, "includes that run up a layer:\n" + "\n".join(up)
 
 
+def test_nothing_includes_the_injection_library():
+    """inject/ is a product of its own, loaded into the audited program: no file of src/ or
+    kernels/ includes it (the layer order alone would let src/ include what lies below it)."""
+    found = []
+    for p in sources():
+        rel = p.relative_to(ROOT).as_posix()
+        if rel.startswith("inject/"):
+            continue
+        for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', p.read_text(errors="replace"),
+                               re.M):
+            target = resolve(p, name)
+            if target and target.startswith("inject/"):
+                found.append(f"{rel} -> {target}")
+    assert not found, found
+
+
 def test_no_two_source_files_share_a_basename():
     seen = {}
     for p in sources():
