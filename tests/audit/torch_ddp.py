@@ -26,6 +26,7 @@ import os
 import sys
 import time
 
+import mlp  # beside this file
 import torchrun_worker  # beside this file
 
 WIDTH, BATCH = 128, 256
@@ -47,20 +48,12 @@ def main():
     dist.init_process_group(backend, **({"device_id": dev} if backend == "nccl" else {}))
 
     torch.manual_seed(rank)
-    model = torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(),
-                                torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(),
-                                torch.nn.Linear(WIDTH, 1)).to(dev)
+    model = mlp.mlp(torch, WIDTH, 1, dev)
     ddp = DDP(model, device_ids=[dev.index])
     opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
     x = torch.randn(BATCH, WIDTH, device=dev)
     y = torch.randn(BATCH, 1, device=dev)
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.mse_loss(ddp(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = mlp.stepper(ddp, opt, torch.nn.functional.mse_loss, x, y)
 
     for _ in range(3):  # warm-up: cuBLAS, the reducer's buckets, the optimizer's state
         step()

@@ -18,6 +18,8 @@ import sys
 import threading
 import time
 
+import mlp  # beside this file
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -31,21 +33,13 @@ def main():
         return 2
     torch.manual_seed(0)
     width, batch = (4096, 2048) if args.size == "gpu" else (256, 64)
-    model = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(),
-                                torch.nn.Linear(width, width), torch.nn.ReLU(),
-                                torch.nn.Linear(width, 10)).cuda()
+    model = mlp.mlp(torch, width, 10, "cuda")
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(batch, width, device="cuda")
     y = torch.randint(0, 10, (batch,), device="cuda")
     backward_threads = set()
     model[0].weight.register_hook(lambda g: backward_threads.add(threading.get_ident()))
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = mlp.stepper(model, opt, torch.nn.functional.cross_entropy, x, y)
 
     for _ in range(20):
         step()

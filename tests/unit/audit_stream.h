@@ -156,4 +156,12 @@ static inline json_t *report_json(const sb_audit_run *run, report_kind kind, con
     return root;
 }
 
+/* The JSON report with an empty environment record (the caller json_decref's it). */
+static inline json_t *json_report(const sb_audit_run *run)
+{
+    sb_env env;
+    memset(&env, 0, sizeof env);
+    return report_json(run, AS_JSON, NULL, &env);
+}
+
 #endif

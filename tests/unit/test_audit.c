@@ -286,9 +286,7 @@ static void without_kernels(void **state)
     char *csv = csv_text(run);
     assert_non_null(strstr(csv, ",sync-stream,,?,1,50,50,50,,"));
     free(csv);
-    sb_env env;
-    memset(&env, 0, sizeof env);
-    json_t *doc = report_json(run, AS_JSON, NULL, &env);
+    json_t *doc = json_report(run);
     json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
     assert_true(json_is_null(json_object_get(proc, "gpu_busy_pct")));
     assert_true(json_is_null(json_object_get(proc, "predicted")));

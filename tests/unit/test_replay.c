@@ -968,9 +968,7 @@ static void reports_show_the_prediction(void **state)
     assert_non_null(strstr(text, ",native_site,site_save_us\n"));
     assert_non_null(strstr(text, ",38\n")); /* the site: 3 x 11 + 5 us */
     free(text);
-    sb_env env;
-    memset(&env, 0, sizeof env);
-    json_t *doc = report_json(run, AS_JSON, NULL, &env);
+    json_t *doc = json_report(run);
     json_t *pred =
         json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "predicted");
     assert_true(json_is_object(pred));
@@ -1021,9 +1019,7 @@ static void reports_say_unknown_when_threads_are_not_modelled(void **state)
     assert_non_null(strstr(text, ",native_site,site_save_us\n"));
     assert_null(strstr(text, ",0\n"));
     free(text);
-    sb_env env;
-    memset(&env, 0, sizeof env);
-    json_t *doc = report_json(run, AS_JSON, NULL, &env);
+    json_t *doc = json_report(run);
     json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
     json_t *pred = json_object_get(proc, "predicted");
     assert_int_equal(json_integer_value(json_object_get(pred, "threads_unmodelled")), 1);
