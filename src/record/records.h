@@ -5,7 +5,7 @@
  * "proc" gives the offset to CLOCK_MONOTONIC so processes share one time axis.
  *
  *   {"t":"proc","v":1,"pid":P,"ppid":Q,"rank":R,"local_rank":L,"cmd":"python3 train.py",
- *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace","kernels":0|1,"launches":0|1}
+ *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace","kernels":0|1,"launches":0|1,"waits":0|1}
  *        first line. rank/local_rank: RANK/LOCAL_RANK, -1 when unset. mono_ns - clock_ns is
  *        the offset from CUPTI's clock to CLOCK_MONOTONIC. kernels: 1 when every kernel is
  *        recorded (the GPU's busy timeline is complete); absent = 1. launches: 1 when the
@@ -67,14 +67,24 @@
  *        one still open at the exit ends there. The replay holds every thread of the process
  *        for the stretch, begun once the GPU has run the work recorded before it as far as it
  *        had at S.
+ *   {"t":"wake","tid":W,"start":S,"end":E,"by":T,"at":A,"obj":"cond"|"sem"}
+ *        a hand-off between threads: thread W slept in a wait from S to E (a condition
+ *        variable: pthread_cond_wait/timedwait/clockwait; or a semaphore: sem_wait/timedwait/
+ *        clockwait that found it taken), and the signal, broadcast or post that ended the wait
+ *        was thread T's, at A (S <= A <= E). Written by libsyncbench_waits.so (waits/), which
+ *        the launcher preloads with --gpu-activity. Not recorded: waits that timed out or were
+ *        woken by no recorded signal, and the Python interpreter's own condition variable (the
+ *        GIL: mutual exclusion, not a hand-off). The replay moves W's work after the wait with
+ *        T's (docs/replay.md).
  *   {"t":"unwatched","why":"..."}
  *        CUPTI refused the subscription (another subscriber holds it) or no callback could be
  *        enabled: no blocking call of this process is recorded; the gate fails on it.
  *   {"t":"warn","msg":"..."}
  *        something else the library could not record (GPU activity, NVTX, Python frames).
- *   {"t":"end","clock_ns":C,"mono_ns":M,"why":"exit"|"signal N","dropped":N}
+ *   {"t":"end","clock_ns":C,"mono_ns":M,"why":"exit"|"signal N","dropped":N,"wakes_lost":L}
  *        last line; absent when the process was killed with SIGKILL. dropped: CUPTI
- *        activity records lost to full buffers.
+ *        activity records lost to full buffers; wakes_lost: "wake" records lost to a full
+ *        buffer (absent = 0).
  *
  * Unknown "t" values and unknown fields are ignored by the reader (newer writers). */
 #ifndef SB_AUDIT_RECORDS_H
