@@ -40,7 +40,9 @@ say = $(if $(filter 1,$(V)),,@printf '  %-5s %s\n' $(1) $(2))
 NVCC    := $(CUDA_HOME)/bin/nvcc
 CUDA_LIB := $(CUDA_HOME)/lib64
 WARN    := -Wall -Wextra -Werror
-DEPS_INC := $(if $(DEPS_PREFIX),-I$(DEPS_PREFIX)/include)
+# -isystem: the libraries' headers are not ours to warn about (cmocka's assert macros trip gcc
+# 12's -Wdangling-pointer when they are not taken as system headers)
+DEPS_INC := $(if $(DEPS_PREFIX),-isystem $(DEPS_PREFIX)/include)
 comma := ,
 DEPS_LIB := $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_PREFIX))/lib)
 

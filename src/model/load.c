@@ -102,6 +102,7 @@ static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     p->mode = str(run, o, "mode", "count");
     p->kernels = num_or(o, "kernels", 1) != 0;
     p->launches = num_or(o, "launches", 0) != 0;
+    p->waits = num_or(o, "waits", 0) != 0;
     return p->cmd && p->mode ? OK : NOMEM;
 }
 
@@ -323,6 +324,10 @@ static const int_field gstream_fields[] = {I64(sb_audit_gstream, stream, REQUIRE
 static const int_field pause_fields[] = {I64(sb_audit_pause, tid, REQUIRED),
                                          I64(sb_audit_pause, start, REQUIRED),
                                          I64(sb_audit_pause, end, REQUIRED)};
+static const int_field wake_fields[] = {
+    I64(sb_audit_wake, tid, REQUIRED), I64(sb_audit_wake, start, REQUIRED),
+    I64(sb_audit_wake, end, REQUIRED), I64(sb_audit_wake, by, REQUIRED),
+    I64(sb_audit_wake, at, REQUIRED)};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Reads fields[0..n) into rec. 0 when a required one is absent. */
@@ -369,6 +374,16 @@ static int read_gstream(sb_audit_proc *p, json_t *o)
     if (!read_ints(o, &g, gstream_fields, COUNT(gstream_fields)) || g.flag < 0)
         return BAD;
     return APPEND(p, gstreams, g);
+}
+
+/* A hand-off: the signal that ended the wait falls inside it, and comes from another thread */
+static int read_wake(sb_audit_proc *p, json_t *o)
+{
+    sb_audit_wake w;
+    if (!read_ints(o, &w, wake_fields, COUNT(wake_fields)) || w.end < w.start || w.at < w.start ||
+        w.at > w.end || w.tid == w.by)
+        return BAD;
+    return APPEND(p, wakes, w);
 }
 
 static int read_pause(sb_audit_proc *p, json_t *o)
@@ -424,6 +439,8 @@ static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
         return read_gstream(p, o);
     if (strcmp(t, "pause") == 0)
         return read_pause(p, o);
+    if (strcmp(t, "wake") == 0)
+        return read_wake(p, o);
     if (strcmp(t, "unwatched") == 0)
         return (p->unwatched = str(run, o, "why", "")) ? OK : NOMEM;
     if (strcmp(t, "warn") == 0)
@@ -431,6 +448,7 @@ static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     if (strcmp(t, "end") == 0) {
         p->complete = 1;
         p->dropped = num_or(o, "dropped", 0);
+        p->wakes_lost = num_or(o, "wakes_lost", 0);
         if (!(p->why = str(run, o, "why", "exit")))
             return NOMEM;
         if (!p->has_proc) {

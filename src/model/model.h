@@ -214,6 +214,12 @@ typedef struct sb_audit_pause {
     int64_t tid, start, end;
 } sb_audit_pause;
 
+/* A hand-off between threads ("wake" record): thread tid slept in a wait from start to end,
+ * which thread by's signal or post at `at` ended (a condition variable or a semaphore). */
+typedef struct sb_audit_wake {
+    int64_t tid, start, end, by, at;
+} sb_audit_wake;
+
 typedef struct sb_audit_gstream {
     int64_t ctx, stream;
     int flag; /* sb_audit_stream_flag */
@@ -252,6 +258,8 @@ typedef struct sb_audit_proc {
     int kernels;  /* kernels were recorded (--gpu-activity, --trace): the GPU's busy timeline,
                      bubbles and waited calls are known */
     int launches; /* the launches, event records and synchronizations too: the replay runs */
+    int waits;    /* the hand-offs between threads too ("wake" records; the waits library) */
+    long long wakes_lost; /* "wake" records the library lost to a full buffer */
     const char *why;
     long long dropped;
     long long lost; /* lines the process could not write (the launcher heard it) */
@@ -283,6 +291,8 @@ typedef struct sb_audit_proc {
     size_t ngstreams, cap_gstreams;
     sb_audit_pause *pauses;
     size_t npauses, cap_pauses;
+    sb_audit_wake *wakes;
+    size_t nwakes, cap_wakes;
     int64_t launch_extra_ns; /* what recording added to each launch (calibration.json); 0 */
     int64_t call_extra_ns;   /* ... to each watched call beside its own "oh"; 0 */
     int64_t start_extra_ns;  /* ... to the GPU's start of launched work (a round trip's); 0 */

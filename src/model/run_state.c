@@ -94,6 +94,7 @@ static void free_proc(sb_audit_proc *p)
     free(p->syncrecs);
     free(p->gstreams);
     free(p->pauses);
+    free(p->wakes);
     free(p->rows);
     free(p->savings);
     free(p->replay);

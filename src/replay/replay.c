@@ -6,18 +6,12 @@
 #include <string.h>
 
 #include "model/model.h"
-
-#define NONE (INT64_MIN / 4) /* "no such time": below every real one, safe to add to */
+#include "replay/replay_model.h"
 
 /* A latency and a gap for runs with no sample of them: an H100's launch-to-start latency and
  * back-to-back gap on one stream (typical figures; a run with samples uses its own). */
 #define DEFAULT_LATENCY_NS 5000
 #define DEFAULT_GAP_NS 1000
-
-static int64_t max64(int64_t a, int64_t b)
-{
-    return a > b ? a : b;
-}
 
 /* ---- dense indexes: a key (thread id, stream, context) to 0..n-1 ---- */
 typedef struct {
@@ -61,96 +55,6 @@ static int64_t stream_key(int64_t ctx, int64_t stream)
     return (int64_t)((uint64_t)ctx << 32 | (uint32_t)stream);
 }
 
-/* ---- the model ---- */
-/* the order of items of one correlation id: a stretch the recording was off that ended before the
- * call (IT_PAUSE), what recording added to a kernel launch before the kernel reached the GPU
- * (IT_PRE), what the call launched, the call, then the audit's own time after it (IT_OH) */
-enum { IT_PAUSE, IT_PRE, IT_LAUNCH, IT_RECORD, IT_WAIT, IT_CALL, IT_OH };
-enum { TG_NONE, TG_STREAM, TG_CTX, TG_ALL, TG_EVENT, TG_OP };
-/* how a stream orders against the legacy default stream of its context */
-enum { SK_OWN, SK_NULL, SK_BLOCKING };
-
-typedef struct {
-    int64_t corr;
-    int32_t kind, idx;
-    int64_t tie; /* several operations of one launch (a graph): their recorded start */
-} item;
-
-typedef struct {
-    int64_t start, dur, launch;  /* launch: host time of the launch call; NONE: unknown */
-    int64_t sub;                 /* the launch call's own time (its end: the work submitted) */
-    int64_t off_a, off_b, off_c; /* this operation's deviation on each term (replay.h) */
-    int32_t thread, stream, ctx;
-    int32_t call; /* the recorded call that launched it (its index in p->calls), or -1 */
-    int readback; /* a copy into host memory: it goes when the call that made it goes */
-    int kernel;
-} rop;
-
-/* A recorded call: a blocking one waits for its target; one that did not block (a readback's
- * cudaMemcpyAsync, a cudaMalloc) just takes its time (tkind TG_NONE). */
-typedef struct {
-    int64_t start, end;
-    int64_t post;   /* time from what it waited for to its end (its wake-up) */
-    int64_t gshift; /* what it waited for ended after the call (clock skew): taken off */
-    size_t call;
-    int32_t thread, tkind, target;
-    int32_t rb_first, rb_n; /* the readbacks it makes visible: m->rb[rb_first..+rb_n) */
-    int waited;             /* it waited for the GPU in the run (its post is a wake-up) */
-    int64_t pair;           /* a free: the allocation it undoes (a call index), else -1 */
-} rblock;
-
-typedef struct {
-    int32_t stream, event;
-} rlink;
-
-typedef struct {
-    int64_t oh;
-    int32_t thread;
-} roh;
-
-typedef struct {
-    int64_t start, end;
-    int64_t lag; /* how long the recorded GPU work went on past its start (the identity play) */
-    int32_t thread;
-} rpause;
-
-struct sb_replay_model {
-    rop *ops;
-    size_t nops;
-    rblock *blocks;
-    size_t nblocks;
-    rlink *recs, *waits; /* event records (event i = record i) and stream waits */
-    size_t nrecs, nwaits;
-    roh *ohs;
-    size_t nohs;
-    rpause *pauses;
-    size_t npauses;
-    int32_t *rb; /* readback call indices, grouped by the sync that makes them visible */
-    size_t nrb, ncalls;
-    unsigned char *gone; /* one play: the calls removed, with their readbacks and allocations */
-    int8_t *skind;       /* per stream: SK_* */
-    item *items;
-    size_t nitems;
-    size_t nthreads, nstreams, nctx;
-    int64_t lat, gap;
-    int64_t fetch; /* submitted (the launch call's end) to started, stream idle: the run's median */
-    int64_t behind; /* a copy or memset behind a kernel that reached the GPU first: end to start */
-    int64_t start_extra; /* what recording added to the GPU's start of launched work (calibrated) */
-    int64_t copy_extra;  /* ... and of a readback beyond that */
-    int64_t wake;        /* median wake-up of the syncs that waited in the run; NONE: too few */
-    sb_replay_facts facts;
-    /* the run without the audit's own time (the baseline play), which savings are taken from */
-    int have_base;
-    int64_t first, host_last, gpu_first, gpu_last, busy;
-    /* state of one play */
-    int64_t *delta, *last_new, *stream_end, *stream_dep, *ctx_end, *ev_cap, *op_end;
-    int8_t *stream_kernel;            /* per stream: its last operation was a kernel */
-    int64_t *null_end, *blocking_end; /* per context: legacy stream's, blocking streams' */
-    int64_t *scratch;                 /* 2 per operation: the union of busy intervals */
-    int64_t *reached; /* per call: when the baseline play reached it (typical_us, replay.h) */
-    int64_t *ahead;   /* one play: how much sooner it reached each removed call, in order */
-};
-
 void sb_replay_free(sb_replay_model *m)
 {
     if (!m)
@@ -161,6 +65,7 @@ void sb_replay_free(sb_replay_model *m)
     free(m->waits);
     free(m->ohs);
     free(m->pauses);
+    free(m->hands);
     free(m->rb);
     free(m->gone);
     free(m->skind);
@@ -228,7 +133,7 @@ static void builder_free(builder *b)
 
 static int make_indexes(const sb_audit_proc *p, builder *b)
 {
-    size_t nk = p->ncalls + p->napis + 1,
+    size_t nk = p->ncalls + p->napis + 2 * p->nwakes + 1,
            ns = p->nacts + p->nevrecs + p->nsyncrecs + p->ngstreams + 1;
     int64_t *tids = malloc(nk * sizeof *tids), *streams = malloc(ns * sizeof *streams);
     int64_t *ctxs = malloc((ns + p->ncalls) * sizeof *ctxs);
@@ -252,6 +157,8 @@ static int make_indexes(const sb_audit_proc *p, builder *b)
         tids[nt++] = p->apis[i].tid;
         b->apis[b->napis++] = (sb_keyed){p->apis[i].corr, i};
     }
+    for (size_t i = 0; i < p->nwakes; i++) /* threads that only hand work on count too */
+        tids[nt++] = p->wakes[i].tid, tids[nt++] = p->wakes[i].by;
     for (size_t i = 0; i < p->nacts; i++) {
         streams[nst++] = stream_key(p->acts[i].ctx, p->acts[i].stream);
         ctxs[nc++] = p->acts[i].ctx;
@@ -362,12 +269,28 @@ static int cmp_pair(const void *a, const void *b)
     return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* Each stretch the recording was off goes before the first call made after it (calls' ids
- * follow the order they were made in, on every thread; of calls made at one time, the first
- * id). */
-static int place_pauses(sb_replay_model *m, const sb_audit_proc *p, const builder *b)
+/* The id of the first call (or launch) made at or after t, in at[0..n) ((start, id) pairs sorted
+ * by start, then id), INT64_MAX when none: an item of time t played before that call. */
+static int64_t corr_after(const int64_t *at, size_t n, int64_t t)
 {
-    if (!p->npauses)
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (at[2 * mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n ? at[2 * lo + 1] : INT64_MAX;
+}
+
+/* Items that have a time but no call: each stretch the recording was off goes before the first
+ * call made after it, each hand-off's signal and wait's end before the first call made after
+ * them (calls' ids follow the order they were made in, on every thread; of calls made at one
+ * time, the first id). */
+static int place_timed(sb_replay_model *m, const sb_audit_proc *p, const builder *b)
+{
+    if (!p->npauses && !p->nwakes)
         return 0;
     size_t n = 0;
     int64_t *at = malloc((p->ncalls + p->napis + 1) * 2 * sizeof *at); /* (start, corr) */
@@ -380,38 +303,31 @@ static int place_pauses(sb_replay_model *m, const sb_audit_proc *p, const builde
     sb_sort(at, n, 2 * sizeof *at, cmp_pair); /* by start, then id */
     for (size_t i = 0; i < p->npauses; i++) {
         const sb_audit_pause *z = &p->pauses[i];
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (at[2 * mid] < z->end)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
         m->pauses[m->npauses] = (rpause){z->start, z->end, 0, dense_find(&b->threads, z->tid)};
         m->items[m->nitems++] =
-            (item){lo < n ? at[2 * lo + 1] : INT64_MAX, IT_PAUSE, (int32_t)m->npauses++, 0};
+            (item){corr_after(at, n, z->end), IT_PAUSE, (int32_t)m->npauses++, 0};
+    }
+    for (size_t i = 0; i < p->nwakes; i++) {
+        const sb_audit_wake *w = &p->wakes[i];
+        int32_t h = (int32_t)m->nhands++;
+        m->hands[h] = (rhand){w->start,
+                              w->end,
+                              w->at,
+                              0,
+                              dense_find(&b->threads, w->tid),
+                              dense_find(&b->threads, w->by),
+                              0};
+        m->items[m->nitems++] = (item){corr_after(at, n, w->at), IT_HAND, 2 * h, w->at};
+        m->items[m->nitems++] = (item){corr_after(at, n, w->end), IT_HAND, 2 * h + 1, w->end};
     }
     free(at);
     m->facts.unrecorded = (long)m->npauses;
     return 0;
 }
 
-static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
+/* The kernels, copies and memsets, each with its launch (find_launch), as items. */
+static void build_ops(sb_replay_model *m, const sb_audit_proc *p, builder *b)
 {
-    m->ops = malloc((p->nacts + 1) * sizeof *m->ops);
-    m->recs = malloc((p->nevrecs + 1) * sizeof *m->recs);
-    m->waits = malloc((p->nsyncrecs + 1) * sizeof *m->waits);
-    m->blocks = malloc((p->ncalls + 1) * sizeof *m->blocks);
-    m->ohs = malloc((p->ncalls + p->napis + 1) * sizeof *m->ohs);
-    m->pauses = malloc((p->npauses + 1) * sizeof *m->pauses);
-    m->items =
-        malloc((p->nacts + p->nevrecs + p->nsyncrecs + 2 * p->ncalls + p->napis + p->npauses + 1) *
-               sizeof *m->items);
-    b->ops = malloc((p->nacts + 1) * sizeof *b->ops);
-    if (!m->ops || !m->recs || !m->waits || !m->blocks || !m->ohs || !m->pauses || !m->items ||
-        !b->ops)
-        return -1;
     for (size_t i = 0; i < p->nacts; i++) {
         const sb_audit_act *a = &p->acts[i];
         rop *o = &m->ops[m->nops];
@@ -429,6 +345,25 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         m->items[m->nitems++] = (item){corr, IT_LAUNCH, (int32_t)m->nops, a->start};
         m->nops++;
     }
+}
+
+static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
+{
+    m->ops = malloc((p->nacts + 1) * sizeof *m->ops);
+    m->recs = malloc((p->nevrecs + 1) * sizeof *m->recs);
+    m->waits = malloc((p->nsyncrecs + 1) * sizeof *m->waits);
+    m->blocks = malloc((p->ncalls + 1) * sizeof *m->blocks);
+    m->ohs = malloc((p->ncalls + p->napis + 1) * sizeof *m->ohs);
+    m->pauses = malloc((p->npauses + 1) * sizeof *m->pauses);
+    m->hands = malloc((p->nwakes + 1) * sizeof *m->hands);
+    m->items = malloc((p->nacts + p->nevrecs + p->nsyncrecs + 2 * p->ncalls + p->napis +
+                       p->npauses + 2 * p->nwakes + 1) *
+                      sizeof *m->items);
+    b->ops = malloc((p->nacts + 1) * sizeof *b->ops);
+    if (!m->ops || !m->recs || !m->waits || !m->blocks || !m->ohs || !m->pauses || !m->hands ||
+        !m->items || !b->ops)
+        return -1;
+    build_ops(m, p, b);
     sb_sort(b->ops, b->nops, sizeof *b->ops, sb_keyed_cmp);
     for (size_t i = 0; i < p->nevrecs; i++) {
         const sb_audit_evrec *e = &p->evrecs[i];
@@ -488,8 +423,12 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         }
         m->items[m->nitems++] = (item){c->corr, IT_CALL, (int32_t)m->nblocks++, c->start};
     }
-    if (place_pauses(m, p, b) < 0)
+    if (place_timed(m, p, b) < 0)
         return -1;
+    /* a lost hand-off may be the one that ties two threads: as if none were recorded */
+    m->waits_recorded = p->waits && !p->wakes_lost;
+    m->facts.waits = p->waits;
+    m->facts.wakes_lost = p->wakes_lost;
     sb_sort(m->items, m->nitems, sizeof *m->items, cmp_item);
     m->facts.ops = (long)m->nops;
     m->facts.gpu_streams = (int)b->streams.n;
@@ -694,7 +633,7 @@ sb_replay_model *sb_replay_build(const sb_audit_proc *p)
     m->nstreams = b.streams.n;
     m->nctx = b.ctxs.n;
     m->ncalls = p->ncalls;
-    if (link_calls(m, p) < 0 || stream_kinds(m, p, &b) < 0)
+    if (link_calls(m, p) < 0 || stream_kinds(m, p, &b) < 0 || sb_replay_mark_inside(m) < 0)
         goto fail;
     size_t one = 1;
 #define ALLOC(f, n) ((m->f = malloc(((n) > 0 ? (n) : one) * sizeof *m->f)) != NULL)
@@ -1028,6 +967,9 @@ static void play_item(sb_replay_model *m, player *pl, const item *it)
     case IT_PAUSE:
         play_pause(m, pl, it->idx);
         break;
+    case IT_HAND:
+        sb_replay_play_hand(m, it->idx);
+        break;
     case IT_PRE:
     case IT_OH: /* the audit's own time: taken out of every play but the identity */
         if (!pl->identity && m->ohs[it->idx].thread >= 0)
@@ -1072,37 +1014,6 @@ static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *
 
 /* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
  * kept); else the run without the audit's own time and without the removed calls. */
-/* The threads a play involves beyond one (replay.h: threads_unmodelled): those of the removed
- * calls and those that launched GPU work between the first removed call's start and the last
- * one's end. Two threads each with removed calls count too: what each hands the other is not
- * recorded either. -1 out of memory. */
-static int unmodelled_threads(const sb_replay_model *m, const unsigned char *remove)
-{
-    unsigned char *seen = calloc(m->nthreads + 1, 1);
-    if (!seen)
-        return -1;
-    int64_t from = INT64_MAX, to = INT64_MIN;
-    int n = 0;
-    for (size_t b = 0; b < m->nblocks; b++) {
-        const rblock *k = &m->blocks[b];
-        if (!remove[k->call])
-            continue;
-        n += !seen[k->thread];
-        seen[k->thread] = 1;
-        from = k->start < from ? k->start : from;
-        to = k->end > to ? k->end : to;
-    }
-    for (size_t i = 0; i < m->nops; i++) {
-        const rop *o = &m->ops[i];
-        if (o->launch != NONE && o->launch >= from && o->launch <= to && !seen[o->thread]) {
-            seen[o->thread] = 1;
-            n++;
-        }
-    }
-    free(seen);
-    return n > 1 ? n - 1 : 0;
-}
-
 static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r)
 {
     player pl = {.remove = remove,
@@ -1116,7 +1027,7 @@ static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_re
     for (size_t i = 0; i < m->nitems; i++)
         play_item(m, &pl, &m->items[i]);
     play_result(m, &pl, r);
-    if (remove && (r->threads_unmodelled = unmodelled_threads(m, remove)) < 0)
+    if (remove && (r->threads_unmodelled = sb_replay_unmodelled_threads(m, remove)) < 0)
         return -1;
     return 0;
 }

@@ -77,6 +77,9 @@ typedef struct sb_replay_facts {
     double alloc_extra_us;    /* ... to each cudaMalloc and cudaFree beside its "oh"; 0 */
     double copy_extra_us;     /* ... to the GPU's start of a readback beyond that; 0 */
     long unrecorded;          /* stretches the recording was off ("pause" records) */
+    int waits;                /* the hand-offs between threads were recorded ("wake" records) */
+    long hand_offs;           /* those the model plays (not a wait inside a call of its own) */
+    long long wakes_lost;     /* "wake" records the waits library lost: hand-offs unknown */
 } sb_replay_facts;
 
 typedef struct sb_replay_result {

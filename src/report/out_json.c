@@ -107,6 +107,9 @@ static json_t *predicted(const sb_audit_proc *p)
     set(model, "alloc_extra_us", sb_json_num(f->alloc_extra_us));
     set(model, "copy_extra_us", sb_json_num(f->copy_extra_us));
     set(model, "unrecorded_stretches", json_integer(f->unrecorded));
+    /* the hand-offs between threads the replay played (-1: not recorded) */
+    set(model, "hand_offs", json_integer(f->waits ? f->hand_offs : -1));
+    set(model, "hand_offs_lost", json_integer(f->wakes_lost));
     set(o, "model", model);
     json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
     for (size_t i = 1; i < p->nsavings; i++) {

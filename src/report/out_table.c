@@ -12,6 +12,19 @@
 #include "base/error.h"
 #include "engine/stats.h"
 
+/* Why the replay could not tie another thread's work to the syncing thread's. */
+static const char *unmodelled_why(const sb_replay_facts *f)
+{
+    if (!f->waits)
+        return "and the hand-offs between threads were not recorded (libsyncbench_waits.so was "
+               "not preloaded)";
+    if (f->wakes_lost)
+        return "and some hand-offs between threads were lost (the waits library's buffer was "
+               "full)";
+    return "with no recorded hand-off to the syncing thread (a lock, a spin or a queue the "
+           "waits library does not see)";
+}
+
 /* What the replay predicts for removing every sync of the process (savings.c). */
 static void prediction(FILE *f, const sb_audit_proc *p)
 {
@@ -25,10 +38,9 @@ static void prediction(FILE *f, const sb_audit_proc *p)
     if (all->r.threads_unmodelled) /* a near-zero figure here would be taken for a fact */
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save: unknown: threads not "
-                "modelled (%d other thread%s launched GPU work between them, which the replay "
-                "plays as independent)\n",
+                "modelled (%d other thread%s launched GPU work between them, %s)\n",
                 p->pid, all->calls, all->r.threads_unmodelled,
-                all->r.threads_unmodelled == 1 ? "" : "s");
+                all->r.threads_unmodelled == 1 ? "" : "s", unmodelled_why(p->replay));
     else
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "

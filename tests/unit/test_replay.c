@@ -338,6 +338,146 @@ static void another_threads_launches_between_removed_syncs_are_flagged(void **st
     assert_int_equal(every_sync_removed(&s).threads_unmodelled, 0);
 }
 
+/* ---- hand-offs between threads ("wake" records) ---- */
+
+/* The first line of a process whose hand-offs were recorded too (the waits library). */
+static void begin_waits(stream *s)
+{
+    stream_open(s);
+    line(s, "{\"t\":\"proc\",\"v\":1,\"pid\":100,\"ppid\":1,\"rank\":-1,\"local_rank\":-1,"
+            "\"cmd\":\"app\",\"clock_ns\":0,\"mono_ns\":1000000,\"mode\":\"count\","
+            "\"kernels\":1,\"launches\":1,\"waits\":1}");
+}
+
+/* Thread tid slept [t0, t1) until thread by's signal at `at`. */
+static void wake(stream *s, int tid, long long t0, long long t1, int by, long long at)
+{
+    line(s,
+         "{\"t\":\"wake\",\"tid\":%d,\"start\":%lld,\"end\":%lld,\"by\":%d,\"at\":%lld,"
+         "\"obj\":\"cond\"}",
+         tid, t0 * US, t1 * US, by, at * US);
+}
+
+/* PyTorch's training step, GPU-bound, every 150 us from h = 150 i: the main thread (1) launches
+ * the forward pass at h (a 50 us kernel [h+5, h+55)) and hands the backward pass to the autograd
+ * engine's thread (2) at h+10, sleeping on its future [h+11, h+17); the engine, asleep since its
+ * previous step's hand-back, wakes at h+12, launches the backward at h+13 (60 us, queued: [h+56,
+ * h+116)) and hands back at h+16; the main thread launches the optimizer at h+18 (20 us, [h+117,
+ * h+137)) and reads the loss back: its sync [h+21, h+140). With `hands` 0 the hand-offs are not
+ * in the records. */
+static void training_steps(stream *s, int n, int hands)
+{
+    long long corr = 1;
+    for (long long i = 0; i < n; i++) {
+        long long h = 150 * i;
+        launch_by(s, 1, corr++, h, h + 2, 7, h + 5, h + 55);
+        if (hands)
+            wake(s, 2, i ? h - 133 : 0, h + 12, 1, h + 10);
+        launch_by(s, 2, corr++, h + 13, h + 15, 7, h + 56, h + 116);
+        if (hands)
+            wake(s, 1, h + 11, h + 17, 2, h + 16);
+        launch_by(s, 1, corr++, h + 18, h + 20, 7, h + 117, h + 137);
+        sync_by(s, 1, corr++, h + 21, h + 140, 7, 1, 0);
+    }
+    replay_end(s, 150 * n);
+}
+
+/* Without its syncs, each step's kernels queue back to back: 50 + 60 + 20 us and three 1 us gaps,
+ * 133 us of GPU time a step instead of 150. The engine's launches move with the main thread
+ * (they follow its hand-off), so every step but the first saves 17 us, and the last its 3 us
+ * wake-up: 17 (N - 1) + 3. Played as independent threads, the backward passes would stay where
+ * they were recorded and the GPU would wait for each (41 us in all): the figure is then flagged,
+ * never given as a prediction. */
+static void a_backward_pass_handed_to_another_thread_moves_with_it(void **state)
+{
+    (void)state;
+    enum { N = 20 };
+    stream s;
+    begin_waits(&s);
+    training_steps(&s, N, 1);
+    sb_audit_run *run = analyzed(&s);
+    sb_replay_result r = play_removing(run->procs[0], main_threads_syncs);
+    assert_int_equal(r.threads_unmodelled, 0);
+    near(r.wall_us, 17 * (N - 1) + 3);
+    sb_audit_free(run);
+    stream t; /* the same run recorded without its hand-offs: unknown */
+    begin(&t);
+    training_steps(&t, N, 0);
+    run = analyzed(&t);
+    r = play_removing(run->procs[0], main_threads_syncs);
+    assert_int_equal(r.threads_unmodelled, 1);
+    near(r.wall_us, 41);
+    sb_audit_free(run);
+    stream u; /* recorded with the waits library, but no hand-off ties the engine in: unknown */
+    begin_waits(&u);
+    training_steps(&u, N, 0);
+    run = analyzed(&u);
+    assert_int_equal(play_removing(run->procs[0], main_threads_syncs).threads_unmodelled, 1);
+    sb_audit_free(run);
+}
+
+/* A consumer that waited for its producer: each 100 us step, the main thread sleeps for a batch
+ * [h, h+30) that a loader thread (3, no CUDA call of its own) hands it at h+29, launches a 5 us
+ * kernel at h+31 and syncs [h+33, h+50) (the sync waits for nothing: an idle-GPU readback).
+ * Removing the syncs, the main thread is at each batch 17 us sooner, but the batch is not: it
+ * still wakes when the loader hands it over, and only the last step's sync is saved (the run
+ * then ends with its kernel, at h+41: 9 us). Recorded without the hand-offs (as independent
+ * threads), every step's sync would be saved: 17 (N - 1) + 9. */
+static void loader_steps(stream *s, int n, int hands)
+{
+    long long corr = 1;
+    for (long long i = 0; i < n; i++) {
+        long long h = 100 * i;
+        if (hands)
+            wake(s, 1, h, h + 30, 3, h + 29);
+        launch_by(s, 1, corr++, h + 31, h + 33, 7, h + 36, h + 41);
+        sync_by(s, 1, corr++, h + 33, h + 50, 7, 1, 0);
+    }
+    replay_end(s, 100 * n);
+}
+
+static void a_consumer_gains_nothing_its_producer_does_not_give(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    stream s;
+    begin_waits(&s);
+    loader_steps(&s, N, 1);
+    sb_replay_result r = every_sync_removed(&s);
+    near(r.wall_us, 9);
+    assert_int_equal(r.threads_unmodelled, 0);
+    stream t;
+    begin_waits(&t);
+    loader_steps(&t, N, 0);
+    near(every_sync_removed(&t).wall_us, 17 * (N - 1) + 9);
+}
+
+/* A wait inside a recorded call of the waiting thread is the call's own (a driver's thread waking
+ * a blocking sync): the model plays the call, the "hand-off" from a thread that never moves must
+ * not hold the host back. The GPU-bound loop of gpu_bound_loop_saves_the_gaps with such a wake
+ * inside every sync saves what it saves without. */
+static void a_wait_inside_a_call_is_the_calls_own(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    stream s, t;
+    begin_waits(&s);
+    begin(&t);
+    for (long long i = 0; i < N; i++) {
+        long long h = 112 * i;
+        launch(&s, 2 * i + 1, h, 7, h + 5, h + 105);
+        launch(&t, 2 * i + 1, h, 7, h + 5, h + 105);
+        wake(&s, 1, h + 4, h + 109, 9, h + 108);
+        stream_sync(&s, 2 * i + 2, h + 3, h + 110, 7, 1, 0);
+        stream_sync(&t, 2 * i + 2, h + 3, h + 110, 7, 1, 0);
+    }
+    replay_end(&s, 112 * N);
+    replay_end(&t, 112 * N);
+    sb_replay_result with = every_sync_removed(&s), without = every_sync_removed(&t);
+    near(with.wall_us, without.wall_us);
+    assert_true(without.wall_us > 50);
+}
+
 /* Recording turns: two recorded stretches of the GPU-bound loop above with the recording off
  * for 500 us between them (a "pause" record: an unrecorded repetition). Without the syncs the
  * host finishes the first stretch's launches early, but the unrecorded stretch begins only once
@@ -1039,6 +1179,9 @@ int main(void)
         cmocka_unit_test(a_slow_stretch_moves_the_total_not_the_typical),
         cmocka_unit_test(several_threads_take_the_mean),
         cmocka_unit_test(another_threads_launches_between_removed_syncs_are_flagged),
+        cmocka_unit_test(a_backward_pass_handed_to_another_thread_moves_with_it),
+        cmocka_unit_test(a_consumer_gains_nothing_its_producer_does_not_give),
+        cmocka_unit_test(a_wait_inside_a_call_is_the_calls_own),
         cmocka_unit_test(reports_say_unknown_when_threads_are_not_modelled),
         cmocka_unit_test(syncs_of_an_idle_gpu_save_their_own_time),
         cmocka_unit_test(event_orders_streams),

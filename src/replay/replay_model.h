@@ -1,0 +1,132 @@
+/* The replay's model (replay.h says what it is), shared by the files of src/replay/: the build
+ * and the play (replay.c) and the threads' hand-offs (threads.c). Private to this room. */
+#ifndef SB_REPLAY_MODEL_H
+#define SB_REPLAY_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "replay/replay.h"
+
+#define NONE (INT64_MIN / 4) /* "no such time": below every real one, safe to add to */
+
+static inline int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* the order of items of one correlation id: a stretch the recording was off that ended before the
+ * call (IT_PAUSE), a hand-off between threads before it (IT_HAND: a signal or the end of a wait
+ * it ended, in time order), what recording added to a kernel launch before the kernel reached
+ * the GPU (IT_PRE), what the call launched, the call, then the audit's own time after it
+ * (IT_OH) */
+enum { IT_PAUSE, IT_HAND, IT_PRE, IT_LAUNCH, IT_RECORD, IT_WAIT, IT_CALL, IT_OH };
+enum { TG_NONE, TG_STREAM, TG_CTX, TG_ALL, TG_EVENT, TG_OP };
+/* how a stream orders against the legacy default stream of its context */
+enum { SK_OWN, SK_NULL, SK_BLOCKING };
+
+typedef struct {
+    int64_t corr;
+    int32_t kind, idx;
+    int64_t tie; /* several operations of one launch (a graph): their recorded start */
+} item;
+
+typedef struct {
+    int64_t start, dur, launch;  /* launch: host time of the launch call; NONE: unknown */
+    int64_t sub;                 /* the launch call's own time (its end: the work submitted) */
+    int64_t off_a, off_b, off_c; /* this operation's deviation on each term (replay.h) */
+    int32_t thread, stream, ctx;
+    int32_t call; /* the recorded call that launched it (its index in p->calls), or -1 */
+    int readback; /* a copy into host memory: it goes when the call that made it goes */
+    int kernel;
+} rop;
+
+/* A recorded call: a blocking one waits for its target; one that did not block (a readback's
+ * cudaMemcpyAsync, a cudaMalloc) just takes its time (tkind TG_NONE). */
+typedef struct {
+    int64_t start, end;
+    int64_t post;   /* time from what it waited for to its end (its wake-up) */
+    int64_t gshift; /* what it waited for ended after the call (clock skew): taken off */
+    size_t call;
+    int32_t thread, tkind, target;
+    int32_t rb_first, rb_n; /* the readbacks it makes visible: m->rb[rb_first..+rb_n) */
+    int waited;             /* it waited for the GPU in the run (its post is a wake-up) */
+    int64_t pair;           /* a free: the allocation it undoes (a call index), else -1 */
+} rblock;
+
+typedef struct {
+    int32_t stream, event;
+} rlink;
+
+typedef struct {
+    int64_t oh;
+    int32_t thread;
+} roh;
+
+typedef struct {
+    int64_t start, end;
+    int64_t lag; /* how long the recorded GPU work went on past its start (the identity play) */
+    int32_t thread;
+} rpause;
+
+/* A hand-off ("wake" record): the waiter slept from start to end until the waker's signal at
+ * `at`. Its items: 2 x index (the signal) and 2 x index + 1 (the wait's end). */
+typedef struct {
+    int64_t start, end, at;
+    int64_t snap; /* one play: the waker's delta at the signal */
+    int32_t waiter, waker;
+    /* the wait lies inside a recorded call of the waiter (a driver's wait in a blocking sync,
+     * CUPTI's own buffers): that call's time is the model's, not a hand-off's */
+    int inside;
+} rhand;
+
+struct sb_replay_model {
+    rop *ops;
+    size_t nops;
+    rblock *blocks;
+    size_t nblocks;
+    rlink *recs, *waits; /* event records (event i = record i) and stream waits */
+    size_t nrecs, nwaits;
+    roh *ohs;
+    size_t nohs;
+    rpause *pauses;
+    size_t npauses;
+    rhand *hands;
+    size_t nhands;
+    int waits_recorded; /* the process's hand-offs were recorded (proc "waits") */
+    int32_t *rb;        /* readback call indices, grouped by the sync that makes them visible */
+    size_t nrb, ncalls;
+    unsigned char *gone; /* one play: the calls removed, with their readbacks and allocations */
+    int8_t *skind;       /* per stream: SK_* */
+    item *items;
+    size_t nitems;
+    size_t nthreads, nstreams, nctx;
+    int64_t lat, gap;
+    int64_t fetch; /* submitted (the launch call's end) to started, stream idle: the run's median */
+    int64_t behind; /* a copy or memset behind a kernel that reached the GPU first: end to start */
+    int64_t start_extra; /* what recording added to the GPU's start of launched work (calibrated) */
+    int64_t copy_extra;  /* ... and of a readback beyond that */
+    int64_t wake;        /* median wake-up of the syncs that waited in the run; NONE: too few */
+    sb_replay_facts facts;
+    /* the run without the audit's own time (the baseline play), which savings are taken from */
+    int have_base;
+    int64_t first, host_last, gpu_first, gpu_last, busy;
+    /* state of one play */
+    int64_t *delta, *last_new, *stream_end, *stream_dep, *ctx_end, *ev_cap, *op_end;
+    int8_t *stream_kernel;            /* per stream: its last operation was a kernel */
+    int64_t *null_end, *blocking_end; /* per context: legacy stream's, blocking streams' */
+    int64_t *scratch;                 /* 2 per operation: the union of busy intervals */
+    int64_t *reached; /* per call: when the baseline play reached it (typical_us, replay.h) */
+    int64_t *ahead;   /* one play: how much sooner it reached each removed call, in order */
+};
+
+/* ---- threads.c: hand-offs between threads ---- */
+/* Marks the hand-offs whose wait lies inside a recorded call of the waiter (items sorted). -1 out
+ * of memory. */
+int sb_replay_mark_inside(sb_replay_model *m);
+/* One item of a hand-off in a play. */
+void sb_replay_play_hand(sb_replay_model *m, int32_t idx);
+/* threads_unmodelled (replay.h) of a play. -1 out of memory. */
+int sb_replay_unmodelled_threads(const sb_replay_model *m, const unsigned char *remove);
+
+#endif

@@ -1,0 +1,131 @@
+/* The replay across threads: the hand-offs between threads ("wake" records, written by the waits
+ * library the launcher preloads) move a thread's work with the thread it waited for, and a play
+ * says how many of the threads it involves it could not tie together (threads_unmodelled).
+ *
+ * A hand-off: the waiter slept from S to E until the waker's signal at A. In a play, the waker
+ * reached its signal d_T sooner than recorded (its delta there) and the waiter went to sleep d_W
+ * sooner; it wakes when both have happened, the signal's wake-up (E - A) kept:
+ *   E' = max(S - d_W, A - d_T + (E - A)),  so its delta after the wait is min(d_W + (E - S), d_T).
+ * The fork and join of PyTorch's backward pass is two of them a step: the autograd engine's
+ * thread sleeps on its ready queue until the main thread pushes the graph (the engine's work then
+ * moves with the main thread), and the main thread sleeps on the pass's future until the engine
+ * completes it (the main thread then waits for the engine's moved work). A producer that feeds a
+ * consumer through a queue ties them only where the consumer waited for it in the run. */
+#include <stdlib.h>
+
+#include "replay/replay_model.h"
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+int sb_replay_mark_inside(sb_replay_model *m)
+{
+    if (!m->nhands)
+        return 0;
+    /* per thread, the recorded end of its latest call or launch call so far: items are in the
+     * order calls were made, a wait's end placed before the first call made after it */
+    int64_t *busy = malloc((m->nthreads + 1) * sizeof *busy);
+    if (!busy)
+        return -1;
+    for (size_t t = 0; t < m->nthreads; t++)
+        busy[t] = NONE;
+    for (size_t i = 0; i < m->nitems; i++) {
+        const item *it = &m->items[i];
+        if (it->kind == IT_CALL) {
+            const rblock *k = &m->blocks[it->idx];
+            if (k->thread >= 0)
+                busy[k->thread] = max64(busy[k->thread], k->end);
+        } else if (it->kind == IT_LAUNCH) {
+            const rop *o = &m->ops[it->idx];
+            if (o->thread >= 0 && o->launch != NONE)
+                busy[o->thread] = max64(busy[o->thread], o->launch + o->sub);
+        } else if (it->kind == IT_HAND && (it->idx & 1)) {
+            rhand *h = &m->hands[it->idx / 2];
+            h->inside = h->waiter < 0 || h->waker < 0 || busy[h->waiter] >= h->end;
+            m->facts.hand_offs += !h->inside;
+        }
+    }
+    free(busy);
+    return 0;
+}
+
+void sb_replay_play_hand(sb_replay_model *m, int32_t idx)
+{
+    rhand *h = &m->hands[idx / 2];
+    if (h->inside)
+        return;
+    if (!(idx & 1)) { /* the signal: how much sooner the waker got there */
+        h->snap = m->delta[h->waker];
+        return;
+    }
+    /* the wait's end; the run's span stays its CUDA activity's (a thread that only waits, a
+     * DataLoader's or CUPTI's, does not stretch it) */
+    m->delta[h->waiter] = min64(m->delta[h->waiter] + (h->end - h->start), h->snap);
+}
+
+/* ---- which threads a play ties together ---- */
+
+static int32_t find_root(int32_t *parent, int32_t t)
+{
+    while (parent[t] != t)
+        t = parent[t] = parent[parent[t]];
+    return t;
+}
+
+/* parent[]: the threads joined by the hand-offs whose wait overlaps [from, to]. */
+static void join_by_hands(const sb_replay_model *m, int32_t *parent, int64_t from, int64_t to)
+{
+    for (size_t t = 0; t < m->nthreads; t++)
+        parent[t] = (int32_t)t;
+    for (size_t i = 0; i < m->nhands; i++) {
+        const rhand *h = &m->hands[i];
+        if (h->inside || h->end < from || h->start > to)
+            continue;
+        int32_t a = find_root(parent, h->waiter), b = find_root(parent, h->waker);
+        if (a != b)
+            parent[a] = b;
+    }
+}
+
+/* The threads a play involves beyond one (replay.h: threads_unmodelled): those of the removed
+ * calls and those that launched GPU work between the first removed call's start and the last
+ * one's end, less those the recorded hand-offs of that stretch tie to the first removed call's
+ * thread (directly or through other threads). Without hand-offs recorded, every one beyond the
+ * first. -1 out of memory. */
+int sb_replay_unmodelled_threads(const sb_replay_model *m, const unsigned char *remove)
+{
+    unsigned char *seen = calloc(m->nthreads + 1, 1);
+    int32_t *parent = malloc((m->nthreads + 1) * sizeof *parent);
+    if (!seen || !parent) {
+        free(seen);
+        free(parent);
+        return -1;
+    }
+    int64_t from = INT64_MAX, to = INT64_MIN;
+    int32_t first = -1;
+    for (size_t b = 0; b < m->nblocks; b++) {
+        const rblock *k = &m->blocks[b];
+        if (!remove[k->call] || k->thread < 0)
+            continue;
+        first = first < 0 ? k->thread : first;
+        seen[k->thread] = 1;
+        from = min64(from, k->start);
+        to = max64(to, k->end);
+    }
+    for (size_t i = 0; i < m->nops; i++) {
+        const rop *o = &m->ops[i];
+        if (o->launch != NONE && o->thread >= 0 && o->launch >= from && o->launch <= to)
+            seen[o->thread] = 1;
+    }
+    if (m->waits_recorded)
+        join_by_hands(m, parent, from, to);
+    int n = 0;
+    for (size_t t = 0; t < m->nthreads; t++)
+        n += seen[t] && (int32_t)t != first &&
+             (!m->waits_recorded || find_root(parent, (int32_t)t) != find_root(parent, first));
+    free(seen);
+    free(parent);
+    return n;
+}
