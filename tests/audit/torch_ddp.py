@@ -12,7 +12,8 @@ set-up, DDP's broadcast of the parameters from rank 0, three warm-up steps and a
 before the timed loop. Then --steps steps (default 1000) of a 3-layer MLP (128 wide, batch 256,
 fp32: a small all-reduce, so that the step is not all gloo's copies and TCP) with DDP's gradient
 all-reduce and SGD, then
-  item  running_loss += loss.item() each step (the logging line: a copy and a host sync)
+  item  running_loss += loss.item() each step (the logging line, marked `# SYNC-LINE`: a copy
+        and a host sync)
   drop  the loss not logged: the item line removed, what the replay predicts for removing it
 
 Each rank prints, last on its stdout, one JSON object: {"rank":R,"world":W,"backend":B,
@@ -65,7 +66,7 @@ def main():
     for _ in range(args.steps):
         loss = step()
         if args.mode == "item":
-            running += loss.item()
+            running += loss.item()  # SYNC-LINE
     torch.cuda.synchronize()
     loop_us = (time.perf_counter() - t0) * 1e6
     dist.barrier()

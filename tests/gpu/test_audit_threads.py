@@ -18,7 +18,8 @@ TRAIN = str(ROOT / "tests" / "audit" / "torch_train.py")
 def test_a_training_loops_item_line_is_unknown_not_near_zero(tmp_path):
     j = tmp_path / "a.json"
     r = run("audit", "--gpu-activity", "--max-syncs", "0", "--json", j, "--", PY, TRAIN,
-            "--variant", "item", "--size", "host", "--steps", "50", timeout=600)
+            "--variant", "sync", "--size", "host", "--steps", "50", "--count-threads",
+            timeout=600)
     assert r.returncode == 1, r.stderr
     truth = json.loads([x for x in r.stdout.splitlines() if x.startswith("{")][-1])
     assert truth["threads"] >= 1

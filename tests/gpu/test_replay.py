@@ -449,7 +449,8 @@ def ddp_loop_us(py, mode, steps=DDP_STEPS):
 
 
 def ddp_item_line():
-    lines = [x.strip() for x in TORCH_DDP.read_text().splitlines()]
+    """The loss.item() line's number (its code, the `# SYNC-LINE` marker left out)."""
+    lines = [x.partition("#")[0].strip() for x in TORCH_DDP.read_text().splitlines()]
     return 1 + lines.index("running += loss.item()")
 
 

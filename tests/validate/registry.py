@@ -3,7 +3,8 @@ several checks read (@shared: made once, on first use), and running syncbench fo
 
 A check is a small function with its name, its target and what it measured: it returns
 (measured, ok), `measured` a short text with the figures and `ok` whether they meet the target
-(None where a reported figure has no target). It raises Skip where it does not apply to this
+(None where a reported figure has no target, or where a held figure's model disclaims it this
+time: a NOTE either way). It raises Skip where it does not apply to this
 machine (fewer than 2 GPUs); anything else it raises means it could not run (ERROR)."""
 import csv
 import dataclasses

@@ -8,9 +8,18 @@ within 3 x. The synthetic workloads of audit_truth: a saving, within 3 x where t
 saving is over 5 us; the target reported beside (two of them move by more than the target
 between processes). With --full: the fix scenarios where the model does not apply (a saving,
 the figures reported), every fix across processes (the user's way; the target reported), the
-PyTorch loop and a 2-rank DDP job (reported; held: a saving)."""
+PyTorch loop and a 2-rank DDP job (reported; held: a saving).
+
+With --full too, the suite of real programs (tests/gpu/replay_suite.py), a check an entry: the
+saving of removing the program's marked line measured in plain processes (the entry's rounds,
+5 or 3, or --rounds), against the replay's figure for that line from an audit. Held: within
+25 % or the measured spread (a MISS otherwise); a figure the replay flags (threads not
+modelled, none) is a NOTE."""
+import os
+
 from registry import check, need_torch, shared, workdir
 
+import replay_suite as rs
 import test_replay as tr
 
 GROUP = "replay"
@@ -87,3 +96,27 @@ def ddp_job():
     row = tr.ddp_job(workdir("replay-ddp"), need_torch(), tr.ROUNDS)
     return (figures(row) + f"; least in a round {row['least_per_call']:.3f} us",
             row["least_per_call"] >= -tr.DDP_RESOLUTION_US)
+
+
+def suite_text(row):
+    p, u = row["predicted"], row["unit"]
+    lo, hi = row["spread"]
+    return (f"measured {row['measured']:.2f} [{lo:.2f}, {hi:.2f}], predicted "
+            f"{rs.fmt(p['per_step'])} (readbacks kept {rs.fmt(p['per_step_kept'])}; mean "
+            f"{rs.fmt(p['per_step_mean'])}) us/{u}, {rs.fmt(p['calls_per_step'])} calls/{u}: "
+            f"{row['verdict']}")
+
+
+def suite_check(entry):
+    rounds = os.environ.get("SYNCBENCH_REPLAY_ROUNDS")  # validate's --rounds, else the entry's
+    row = rs.run_entries([entry], need_torch(), workdir(f"replay-suite-{entry.name}"),
+                         int(rounds) if rounds else None)[0]
+    if row["verdict"] == "ERROR":
+        raise RuntimeError(row["error"])
+    return suite_text(row), rs.outcome(row["verdict"])
+
+
+for _entry in rs.ENTRIES:
+    check(f"replay suite: {_entry.label} ({_entry.name})",
+          "within 25 % or the measured spread; else flagged as not modelled", GROUP,
+          full=True)(lambda e=_entry: suite_check(e))

@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""The replay's suite of real programs (issue 34): for each PyTorch program of tests/audit/, the
+saving of removing ONE line (marked `# SYNC-LINE` in the program) measured in plain processes,
+beside what the replay predicts for that line from an audit of the syncing variant.
+
+    replay_suite.py [--only NAME,...] [--rounds N] [--audits K] [--out DIR] [--python PY]
+
+Per entry: one unmeasured warm-up process of the syncing variant (the first torch start on a
+machine is the slowest; torch.compile fills inductor's on-disk cache); then ROUNDS rounds, each
+running both variants as plain processes, the syncing one first in odd rounds and the fixed
+one first in even ones (the host's speed drifts); each round's saving is sync - fixed per step
+(the entry's unit: a step, a batch or a token); the measured saving is the rounds' median, the
+spread their [min, max]. Then K audits of the syncing variant:
+    syncbench audit -q --gpu-activity --top 20 --json OUT/records/NAME-k.json \
+        --keep OUT/records/NAME-k -- CMD
+and in every replayed process the marked line's site (`file.py:LINE`): its calls, per step,
+the typical saving per call times the calls per step the fix removes (kept_fraction: the
+calls the fixed variant still makes, as a check every 16 tokens), the same with the readbacks
+kept, the mean-based figure and threads_unmodelled. A job of several ranks saves what its rank
+that saves least saves (the ranks meet in every step's all-reduce): that rank's figure is the
+prediction. The verdict: verdict() below.
+
+Writes OUT/suite.json (every figure) and OUT/suite.md (one Markdown table), after each entry;
+the table goes to stdout last, progress to stderr. A program that fails (exit != 0, no JSON
+line, the marked line's site missing) is an ERROR row with the last lines of its stderr; the
+other entries still run. Exit 1 when a row is ERROR, else 0 (a miss is a finding, not a
+failure of the suite). Environment: SYNCBENCH (the binary, default build/syncbench),
+TORCH_PYTHON (the Python with torch; default this one); make validate runs each entry as a
+check of the replay group (tests/validate/replay_checks.py, --full).
+
+Time on an H100, default rounds, estimated (a plain process: torch's import and CUDA's set-up,
+3 to 5 s, plus 1 to 2 s of timed loop; an audit adds its 3 to 5 s calibration):
+    train-gpu      11 processes and an audit: about 75 s
+    train-host     about 70 s
+    train-compile  the warm-up compiles (30 to 60 s), 6 processes that reuse the cache
+                   (about 10 s each) and an audit: about 150 s
+    loader         about 80 s
+    eval           about 70 s
+    hf-generate    transformers' import adds 2 to 3 s a process: about 100 s
+    ddp            torchrun and two ranks, about 9 s a job, 7 jobs and an audit: about 85 s
+in all about 10 minutes; `--rounds 3` about 7."""
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+from statistics import median
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+AUDIT_DIR = ROOT / "tests" / "audit"
+# as tests/conftest.py finds it (importing conftest needs pytest)
+BIN = os.environ.get("SYNCBENCH", str(ROOT / "build" / "syncbench"))
+MARKER = "# SYNC-LINE"
+TOLERANCE = 0.25  # of the measured saving
+STDERR_LINES = 5  # of a failed program's stderr, in its ERROR row
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    name: str
+    label: str              # the fix, in words
+    script: str             # the program (in tests/audit/ unless absolute), its line marked
+    sync: tuple             # the syncing variant's arguments
+    fixed: tuple            # the fixed variant's arguments
+    unit: str = "step"      # what step_us is per: step, batch or token
+    rounds: int = 5
+    timeout: int = 180      # seconds a process may take
+    ranks: int = 0          # a torchrun job of this many ranks (0: one process)
+    kept_fraction: float = 0.0  # of the marked line's calls that the fixed variant still makes
+    env: tuple = ()         # (name, value) pairs for every process
+
+
+ENTRIES = [
+    Entry("train-gpu", "training loop (GPU-bound MLP): the loss kept on the GPU, not .item()",
+          "torch_train.py", ("--variant", "sync", "--size", "gpu", "--steps", "150"),
+          ("--variant", "fixed", "--size", "gpu", "--steps", "150")),
+    Entry("train-host", "training loop (launch-bound MLP): the loss kept on the GPU, not .item()",
+          "torch_train.py", ("--variant", "sync", "--size", "host", "--steps", "3000"),
+          ("--variant", "fixed", "--size", "host", "--steps", "3000")),
+    Entry("train-compile", "training loop compiled with torch.compile: the loss kept on the GPU",
+          "torch_train.py",
+          ("--variant", "sync", "--size", "host", "--compile", "--steps", "4000"),
+          ("--variant", "fixed", "--size", "host", "--compile", "--steps", "4000"),
+          rounds=3, timeout=600),
+    Entry("loader", "DataLoader-fed training: the accuracy kept on the GPU, not .cpu()",
+          "torch_loader.py", ("--variant", "sync"), ("--variant", "fixed")),
+    Entry("eval", "validation loop: the correct count kept on the GPU, not .item()",
+          "torch_eval.py", ("--variant", "sync"), ("--variant", "fixed"), unit="batch"),
+    Entry("hf-generate", "GPT-2 greedy decoding: the stop checked every 16 tokens, not each",
+          "hf_generate.py", ("--variant", "sync"), ("--variant", "fixed"), unit="token",
+          kept_fraction=1 / 16),  # the fixed variant checks every 16 tokens (CHECK_EVERY)
+    Entry("ddp", "2-rank DDP job: the loss.item() logging line removed", "torch_ddp.py",
+          ("--mode", "item", "--steps", "500"), ("--mode", "drop", "--steps", "500"),
+          rounds=3, timeout=300, ranks=2, env=(("NCCL_NVLS_ENABLE", "0"),)),
+]
+
+
+class ProgramFailed(Exception):
+    """A run of the entry could not give its figures (the message says why)."""
+
+
+def log(msg):
+    print(f"replay_suite: {msg}", file=sys.stderr, flush=True)
+
+
+def script_path(entry):
+    return AUDIT_DIR / entry.script
+
+
+def marked_line(path):
+    """(line number, code) of the one line of PATH that ends with the marker."""
+    found = []
+    for n, text in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
+        code, _, comment = text.partition("#")
+        if code.strip() and "# " + comment.strip() == MARKER:
+            found.append((n, code.strip()))
+    if len(found) != 1:
+        raise ProgramFailed(f"{path}: {len(found)} lines marked '{MARKER}' (one expected)")
+    return found[0]
+
+
+def command(entry, python, variant):
+    """The argv of the entry's VARIANT ("sync" or "fixed")."""
+    args = entry.sync if variant == "sync" else entry.fixed
+    head = [python]
+    if entry.ranks:
+        head += ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={entry.ranks}"]
+    return head + [str(script_path(entry)), *args]
+
+
+def json_lines(stdout):
+    out = []
+    for line in stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def step_figures(entry, stdout):
+    """(us per step, steps) of one run's stdout: the last JSON line's step_us, or for a job of
+    ranks its slower rank's loop_us per step (the job is paced by it)."""
+    lines = json_lines(stdout)
+    if entry.ranks:
+        ranks = {x["rank"]: x for x in lines if "rank" in x and "loop_us" in x}
+        if sorted(ranks) != list(range(entry.ranks)):
+            raise ProgramFailed(f"ranks' JSON lines missing (got ranks {sorted(ranks)})")
+        steps = ranks[0]["steps"]
+        return max(x["loop_us"] for x in ranks.values()) / steps, steps
+    if not lines or "step_us" not in lines[-1]:
+        raise ProgramFailed("no JSON line with step_us on stdout")
+    return float(lines[-1]["step_us"]), int(lines[-1]["steps"])
+
+
+def tail(text, n=STDERR_LINES):
+    return "\n".join(text.strip().splitlines()[-n:])
+
+
+def execute(entry, argv, what, timeout=None):
+    """The completed process of ARGV (the entry's env; its timeout unless TIMEOUT);
+    ProgramFailed unless exit 0."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **dict(entry.env)}
+    timeout = timeout or entry.timeout
+    try:
+        r = subprocess.run([str(a) for a in argv], capture_output=True, text=True, env=env,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ProgramFailed(f"{what}: timed out after {timeout} s") from None
+    if r.returncode != 0:
+        raise ProgramFailed(f"{what}: exit {r.returncode}: {tail(r.stderr)}")
+    return r
+
+
+def plain(entry, python, variant):
+    """(us per step, steps) of one plain process of VARIANT."""
+    r = execute(entry, command(entry, python, variant), f"{entry.name} {variant}")
+    try:
+        return step_figures(entry, r.stdout)
+    except ProgramFailed as e:
+        raise ProgramFailed(f"{entry.name} {variant}: {e}; stderr: {tail(r.stderr)}") from None
+
+
+def measure(entry, python, rounds):
+    """The rounds of plain processes, alternating which variant runs first: [{sync_us,
+    fixed_us, saving_us, first}]."""
+    out = []
+    for k in range(rounds):
+        order = ("sync", "fixed") if k % 2 == 0 else ("fixed", "sync")  # round k + 1
+        got = {}
+        for variant in order:
+            got[variant] = plain(entry, python, variant)[0]
+            log(f"{entry.name}: round {k + 1}/{rounds} {variant} {got[variant]:.2f} "
+                f"us/{entry.unit}")
+        out.append({"round": k + 1, "first": order[0], "sync_us": got["sync"],
+                    "fixed_us": got["fixed"], "saving_us": got["sync"] - got["fixed"]})
+    return out
+
+
+def site_pattern(script, line):
+    # the site names the file (maybe by its path) and the line: "dir/x.py:52 in main"
+    return re.compile(r"(^|[/\s])" + re.escape(pathlib.Path(script).name) + f":{line}(?!\\d)")
+
+
+def scaled(x, factor):
+    return None if x is None else x * factor
+
+
+def process_figures(proc, site, steps, kept_fraction):
+    """One replayed process's figures for the marked line's site, per step."""
+    per_step_calls = site["calls"] / steps
+    removed = per_step_calls * (1 - kept_fraction)  # calls a step the fix removes
+    return {"pid": proc.get("pid"), "rank": proc.get("rank", -1), "site": site["site"],
+            "calls": site["calls"], "calls_per_step": per_step_calls,
+            "removed_per_step": removed,
+            "per_call_typical": site.get("save_per_call_us_typical"),
+            "per_call_kept": site.get("save_per_call_us_readbacks_kept_typical"),
+            "per_call_mean": site.get("save_per_call_us"),
+            "per_step": scaled(site.get("save_per_call_us_typical"), removed),
+            "per_step_kept": scaled(site.get("save_per_call_us_readbacks_kept_typical"),
+                                    removed),
+            "per_step_mean": scaled(site.get("save_per_call_us"), removed),
+            "threads_unmodelled": site.get("threads_unmodelled") or 0,
+            "bound": site.get("bound"), "blocked_us": site.get("blocked_us"),
+            "records_incomplete": proc.get("records_incomplete")}
+
+
+def line_figures(report, entry, line, steps):
+    """[process figures] of every replayed process holding the marked line's site; every rank
+    of a job must hold it. ProgramFailed when none (or a rank) does."""
+    pattern = site_pattern(entry.script, line)
+    out, seen = [], []
+    for p in report.get("processes", []):
+        if not p.get("predicted"):
+            continue
+        sites = p["predicted"].get("sites") or []
+        seen += [s["site"] for s in sites]
+        found = [s for s in sites if pattern.search(s["site"])]
+        if found:
+            out.append(process_figures(p, max(found, key=lambda s: s["calls"]), steps,
+                                       entry.kept_fraction))
+    if not out or (entry.ranks and len(out) != entry.ranks):
+        raise ProgramFailed(f"{entry.name}: the site of {entry.script}:{line} is in "
+                            f"{len(out)} replayed processes (sites: {seen[:8]})")
+    return out
+
+
+def audit_notes(stderr):
+    """The audit's own lines that say a figure is unknown or not modelled."""
+    return [x.strip() for x in stderr.splitlines()
+            if "unknown" in x or "not modelled" in x][:5]
+
+
+def audit_once(entry, python, out, k, line, bin_path=None):
+    """Audit K (from 1) of the syncing variant: {processes: [figures], least: the process
+    saving least, notes, json, records}."""
+    name = f"{entry.name}-{k}"
+    records = out / "records"
+    keep, report_path = records / name, records / f"{name}.json"
+    if keep.exists():
+        shutil.rmtree(keep)
+    records.mkdir(parents=True, exist_ok=True)
+    argv = [bin_path or BIN, "audit", "-q", "--gpu-activity", "--top", "20",
+            "--json", report_path, "--keep", keep, "--", *command(entry, python, "sync")]
+    # the audit calibrates first (3 to 5 s) and recording slows the program
+    r = execute(entry, argv, f"{entry.name} audit {k}", timeout=2 * entry.timeout)
+    _, steps = step_figures(entry, r.stdout)
+    procs = line_figures(json.loads(report_path.read_text()), entry, line, steps)
+    least = min(procs, key=lambda x: float("inf") if x["per_step"] is None else x["per_step"])
+    return {"audit": k, "steps": steps, "processes": procs, "least": least,
+            "notes": audit_notes(r.stderr), "json": str(report_path), "records": str(keep)}
+
+
+def median_of(xs):
+    xs = [x for x in xs if x is not None]
+    return median(xs) if xs else None
+
+
+def prediction(audits):
+    """The audits' figures in one: medians over audits of the least-saving process's."""
+    least = [a["least"] for a in audits]
+    flags = max(x["threads_unmodelled"] for a in audits for x in a["processes"])
+    return {"per_step": median_of([x["per_step"] for x in least]),
+            "per_step_kept": median_of([x["per_step_kept"] for x in least]),
+            "per_step_mean": median_of([x["per_step_mean"] for x in least]),
+            "calls_per_step": median_of([x["calls_per_step"] for x in least]),
+            "per_call_typical": median_of([x["per_call_typical"] for x in least]),
+            "threads_unmodelled": flags, "rank": least[0]["rank"], "site": least[0]["site"],
+            "records_incomplete": [x["records_incomplete"] for a in audits
+                                   for x in a["processes"] if x["records_incomplete"]],
+            "notes": sorted({n for a in audits for n in a["notes"]})}
+
+
+def flag_of(pred):
+    """Why the prediction is no prediction, or None."""
+    if pred["threads_unmodelled"]:
+        return f"threads not modelled: {pred['threads_unmodelled']}"
+    if pred["per_step"] is None:
+        return "no figure"
+    return None
+
+
+def verdict(measured, spread, predicted, flag=None):
+    """`within` when PREDICTED lies within 25 % of MEASURED or inside the measured SPREAD
+    [min, max]; `not modelled (FLAG)` when the replay flags its figure (or has none); else
+    `miss`, or `miss >2x` when off by more than a factor 2 or of the other sign."""
+    if flag:
+        return f"not modelled ({flag})"
+    if predicted is None or measured is None:
+        return "not modelled (no figure)"
+    lo, hi = spread
+    if abs(predicted - measured) <= TOLERANCE * abs(measured) or lo <= predicted <= hi:
+        return "within"
+    if predicted * measured <= 0 or not 0.5 <= predicted / measured <= 2:
+        return "miss >2x"
+    return "miss"
+
+
+def outcome(v):
+    """validate's ok for a verdict: True within, False a miss, None not modelled."""
+    return True if v == "within" else False if v.startswith("miss") else None
+
+
+def error_pct(predicted, measured):
+    if predicted is None or not measured:
+        return None
+    return 100 * (predicted - measured) / abs(measured)
+
+
+def run_entry(entry, python, out, rounds=None, audits=1, bin_path=None):
+    """One entry's row: every figure, its verdict; an ERROR row (with why) if a run failed."""
+    out = pathlib.Path(out).resolve()
+    row = {"name": entry.name, "label": entry.label, "unit": entry.unit,
+           "script": entry.script, "sync": command(entry, python, "sync"),
+           "fixed": command(entry, python, "fixed"), "kept_fraction": entry.kept_fraction}
+    try:
+        line, code = marked_line(script_path(entry))
+        row.update(line=line, code=code)
+        log(f"{entry.name}: warm-up process")
+        plain(entry, python, "sync")
+        row["rounds"] = measure(entry, python, rounds or entry.rounds)
+        savings = [x["saving_us"] for x in row["rounds"]]
+        row["measured"], row["spread"] = median(savings), [min(savings), max(savings)]
+        row["audits"] = []
+        for k in range(1, audits + 1):
+            log(f"{entry.name}: audit {k}/{audits}")
+            row["audits"].append(audit_once(entry, python, out, k, line, bin_path))
+    except ProgramFailed as e:
+        log(f"{entry.name}: ERROR: {e}")
+        return {**row, "verdict": "ERROR", "error": str(e)}
+    row["predicted"] = prediction(row["audits"])
+    p = row["predicted"]["per_step"]
+    row["error_pct"] = error_pct(p, row["measured"])
+    row["verdict"] = verdict(row["measured"], row["spread"], p, flag_of(row["predicted"]))
+    log(f"{entry.name}: measured {row['measured']:.2f} us/{entry.unit}, predicted "
+        f"{fmt(p)}: {row['verdict']}")
+    return row
+
+
+def fmt(x, digits=2):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def cell(text):
+    return " ".join(str(text).split()).replace("|", "/")
+
+
+def table(rows):
+    """The Markdown table of ROWS."""
+    lines = ["| program | the line | measured µs/unit [min, max] | predicted µs/unit (typical; "
+             "readbacks kept) | error % | verdict |",
+             "| --- | --- | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        where = f"`{r['code']}` ({r['script']}:{r['line']})" if "line" in r else r["script"]
+        if r["verdict"] == "ERROR":
+            lines.append(f"| {r['name']} | {cell(where)} | - | - | - | "
+                         f"ERROR: {cell(r['error'])} |")
+            continue
+        lo, hi = r["spread"]
+        p = r["predicted"]
+        lines.append(f"| {r['name']} | {cell(where)} | {fmt(r['measured'])} [{fmt(lo)}, "
+                     f"{fmt(hi)}] µs/{r['unit']} | {fmt(p['per_step'])}; "
+                     f"{fmt(p['per_step_kept'])} | {fmt(r['error_pct'], 1)} | "
+                     f"{cell(r['verdict'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def write(rows, out):
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "suite.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / "suite.md").write_text(table(rows))
+
+
+def run_entries(entries, python, out, rounds=None, audits=1, bin_path=None):
+    """Every entry in turn, the files rewritten after each: the rows."""
+    rows = []
+    for e in entries:
+        rows.append(run_entry(e, python, out, rounds, audits, bin_path))
+        write(rows, out)
+    return rows
+
+
+def select(only):
+    """The entries named (comma-separated), all when ONLY is empty; ValueError for a name
+    that is none."""
+    names = [x.strip() for x in (only or "").split(",") if x.strip()]
+    known = {e.name: e for e in ENTRIES}
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise ValueError(f"no entry {', '.join(bad)} (entries: {', '.join(known)})")
+    return [known[n] for n in names] if names else list(ENTRIES)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", help="the entries to run, comma-separated (default: all)")
+    ap.add_argument("--rounds", type=int, help="rounds of plain processes (default: the entry's)")
+    ap.add_argument("--audits", type=int, default=1, help="audits of the syncing variant (1)")
+    ap.add_argument("--out", default=str(ROOT / "build" / "replay-suite"),
+                    help="where suite.json, suite.md and the records go")
+    ap.add_argument("--python", default=os.environ.get("TORCH_PYTHON") or sys.executable,
+                    help="the Python with torch (TORCH_PYTHON, else this one)")
+    a = ap.parse_args(argv)
+    try:
+        entries = select(a.only)
+    except ValueError as e:
+        ap.error(str(e))
+    if (a.rounds is not None and a.rounds < 1) or a.audits < 1:
+        ap.error("--rounds and --audits must be at least 1")
+    rows = run_entries(entries, a.python, a.out, a.rounds, a.audits,
+                       os.path.abspath(BIN))
+    sys.stdout.write(table(rows))
+    return 1 if any(r["verdict"] == "ERROR" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
