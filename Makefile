@@ -86,16 +86,27 @@ BIN      := $(BUILD)/syncbench
 AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
 AUDIT_SRC := $(wildcard inject/*.c) src/record/json_text.c src/record/classes.c src/base/utf8.c \
              src/base/dynlib.c
+# The hand-offs between the audited program's threads (waits/): libc only, no CUPTI; the launcher
+# preloads it with --gpu-activity from beside the injection library (make install puts it there).
+WAITS_LIB := $(BUILD)/libsyncbench_waits.so
+WAITS_SRC := $(wildcard waits/*.c)
+# Its CPU tests (tests/waits/): the hand-offs recorded under LD_PRELOAD, and its cost's figures
+WAITS_TEST := $(BUILD)/tests/waits_handoffs
+WAITS_COST := $(BUILD)/tests/waits_cost
+ASAN_WAITS_LIB := $(BUILD)/asan-bin/libsyncbench_waits.so
+ASAN_WAITS_TEST := $(BUILD)/tests-asan/waits_handoffs
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all man run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
         clean deps format test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
 .DEFAULT_GOAL := all
 
-all: $(BIN) $(AUDIT_LIB) test-programs
+all: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) test-programs
 
-# The audit's GPU test programs (build/tests/audit_*), run by tests/gpu/test_audit.py.
-test-programs: $(AUDIT_TEST_BIN) $(FAKE_CUDA) $(FAKE_CUPTI) $(PYFRAMES_PROBE)
+# The audit's GPU test programs (build/tests/audit_*), run by tests/gpu/test_audit.py, and the CPU
+# ones of the launcher and the waits library.
+test-programs: $(AUDIT_TEST_BIN) $(FAKE_CUDA) $(FAKE_CUPTI) $(PYFRAMES_PROBE) $(WAITS_TEST) \
+               $(WAITS_COST)
 
 run: $(BIN) $(AUDIT_LIB)
 	@mkdir -p results
@@ -169,10 +180,11 @@ perf-check: $(BIN)
 	  --threshold-for $(PERF_THRESHOLDS) \
 	  --markdown $(PERF_CONFIRM_MARKDOWN)
 
-# What the Python tests read: the binary, the NVTX recorder, the injection library and the audit's
-# test programs of this BUILD.
+# What the Python tests read: the binary, the NVTX recorder, the injection library, the waits
+# library and the audit's test programs of this BUILD.
 TEST_ENV = SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
            SYNCBENCH_AUDIT_LIB=$(abspath $(AUDIT_LIB)) \
+           SYNCBENCH_WAITS_LIB=$(abspath $(WAITS_LIB)) \
            SYNCBENCH_TEST_PROGRAMS=$(abspath $(BUILD))/tests
 # make test: the unit tests, then the CLI tests (one pytest, as ever), every GPU test file and the
 # validation runner's own tests side by side, TEST_JOBS at once (tests/gpu/run_files.py: each
@@ -181,7 +193,7 @@ TEST_ENV = SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
 # with a threshold or with another (that is make validate), so running side by side makes them
 # slower, never wrong. TEST_JOBS=1 runs one at a time.
 TEST_JOBS ?= 8
-test: deps $(BIN) $(AUDIT_LIB) $(UNIT_BIN) $(NVTX_LIB) test-programs
+test: deps $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(UNIT_BIN) $(NVTX_LIB) test-programs
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 	$(TEST_ENV) $(PYTHON) tests/gpu/run_files.py -j $(TEST_JOBS) --logs $(BUILD)/test-logs \
 	  tests/cli/. tests/gpu tests/validate
@@ -192,18 +204,23 @@ test: deps $(BIN) $(AUDIT_LIB) $(UNIT_BIN) $(NVTX_LIB) test-programs
 # check that could not run. No GPU at all: one line, nothing validated, exit 0.
 # VALIDATE_ARGS: --full (the long checks too), --only PATTERN, --list, --keep DIR, --json FILE.
 VALIDATE_ARGS ?=
-validate: $(BIN) $(AUDIT_LIB) $(NVTX_LIB) test-programs
+validate: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(NVTX_LIB) test-programs
 	$(TEST_ENV) $(PYTHON) tests/validate/validate.py $(VALIDATE_ARGS)
 
 # The unit tests, then the binary's CLI tests against a binary built with the sanitizers.
 # tests/cli/test_nvtx.py runs the plain engine test (an injected NVTX library and ASan's runtime
-# do not mix), so it is built here too.
+# do not mix), so it is built here too. The waits library's own test program runs built with
+# them, the library too, ASan's runtime preloaded first (it must come first).
 ASAN_SYNCBENCH := $(BUILD)/asan-bin/syncbench
-test-asan: $(ASAN_BIN) $(ASAN_SYNCBENCH) $(AUDIT_LIB) $(NVTX_LIB) $(BUILD)/tests/test_measure test-programs
+test-asan: $(ASAN_BIN) $(ASAN_SYNCBENCH) $(AUDIT_LIB) $(WAITS_LIB) $(ASAN_WAITS_LIB) \
+           $(ASAN_WAITS_TEST) $(NVTX_LIB) $(BUILD)/tests/test_measure test-programs
 	@for t in $(ASAN_BIN); do echo "== $$t"; $$t || exit 1; done
 	ASAN_OPTIONS=abort_on_error=0:exitcode=99 UBSAN_OPTIONS=halt_on_error=1:exitcode=99 \
 	  SYNCBENCH=$(abspath $(ASAN_SYNCBENCH)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
-	  SYNCBENCH_AUDIT_LIB=$(abspath $(AUDIT_LIB)) $(PYTHON) -m pytest -q -x tests/cli
+	  SYNCBENCH_AUDIT_LIB=$(abspath $(AUDIT_LIB)) SYNCBENCH_WAITS_LIB=$(abspath $(WAITS_LIB)) \
+	  SYNCBENCH_WAITS_TEST=$(abspath $(ASAN_WAITS_TEST)) \
+	  SYNCBENCH_WAITS_TEST_PRELOAD="$$($(CC) -print-file-name=libasan.so) $(abspath $(ASAN_WAITS_LIB))" \
+	  $(PYTHON) -m pytest -q -x tests/cli
 
 $(ASAN_SYNCBENCH): $(BUILD)/asan/src/main.o $(BUILD)/libsyncbench-asan.a
 	@mkdir -p $(dir $@)
@@ -275,11 +292,42 @@ $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): $(BUILD)/tests-asan/%: tests/unit/%.c $(
 
 # InitializeInjection and the in-process API (inject/api.h) are exported (-fvisibility=hidden
 # hides the rest); libcupti is found through the rpath.
-$(AUDIT_LIB): $(AUDIT_SRC) $(wildcard inject/*.h) $(wildcard src/record/*.h) src/base/utf8.h src/base/dynlib.h | deps
+$(AUDIT_LIB): $(AUDIT_SRC) $(wildcard inject/*.h) $(wildcard src/record/*.h) src/base/utf8.h \
+              src/base/dynlib.h waits/waits.h | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \
 	  -L$(CUDA_LIB) -lcupti -Wl,-rpath,$(CUDA_LIB) -lpthread -ldl
+
+# The waits library: the interposed calls and the API (waits/waits.h) are exported
+# (-fvisibility=hidden hides the rest); libc, libdl and libpthread only.
+$(WAITS_LIB): $(WAITS_SRC) $(wildcard waits/*.h) | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC-SO,$@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(WAITS_SRC) -lpthread -ldl
+
+$(ASAN_WAITS_LIB): $(WAITS_SRC) $(wildcard waits/*.h) | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SANITIZE) -fPIC -shared -fvisibility=hidden -o $@ $(WAITS_SRC) \
+	  -lpthread -ldl
+
+# The test program finds the library's API with dlsym, as the injection library does; the cost
+# program is built with the library's sources, to time its inner steps alone.
+$(WAITS_TEST): tests/waits/waits_handoffs.c tests/waits/asleep.h waits/waits.h
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) -I. $(CFLAGS) -o $@ $< -lpthread -ldl
+
+$(ASAN_WAITS_TEST): tests/waits/waits_handoffs.c tests/waits/asleep.h waits/waits.h
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) -I. $(CFLAGS) $(SANITIZE) -o $@ $< -lpthread -ldl
+
+$(WAITS_COST): tests/waits/waits_cost.c $(WAITS_SRC) $(wildcard waits/*.h)
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) -I. $(CFLAGS) -o $@ $(filter %.c,$^) -lpthread -ldl
 
 # The audit's test programs: C11, the CUDA runtime (static, as the binary), NVTX3 (header-only),
 # the kernel launchers of kernels/ from the library.
@@ -298,10 +346,10 @@ $(BUILD)/tests/audit_subscriber: tests/audit/audit_subscriber.c tests/audit/chec
 
 # CPU stand-ins for the audit's launcher tests (tests/inject/): a program that initializes the
 # injection library as the driver would, and the Python-frame reader alone, loaded by ctypes.
-$(FAKE_CUDA): tests/inject/fake_cuda.c
+$(FAKE_CUDA): tests/inject/fake_cuda.c tests/waits/asleep.h
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -ldl
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lpthread -ldl
 
 # CUPTI that accepts the subscription and records nothing, so that fake_cuda is watched on a
 # machine whose real CUPTI refuses (no driver): the soname and symbol version of the real one.
@@ -340,10 +388,11 @@ $(MAN_PAGE): $(BIN)
 	$(call say,MAN,$@)
 	$(Q)$(BIN) __man >$@.tmp && mv $@.tmp $@
 
-install: $(BIN) $(AUDIT_LIB) $(MAN_PAGE)
+install: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(MAN_PAGE)
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/syncbench
 	install -D -m 644 $(MAN_PAGE) $(DESTDIR)$(PREFIX)/share/man/man1/syncbench.1
 	install -D -m 755 $(AUDIT_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_audit.so
+	install -D -m 755 $(WAITS_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_waits.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
 	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
 	@src=$$(mktemp -d) && cp -r python/. "$$src" && \
@@ -361,9 +410,9 @@ clean:
 	rm -rf $(BUILD)
 
 format:
-	clang-format -i src/*.c src/*/*.c src/*/*.h inject/*.c inject/*.h kernels/*.cu kernels/*.h \
-	  tests/unit/*.c tests/unit/*.h tests/nvtx/*.c tests/audit/*.c tests/audit/*.h \
-	  tests/fuzz/*.c tests/fuzz/*.h
+	clang-format -i src/*.c src/*/*.c src/*/*.h inject/*.c inject/*.h waits/*.c waits/*.h \
+	  kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c tests/audit/*.c \
+	  tests/audit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/waits/*.c tests/waits/*.h
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.
 DEPS_PC := inih:libinih-dev jansson:libjansson-dev cmocka:libcmocka-dev

@@ -1,7 +1,8 @@
 /* libsyncbench_audit.so: the CUPTI injection library of `syncbench audit`. The CUDA driver
  * loads it into the audited program (CUDA_INJECTION64_PATH) when the program initializes CUDA
  * and calls InitializeInjection, which subscribes to the calls that can block (watch.c), the
- * NVTX ranges (ranges.c) and the GPU's activity (activity.c), and writes the record stream
+ * NVTX ranges (ranges.c) and the GPU's activity (activity.c), starts the waits library when the
+ * launcher preloaded it (handoffs.c: the hand-offs between threads), and writes the record stream
  * (src/record/records.h) to SYNCBENCH_AUDIT_DIR/proc-<pid>.jsonl until the process ends: at exit,
  * when a context is destroyed, and on a fatal signal, what was recorded is flushed. */
 #include <dlfcn.h>
@@ -19,6 +20,7 @@
 
 #include "activity.h"
 #include "api.h"
+#include "handoffs.h"
 #include "inject.h"
 #include "out.h"
 #include "ranges.h"
@@ -112,7 +114,8 @@ void sba_recording(int on)
     pthread_mutex_unlock(&pause_lock);
 }
 
-/* A normal end: CUPTI's pending records, the thread's open ranges, the end record. */
+/* A normal end: CUPTI's pending records, the thread's open ranges, the last hand-offs between
+ * threads, the end record. */
 static void at_exit(void)
 {
     if (forked || __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
@@ -123,10 +126,11 @@ static void at_exit(void)
     if (paused)
         write_pause();
     pthread_mutex_unlock(&pause_lock);
+    sba_handoffs_finish();
     char clock[96];
     write_clock_pair(clock, sizeof clock);
-    sba_out_printf("{\"t\":\"end\",%s,\"why\":\"exit\",\"dropped\":%llu}", clock,
-                   (unsigned long long)sba_activity_dropped());
+    sba_out_printf("{\"t\":\"end\",%s,\"why\":\"exit\",\"dropped\":%llu,\"wakes_lost\":%llu}",
+                   clock, (unsigned long long)sba_activity_dropped(), sba_handoffs_lost());
     sba_out_flush(0);
     send_end();
 }
@@ -139,17 +143,19 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGABRT,
 /* A fatal signal may land anywhere, inside CUPTI, the driver or this library's own lock: only
  * what cannot block runs here. The buffered records go out if their lock is free, then the end
  * record in one write(2); CUPTI's pending GPU records (at most its half-second flush period)
- * are lost. Then the signal's default action. */
+ * and the hand-offs not drained yet (at most a quarter second's) are lost. Then the signal's
+ * default action. */
 static void on_fatal(int sig)
 {
     if (!forked && !__atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST)) {
         sba_out_flush(1);
-        char line[192];
+        char line[224];
         long long m = sb_now_ns();
         int n = snprintf(line, sizeof line,
                          "{\"t\":\"end\",\"clock_ns\":%lld,\"mono_ns\":%lld,\"why\":\"signal "
-                         "%d\",\"dropped\":%llu}\n",
-                         m + clock_minus_mono, m, sig, (unsigned long long)sba_activity_dropped());
+                         "%d\",\"dropped\":%llu,\"wakes_lost\":%llu}\n",
+                         m + clock_minus_mono, m, sig, (unsigned long long)sba_activity_dropped(),
+                         sba_handoffs_lost());
         if (n > 0 && (size_t)n < sizeof line)
             sba_out_write_raw(line, (size_t)n);
         send_end();
@@ -285,15 +291,17 @@ API int InitializeInjection(void)
     long gpu = sba_env_long(SB_AUDIT_ENV_GPU, 0);
     if (trace && gpu < 3)
         gpu = 3;
+    /* the hand-offs between threads, for the replay: when the launcher preloaded the library */
+    int waits = gpu >= 3 && sba_handoffs_start() == 0;
     char cmd[2048], esc[4096], clock[96];
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);
     sba_out_printf(
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
-        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d}",
+        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d}",
         SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sba_env_long("RANK", -1),
         sba_env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
-        trace ? "trace" : "count", gpu >= 2, gpu >= 3);
+        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits);
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
      * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the

@@ -131,6 +131,15 @@ void sba_out_atfork(void)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
+/* What else the flusher does each quarter second, before it writes: records kept elsewhere
+ * turned into lines (sba_out_on_flush). */
+static void (*_Atomic before_flush)(void);
+
+void sba_out_on_flush(void (*fn)(void))
+{
+    before_flush = fn;
+}
+
 /* The quiet-spell flusher: a process that records a sync and then runs for minutes without
  * another record still has it in the file when it is killed. */
 static void *flusher(void *arg)
@@ -139,6 +148,9 @@ static void *flusher(void *arg)
     for (;;) {
         struct timespec ts = {0, DRAIN_EVERY_MS * 1000000L};
         nanosleep(&ts, NULL);
+        void (*fn)(void) = before_flush;
+        if (fn)
+            fn();
         sba_out_flush(0);
     }
     return NULL;

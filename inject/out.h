@@ -22,6 +22,9 @@ void sba_out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sba_out_flush(int try_only);
 /* A thread that writes the buffer out every quarter second. */
 void sba_out_start_flusher(void);
+/* fn runs on that thread each quarter second, before the buffer is written (the hand-offs
+ * between threads, kept by the waits library, become lines: handoffs.c). One; NULL: none. */
+void sba_out_on_flush(void (*fn)(void));
 /* fork: the child drops the buffer it inherited and writes nothing (a forked CUDA process
  * cannot use CUDA; an exec gives it its own library). */
 void sba_out_atfork(void);

@@ -35,6 +35,7 @@
 #include "sinks/outfile.h"
 
 #define LIB_NAME "libsyncbench_audit.so"
+#define WAITS_LIB_NAME "libsyncbench_waits.so"
 /* After CMD ends, how long the CUDA processes it left (reparented to us) get to finish, and
  * how long the descendants that never initialized CUDA are waited for (a program it started in
  * the background may yet initialize CUDA). */
@@ -122,6 +123,90 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
     if (realpath(lib, real))
         snprintf(lib, n, "%s", real);
     return 0; /* the handle stays: unloading CUPTI buys nothing */
+}
+
+/* The waits library (waits/), which records the hand-offs between the program's threads for the
+ * replay: SYNCBENCH_WAITS_LIB, else beside the injection library (the build folder, or
+ * PREFIX/lib/syncbench/ once installed), as an absolute path (CMD may change folder). Missing:
+ * one line, and the audit goes on without it (the replay then reports the plays of several
+ * threads as unknown). path is "" then. */
+static void find_waits(const char *audit_lib, char *path, size_t n)
+{
+    char real[PATH_MAX], shown[PATH_MAX];
+    const char *env = getenv("SYNCBENCH_WAITS_LIB");
+    path[0] = 0;
+    if (env && *env) {
+        if (!realpath(env, real) || access(real, R_OK) != 0)
+            fprintf(stderr,
+                    "syncbench: audit: %s (SYNCBENCH_WAITS_LIB): %s: hand-offs between threads "
+                    "will not be recorded\n",
+                    (sb_escape(env, shown, sizeof shown), shown), strerror(errno));
+        else
+            snprintf(path, n, "%s", real);
+        return;
+    }
+    const char *slash = strrchr(audit_lib, '/');
+    int dir_len = slash ? (int)(slash - audit_lib) : 0;
+    if (snprintf(path, n, "%.*s/%s", dir_len, audit_lib, WAITS_LIB_NAME) >= (int)n ||
+        access(path, R_OK) != 0) {
+        fprintf(stderr,
+                "syncbench: audit: %s not found beside %s: hand-offs between threads will not "
+                "be recorded\n",
+                WAITS_LIB_NAME, (sb_escape(audit_lib, shown, sizeof shown), shown));
+        path[0] = 0;
+    }
+}
+
+/* CMD's environment with the waits library preloaded: this process's, LD_PRELOAD replaced by the
+ * library and then the user's own list (ld.so takes colons or spaces between). The launcher's
+ * own environment keeps the user's (the calibration and addr2line run without the library).
+ * NULL on no memory. */
+static char **preloading_environment(const char *waits)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 2, sizeof *env);
+    const char *old = getenv("LD_PRELOAD");
+    char *preload = NULL;
+    if (!env || asprintf(&preload, "LD_PRELOAD=%s%s%s", waits, old && *old ? ":" : "",
+                         old ? old : "") < 0) {
+        free(env);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11))
+            env[k++] = environ[i];
+    env[k] = preload;
+    return env;
+}
+
+/* With --gpu-activity (or --trace, which implies it), CMD's environment with the waits library
+ * preloaded; NULL otherwise, or when the library is missing: CMD runs in this environment. */
+static char **command_environment(const sb_audit_request *req, const char *audit_lib)
+{
+    char waits[PATH_MAX];
+    if (!req->gpu_activity && !req->trace)
+        return NULL;
+    find_waits(audit_lib, waits, sizeof waits);
+    if (!*waits)
+        return NULL;
+    char **env = preloading_environment(waits);
+    if (!env)
+        fprintf(stderr, "syncbench: audit: out of memory: hand-offs between threads will not be "
+                        "recorded\n");
+    return env;
+}
+
+static void free_environment(char **env)
+{
+    size_t k = 0;
+    while (env && env[k])
+        k++;
+    if (k)
+        free(env[k - 1]); /* the LD_PRELOAD entry, the only one allocated here */
+    free(env);
 }
 
 /* SIGTERM or SIGHUP sent to the audit: noted here, passed on by wait_all to CMD and to every
@@ -226,8 +311,9 @@ static int set_env(const sb_audit_request *req, const char *lib, const char *cup
     return 0;
 }
 
-/* Starts CMD; an exec failure comes back through a close-on-exec pipe as its errno. */
-static int start_command(char **cmd, pid_t *pid)
+/* Starts CMD with env (NULL: this process's environment); an exec failure comes back through a
+ * close-on-exec pipe as its errno. */
+static int start_command(char **cmd, char **env, pid_t *pid)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
@@ -243,7 +329,7 @@ static int start_command(char **cmd, pid_t *pid)
         sigaction(SIGTERM, &start_term, NULL);
         sigaction(SIGHUP, &start_hup, NULL);
         sigaction(SIGPIPE, &start_pipe, NULL);
-        execvp(cmd[0], cmd);
+        execvpe(cmd[0], cmd, env ? env : environ);
         int e = errno;
         if (write(p[1], &e, sizeof e) < 0)
             _exit(127);
@@ -613,6 +699,7 @@ int sb_cmd_audit(int argc, char **argv)
         return rc;
     if (req.gpu_activity)
         sb_audit_calibrate(dir);
+    char **cmd_env = command_environment(&req, lib);
 
     /* descendants that outlive their parents come to us, so that torchrun's workers and a
      * shell script's programs are waited for too */
@@ -633,7 +720,9 @@ int sb_cmd_audit(int argc, char **argv)
 
     long long t0 = sb_now_ns();
     pid_t pid = 0;
-    if ((rc = start_command(req.cmd, &pid)) != 0) {
+    rc = start_command(req.cmd, cmd_env, &pid);
+    free_environment(cmd_env);
+    if (rc != 0) {
         if (!req.keep)
             remove_records(dir);
         return rc;

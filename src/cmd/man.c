@@ -46,6 +46,8 @@ static void tail(FILE *f)
           ".SH FILES\n"
           ".TP\n\\fIPREFIX\\fR/share/syncbench/configs/*.ini\nthe shipped suites\n"
           ".TP\n\\fIPREFIX\\fR/lib/syncbench/libsyncbench_audit.so\nthe audit's CUPTI library\n"
+          ".TP\n\\fIPREFIX\\fR/lib/syncbench/libsyncbench_waits.so\nthe hand-offs between "
+          "threads, preloaded by \\fBaudit --gpu-activity\\fR\n"
           ".SH SEE ALSO\n"
           "The documentation in the source tree: README.md, docs/run.md, docs/compare.md, "
           "docs/audit.md, docs/replay.md, docs/python.md, docs/exit-codes.md.\n",

@@ -10,7 +10,8 @@
  *        the offset from CUPTI's clock to CLOCK_MONOTONIC. kernels: 1 when every kernel is
  *        recorded (the GPU's busy timeline is complete); absent = 1. launches: 1 when the
  *        launch calls, event records and synchronizations are recorded too ("api" records of
- *        the launch functions, "event", "sync": what the replay needs); absent = 0.
+ *        the launch functions, "event", "sync": what the replay needs); absent = 0. waits: 1
+ *        when the hand-offs between threads are recorded ("wake", below); absent = 0.
  *   {"t":"call","api":"cudaStreamSynchronize","dom":"rt"|"drv","tid":T,"ctx":X,"corr":K,
  *    "start":S,"end":E,"oh":O,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH","host":"pageable"}
  *        one host API call that can block (the list is in inject/watch.c), timed on the

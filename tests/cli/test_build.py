@@ -21,6 +21,16 @@ def test_make_builds_the_injection_library(tmp_path, target):
     assert f"{tmp_path}/b/libsyncbench_audit.so" in make_n(tmp_path, target)
 
 
+@pytest.mark.parametrize("target", ["all", "test", "validate", "install"])
+def test_make_builds_the_waits_library(tmp_path, target):
+    """The launcher preloads libsyncbench_waits.so from beside the injection library: what
+    builds or installs that one builds or installs this one beside it."""
+    out = make_n(tmp_path, target, f"DESTDIR={tmp_path}/d")
+    assert f"{tmp_path}/b/libsyncbench_waits.so" in out
+    if target == "install":
+        assert f"{tmp_path}/d/usr/local/lib/syncbench/libsyncbench_waits.so" in out
+
+
 def test_user_cflags_keep_what_the_code_needs(tmp_path):
     """`make CFLAGS=-O1`: the optimization is the user's, -std=c11 -D_GNU_SOURCE and the
     warnings stay (the build broke without _GNU_SOURCE)."""

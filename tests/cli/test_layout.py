@@ -1,14 +1,14 @@
 """The house rules of docs/dev/layout.md, checked on the tree: every `#include "..."` of the C
 and CUDA sources goes to its own layer or one below it (the layer order is read from the
-layout's text block), no two source files share a basename, and no function is over 100
-lines. No build needed."""
+layout's text block), the two libraries loaded into the audited program keep to themselves, no
+two source files share a basename, and no function is over 100 lines. No build needed."""
 import pathlib
 import re
 
 from conftest import ROOT
 
 LAYOUT = ROOT / "docs" / "dev" / "layout.md"
-SOURCE_DIRS = ("src", "kernels", "inject")
+SOURCE_DIRS = ("src", "kernels", "inject", "waits")
 MAX_FUNCTION_LINES = 100
 
 
@@ -90,6 +90,28 @@ def test_nothing_includes_the_injection_library():
                                re.M):
             target = resolve(p, name)
             if target and target.startswith("inject/"):
+                found.append(f"{rel} -> {target}")
+    assert not found, found
+
+
+def includes(p):
+    """The project files `#include "..."` names in p, as paths from the root."""
+    for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', p.read_text(errors="replace"), re.M):
+        target = resolve(p, name)
+        if target:
+            yield target
+
+
+def test_the_waits_library_stands_alone():
+    """waits/ (libsyncbench_waits.so, preloaded into every process the audited program starts)
+    includes nothing of the project but its own files, and only inject/ includes it."""
+    found = []
+    assert any(p.relative_to(ROOT).as_posix().startswith("waits/") for p in sources())
+    for p in sources():
+        rel = p.relative_to(ROOT).as_posix()
+        for target in includes(p):
+            mine, theirs = rel.startswith("waits/"), target.startswith("waits/")
+            if mine != theirs and not (rel.startswith("inject/") and theirs):
                 found.append(f"{rel} -> {target}")
     assert not found, found
 

@@ -2,11 +2,59 @@
  * loads the injection library named by CUDA_INJECTION64_PATH and calls InitializeInjection, as
  * the CUDA driver does when a program initializes CUDA, so the library writes its "proc" and
  * "end" records and tells the launcher it started and ended. No CUDA call is made.
- *   fake_cuda [SECONDS]   stays SECONDS (default 0) before it exits */
+ *   fake_cuda [SECONDS]   stays SECONDS (default 0) before it exits
+ *   fake_cuda handoff     prints "LD_PRELOAD=..." (or "LD_PRELOAD unset") and "tids MAIN WAITER",
+ *                         and hands work from its main thread to another through a condition
+ *                         variable: the waiter sleeps in pthread_cond_wait until the main thread
+ *                         signals after about 20 ms of work (a "wake" record with --gpu-activity)
+ */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "tests/waits/asleep.h"
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int ready;
+static _Atomic int waiter_tid;
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mutex);
+    atomic_store(&waiter_tid, (int)syscall(SYS_gettid));
+    while (!ready)
+        pthread_cond_wait(&cond, &mutex);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+/* Once the waiter sleeps (state S in /proc: in its wait), 20 ms of work, then the signal. */
+static void handoff(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload)
+        printf("LD_PRELOAD=%s\n", preload);
+    else
+        printf("LD_PRELOAD unset\n");
+    pthread_t t;
+    pthread_create(&t, NULL, waiter, NULL);
+    until_asleep(&waiter_tid);
+    sleep_ms(20);
+    pthread_mutex_lock(&mutex);
+    ready = 1;
+    pthread_cond_signal(&cond);
+    pthread_mutex_unlock(&mutex);
+    pthread_join(t, NULL);
+    printf("tids %d %d\n", (int)syscall(SYS_gettid), atomic_load(&waiter_tid));
+}
 
 int main(int argc, char **argv)
 {
@@ -22,7 +70,9 @@ int main(int argc, char **argv)
         return 2;
     }
     init();
-    if (argc > 1)
+    if (argc > 1 && !strcmp(argv[1], "handoff"))
+        handoff();
+    else if (argc > 1)
         sleep((unsigned)atoi(argv[1]));
     return 0;
 }
