@@ -136,11 +136,17 @@ plot: deps
 # Rows that come out REGRESSION or inconclusive are measured again once (compare --rerun
 # writes the suite) and the verdict is that run's (compare --subset): a noisy moment on a
 # shared runner is not a failed build, a slowdown that is still there is.
+# Under GitHub Actions only the verdict annotates and goes into the step summary: the first
+# comparison runs with --ci none (a REGRESSION there is measured again before it counts), the
+# confirmation with compare's default (docs/ci.md).
 PERF_CSV      ?= $(BUILD)/perf-check.csv
 PERF_MARKDOWN ?= $(BUILD)/perf-check.md
 PERF_RERUN    ?= $(BUILD)/perf-rerun.ini
 PERF_CONFIRM  ?= $(BUILD)/perf-confirm.csv
 PERF_CONFIRM_MARKDOWN ?= $(BUILD)/perf-confirm.md
+# The verdict as JUnit XML (docs/ci.md): the first comparison's, or the confirmation's when one
+# ran (its rows are the verdict).
+PERF_JUNIT    ?= $(BUILD)/perf-check.xml
 # Metrics that hold still between runs on one machine. Left out: the wall-clock figures of
 # launch-bound loops, idle readbacks and the microseconds a pinned copy call takes, which swing
 # with the host CPU's speed on shared runners and VMs (seen on the H100 VM: 7 vs 12 us).
@@ -168,7 +174,7 @@ perf-check: $(BIN)
 	--samples results/baselines/NAME.samples.csv" >&2; exit 2; fi; \
 	echo "perf-check: comparing with $$base"; \
 	rc=0; $(BIN) compare "$$base" $(PERF_CSV) --metric $(PERF_METRICS) \
-	  --threshold-for $(PERF_THRESHOLDS) \
+	  --threshold-for $(PERF_THRESHOLDS) --ci none --junit $(PERF_JUNIT) \
 	  --markdown $(PERF_MARKDOWN) --rerun $(PERF_RERUN) || rc=$$?; \
 	if [ $$rc -ge 2 ] || ! grep -q '^\[' $(PERF_RERUN); then exit $$rc; fi; \
 	echo "perf-check: measuring again the rows that came out REGRESSION or inconclusive:"; \
@@ -177,7 +183,7 @@ perf-check: $(BIN)
 	  --quiet || exit $$?; \
 	echo "perf-check: the verdict is the confirmation run's"; \
 	$(BIN) compare "$$base" $(PERF_CONFIRM) --subset --metric $(PERF_METRICS) \
-	  --threshold-for $(PERF_THRESHOLDS) \
+	  --threshold-for $(PERF_THRESHOLDS) --junit $(PERF_JUNIT) \
 	  --markdown $(PERF_CONFIRM_MARKDOWN)
 
 # What the Python tests read: the binary, the NVTX recorder, the injection library, the waits
@@ -455,7 +461,7 @@ FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefin
 FUZZ_LIB_SRC := $(wildcard src/base/*.c src/cli/*.c src/suite/*.c src/scenarios/*.c src/gpu/*.c \
                   src/engine/*.c src/compare/*.c src/record/*.c \
                   src/model/*.c src/replay/*.c src/analyze/*.c src/report/*.c) src/sinks/grid.c src/sinks/outfile.c \
-                src/sinks/csv.c
+                src/sinks/csv.c src/sinks/github.c src/sinks/junit.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 FUZZ_LIBS    := $(DEPS_LIB) -l:libinih.a -l:libcsv.a -l:libjansson.a -ldl -lm -lstdc++

@@ -9,6 +9,12 @@ import subprocess
 
 import pytest
 
+# The tests hold their own CI environment: run by a GitHub Actions job (gpu-perf.yml), the
+# binary's annotations and step summary (docs/ci.md) would land in every command's stdout and in
+# that job's summary. A test that wants them sets these itself.
+for _name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+    os.environ.pop(_name, None)
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BIN = os.environ.get("SYNCBENCH", str(ROOT / "build" / "syncbench"))
 NVTX_LIB = os.environ.get("NVTX_RECORD_LIB", str(ROOT / "build" / "tests" / "libnvtx_record.so"))

@@ -15,9 +15,11 @@ class Site:
     """One call site of a block: what the audit's report row says of it."""
 
     def __init__(self, count, cls, where, source="", operation="", fix="", blocked_us=0.0,
-                 api=""):
+                 api="", file=None, line=0, scenario=None):
         self.count, self.cls, self.where, self.source = count, cls, where, source
         self.operation, self.fix, self.blocked_us, self.api = operation, fix, blocked_us, api
+        # the Python line (file as recorded, None: a native site) and the scenario pricing the fix
+        self.file, self.line, self.scenario = file, line, scenario
 
     def lines(self):
         """The site as a failed test shows it; every text from outside (file, source line, the
@@ -41,7 +43,9 @@ def _analyze(stream):
         with open(os.path.join(d, f"proc-{os.getpid()}.jsonl"), "wb") as f:
             f.write(stream)
         try:
-            r = subprocess.run([exe, "audit", "-q", "--from", d, "--json", "-"],
+            # --ci none: under GitHub Actions the analyzer would add its own annotations and step
+            # summary; the plugin annotates the test's lines itself
+            r = subprocess.run([exe, "audit", "-q", "--ci", "none", "--from", d, "--json", "-"],
                                capture_output=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired):
             return None
@@ -60,7 +64,9 @@ def _analyze(stream):
                  else row.get("site") or row.get("native_site") or "?")
         sites.append(Site(row.get("count", 0), row.get("class", "?"), where,
                           py.get("source") or "", row.get("operation") or "",
-                          row.get("fix") or "", row.get("blocked_total_us") or 0.0))
+                          row.get("fix") or "", row.get("blocked_total_us") or 0.0,
+                          file=py.get("file") or None, line=py.get("line") or 0,
+                          scenario=row.get("scenario") or None))
     return sites
 
 
@@ -81,7 +87,9 @@ def _from_records(stream):
         frames = pystacks.get(c.get("py"), [])
         where = f"{frames[0][0]}:{frames[0][2]} in {frames[0][1]}" if frames else "(no Python frame)"
         key = (where, c.get("api", "?"))
-        s = by_site.setdefault(key, Site(0, "blocking", where, api=c.get("api", "?")))
+        s = by_site.setdefault(key, Site(0, "blocking", where, api=c.get("api", "?"),
+                                         file=frames[0][0] if frames else None,
+                                         line=frames[0][2] if frames else 0))
         s.count += 1
         s.blocked_us += (c.get("end", 0) - c.get("start", 0)) / 1e3
     return list(by_site.values())

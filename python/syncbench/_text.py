@@ -33,6 +33,18 @@ def pieces(text):
     return out
 
 
+def workflow_escape(text, prop=False):
+    """Text as a GitHub workflow command carries it, in the form of syncbench's C side
+    (src/sinks/github.c, sb_gh_escape): `%`, `\\r`, `\\n` as %25, %0D, %0A (GitHub shows them as
+    the characters); in a property's value (prop) `:` and `,` as %3A and %2C too; every other
+    character as escape() shows it, so that no control character reaches the log raw."""
+    codes = {"%": "%25", "\r": "%0D", "\n": "%0A"}
+    if prop:
+        codes.update({":": "%3A", ",": "%2C"})
+    text = str(text)
+    return "".join(codes.get(ch) or piece for ch, piece in zip(text, pieces(text)))
+
+
 def unique_keys(pairs):
     """json's object_pairs_hook: an object with a member name given twice is refused (a
     ValueError, as any JSON that is not well formed), never read as its last value (a report

@@ -17,12 +17,20 @@ no:syncbench.pytest_plugin` turns it off):
 The marker wraps the test function's call (not its fixtures); a test over its allowance fails
 with syncbench.SyncError, an AssertionError that lists each call as `syncbench audit` names it.
 Where the calls cannot be recorded (no GPU, another CUPTI subscriber), a marked test errors
-with the cause: it never passes unchecked."""
+with the cause: it never passes unchecked.
+
+Under GitHub Actions (GITHUB_ACTIONS=true) a test failed by SyncError (the marker's or a
+`with syncbench.no_syncs()` of its own) also annotates each offending Python line, as
+`syncbench audit` does: `::error file=F,line=N,title=T::M` at the end of the session, F
+relative to GITHUB_WORKSPACE (else the current folder); pytest's own --junitxml covers the
+rest."""
+import os
+
 import pytest
 
 import syncbench
 from syncbench import _native
-from syncbench._text import escape
+from syncbench._text import escape, workflow_escape
 
 MARKER = ("no_syncs(allow=0, all_threads=False): fail the test when its call makes more than "
           "`allow` host-blocking CUDA calls (syncbench)")
@@ -39,6 +47,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", MARKER)
     config._syncbench_rows = []  # (nodeid, Syncs) with --syncbench-report
     config._syncbench_unavailable = None
+    config._syncbench_annotations = []  # workflow commands, under GitHub Actions
 
 
 def _marker_args(mark):
@@ -104,6 +113,55 @@ def pytest_runtest_setup(item):
               keep=lambda s: config._syncbench_rows.append((item.nodeid, s)))
 
 
+def _repo_path(file):
+    """file relative to the repository's root (GITHUB_WORKSPACE, else the current folder), as
+    syncbench's C side names it (src/sinks/github.c, sb_gh_repo_path); None when outside."""
+    cwd = os.getcwd()
+    root = os.environ.get("GITHUB_WORKSPACE") or cwd
+    path = os.path.join(cwd, file)  # an absolute file stays as it is
+    for r, p in ((root, path), (os.path.realpath(root), os.path.realpath(path))):
+        r = r.rstrip("/")
+        if p.startswith(r + "/"):
+            rest = p[len(r) + 1:]
+            while rest.startswith("./"):
+                rest = rest[2:]
+            return rest or None
+    return None
+
+
+def annotations(nodeid, sites):
+    """The workflow commands for a test failed by SyncError: one `::error` per site with a
+    Python line; the message is the audit's (count, class, operation, fix)."""
+    title = workflow_escape(f"syncbench no_syncs: {nodeid}", prop=True)
+    out = []
+    for s in sites:
+        if not s.file:  # a native site: no line of the test's to put it on
+            continue
+        what = s.operation or "unknown operation (no rule knows this call)"
+        msg = f"{s.count} blocking call{'' if s.count == 1 else 's'} ({s.cls}): {what}"
+        if s.operation and s.fix:
+            msg += f"\nfix: {s.fix}"
+            if s.scenario:
+                msg += f" (priced by: syncbench --scenario {s.scenario})"
+        path = _repo_path(s.file)
+        where = (f"file={workflow_escape(path, prop=True)},line={s.line}," if path
+                 else "")
+        if not path:  # outside the repository: the message names the line
+            msg = f"{s.where}: {msg}"
+        out.append(f"::error {where}title={title}::{workflow_escape(msg)}")
+    return out
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    yield
+    if (call.when == "call" and call.excinfo is not None
+            and isinstance(call.excinfo.value, syncbench.SyncError)
+            and os.environ.get("GITHUB_ACTIONS") == "true"):
+        syncs = call.excinfo.value.syncs
+        item.config._syncbench_annotations += annotations(item.nodeid, syncs.sites)
+
+
 @pytest.fixture
 def syncbench_syncs():
     """The test's host-blocking CUDA calls, counted from this fixture's setup on (the calling
@@ -114,6 +172,10 @@ def syncbench_syncs():
 
 
 def pytest_terminal_summary(terminalreporter, config):
+    if config._syncbench_annotations:  # whole lines, which the runner reads as commands
+        terminalreporter.ensure_newline()
+        for line in config._syncbench_annotations:
+            terminalreporter.write_line(line)
     if not config.getoption("syncbench_report"):
         return
     tr = terminalreporter

@@ -36,9 +36,20 @@ size_t sb_escape(const char *in, char *out, size_t n)
 
 void sb_fputs_escaped(FILE *f, const char *s)
 {
+    sb_fputs_escaped_sub(f, s, NULL, 0);
+}
+
+void sb_fputs_escaped_sub(FILE *f, const char *s, sb_escape_sub sub, int mode)
+{
     char piece[SB_ESC_PIECE];
-    int esc;
+    int esc, used;
     while (s && *s) {
+        const char *own = sub ? sub(s, mode, &used) : NULL;
+        if (own) {
+            fputs(own, f);
+            s += used;
+            continue;
+        }
         s += sb_escape_piece(s, piece, &esc);
         fputs(piece, f);
     }

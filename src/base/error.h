@@ -23,6 +23,11 @@ int sb_error_code(void);
 size_t sb_escape(const char *in, char *out, size_t n); /* returns the bytes of `in` shown */
 /* The same, written to f. */
 void sb_fputs_escaped(FILE *f, const char *s);
+/* The same with a format's own forms first (Markdown's, XML's, GitHub's workflow commands'):
+ * sub(s, mode, &used) gives the text for the piece at s and the bytes it stands for, or NULL
+ * for the escaper's form. sub NULL: sb_fputs_escaped. */
+typedef const char *(*sb_escape_sub)(const char *s, int mode, int *used);
+void sb_fputs_escaped_sub(FILE *f, const char *s, sb_escape_sub sub, int mode);
 const char *sb_error_message(void);
 void sb_error_clear(void);
 

@@ -175,3 +175,19 @@ void sb_format_figure(double v, char *buf, size_t n)
     double a = fabs(v);
     snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.3f", v);
 }
+
+FILE *sb_memtext_open(sb_memtext *m)
+{
+    m->text = NULL;
+    m->len = 0;
+    return m->f = open_memstream(&m->text, &m->len);
+}
+
+char *sb_memtext_close(sb_memtext *m)
+{
+    if (fclose(m->f) != 0) {
+        free(m->text);
+        return NULL;
+    }
+    return m->text;
+}

@@ -4,6 +4,7 @@
 #define SB_TEXTUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum { SB_PARSE_OK = 0, SB_PARSE_INVALID = -1, SB_PARSE_RANGE = -2 };
 
@@ -29,6 +30,17 @@ int sb_list_contains(const char *list, const char *name);
 
 /* A measured figure as a table shows it: 1634, 163.4, 16.34, 1.634. */
 void sb_format_figure(double v, char *buf, size_t n);
+
+/* Text written through a FILE into memory (open_memstream): sb_memtext_open gives the FILE
+ * (NULL out of memory), sb_memtext_close the text (malloc'ed, NUL-terminated; NULL when memory
+ * ran out, nothing left to free). */
+typedef struct sb_memtext {
+    char *text;
+    size_t len;
+    FILE *f;
+} sb_memtext;
+FILE *sb_memtext_open(sb_memtext *m);
+char *sb_memtext_close(sb_memtext *m);
 
 /* Splits a comma list in place: returns the number of items (empty items are kept as ""),
  * or -1 if there are more than max. */

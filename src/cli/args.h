@@ -9,6 +9,17 @@
 
 #include "base/optdef.h"
 
+/* --ci github|none: one row, the same in the table of every command with CI outputs
+ * (sinks/github.h); `what` says what it annotates. */
+#define SB_CI_OPTDEF(offset, what)                                                                 \
+    {                                                                                              \
+        "ci", 0, NULL, SB_OPT_TEXT, "github|none", 0, 0, NULL, (offset), NULL, NULL,               \
+            "github: " what "\n"                                                                   \
+            "as annotations on stdout (::error ...::...), the report\n"                            \
+            "appended to $GITHUB_STEP_SUMMARY; none: neither.\n"                                   \
+            "Default: github when GITHUB_ACTIONS=true, else none"                                  \
+    }
+
 /* One table and the struct its offsets point into; `given` (may be NULL) gets bit i set when
  * the table's option i is on the command line. */
 typedef struct sb_argtable {

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "record/records.h"
 #include "cli/args.h"
+#include "sinks/github.h"
 
 #define AT(field) offsetof(sb_audit_request, field)
 
@@ -31,6 +32,11 @@ static const sb_optdef audit_optdefs[] = {
      "call sites listed in the table and the gate's message\n(default 10)"},
     {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
      "no table (the gate's verdict is still printed)"},
+    {"junit", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(junit), NULL, "CI:",
+     "with --max-syncs: the gate as JUnit XML (GitLab, Jenkins,\n"
+     "Buildkite): one testcase, the range or the run, failed\n"
+     "with the verdict and each offending site's fix"},
+    SB_CI_OPTDEF(AT(ci), "a failed gate's offending Python lines"),
     {"depth", 0, NULL, SB_OPT_INT, "N", 0, 32, "16", AT(depth), NULL, "Recording:",
      "native frames kept per call stack (default 16; 0: no\ncall sites)"},
     {"gpu-activity", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(gpu_activity), NULL, NULL,
@@ -85,7 +91,7 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
         const char *name, *value;
     } values[] = {{"csv", req->csv},   {"json", req->json},   {"trace", req->trace},
                   {"keep", req->keep}, {"range", req->range}, {"py-site", req->py_site},
-                  {"from", req->from}};
+                  {"from", req->from}, {"junit", req->junit}, {"ci", req->ci}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (values[i].value && !strcmp(values[i].value, "--"))
             return sb_fail(SB_EXIT_USAGE, "audit: --%s needs a value before \"--\"",
@@ -101,6 +107,10 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
                        SB_AUDIT_RANGE_NAME_MAX);
     if (req->range && req->max_syncs < 0)
         return sb_fail(SB_EXIT_USAGE, "audit: --range needs --max-syncs N (the gate it scopes)");
+    if (req->junit && req->max_syncs < 0)
+        return sb_fail(SB_EXIT_USAGE, "audit: --junit needs --max-syncs N (the gate it reports)");
+    if ((rc = sb_ci_check("audit: ", req->ci)) != 0)
+        return rc;
     if (req->from) {
         if (first < argc)
             return sb_fail(SB_EXIT_USAGE, "audit: --from DIR reports kept records: no CMD");

@@ -12,7 +12,9 @@ typedef struct sb_audit_request {
     long long top;
     long long depth; /* native frames per stack */
     const char *csv, *json, *trace, *keep;
-    const char *from; /* --from DIR: report kept records, run nothing */
+    const char *junit; /* --junit PATH: the gate as JUnit XML */
+    const char *ci;    /* --ci github|none; NULL: github under GITHUB_ACTIONS=true */
+    const char *from;  /* --from DIR: report kept records, run nothing */
     int quiet, help, gpu_activity, no_python;
     const char *py_site; /* "user" (default) or "innermost" */
     char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail); NULL with --from */

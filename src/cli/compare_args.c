@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/textutil.h"
 #include "cli/args.h"
+#include "sinks/github.h"
 
 #define AT(field) offsetof(sb_compare_request, field)
 
@@ -90,6 +91,11 @@ static const sb_optdef compare_optdefs[] = {
     {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
      "print only the summary"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},
+    {"junit", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(junit), NULL, "CI:",
+     "also write the rows as JUnit XML (GitLab, Jenkins,\n"
+     "Buildkite): a testcase per row, failed for REGRESSION,\n"
+     "skipped with the reason where there is no verdict"},
+    SB_CI_OPTDEF(AT(ci), "each REGRESSION (and inconclusive row)"),
     {NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };
 /* clang-format on */
@@ -130,6 +136,8 @@ int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req)
     if (req->help)
         return 0;
     if (req->metric_arg && (rc = metric_list(req->metric_arg, req)) != 0)
+        return rc;
+    if ((rc = sb_ci_check("compare: ", req->ci)) != 0)
         return rc;
     if (argc - first != 2)
         return sb_fail(SB_EXIT_USAGE, "compare: expected BASELINE.csv CURRENT.csv (see compare "

@@ -1,6 +1,7 @@
 /* `syncbench audit [options] -- CMD [ARGS...]`: options -> outputs checked -> CMD resolved ->
  * injection library found and loadable (CUPTI) -> CMD run with CUDA_INJECTION64_PATH set, every
- * descendant waited for (child subreaper) -> record streams read, analyzed, reported -> gate.
+ * descendant waited for (child subreaper) -> record streams read, analyzed, reported -> gate ->
+ * under GitHub Actions, the annotations and the step summary.
  * The injection library (inject/) records; src/model/ reads, src/analyze/ analyzes, src/report/
  * writes. */
 #include "cmd/audit.h"
@@ -31,7 +32,9 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "base/nvml.h"
+#include "base/textutil.h"
 #include "cli/audit_args.h"
+#include "sinks/github.h"
 #include "sinks/outfile.h"
 
 #define LIB_NAME "libsyncbench_audit.so"
@@ -520,6 +523,36 @@ static void die_of_sigint(void)
     raise(SIGINT);
 }
 
+/* GitHub Actions: the annotations on stdout (stderr when a report takes stdout: they must not
+ * land inside it; the runner reads workflow commands on both), the summary appended to
+ * $GITHUB_STEP_SUMMARY. */
+static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env,
+                         const output *outs, int nout)
+{
+    FILE *to = stdout;
+    for (int i = 0; i < nout; i++)
+        if (outs[i].out.to_stdout)
+            to = stderr;
+    int rc = 0;
+    for (const sb_report_writer *w = sb_report_github_writers; !rc && w->name; w++) {
+        sb_memtext m;
+        if (!sb_memtext_open(&m))
+            return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
+        rc = w->write(m.f, run, o, env);
+        char *text = sb_memtext_close(&m);
+        size_t n = m.len;
+        if (!text && !rc)
+            rc = sb_fail(SB_EXIT_FAIL, "audit: out of memory");
+        if (!rc && !strcmp(w->name, "summary"))
+            sb_gh_summary(text, n);
+        else if (!rc && (fwrite(text, 1, n, to) != n || fflush(to) != 0))
+            rc =
+                sb_fail(SB_EXIT_FAIL, "audit: writing the annotations failed: %s", strerror(errno));
+        free(text);
+    }
+    return rc;
+}
+
 static int analyze_and_report(const sb_audit_request *req, const char *dir, output *outs, int nout,
                               const char *cmdline, double wall_s, long long t0,
                               const sb_audit_listener *heard, int *gate_rc)
@@ -566,6 +599,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
      * gate fails: its range was never entered (sb_audit_gate says so) */
     if (!rc)
         *gate_rc = sb_audit_gate(run, &o, stderr);
+    if (!rc && sb_ci_github(req->ci))
+        rc = report_github(run, &o, &env, outs, nout);
     sb_audit_free(run);
     return rc;
 }
@@ -608,11 +643,12 @@ static void free_inputs(char **paths)
  * replace a record or be read as one. */
 static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
 {
-    const char *paths[] = {req->csv, req->json, req->trace}; /* sb_report_writers' order */
+    /* sb_report_writers' order */
+    const char *paths[] = {req->csv, req->json, req->trace, req->junit};
     const char *folder = req->from ? req->from : req->keep;
     char **inputs = NULL;
     int rc = folder ? folder_inputs(folder, &inputs) : 0, n = 0;
-    _Static_assert(sizeof paths / sizeof paths[0] == 3, "one path per file writer");
+    _Static_assert(sizeof paths / sizeof paths[0] == 4, "one path per file writer");
     for (size_t i = 0; !rc && i < sizeof paths / sizeof paths[0]; i++) {
         if (!paths[i])
             continue;
@@ -677,7 +713,7 @@ int sb_cmd_audit(int argc, char **argv)
         rc = sb_audit_merge_args(argc, argv, &req);
         return rc ? rc : sb_cmd_audit_merge(&req);
     }
-    static output outs[3];
+    static output outs[4];
     int nout = 0;
     if ((rc = prepare_outputs(&req, outs, &nout)) != 0)
         return rc;

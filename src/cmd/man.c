@@ -43,6 +43,14 @@ static void tail(FILE *f)
           ".TP\n3\nno usable GPU, driver, cuBLAS or CUPTI\n"
           ".TP\n126, 127, 128+N\n\\fBaudit\\fR: the command is not executable, not found, "
           "or ended by signal N; otherwise the command's own exit status\n"
+          ".SH ENVIRONMENT\n"
+          ".TP\nGITHUB_ACTIONS\n\\fBtrue\\fR (GitHub Actions): \\fBcompare\\fR and "
+          "\\fBaudit\\fR annotate their failures and write the step summary, unless "
+          "\\fB\\-\\-ci none\\fR\n"
+          ".TP\nGITHUB_STEP_SUMMARY\nthe file the step summary is appended to (at most 1 MiB a "
+          "step)\n"
+          ".TP\nGITHUB_WORKSPACE\nthe repository's root, which annotated files are relative to "
+          "(else the current folder)\n"
           ".SH FILES\n"
           ".TP\n\\fIPREFIX\\fR/share/syncbench/configs/*.ini\nthe shipped suites\n"
           ".TP\n\\fIPREFIX\\fR/lib/syncbench/libsyncbench_audit.so\nthe audit's CUPTI library\n"
@@ -50,7 +58,7 @@ static void tail(FILE *f)
           "threads, preloaded by \\fBaudit --gpu-activity\\fR\n"
           ".SH SEE ALSO\n"
           "The documentation in the source tree: README.md, docs/run.md, docs/compare.md, "
-          "docs/audit.md, docs/replay.md, docs/python.md, docs/exit-codes.md.\n",
+          "docs/audit.md, docs/replay.md, docs/python.md, docs/ci.md, docs/exit-codes.md.\n",
           f);
 }
 

@@ -13,7 +13,9 @@
 #include "compare/csv_read.h"
 #include "compare/gate.h"
 #include "compare/match.h"
+#include "compare/outputs.h"
 #include "compare/rerun.h"
+#include "sinks/github.h"
 #include "sinks/grid.h"
 #include "sinks/outfile.h"
 #include "sinks/sink.h"
@@ -26,50 +28,13 @@ void sb_compare_request_defaults(sb_compare_request *req)
     req->rerun_reps = 30;
 }
 
-/* s with line breaks and other control characters escaped, so that a line stays one line. */
-
-/* Text from outside (file names, a CSV's gpu) for the Markdown summary: escaped for the
- * terminal's sake (base/error.h), and no character that would end a code span, open HTML or
- * split a table. */
-static const char *md_text(const char *s, char *buf, size_t n)
-{
-    char esc[512];
-    sb_escape(s, esc, sizeof esc);
-    size_t k = 0;
-    for (const char *p = esc; *p && k + 6 < n; p++) {
-        const char *r = *p == '`'   ? "'"
-                        : *p == '<' ? "&lt;"
-                        : *p == '>' ? "&gt;"
-                        : *p == '&' ? "&amp;"
-                        : *p == '|' ? "\\|"
-                                    : NULL;
-        if (r) {
-            memcpy(buf + k, r, strlen(r));
-            k += strlen(r);
-        } else {
-            buf[k++] = *p;
-        }
-    }
-    buf[k] = 0;
-    return buf;
-}
-
 static const char *one_line(const char *s, char *buf, size_t n)
 {
     sb_escape(s, buf, n);
     return buf;
 }
 
-/* Which rule gave a row its verdict. */
-enum { RULE_NONE, RULE_SUMMARY, RULE_SAMPLES, RULE_ZERO };
-
-typedef struct {
-    const sb_cmp_row *base, *cur;
-    sb_verdict v;
-    int rule;
-    double change, noise; /* noise: the summary rule's band */
-    double lo, hi;        /* the samples' interval of the change */
-} line;
+typedef sb_cmp_line line;
 
 /* ---- samples ---- */
 
@@ -156,9 +121,9 @@ static int decide(line *l, const sb_compare_request *req, int use_samples)
     sb_compare_opts opts = req->opts;
     opts.threshold_pct = sb_compare_threshold(req, b->metric);
     l->v = sb_compare_rows(b, c, &opts, &l->change, &l->noise);
-    l->rule = RULE_SUMMARY;
+    l->rule = SB_RULE_SUMMARY;
     if (sb_near_zero(b)) {
-        l->rule = RULE_ZERO;
+        l->rule = SB_RULE_ZERO;
         return 0;
     }
     if (!use_samples || !b->n_samples || !c->n_samples)
@@ -167,7 +132,7 @@ static int decide(line *l, const sb_compare_request *req, int use_samples)
     if (z < 0)
         return sb_fail(SB_EXIT_FAIL, "out of memory");
     if (z) { /* the samples' median is 0 though the row's is not: no relative change either */
-        l->rule = RULE_ZERO;
+        l->rule = SB_RULE_ZERO;
         l->v = sb_near_zero(c) ? SB_SAME : SB_NO_BASELINE;
         l->change = NAN;
         return 0;
@@ -188,7 +153,7 @@ static int decide(line *l, const sb_compare_request *req, int use_samples)
         [SB_GATE_INCONCLUSIVE] = SB_INCONCLUSIVE,
     };
     l->v = from_gate[g.verdict];
-    l->rule = RULE_SAMPLES;
+    l->rule = SB_RULE_SAMPLES;
     l->change = g.change_pct;
     l->lo = g.lo_pct;
     l->hi = g.hi_pct;
@@ -258,9 +223,9 @@ static const char **table_cells(sb_strpool *pool, const layout *t, const line *l
         if (l[i].base && l[i].cur) {
             if (isfinite(l[i].change))
                 snprintf(buf[6], sizeof buf[6], "%+.2f", l[i].change);
-            if (t->noise_col >= 0 && l[i].rule == RULE_SUMMARY)
+            if (t->noise_col >= 0 && l[i].rule == SB_RULE_SUMMARY)
                 snprintf(buf[t->noise_col], sizeof buf[0], "%.2f", l[i].noise);
-            if (t->ci_col >= 0 && l[i].rule == RULE_SAMPLES)
+            if (t->ci_col >= 0 && l[i].rule == SB_RULE_SAMPLES)
                 snprintf(buf[t->ci_col], sizeof buf[0], "[%+.2f,%+.2f]", l[i].lo, l[i].hi);
         }
         for (int j = 4; j < nc - 1; j++) {
@@ -307,10 +272,10 @@ static int write_verdicts(FILE *f, const sb_compare_request *req, const line *l,
     fputs("scenario,variant,params,metric,unit,better,baseline,current,change_pct,ci_lo_pct,"
           "ci_hi_pct,threshold_pct,rule,verdict\n",
           f);
-    static const char *const rules[] = {[RULE_NONE] = "none",
-                                        [RULE_SUMMARY] = "summary",
-                                        [RULE_SAMPLES] = "samples",
-                                        [RULE_ZERO] = "zero-baseline"};
+    static const char *const rules[] = {[SB_RULE_NONE] = "none",
+                                        [SB_RULE_SUMMARY] = "summary",
+                                        [SB_RULE_SAMPLES] = "samples",
+                                        [SB_RULE_ZERO] = "zero-baseline"};
     for (size_t i = 0; i < n; i++) {
         const sb_cmp_row *r = l[i].base ? l[i].base : l[i].cur;
         const char *text[] = {r->scenario, r->variant, r->params, r->metric, r->unit};
@@ -356,7 +321,8 @@ typedef struct {
     sb_cmp_table base, cur;
     samples_file bs, cs;
     int use_samples; /* both runs have samples */
-    sb_out_file md, rr, vd;
+    sb_out_file md, rr, vd, ju;
+    int github; /* --ci github, or GitHub Actions: annotations and the step summary */
     line *lines;
     size_t n, left_out; /* rows compared; baseline rows --subset left out */
     size_t count[SB_VERDICTS];
@@ -372,6 +338,7 @@ static void comparison_free(comparison *c)
     sb_out_abort(&c->md);
     sb_out_abort(&c->rr);
     sb_out_abort(&c->vd);
+    sb_out_abort(&c->ju);
     free(c->cells);
     free(c->lines);
     sb_cmp_table_free(&c->base);
@@ -400,7 +367,7 @@ static int read_inputs(comparison *c)
 }
 
 /* The files compare writes, each with its option. */
-enum { N_OUTPUTS = 3 };
+enum { N_OUTPUTS = 4 };
 typedef struct {
     sb_out_file *f;
     const char *opt, *path; /* path NULL: not asked for */
@@ -411,6 +378,7 @@ static void list_outputs(comparison *c, output o[N_OUTPUTS])
     o[0] = (output){&c->md, "markdown", c->req->markdown};
     o[1] = (output){&c->rr, "rerun", c->req->rerun};
     o[2] = (output){&c->vd, "verdicts", c->req->verdicts};
+    o[3] = (output){&c->ju, "junit", c->req->junit};
 }
 
 /* The outputs are checked now and created once the verdicts are in: a signal during the
@@ -490,11 +458,11 @@ static int decide_rows(comparison *c)
         if (l->base && l->cur) {
             if ((rc = decide(l, c->req, c->use_samples)) != 0)
                 return rc;
-            c->by_samples += l->rule == RULE_SAMPLES;
-            c->by_summary += l->rule == RULE_SUMMARY;
+            c->by_samples += l->rule == SB_RULE_SAMPLES;
+            c->by_summary += l->rule == SB_RULE_SUMMARY;
         } else {
             l->v = l->base ? SB_MISSING : SB_NEW;
-            l->rule = RULE_NONE;
+            l->rule = SB_RULE_NONE;
         }
         c->count[l->v]++;
     }
@@ -594,25 +562,44 @@ static void print_report(comparison *c)
         puts(c->advice);
 }
 
-/* --markdown: the table (regressions in bold), the summary and the advice. */
-static int write_markdown(comparison *c)
+/* The Markdown report of --markdown and of the step summary: the table (regressions in bold),
+ * the summary and the advice. */
+static void markdown_report(comparison *c, FILE *f)
 {
     const sb_compare_request *req = c->req;
-    FILE *f = c->md.f;
     const size_t cols = (size_t)c->t.cols;
     for (size_t i = 0; i < c->n; i++)
         if (c->lines[i].v == SB_REGRESSION)
             c->cells[i * cols + cols - 1] = "**REGRESSION**";
-    char mb[4][1024];
-    fprintf(f, "### syncbench compare\n\nbaseline `%s` (%s), current `%s` (%s)\n\n%s\n\n",
-            md_text(req->baseline, mb[0], sizeof mb[0]), md_text(c->base.gpu, mb[1], sizeof mb[1]),
-            md_text(req->current, mb[2], sizeof mb[2]), md_text(c->cur.gpu, mb[3], sizeof mb[3]),
-            c->rule);
+    fputs("### syncbench compare\n\nbaseline `", f);
+    sb_md_text(f, req->baseline);
+    fputs("` (", f);
+    sb_md_text(f, c->base.gpu);
+    fputs("), current `", f);
+    sb_md_text(f, req->current);
+    fputs("` (", f);
+    sb_md_text(f, c->cur.gpu);
+    fprintf(f, ")\n\n%s\n\n", c->rule);
     print_table(f, &c->t, c->cells, c->n, 1);
     fprintf(f, "\n%s\n", c->summary);
     if (c->advice[0])
         fprintf(f, "\n%s\n", c->advice);
-    return sb_out_commit(&c->md);
+}
+
+/* GitHub Actions: the annotations after the table on stdout, the Markdown report appended to
+ * the step summary. */
+static int report_github(comparison *c)
+{
+    int rc = sb_compare_annotate(stdout, c->req, c->lines, c->n);
+    sb_memtext m;
+    if (!sb_memtext_open(&m))
+        return rc ? rc : sb_fail(SB_EXIT_FAIL, "compare: out of memory");
+    markdown_report(c, m.f);
+    char *md = sb_memtext_close(&m);
+    if (md && !rc)
+        sb_gh_summary(md, m.len);
+    free(md);
+    return rc;
 }
 
 /* The table, the summary and the files asked for. */
@@ -620,12 +607,16 @@ static int write_outputs(comparison *c)
 {
     const sb_compare_request *req = c->req;
     make_layout(&c->t, !c->use_samples || c->by_summary, c->by_samples, req->confidence_pct);
-    if ((!req->quiet || c->md.f) && !(c->cells = table_cells(&c->pool, &c->t, c->lines, c->n)))
+    if ((!req->quiet || c->md.f || c->github) &&
+        !(c->cells = table_cells(&c->pool, &c->t, c->lines, c->n)))
         return sb_fail(SB_EXIT_FAIL, "out of memory");
     print_report(c);
     int rc;
-    if (c->md.f && (rc = write_markdown(c)) != 0)
-        return rc;
+    if (c->md.f) {
+        markdown_report(c, c->md.f);
+        if ((rc = sb_out_commit(&c->md)) != 0)
+            return rc;
+    }
     if (c->vd.f && ((rc = write_verdicts(c->vd.f, req, c->lines, c->n)) != 0 ||
                     (rc = sb_out_commit(&c->vd)) != 0))
         return rc;
@@ -637,7 +628,10 @@ static int write_outputs(comparison *c)
             printf("rerun: %d measurement%s to confirm in %s\n", sections, sections == 1 ? "" : "s",
                    req->rerun);
     }
-    return 0;
+    if (c->ju.f && ((rc = sb_compare_write_junit(c->ju.f, req, c->lines, c->n, c->rule)) != 0 ||
+                    (rc = sb_out_commit(&c->ju)) != 0))
+        return rc;
+    return c->github ? report_github(c) : 0;
 }
 
 /* The gate: exit 1 on a regression, and with --strict on an inconclusive row. */
@@ -665,6 +659,7 @@ int sb_compare_run(const sb_compare_request *req)
     comparison c;
     memset(&c, 0, sizeof c);
     c.req = req;
+    c.github = sb_ci_github(req->ci);
     sb_strpool_init(&c.pool);
     int rc;
     if ((rc = read_inputs(&c)) == 0 && (rc = prepare_outputs(&c)) == 0 &&

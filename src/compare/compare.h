@@ -3,7 +3,8 @@
  * when both runs have one, their samples files (compare/csv_read.c), match their rows
  * (compare/match.c), give each a verdict (on samples: compare/gate.c; without: the summary rule
  * of compare/verdict.c), print the table and the summary, write the Markdown and the rerun
- * suite (compare/rerun.c). */
+ * suite (compare/rerun.c), the JUnit XML and, under GitHub Actions, the annotations and the step
+ * summary (compare/outputs.h). */
 #ifndef SB_COMPARE_H
 #define SB_COMPARE_H
 
@@ -22,6 +23,8 @@ typedef struct sb_compare_request {
     char metric_buf[1024];
     const char *markdown; /* --markdown PATH, or NULL */
     const char *verdicts; /* --verdicts PATH: the verdicts as CSV, or NULL */
+    const char *junit;    /* --junit PATH: a testcase per row as JUnit XML, or NULL */
+    const char *ci;       /* --ci github|none; NULL: github under GITHUB_ACTIONS=true */
     /* --threshold-for METRIC=PCT[,...]: a metric's own threshold (e.g. PCIe bandwidth, which
      * moves more between machines than a kernel's time) */
     const char *threshold_for[SB_COMPARE_MAX_METRICS];

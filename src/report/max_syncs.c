@@ -2,6 +2,8 @@
  * that was never entered fails the gate: a gate that checks nothing must not pass. */
 #include "report/report.h"
 
+#include "base/textutil.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -19,12 +21,7 @@ __attribute__((format(printf, 2, 3))) static void say(FILE *msg, const char *fmt
     va_end(ap);
 }
 
-typedef struct {
-    const char *site;
-    sb_audit_class cls;
-    long count;
-    const sb_audit_rule *rule;
-} offender;
+typedef sb_audit_offender offender;
 
 static int cmp_offender(const void *a, const void *b)
 {
@@ -41,11 +38,11 @@ typedef struct {
 } offenders;
 
 static int add(offenders *s, const char *site, sb_audit_class cls, long count,
-               const sb_audit_rule *rule)
+               const sb_audit_rule *rule, const sb_audit_pyframe *py)
 {
     if (sb_grow(&s->o, &s->cap, s->n, sizeof *s->o) < 0)
         return -1;
-    s->o[s->n++] = (offender){site, cls, count, rule};
+    s->o[s->n++] = (offender){site, cls, count, rule, py};
     return 0;
 }
 
@@ -60,7 +57,7 @@ static int cmp_key(const void *a, const void *b)
     return (int)x->cls - (int)y->cls;
 }
 
-/* One entry per (site, class), the counts summed: n log n in the entries added. */
+/* One entry per (site, class), the counts summed, most calls first: n log n in the entries. */
 static void merge(offenders *s)
 {
     sb_sort(s->o, s->n, sizeof *s->o, cmp_key);
@@ -72,14 +69,13 @@ static void merge(offenders *s)
             s->o[m++] = s->o[i];
     }
     s->n = m;
+    sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
 }
 
-static void print_top(FILE *msg, const sb_audit_run *run, offenders *s, int top)
+static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, int top)
 {
     if (!s->n || !msg)
         return;
-    merge(s);
-    sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++) {
         char save[96] = "", ms[32];
@@ -107,6 +103,55 @@ static int in_exceeded(const sb_audit_proc *p, const sb_audit_call *c, const cha
             return 1;
     }
     return 0;
+}
+
+static long run_total(const sb_audit_run *run)
+{
+    long total = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        total += run->procs[i]->blocking;
+    return total;
+}
+
+int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
+                            sb_audit_offender **sites, size_t *n)
+{
+    offenders s = {0};
+    int rc = 0;
+    /* --range: the calls of the instances over the limit; else the run's, when over it */
+    int over = o->max_syncs >= 0 && (o->range || run_total(run) > o->max_syncs);
+    for (size_t i = 0; over && !rc && i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; o->range && !rc && k < p->ncalls; k++) {
+            const sb_audit_call *c = &p->calls[k];
+            if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs))
+                rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe);
+        }
+        for (size_t k = 0; !o->range && !rc && k < p->nrows; k++) {
+            const sb_audit_row *r = &p->rows[k];
+            if (sb_audit_blocking(r->cls))
+                rc = add(&s, r->site, r->cls, r->count, r->rule, r->pyframe);
+        }
+    }
+    if (rc) {
+        free(s.o);
+        *sites = NULL;
+        *n = 0;
+        return -1;
+    }
+    merge(&s);
+    *sites = s.o;
+    *n = s.n;
+    return 0;
+}
+
+/* The gate's top offending sites, under its verdict. */
+static void top_sites(FILE *msg, const sb_audit_run *run, const sb_audit_opts *o)
+{
+    offenders s = {0};
+    if (msg && sb_audit_gate_offenders(run, o, &s.o, &s.n) == 0)
+        print_top(msg, run, &s, o->top);
+    free(s.o);
 }
 
 static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
@@ -148,18 +193,7 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
         "blocking call%s; the worst: pid %lld, %ld\n",
         exceeded, instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), o->max_syncs,
         o->max_syncs == 1 ? "" : "s", (long long)worst_pid, worst);
-    offenders s = {0};
-    for (size_t i = 0; msg && i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
-        for (size_t k = 0; k < p->ncalls; k++) {
-            const sb_audit_call *c = &p->calls[k];
-            if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs) &&
-                add(&s, c->site, c->cls, 1, c->rule) < 0)
-                break;
-        }
-    }
-    print_top(msg, run, &s, o->top);
-    free(s.o);
+    top_sites(msg, run, o);
     return 1;
 }
 
@@ -194,9 +228,7 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
         return 1;
     if (o->range)
         return gate_range(run, o, msg);
-    long total = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        total += run->procs[i]->blocking;
+    long total = run_total(run);
     if (total <= o->max_syncs) {
         /* no process at all: the command used no CUDA, or its environment lost the audit's
          * library (sudo, env -i): said, so that nobody takes it for a watched run */
@@ -215,16 +247,26 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
     else if (!isnan(save))
         say(msg, "; removing them would save %.3f ms of wall time", save / 1e3);
     say(msg, "\n");
-    offenders s = {0};
-    for (size_t i = 0; msg && i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
-        for (size_t k = 0; k < p->nrows; k++) {
-            const sb_audit_row *r = &p->rows[k];
-            if (sb_audit_blocking(r->cls) && add(&s, r->site, r->cls, r->count, r->rule) < 0)
-                break;
-        }
-    }
-    print_top(msg, run, &s, o->top);
-    free(s.o);
+    top_sites(msg, run, o);
     return 1;
+}
+
+char *sb_audit_gate_text(const sb_audit_run *run, const sb_audit_opts *o, int *failed)
+{
+    sb_memtext m;
+    if (!sb_memtext_open(&m))
+        return NULL;
+    *failed = sb_audit_gate(run, o, m.f);
+    return sb_memtext_close(&m);
+}
+
+void sb_audit_offender_text(FILE *f, const sb_audit_offender *s)
+{
+    fprintf(f, "%ld blocking call%s (%s): %s", s->count, s->count == 1 ? "" : "s",
+            sb_audit_class_name(s->cls),
+            s->rule ? s->rule->op : "unknown operation (no rule knows this call)");
+    if (s->rule)
+        fprintf(f, "\nfix: %s", s->rule->fix);
+    if (s->rule && s->rule->scenario)
+        fprintf(f, " (priced by: syncbench --scenario %s)", s->rule->scenario);
 }

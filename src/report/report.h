@@ -21,14 +21,50 @@ int sb_audit_write_trace(FILE *f, const sb_audit_run *run);
  * were made (in the whole run, or in some instance of --range). Writes the verdict and the
  * offending sites to `msg` (NULL: writes nothing). */
 int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg);
+/* The same verdict and message as text (malloc'ed; NULL out of memory); *failed: the gate's
+ * return. */
+char *sb_audit_gate_text(const sb_audit_run *run, const sb_audit_opts *o, int *failed);
 
-/* The file writers by option name ("csv", "json", "trace"), NULL-terminated: the one interface
- * cmd/audit.c writes every --OPTION PATH through. */
+/* A site the gate counted against the limit: its class, how many calls, what made them. */
+typedef struct sb_audit_offender {
+    const char *site; /* interned */
+    sb_audit_class cls;
+    long count;
+    const sb_audit_rule *rule;  /* NULL: no rule knows it */
+    const sb_audit_pyframe *py; /* the Python line; NULL: a native site */
+} sb_audit_offender;
+/* The sites of the blocking calls over the limit (with --range: of the instances over it), one
+ * per site and class, most calls first; none when the count is within it (records cut short
+ * fail the gate without a site). 0, or -1 out of memory; *sites is the caller's to free. */
+int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
+                            sb_audit_offender **sites, size_t *n);
+/* An offender in words, raw (the writer escapes): "N blocking calls (class): operation" and,
+ * when a rule knows it, "\nfix: ... (priced by: syncbench --scenario S)". */
+void sb_audit_offender_text(FILE *f, const sb_audit_offender *s);
+
+/* JUnit XML (sinks/junit.h): one testcase for the gate, named by its range (or the run's
+ * command), failed with the verdict and the offending sites. */
+int sb_audit_write_junit(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+                         const sb_env *env);
+/* GitHub Actions (sinks/github.h): when the gate fails, one annotation per offending Python line
+ * (--top at most) with the operation, the count and the fix; a native site gets none, and the
+ * verdict is one annotation without a file when no line got one. */
+int sb_audit_write_annotations(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+                               const sb_env *env);
+/* The step summary's Markdown: the verdict, the offending sites as a table, the audit's table. */
+int sb_audit_write_summary(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+                           const sb_env *env);
+
+/* The file writers by option name ("csv", "json", "trace", "junit"), NULL-terminated: the one
+ * interface cmd/audit.c writes every --OPTION PATH through. */
 typedef struct sb_report_writer {
     const char *name;
     int (*write)(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env);
 } sb_report_writer;
 extern const sb_report_writer sb_report_writers[];
+/* The CI writers, not named by a path: "annotations" (workflow commands for stdout) and
+ * "summary" (Markdown for $GITHUB_STEP_SUMMARY), NULL-terminated. */
+extern const sb_report_writer sb_report_github_writers[];
 
 /* ---- shared by the writers ----*/
 void sb_audit_json_str(FILE *f, const char *s); /* a JSON string literal (out_trace.c) */

@@ -14,8 +14,13 @@ static int write_trace(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
 }
 
 const sb_report_writer sb_report_writers[] = {
-    {.name = "csv", .write = write_csv},
-    {.name = "json", .write = sb_audit_write_json},
-    {.name = "trace", .write = write_trace},
+    {.name = "csv", .write = write_csv},     {.name = "json", .write = sb_audit_write_json},
+    {.name = "trace", .write = write_trace}, {.name = "junit", .write = sb_audit_write_junit},
+    {.name = NULL, .write = NULL},
+};
+
+const sb_report_writer sb_report_github_writers[] = {
+    {.name = "annotations", .write = sb_audit_write_annotations},
+    {.name = "summary", .write = sb_audit_write_summary},
     {.name = NULL, .write = NULL},
 };

@@ -1,5 +1,6 @@
 #include "sinks/grid.h"
 
+#include "base/error.h"
 #include "base/utf8.h"
 
 #include <stdlib.h>
@@ -9,25 +10,19 @@
  * obey is escaped (base/utf8.h's sb_escape_piece) so that nothing reaches the terminal raw and
  * a row stays one line; in Markdown, |, <, > and & are escaped too, so a cell cannot break the
  * table or inject HTML. */
-static const char *markdown_escape(char c)
+/* markdown 2: prose or a code span, where a backtick is ' too */
+static const char *markdown_escape(const char *s, int markdown, int *used)
 {
+    *used = 1;
+    char c = *s;
+    if (markdown == 2 && c == '`')
+        return "'";
     return c == '|' ? "\\|" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : NULL;
 }
 
 static void put(FILE *f, const char *s, int markdown)
 {
-    char piece[SB_ESC_PIECE];
-    int esc;
-    while (*s) {
-        const char *md = markdown ? markdown_escape(*s) : NULL;
-        if (md) {
-            fputs(md, f);
-            s++;
-            continue;
-        }
-        s += sb_escape_piece(s, piece, &esc);
-        fputs(piece, f);
-    }
+    sb_fputs_escaped_sub(f, s, markdown ? markdown_escape : NULL, markdown);
 }
 
 /* Display width of UTF-8 text as put() writes it ("µs" is two columns wide, three bytes). */
@@ -96,4 +91,27 @@ void sb_grid_print(FILE *f, const sb_grid *g, int markdown)
     for (int r = 0; r < g->rows; r++)
         text_row(f, g, g->cells + (size_t)r * g->cols, w);
     free(w);
+}
+
+void sb_md_text(FILE *f, const char *s)
+{
+    put(f, s, 2);
+}
+
+void sb_md_code_block(FILE *f, const char *tag, const char *text)
+{
+    int longest = 0, run = 0;
+    for (const char *p = text; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest)
+            longest = run;
+    }
+    int fence = longest < 3 ? 3 : longest + 1;
+    size_t n = strlen(text);
+    for (int i = 0; i < fence; i++)
+        fputc('`', f);
+    fprintf(f, "%s\n%s%s", tag, text, n && text[n - 1] != '\n' ? "\n" : "");
+    for (int i = 0; i < fence; i++)
+        fputc('`', f);
+    fputc('\n', f);
 }

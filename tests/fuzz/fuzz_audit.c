@@ -1,7 +1,10 @@
 /* The audit's analyzer, fuzzed: an input is one process's record stream (what the injection
  * library writes, or half of it when the process was killed), loaded, analyzed, gated and
- * written as the table, the CSV, the JSON and the trace. Checked besides memory and undefined
- * behaviour: the JSON and the trace it writes parse as JSON (jansson), whatever the input. */
+ * written as the table, the CSV, the JSON, the trace, the JUnit XML, GitHub's annotations and
+ * the step summary. Checked besides memory and undefined behaviour: the JSON and the trace it
+ * writes parse as JSON (jansson), and the JUnit XML and the annotations hold no control
+ * character but a line break (and a tab in XML's text): nothing XML forbids, nothing that would
+ * reach the log raw, whatever the input. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +44,28 @@ static void parses(int (*write)(FILE *, const sb_audit_run *, const sb_audit_opt
     free(buf);
 }
 
+/* A CI report written to memory holds no control byte but \n (and \t where tab_ok), no DEL,
+ * no C1 control. */
+static void no_controls(int (*write)(FILE *, const sb_audit_run *, const sb_audit_opts *,
+                                     const sb_env *),
+                        const sb_audit_run *run, const sb_audit_opts *o, int tab_ok)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    FUZZ_CHECK(f != NULL);
+    sb_env env = {0};
+    int rc = write(f, run, o, &env);
+    fclose(f);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        FUZZ_CHECK(c == '\n' || (c == '\t' && tab_ok) || (c >= 0x20 && c != 0x7f));
+        FUZZ_CHECK(!(c == 0xc2 && i + 1 < n && (unsigned char)buf[i + 1] >= 0x80 &&
+                     (unsigned char)buf[i + 1] <= 0x9f));
+    }
+    free(buf);
+}
+
 static int json_report(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
 {
     sb_env env = {0};
@@ -75,6 +100,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             parses(json_report, run, &o);
             parses(trace_report, run, &o);
             sb_audit_gate(run, &o, devnull());
+            no_controls(sb_audit_write_junit, run, &o, 1);
+            no_controls(sb_audit_write_annotations, run, &o, 0);
+            sb_audit_write_summary(devnull(), run, &o, NULL);
         }
     }
     fclose(in);

@@ -1,0 +1,42 @@
+/* What compare's outputs read of a compared row (sb_cmp_line: its pair, verdict, rule and
+ * change), and its writers for CI: GitHub's annotations (compare/cmp_github.c, with the step
+ * summary through sinks/github.h) and JUnit XML (compare/cmp_junit.c, through sinks/junit.h). */
+#ifndef SB_COMPARE_OUTPUTS_H
+#define SB_COMPARE_OUTPUTS_H
+
+#include <stdio.h>
+
+#include "compare/compare.h"
+
+/* Which rule gave a row its verdict. */
+enum { SB_RULE_NONE, SB_RULE_SUMMARY, SB_RULE_SAMPLES, SB_RULE_ZERO };
+
+typedef struct sb_cmp_line {
+    const sb_cmp_row *base, *cur; /* NULL: the row is not in that file */
+    sb_verdict v;
+    int rule;             /* SB_RULE_* */
+    double change, noise; /* noise: the summary rule's band, in percent */
+    double lo, hi;        /* the samples' interval of the change, in percent */
+} sb_cmp_line;
+
+/* The row in words, for a person reading CI, one line, raw (the writer escapes): "REGRESSION:
+ * kernel_us 99.87 -> 110 us, +10.18 % (99 % CI [+9.85, +10.81] %, threshold 5 %); params
+ * m=512" (compare/cmp_github.c). */
+void sb_compare_row_text(FILE *f, const sb_compare_request *req, const sb_cmp_line *l);
+/* Why a row got no verdict (inconclusive, no-baseline, new, missing); NULL when it got one. */
+const char *sb_compare_no_verdict(sb_verdict v);
+
+/* GitHub: `::error` (no file) per REGRESSION row, and per inconclusive row with --strict;
+ * `::warning` per inconclusive row without it. Title: scenario, variant, metric. 0, or exit 1
+ * out of memory. */
+int sb_compare_annotate(FILE *f, const sb_compare_request *req, const sb_cmp_line *l, size_t n);
+
+/* JUnit: one testcase per compared row (classname: the scenario; name: variant, params,
+ * metric): failed for a REGRESSION (and an inconclusive row with --strict), skipped with the
+ * reason where no verdict could be given (inconclusive, no-baseline, new, missing), passed
+ * otherwise. rule: which statistics decided (the line above the table), for the bodies. 0, or exit
+ * 1 on a write error. */
+int sb_compare_write_junit(FILE *f, const sb_compare_request *req, const sb_cmp_line *l, size_t n,
+                           const char *rule);
+
+#endif

@@ -1,0 +1,173 @@
+/* The CI formats compare and the audit share (sinks/github.h, sinks/junit.h, sinks/grid.h):
+ * the workflow commands' escaping and an annotation's layout, a file named relative to the
+ * workspace, the step summary appended and cut at GitHub's 1 MiB, JUnit's escaping (what XML
+ * 1.0 forbids included) and its counts, a code block no text can close. */
+#include "cmocka_all.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sinks/github.h"
+#include "sinks/grid.h"
+#include "sinks/junit.h"
+#include "tmpdir.h"
+
+/* What write(f) writes, as text (the caller frees it). */
+#define WRITTEN(stmt)                                                                              \
+    ({                                                                                             \
+        char *text_ = NULL;                                                                        \
+        size_t len_ = 0;                                                                           \
+        FILE *f = open_memstream(&text_, &len_);                                                   \
+        assert_non_null(f);                                                                        \
+        stmt;                                                                                      \
+        fclose(f);                                                                                 \
+        text_;                                                                                     \
+    })
+
+static void expect_text(char *got, const char *want)
+{
+    if (strcmp(got, want))
+        fail_msg("got '%s', want '%s'", got, want);
+    free(got);
+}
+
+static void workflow_escaping(void **state)
+{
+    (void)state;
+    const char *s = "50% a:b,c\r\nd\x1b[1m\x7f\xc2\x9b\xff\xc3\xa9";
+    expect_text(WRITTEN(sb_gh_escape(f, s, 0)),
+                "50%25 a:b,c%0D%0Ad\\x1b[1m\\x7f\\xc2\\x9b\\xff\xc3\xa9");
+    expect_text(WRITTEN(sb_gh_escape(f, s, 1)),
+                "50%25 a%3Ab%2Cc%0D%0Ad\\x1b[1m\\x7f\\xc2\\x9b\\xff\xc3\xa9");
+}
+
+static void annotation_layout(void **state)
+{
+    (void)state;
+    expect_text(WRITTEN(sb_gh_annotate(f, "error", "a,b.py", 42, "t:1", "m\nn")),
+                "::error file=a%2Cb.py,line=42,title=t%3A1::m%0An\n");
+    expect_text(WRITTEN(sb_gh_annotate(f, "warning", NULL, 42, "t", "m")),
+                "::warning title=t::m\n");
+    expect_text(WRITTEN(sb_gh_annotate(f, "error", "a.py", 0, NULL, "m")),
+                "::error file=a.py::m\n");
+    expect_text(WRITTEN(sb_gh_annotate(f, "error", NULL, 0, NULL, "m")), "::error::m\n");
+}
+
+static void repo_paths(void **state)
+{
+    (void)state;
+    char buf[256], cwd[256];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    setenv("GITHUB_WORKSPACE", "/ws/repo/", 1);
+    assert_string_equal(sb_gh_repo_path("/ws/repo/train.py", buf, sizeof buf), "train.py");
+    assert_string_equal(sb_gh_repo_path("/ws/repo/./a/b.py", buf, sizeof buf), "a/b.py");
+    assert_null(sb_gh_repo_path("/ws/repository/train.py", buf, sizeof buf));
+    assert_null(sb_gh_repo_path("/ws/repo", buf, sizeof buf));
+    assert_null(sb_gh_repo_path("train.py", buf, sizeof buf)); /* the cwd is elsewhere */
+    unsetenv("GITHUB_WORKSPACE");                              /* the current folder, then */
+    assert_string_equal(sb_gh_repo_path("pkg/m.py", buf, sizeof buf), "pkg/m.py");
+    char abs[512];
+    snprintf(abs, sizeof abs, "%s/pkg/m.py", cwd);
+    assert_string_equal(sb_gh_repo_path(abs, buf, sizeof buf), "pkg/m.py");
+    assert_null(sb_gh_repo_path("/ws/repo/train.py", buf, 4)); /* does not fit */
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void summary_appended_and_cut(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/summary.md", tmpdir);
+    unsetenv("GITHUB_STEP_SUMMARY");
+    sb_gh_summary("x\n", 2); /* unset: nothing, no error */
+    setenv("GITHUB_STEP_SUMMARY", path, 1);
+    sb_gh_summary("first\n", 6);
+    sb_gh_summary("second\n", 7);
+    FILE *f = fopen(path, "r");
+    char text[64] = "";
+    assert_int_equal(fread(text, 1, sizeof text - 1, f), 13);
+    fclose(f);
+    assert_string_equal(text, "first\nsecond\n");
+    /* 2 MiB of 64-byte lines into what is left of the 1 MiB: whole lines, the note, no more */
+    size_t n = 2 << 20;
+    char *md = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        md[i] = i % 64 == 63 ? '\n' : 'a';
+    sb_gh_summary(md, n);
+    free(md);
+    long size = file_size(path);
+    assert_true(size <= SB_GH_SUMMARY_MAX && size > SB_GH_SUMMARY_MAX - 64 - 200);
+    f = fopen(path, "r");
+    fseek(f, -200, SEEK_END);
+    char tail[256] = "";
+    assert_int_equal(fread(tail, 1, 200, f), 200);
+    fclose(f);
+    assert_non_null(strstr(tail, "aaa\n\n\n> syncbench: the rest of this summary was cut here"));
+    char more[129];
+    memset(more, 'm', 128);
+    more[128] = '\0';
+    sb_gh_summary(more, 128); /* no room left for even the note: the file stays */
+    assert_int_equal(file_size(path), size);
+    unsetenv("GITHUB_STEP_SUMMARY");
+}
+
+static void xml_escaping(void **state)
+{
+    (void)state;
+    const char *s =
+        "<a b=\"c\" & 'd'>\t\n\r\x01\x7f\xc2\x85\xef\xbf\xbe\xef\xbf\xbf\xef\xbf\xbd\xff";
+    expect_text(WRITTEN(sb_xml_escape(f, s, 1)),
+                "&lt;a b=&quot;c&quot; &amp; &apos;d&apos;&gt;&#9;&#10;&#13;\\x01\\x7f\\xc2\\x85"
+                "\\xef\\xbf\\xbe\\xef\\xbf\\xbf\xef\xbf\xbd\\xff");
+    expect_text(WRITTEN(sb_xml_escape(f, s, 0)),
+                "&lt;a b=&quot;c&quot; &amp; &apos;d&apos;&gt;\t\n&#13;\\x01\\x7f\\xc2\\x85"
+                "\\xef\\xbf\\xbe\\xef\\xbf\\xbf\xef\xbf\xbd\\xff");
+}
+
+static void junit_counts(void **state)
+{
+    (void)state;
+    const sb_junit_case cases[] = {
+        {"c", "passed", SB_JUNIT_PASSED, NULL, NULL, NULL, 0},
+        {"c", "failed", SB_JUNIT_FAILED, "T", "why", "why\nmore", 1.5},
+        {"c", "skipped", SB_JUNIT_SKIPPED, NULL, "reason", NULL, 0},
+        {"c", "failed too", SB_JUNIT_FAILED, NULL, "m", NULL, 0},
+    };
+    char *xml = WRITTEN(assert_int_equal(sb_junit_write(f, "s", cases, 4, 2.25), 0));
+    assert_non_null(strstr(xml, "<testsuites name=\"s\" tests=\"4\" failures=\"2\" errors=\"0\" "
+                                "skipped=\"1\" time=\"2.250\">"));
+    assert_non_null(strstr(xml, "<testsuite name=\"s\" tests=\"4\" failures=\"2\""));
+    assert_non_null(strstr(xml, "<testcase classname=\"c\" name=\"passed\" time=\"0.000\"/>"));
+    assert_non_null(strstr(xml, "<failure type=\"T\" message=\"why\">why\nmore</failure>"));
+    assert_non_null(strstr(xml, "<skipped message=\"reason\">reason</skipped>"));
+    assert_non_null(strstr(xml, "<failure message=\"m\">m</failure>")); /* the body: the message */
+    free(xml);
+}
+
+static void code_block_cannot_be_closed(void **state)
+{
+    (void)state;
+    expect_text(WRITTEN(sb_md_code_block(f, "text", "a\n")), "```text\na\n```\n");
+    expect_text(WRITTEN(sb_md_code_block(f, "", "a ```` b")), "`````\na ```` b\n`````\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(workflow_escaping),
+        cmocka_unit_test(annotation_layout),
+        cmocka_unit_test(repo_paths),
+        cmocka_unit_test_setup_teardown(summary_appended_and_cut, make_tmpdir, remove_tmpdir),
+        cmocka_unit_test(xml_escaping),
+        cmocka_unit_test(junit_counts),
+        cmocka_unit_test(code_block_cannot_be_closed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
