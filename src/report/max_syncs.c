@@ -21,9 +21,10 @@ __attribute__((format(printf, 2, 3))) static void say(FILE *msg, const char *fmt
 
 typedef struct {
     const char *site;
+    const char *via; /* the line inside a library that made the calls, "" when none */
     sb_audit_class cls;
     long count;
-    const sb_audit_rule *rule;
+    const char *op; /* NULL: unknown */
 } offender;
 
 static int cmp_offender(const void *a, const void *b)
@@ -32,7 +33,9 @@ static int cmp_offender(const void *a, const void *b)
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
     int r = strcmp(x->site, y->site);
-    return r ? r : (int)x->cls - (int)y->cls;
+    if (r || (r = strcmp(x->via, y->via)))
+        return r;
+    return (int)x->cls - (int)y->cls;
 }
 
 typedef struct {
@@ -40,33 +43,36 @@ typedef struct {
     size_t n, cap;
 } offenders;
 
-static int add(offenders *s, const char *site, sb_audit_class cls, long count,
-               const sb_audit_rule *rule)
+static int add(offenders *s, const char *site, const sb_audit_made *made, sb_audit_class cls,
+               long count)
 {
     if (sb_grow(&s->o, &s->cap, s->n, sizeof *s->o) < 0)
         return -1;
-    s->o[s->n++] = (offender){site, cls, count, rule};
+    s->o[s->n++] = (offender){site, made->via_site, cls, count, made->op};
     return 0;
 }
 
-/* Sites are interned (one pointer per text): sorted by (pointer, class), the entries of one
- * offender are neighbours. */
+/* Sites and lines are interned (one pointer per text): sorted by (site, via, class), the
+ * entries of one offender are neighbours. */
 static int cmp_key(const void *a, const void *b)
 {
     const offender *x = a, *y = b;
     uintptr_t p = (uintptr_t)x->site, q = (uintptr_t)y->site;
     if (p != q)
         return p < q ? -1 : 1;
+    p = (uintptr_t)x->via, q = (uintptr_t)y->via;
+    if (p != q)
+        return p < q ? -1 : 1;
     return (int)x->cls - (int)y->cls;
 }
 
-/* One entry per (site, class), the counts summed: n log n in the entries added. */
+/* One entry per (site, via, class), the counts summed: n log n in the entries added. */
 static void merge(offenders *s)
 {
     sb_sort(s->o, s->n, sizeof *s->o, cmp_key);
     size_t m = 0;
     for (size_t i = 0; i < s->n; i++) {
-        if (m && s->o[m - 1].site == s->o[i].site && s->o[m - 1].cls == s->o[i].cls)
+        if (m && cmp_key(&s->o[m - 1], &s->o[i]) == 0)
             s->o[m - 1].count += s->o[i].count;
         else
             s->o[m++] = s->o[i];
@@ -90,8 +96,10 @@ static void print_top(FILE *msg, const sb_audit_run *run, offenders *s, int top)
         else if (*ms) /* the site was replayed: what removing it would save */
             snprintf(save, sizeof save, ", removing the site saves %s ms", ms);
         say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
-            SB_AUDIT_ESC(s->o[i].site), s->o[i].rule ? s->o[i].rule->op : "unknown operation",
+            SB_AUDIT_ESC(s->o[i].site), s->o[i].op ? SB_AUDIT_ESC(s->o[i].op) : "unknown operation",
             save);
+        if (s->o[i].via[0]) /* the line inside a library that made them */
+            say(msg, "  %8s  %-14s   via %s\n", "", "", SB_AUDIT_ESC(s->o[i].via));
     }
 }
 
@@ -154,7 +162,7 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
         for (size_t k = 0; k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
             if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs) &&
-                add(&s, c->site, c->cls, 1, c->rule) < 0)
+                add(&s, c->site, &c->made, c->cls, 1) < 0)
                 break;
         }
     }
@@ -220,7 +228,7 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];
-            if (sb_audit_blocking(r->cls) && add(&s, r->site, r->cls, r->count, r->rule) < 0)
+            if (sb_audit_blocking(r->cls) && add(&s, r->site, &r->made, r->cls, r->count) < 0)
                 break;
         }
     }
