@@ -117,12 +117,12 @@ static char *as_stream(const char *calls, size_t len, size_t *out_len)
     uint64_t c = 0;
     cuptiGetTimestamp(&c);
     long long m = sb_now_ns();
-    int h =
-        snprintf(head, sizeof head,
-                 "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":-1,"
-                 "\"local_rank\":-1,\"cmd\":\"(a syncbench block)\",\"clock_ns\":%llu,"
-                 "\"mono_ns\":%lld,\"mode\":\"count\",\"kernels\":0,\"launches\":0}\n",
-                 SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), (unsigned long long)c, m);
+    int h = snprintf(
+        head, sizeof head,
+        "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":-1,"
+        "\"local_rank\":-1,\"cmd\":\"(a syncbench block)\",\"clock_ns\":%llu,"
+        "\"mono_ns\":%lld,\"mode\":\"count\",\"kernels\":0,\"launches\":0,\"symsize\":1}\n",
+        SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), (unsigned long long)c, m);
     int t = snprintf(tail, sizeof tail,
                      "{\"t\":\"end\",\"clock_ns\":%llu,\"mono_ns\":%lld,\"why\":\"exit\","
                      "\"dropped\":0}\n",

@@ -138,10 +138,11 @@ static void write_stack(long id, void *const *pcs, int n, int write)
         /* a return address points after the call: -1 lands in the calling instruction */
         uintptr_t at = pc ? pc - 1 : 0;
         /* dladdr names the nearest exported symbol below the address, which in a library of
-         * hidden functions is some other function: kept only when the address is inside it
-         * (the analyzer's addr2line gets the rest) */
-        if (info.dli_sname && es && es->st_size &&
-            at - (uintptr_t)info.dli_saddr >= (uintptr_t)es->st_size)
+         * hidden functions is some other function: kept only when the address is inside it,
+         * its size known (the proc record's "symsize"; the analyzer names the rest from the
+         * object's symbol table, or as library+offset) */
+        if (info.dli_sname &&
+            (!es || !es->st_size || at - (uintptr_t)info.dli_saddr >= (uintptr_t)es->st_size))
             info.dli_sname = NULL;
         len += (size_t)snprintf(
             line + len, sizeof line - len, "%s[\"%s\",\"%s\",%llu,%llu]", i ? "," : "",

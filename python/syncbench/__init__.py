@@ -54,7 +54,8 @@ class SyncError(AssertionError):
 class Syncs:
     """The calls a block made: .blocking (what no_syncs counts), .polls, .by_class
     ({class: count}, classes with calls only), .sites (each blocking call site named as the
-    audit names it: Python line, source, operation, class, fix). Live while the block is open
+    audit names it: Python line, source, the line inside a library that made it, operation,
+    class, fix). Live while the block is open
     (counts so far), final once it is closed."""
 
     __slots__ = ("all_threads", "_block", "_pid", "_blocking", "_counts", "_stream", "_sites")
@@ -108,8 +109,7 @@ class Syncs:
         limit = f" (allowed {allow})" if allow is not None else ""
         n = self.blocking
         lines = [f"{n} host-blocking CUDA call{'s' if n != 1 else ''}{limit}, {where}:"]
-        for s in self.sites:
-            lines += s.lines()
+        lines += _naming.report_lines(self.sites)
         shown = sum(s.count for s in self.sites)
         if shown < n:
             lines.append(f"  ({n - shown} more not named: a block keeps its first 256)")

@@ -12,27 +12,57 @@ from ._text import escape, unique_keys
 
 
 class Site:
-    """One call site of a block: what the audit's report row says of it."""
+    """One call site of a block: what the audit's report row says of it. `where` is the user's
+    line; `via` the line inside a library that made the call ("" when the user's line made it
+    itself), `via_source` its text, `library` the package whose code it is ("" when none)."""
 
     def __init__(self, count, cls, where, source="", operation="", fix="", blocked_us=0.0,
-                 api="", file=None, line=0, scenario=None):
+                 api="", file=None, line=0, scenario=None, via="", via_source="", library=""):
         self.count, self.cls, self.where, self.source = count, cls, where, source
         self.operation, self.fix, self.blocked_us, self.api = operation, fix, blocked_us, api
         # the Python line (file as recorded, None: a native site) and the scenario pricing the fix
         self.file, self.line, self.scenario = file, line, scenario
+        self.via, self.via_source, self.library = via, via_source, library
+
+    def head(self):
+        """The user's line as a failed test shows it; text from outside escaped."""
+        where = escape(self.where)
+        return f"  {where}: {escape(self.source)}" if self.source else f"  {where}"
+
+    def details(self):
+        """Under the user's line: the line inside a library that made the calls, their class,
+        count, operation and fix."""
+        out, pad = [], "      "
+        if self.via:
+            via = escape(self.via)
+            out.append(f"{pad}via {via}: {escape(self.via_source)}" if self.via_source
+                       else f"{pad}via {via}")
+            pad += "  "
+        what = escape(self.operation or self.api or "a blocking call")
+        out.append(f"{pad}{escape(self.cls)} x{self.count}: {what} "
+                   f"(blocked {self.blocked_us / 1e3:.3f} ms)")
+        if self.fix:
+            out.append(f"{pad}fix: {escape(self.fix)}")
+        return out
 
     def lines(self):
-        """The site as a failed test shows it; every text from outside (file, source line, the
-        analyzer's words) escaped, one line each."""
-        where = escape(self.where)
-        head = f"{where}: {escape(self.source)}" if self.source else where
-        what = escape(self.operation or self.api or "a blocking call")
-        out = [f"  {head}",
-               f"      {escape(self.cls)} x{self.count}: {what} "
-               f"(blocked {self.blocked_us / 1e3:.3f} ms)"]
-        if self.fix:
-            out.append(f"      fix: {escape(self.fix)}")
-        return out
+        """The site as a failed test shows it, one line each."""
+        return [self.head()] + self.details()
+
+
+def report_lines(sites):
+    """The sites as a failed test shows them: each user's line once, the calls it made (and the
+    library lines that made them) under it, the lines in the order of their most frequent
+    site."""
+    groups = {}
+    for s in sites:
+        groups.setdefault((s.where, s.source), []).append(s)
+    out = []
+    for group in groups.values():
+        out.append(group[0].head())
+        for s in group:
+            out += s.details()
+    return out
 
 
 def _analyze(stream):
@@ -60,18 +90,29 @@ def _analyze(stream):
         if row.get("group") not in ("explicit", "implicit"):
             continue
         py = row.get("python") or {}
+        via = row.get("via") or {}
         where = (f"{py.get('file')}:{py.get('line')} in {py.get('function')}" if py.get("file")
                  else row.get("site") or row.get("native_site") or "?")
         sites.append(Site(row.get("count", 0), row.get("class", "?"), where,
                           py.get("source") or "", row.get("operation") or "",
                           row.get("fix") or "", row.get("blocked_total_us") or 0.0,
                           file=py.get("file") or None, line=py.get("line") or 0,
-                          scenario=row.get("scenario") or None))
+                          scenario=row.get("scenario") or None,
+                          via=via.get("site") or "", via_source=via.get("source") or "",
+                          library=row.get("library") or ""))
     return sites
 
 
+def _library(file):
+    """Not the user's code (the analyzer's rule): "<frozen ...>", the standard library and
+    installed packages."""
+    return (file.startswith("<") or "/site-packages/" in file or "/dist-packages/" in file
+            or "/lib/python3" in file or "/lib64/python3" in file)
+
+
 def _from_records(stream):
-    """The calls named from the records alone: API name, innermost Python frame."""
+    """The calls named from the records alone: API name, the user's Python line (the innermost
+    frame of the user's code) and the innermost frame when it is another."""
     pystacks, calls = {}, []
     for line in stream.decode(errors="replace").splitlines():
         try:
@@ -83,13 +124,18 @@ def _from_records(stream):
         elif o.get("t") == "call":
             calls.append(o)
     by_site = {}
+    def text(f):
+        return f"{f[0]}:{f[2]} in {f[1]}"
+
     for c in calls:
-        frames = pystacks.get(c.get("py"), [])
-        where = f"{frames[0][0]}:{frames[0][2]} in {frames[0][1]}" if frames else "(no Python frame)"
-        key = (where, c.get("api", "?"))
-        s = by_site.setdefault(key, Site(0, "blocking", where, api=c.get("api", "?"),
-                                         file=frames[0][0] if frames else None,
-                                         line=frames[0][2] if frames else 0))
+        frames = [f for f in pystacks.get(c.get("py"), []) if len(f) >= 3]
+        user = next((f for f in frames if not _library(str(f[0]))), frames[0] if frames else None)
+        where = text(user) if user else "(no Python frame)"
+        via = text(frames[0]) if frames and frames[0] is not user else ""
+        key = (where, via, c.get("api", "?"))
+        s = by_site.setdefault(key, Site(0, "blocking", where, api=c.get("api", "?"), via=via,
+                                         file=user[0] if user else None,
+                                         line=user[2] if user else 0))
         s.count += 1
         s.blocked_us += (c.get("end", 0) - c.get("start", 0)) / 1e3
     return list(by_site.values())

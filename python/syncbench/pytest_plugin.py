@@ -190,6 +190,8 @@ def pytest_terminal_summary(terminalreporter, config):
     for nodeid, s in with_syncs:
         classes = ", ".join(f"{k} {v}" for k, v in sorted(s.by_class.items()) if k != "poll")
         first = escape(s.sites[0].where) if s.blocking and s.sites else ""
+        if first and s.sites[0].via:  # made inside a library: its line too
+            first += f" via {escape(s.sites[0].via)}"
         tr.write_line(f"{nodeid:<{width}}  {s.blocking:>8}  {s.polls:>5}  {classes}"
                       f"{'; ' + first if first else ''}")
     clean = sum(1 for _, s in rows if not s.blocking)

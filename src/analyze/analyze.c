@@ -195,11 +195,16 @@ static int cmp_call_key(const void *a, const void *b)
     if (x->cls != y->cls)
         return x->cls < y->cls ? -1 : 1;
     int r = strcmp(x->range, y->range);
-    if (r || (r = strcmp(x->site, y->site)))
+    if (r || (r = strcmp(x->site, y->site)) || (r = strcmp(x->made.via_site, y->made.via_site)))
         return r;
-    /* one row per operation at a site (a print(t) line reads a count and values) */
-    uintptr_t a_rule = (uintptr_t)x->rule, b_rule = (uintptr_t)y->rule;
-    return a_rule < b_rule ? -1 : a_rule > b_rule;
+    /* one row per operation and fix at a site and its line inside a library (a print(t) line
+     * reads a count and values); both interned: equal text, equal pointer */
+    uintptr_t p = (uintptr_t)x->made.op, q = (uintptr_t)y->made.op;
+    if (p != q)
+        return p < q ? -1 : 1;
+    p = (uintptr_t)x->made.fix;
+    q = (uintptr_t)y->made.fix;
+    return p < q ? -1 : p > q;
 }
 
 static int build_rows(sb_audit_proc *p)
@@ -230,6 +235,7 @@ static int build_rows(sb_audit_proc *p)
         r->source = first->source;
         r->pyframe = first->pyframe;
         r->rule = first->rule;
+        r->made = first->made;
         for (; j < n && cmp_call_key(&idx[i], &idx[j]) == 0; j++) {
             const sb_audit_call *c = &p->calls[idx[j]];
             d[j - i] = (double)(c->end - c->start) / 1e3;
@@ -495,7 +501,8 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opt
 }
 
 /* Where the call was made, as the user sees it: the Python line when the thread ran Python
- * (its source text beside it), the native frame otherwise; then what made it (rules.c). */
+ * (its source text beside it), and the line inside a library that made it; the native frame
+ * otherwise; then what made it and the fix (rules.c). */
 static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
 {
     c->native = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
@@ -511,8 +518,10 @@ static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
         if (!c->site || !c->source)
             return -1;
     }
+    if (sb_audit_py_made(run, ps, c) < 0)
+        return -1;
     c->rule = sb_audit_rule_for(p, c);
-    return 0;
+    return sb_audit_name_call(&run->strs, c);
 }
 
 static int cmp_pystack(const void *a, const void *b)

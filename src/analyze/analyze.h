@@ -34,6 +34,21 @@ int sb_audit_py_library(const char *file);
 const sb_audit_pystack *sb_audit_find_pystack(const sb_audit_proc *p, int64_t id);
 /* "tests/train.py:42 in step" (the path relative to the current folder when under it). */
 const char *sb_audit_py_site(sb_strpool *strs, const sb_audit_pyframe *f);
+/* An installed package's file from its package on ("/x/site-packages/transformers/utils.py" ->
+ * "transformers/utils.py"), or NULL when the file is in none. */
+const char *sb_audit_py_in_package(const char *file);
+/* The name of the installed package a file is in ("/x/site-packages/transformers/utils.py" ->
+ * "transformers", ".../six.py" -> "six"), into buf; "" when it is in none. */
+const char *sb_audit_py_package(const char *file, char *buf, size_t n);
+/* The frame of the library that made the call: the innermost frame, before the user's code, of
+ * an installed package other than the frameworks whose operations the rules name
+ * (sb_audit_rule_frameworks); its package's name in pkg. NULL (pkg "") when none. */
+const sb_audit_pyframe *sb_audit_py_lib_frame(const sb_audit_pystack *s, char *pkg, size_t n);
+/* c->made's frames (c->pyframe and c->source set): the innermost frame when it is not the site's
+ * (via; shown from its package on when installed: "transformers/generation/utils.py:2797 in
+ * _sample"), the library's frame, and their lines' text; op and fix are rules.c's. 0, or -1 out
+ * of memory. */
+int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, sb_audit_call *c);
 /* The frame's source line, stripped, interned; "" when the file cannot be read. */
 const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f);
 void sb_audit_py_cache_free(sb_audit_run *run);
@@ -47,17 +62,49 @@ typedef struct sb_audit_rule {
     const char *api;    /* the API's base name (cudaStreamSynchronize) */
     const char *native; /* a native frame's symbol or library file name */
     const char *pyfile; /* a Python frame's file (torch/_tensor_str.py) */
-    const char *source; /* the user's source line (".item(") */
+    const char *source; /* the text of the lines that made the call (".item("): the innermost
+                           frame's, and the library's frame's, else the user's line */
     const char *copy;   /* the copy's direction (HtoD, DtoH) */
+    /* the file of the frame that made the call, from its installed package on, begins with it
+     * ("transformers/generation/"): the library's frame, else the innermost frame. A rule with
+     * `lib` names a sync of that library's own code: its op says "inside <library>", its fix
+     * what in the user's call leads there */
+    const char *lib;
 } sb_audit_rule;
-/* The first rule that holds for the call (its frames, API, copy and source line), or NULL. */
+/* The first rule that holds for the call (its frames, API, copy and the lines' text), or NULL. */
 const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c);
+/* Does rule r hold for the call? */
+int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb_audit_call *c);
+/* c->made's op and fix from c->rule: a sync inside a library's own code (made.library) that no
+ * rule of that library names keeps the rule's op, and its fix says where it is: "inside
+ * transformers (_sample): an upstream change, or a different call (...)". 0, or -1 out of
+ * memory. */
+int sb_audit_name_call(sb_strpool *strs, sb_audit_call *c);
 /* Every rule, NULL-terminated by op (tests, --help). */
 extern const sb_audit_rule sb_audit_rules[];
+/* The packages whose operations the rules name, whose Python code is not "a library" a sync is
+ * inside of (torch: its Python is how its operations are called), NULL-terminated. */
+extern const char *const sb_audit_rule_frameworks[];
 
 /* ---- symbolize.c ---- */
-/* Resolves the used frames with no symbol through addr2line, when it is on PATH. */
+/* Names the used frames with no symbol: from the object's symbol table where a symbol covers
+ * the address, with its file and line through addr2line (on PATH) where the object's debug
+ * information knows them; else they stay library+offset. A process of an older writer (no
+ * "symsize") has each name checked the same way: one no symbol of the object covers, or of an
+ * object that cannot be read, is dropped. */
 void sb_audit_symbolize(sb_audit_run *run);
+
+/* ---- elfsyms.c: an object's ELF symbol tables ---- */
+typedef struct sb_elf_syms sb_elf_syms;
+/* The defined functions of the object at this absolute path, with their sizes; NULL when it is
+ * not a readable 64-bit little-endian ELF file (or out of memory). */
+sb_elf_syms *sb_elf_syms_open(const char *path);
+/* A frame's address as the object's symbols and addr2line read it. */
+uint64_t sb_elf_addr(const sb_elf_syms *e, const sb_audit_frame *f);
+/* The name of the function whose [value, value + size) holds the frame's address, into buf (cut
+ * at n - 1 bytes); NULL when none does: never a neighbour's. */
+const char *sb_elf_sym_at(const sb_elf_syms *e, const sb_audit_frame *f, char *buf, size_t n);
+void sb_elf_syms_free(sb_elf_syms *e);
 
 /* ---- savings.c: what removing syncs would save (the replay, replay.h) ---- */
 typedef enum { SB_SAVE_ALL, SB_SAVE_SITE, SB_SAVE_CLASS, SB_SAVE_RANGE } sb_audit_save_kind;

@@ -33,7 +33,50 @@ const sb_audit_pyframe *sb_audit_py_pick(const sb_audit_pystack *s, int innermos
     return &s->frames[0]; /* only library frames: the innermost, as it is */
 }
 
-const char *sb_audit_py_site(sb_strpool *strs, const sb_audit_pyframe *f)
+const char *sb_audit_py_in_package(const char *file)
+{
+    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
+    const char *pkg = NULL;
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+        for (const char *at = file; (at = strstr(at, roots[i])); at++)
+            pkg = at + strlen(roots[i]);
+    return pkg && *pkg ? pkg : NULL;
+}
+
+const char *sb_audit_py_package(const char *file, char *buf, size_t n)
+{
+    const char *pkg = sb_audit_py_in_package(file);
+    size_t len = pkg ? strcspn(pkg, "/") : 0;
+    if (pkg && !pkg[len]) /* a module of its own ("six.py"): its name */
+        len = strcspn(pkg, ".");
+    sb_audit_fmt(buf, n, "%.*s", (int)len, pkg ? pkg : "");
+    return buf;
+}
+
+static int framework(const char *pkg)
+{
+    for (int i = 0; sb_audit_rule_frameworks[i]; i++)
+        if (!strcmp(pkg, sb_audit_rule_frameworks[i]))
+            return 1;
+    return 0;
+}
+
+const sb_audit_pyframe *sb_audit_py_lib_frame(const sb_audit_pystack *s, char *pkg, size_t n)
+{
+    for (int i = 0; s && i < s->nframes; i++) {
+        const char *file = s->frames[i].file;
+        if (!sb_audit_py_library(file))
+            break; /* the user's code: what it calls is its own */
+        if (*sb_audit_py_package(file, pkg, n) && !framework(pkg))
+            return &s->frames[i];
+    }
+    sb_audit_fmt(pkg, n, "%s", "");
+    return NULL;
+}
+
+/* A frame's file as a user reads it: relative to the current folder when under it; with
+ * installed, an installed package's file from its package on ("transformers/utils.py"). */
+static const char *shown_file(const char *file, int installed)
 {
     static char cwd[PATH_MAX];
     static size_t ncwd;
@@ -42,15 +85,55 @@ const char *sb_audit_py_site(sb_strpool *strs, const sb_audit_pyframe *f)
         if (ncwd > 1)
             cwd[ncwd++] = '/', cwd[ncwd] = 0;
     }
-    const char *file = f->file;
+    const char *pkg = installed ? sb_audit_py_in_package(file) : NULL;
+    if (pkg)
+        return pkg;
     if (ncwd > 1 && !strncmp(file, cwd, ncwd))
-        file += ncwd;
+        return file + ncwd;
+    return file;
+}
+
+static const char *site_text(sb_strpool *strs, const sb_audit_pyframe *f, int installed)
+{
+    const char *file = shown_file(f->file, installed);
     char buf[2048];
     if (f->line > 0)
         sb_audit_fmt(buf, sizeof buf, "%s:%d in %s", file, f->line, f->func);
     else
         sb_audit_fmt(buf, sizeof buf, "%s in %s", file, f->func);
     return sb_audit_intern(strs, buf);
+}
+
+const char *sb_audit_py_site(sb_strpool *strs, const sb_audit_pyframe *f)
+{
+    return site_text(strs, f, 0);
+}
+
+int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, sb_audit_call *c)
+{
+    sb_audit_made *m = &c->made;
+    const char *none = sb_audit_intern(&run->strs, "");
+    *m = (sb_audit_made){
+        .via_site = none, .via_source = none, .lib_source = none, .library = none, .fix = none};
+    if (!none)
+        return -1;
+    if (!s || !s->nframes || !c->pyframe)
+        return 0;
+    if (c->pyframe != &s->frames[0]) {
+        m->via = &s->frames[0];
+        m->via_site = site_text(&run->strs, m->via, 1);
+        m->via_source = sb_audit_py_source(run, m->via);
+        if (!m->via_site || !m->via_source)
+            return -1;
+    }
+    char pkg[256];
+    if (!(m->lib = sb_audit_py_lib_frame(s, pkg, sizeof pkg)))
+        return 0;
+    m->library = sb_audit_intern(&run->strs, pkg);
+    m->lib_source = m->lib == m->via       ? m->via_source
+                    : m->lib == c->pyframe ? c->source
+                                           : sb_audit_py_source(run, m->lib);
+    return m->library && m->lib_source ? 0 : -1;
 }
 
 /* ---- source lines, read once per file ---- */

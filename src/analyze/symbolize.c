@@ -1,6 +1,11 @@
-/* Frames with no symbol resolved through addr2line (binutils), when it is on PATH: one
- * addr2line process per object, addresses on its standard input, only the frames of stacks that
- * blocking calls used. Frames of a statically linked cudart then read cudart::..., and the site
+/* The frames blocking calls used, named honestly: a frame the injection library recorded
+ * without a symbol (dladdr knew none whose size covers the address) is named from its object's
+ * symbol table where a function covers it (elfsyms.c), and with its file and line through
+ * addr2line (binutils, when on PATH) where the object's debug information knows them; one
+ * addr2line process per object, addresses on its standard input. addr2line's function without
+ * a file and line is its guess from the symbol table, the nearest symbol below the address (in a
+ * stripped library some exported neighbour): never taken. A frame nobody can name stays
+ * library+offset. Frames of a statically linked cudart then read cudart::..., and the site
  * choice skips them. */
 #include "analyze/analyze.h"
 
@@ -18,6 +23,7 @@ extern char **environ;
 
 typedef struct {
     sb_audit_frame *f;
+    int check; /* a name an older writer recorded (no "symsize"): kept only if it covers */
 } pending;
 
 static int find_on_path(const char *prog, char *out, size_t n)
@@ -59,78 +65,107 @@ static int cmp_pending(const void *a, const void *b)
     return (x > y) - (x < y); /* interned: grouping by pointer is enough */
 }
 
-/* Runs `addr2line -f -C -e obj` on p[0..n) and sets their symbols. */
-static void resolve(sb_strpool *strs, const char *tool, pending *p, size_t n)
+/* addr2line -f -C -e obj, reading the addresses from `in`: its standard output, or NULL. */
+static FILE *spawn_addr2line(const char *tool, const char *obj, FILE *in, pid_t *pid)
 {
-    int type = elf_type(p[0].f->obj);
-    if (type < 0)
-        return;
-    FILE *in = tmpfile();
-    if (!in)
-        return;
-    for (size_t i = 0; i < n; i++)
-        fprintf(in, "0x%" PRIx64 "\n", (uint64_t)(type == 2 ? p[i].f->abs : p[i].f->off));
-    fflush(in);
-    rewind(in);
     int fd[2];
-    if (pipe(fd) < 0) {
-        fclose(in);
-        return;
-    }
+    if (pipe(fd) < 0)
+        return NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fileno(in), 0);
     posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addclose(&fa, fd[0]);
-    char *argv[] = {"addr2line", "-f", "-C", "-e", (char *)p[0].f->obj, NULL};
-    pid_t pid;
-    int err = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
+    char *argv[] = {"addr2line", "-f", "-C", "-e", (char *)obj, NULL};
+    int err = posix_spawn(pid, tool, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(fd[1]);
-    fclose(in);
-    FILE *out = fdopen(fd[0], "r");
+    FILE *out = err ? NULL : fdopen(fd[0], "r");
     if (!out) {
         close(fd[0]);
         if (!err)
-            waitpid(pid, NULL, 0);
-        return;
+            waitpid(*pid, NULL, 0);
     }
+    return out;
+}
+
+/* addr2line's answer for one frame: the function with its file when the debug information
+ * gave a line ("fn (file.c:42)"); NULL for a guess from the symbol table (no file, or a file
+ * without a line: a generated .cudafe1.cpp) or none. */
+static const char *with_line(sb_strpool *strs, char *fn, char *loc)
+{
+    fn[strcspn(fn, "\n")] = '\0';
+    loc[strcspn(loc, "\n")] = '\0';
+    size_t ll = strlen(loc);
+    if (!fn[0] || strcmp(fn, "??") == 0 || strncmp(loc, "??", 2) == 0 ||
+        (ll >= 2 && strcmp(loc + ll - 2, ":?") == 0))
+        return NULL;
+    char buf[1024];
+    const char *file = strrchr(loc, '/');
+    sb_audit_fmt(buf, sizeof buf, "%s (%s)", fn, file ? file + 1 : loc);
+    return sb_audit_intern(strs, buf);
+}
+
+/* The functions and lines the object's debug information gives p[0..n) (addr2line). */
+static void resolve_lines(sb_strpool *strs, const char *tool, const sb_elf_syms *e, pending *p,
+                          size_t n)
+{
+    int type = e ? 0 : elf_type(p[0].f->obj);
+    FILE *in = type >= 0 ? tmpfile() : NULL;
+    if (!in)
+        return;
+    for (size_t i = 0; i < n; i++)
+        fprintf(in, "0x%" PRIx64 "\n",
+                e           ? sb_elf_addr(e, p[i].f)
+                : type == 2 ? (uint64_t)p[i].f->abs
+                            : (uint64_t)p[i].f->off);
+    fflush(in);
+    rewind(in);
+    pid_t pid;
+    FILE *out = spawn_addr2line(tool, p[0].f->obj, in, &pid);
+    fclose(in);
+    if (!out)
+        return;
     char *fn = NULL, *loc = NULL;
     size_t fcap = 0, lcap = 0;
-    for (size_t i = 0; !err && i < n; i++) {
-        ssize_t a = getline(&fn, &fcap, out), b = getline(&loc, &lcap, out);
-        if (a < 0 || b < 0)
+    for (size_t i = 0; i < n; i++) {
+        if (getline(&fn, &fcap, out) < 0 || getline(&loc, &lcap, out) < 0)
             break;
-        fn[strcspn(fn, "\n")] = '\0';
-        loc[strcspn(loc, "\n")] = '\0';
-        if (!fn[0] || strcmp(fn, "??") == 0)
-            continue;
-        char buf[1024];
-        size_t ll = strlen(loc);
-        /* no file, or a file without a line (a generated .cudafe1.cpp): the function alone */
-        if (strncmp(loc, "??", 2) == 0 || (ll >= 2 && strcmp(loc + ll - 2, ":?") == 0))
-            sb_audit_fmt(buf, sizeof buf, "%s", fn);
-        else {
-            const char *file = strrchr(loc, '/');
-            sb_audit_fmt(buf, sizeof buf, "%s (%s)", fn, file ? file + 1 : loc);
-        }
-        const char *s = sb_audit_intern(strs, buf);
+        const char *s = with_line(strs, fn, loc);
         if (s)
             p[i].f->sym = s;
     }
     free(fn);
     free(loc);
     fclose(out);
-    if (!err)
-        waitpid(pid, NULL, 0);
+    waitpid(pid, NULL, 0);
+}
+
+/* The frames p[0..n) of one object: an older writer's names checked, then every frame without
+ * one named by the function that covers it, and by its line where addr2line knows it. */
+static void name_object(sb_strpool *strs, const char *tool, pending *p, size_t n)
+{
+    sb_elf_syms *e = sb_elf_syms_open(p[0].f->obj);
+    const char *none = sb_audit_intern(strs, "");
+    char buf[1024];
+    size_t m = 0;
+    for (size_t i = 0; none && i < n; i++) {
+        const char *s = sb_elf_sym_at(e, p[i].f, buf, sizeof buf);
+        if (p[i].check && s && !strcmp(s, p[i].f->sym))
+            continue; /* an older writer's name, and the object's symbol covers the address */
+        p[i].f->sym = s && (s = sb_audit_intern(strs, s)) ? s : none;
+        p[m++] = p[i]; /* addr2line may add its file and line */
+    }
+    if (tool && m)
+        resolve_lines(strs, tool, e, p, m);
+    sb_elf_syms_free(e);
 }
 
 void sb_audit_symbolize(sb_audit_run *run)
 {
     char tool[PATH_MAX];
-    if (!find_on_path("addr2line", tool, sizeof tool))
-        return;
+    int have_tool = find_on_path("addr2line", tool, sizeof tool);
     pending *p = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
@@ -140,11 +175,11 @@ void sb_audit_symbolize(sb_audit_run *run)
                 continue;
             for (int k = 0; k < pr->stacks[s].nframes; k++) {
                 sb_audit_frame *f = &pr->stacks[s].frames[k];
-                if (f->sym[0] || !f->obj[0])
+                if ((f->sym[0] && pr->symsize) || !f->obj[0])
                     continue;
                 if (sb_grow(&p, &cap, n, sizeof *p) < 0)
                     goto done;
-                p[n++].f = f;
+                p[n++] = (pending){f, f->sym[0] != 0};
             }
         }
     }
@@ -154,7 +189,7 @@ void sb_audit_symbolize(sb_audit_run *run)
         size_t j = i;
         while (j < n && p[j].f->obj == p[i].f->obj)
             j++;
-        resolve(&run->strs, tool, p + i, j - i);
+        name_object(&run->strs, have_tool ? tool : NULL, p + i, j - i);
         i = j;
     }
 done:

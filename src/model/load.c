@@ -103,6 +103,7 @@ static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     p->kernels = num_or(o, "kernels", 1) != 0;
     p->launches = num_or(o, "launches", 0) != 0;
     p->waits = num_or(o, "waits", 0) != 0;
+    p->symsize = num_or(o, "symsize", 0) != 0;
     return p->cmd && p->mode ? OK : NOMEM;
 }
 

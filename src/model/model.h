@@ -118,6 +118,22 @@ typedef struct sb_audit_range_ref {
 struct sb_audit_rule;
 struct sb_audit_pyframe;
 
+/* What made a blocking call and its fix, in the user's terms (analyze/: pysite.c, rules.c). A
+ * sync made inside a library is seen at two Python lines: the user's (the site) and the
+ * innermost frame, the line inside the library that made the call (`via`). */
+typedef struct sb_audit_made {
+    const struct sb_audit_pyframe *via; /* the innermost Python frame when it is not the site's
+                                           frame; NULL: the site made the call itself */
+    const char *via_site;               /* its "file:line in func", "" when no via */
+    const char *via_source;             /* its line's text, "" when no via or unknown */
+    const struct sb_audit_pyframe *lib; /* the innermost frame, inside the user's code, of an
+                                           installed package other than torch; NULL: none */
+    const char *lib_source;             /* its line's text, "" */
+    const char *library;                /* that package's name ("transformers"), "" */
+    const char *op;  /* what made it (the rule's, or the library's); NULL: unknown */
+    const char *fix; /* the rule's fix, or the library's ("inside transformers (...): ..."); "" */
+} sb_audit_made;
+
 typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
     int drv;         /* dom "drv" */
@@ -139,6 +155,7 @@ typedef struct sb_audit_call {
     const struct sb_audit_pyframe *pyframe; /* the frame `site` names; NULL: none */
     const char *source;                     /* that frame's source line, "" when unknown */
     const struct sb_audit_rule *rule;       /* what made it; NULL: no rule knows */
+    sb_audit_made made; /* the line inside a library that made it, the operation, the fix */
 } sb_audit_call;
 
 typedef struct sb_audit_range {
@@ -236,13 +253,14 @@ typedef struct sb_audit_timeline {
     sb_audit_iv *iv; /* sorted, disjoint, not touching */
 } sb_audit_timeline;
 
-/* One row: process x class x range x site x operation. */
+/* One row: process x class x range x site x the line inside a library x operation and fix. */
 typedef struct sb_audit_row {
     sb_audit_class cls;
     const char *range, *site;
     const char *native, *source;      /* the first call's */
     const sb_audit_pyframe *pyframe;  /* NULL: no Python */
-    const struct sb_audit_rule *rule; /* NULL: unknown */
+    const struct sb_audit_rule *rule; /* NULL: unknown (the first call's: its scenario) */
+    sb_audit_made made;               /* the first call's (via_site, op and fix: the row's) */
     long count;
     double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
 } sb_audit_row;
@@ -255,6 +273,8 @@ typedef struct sb_audit_proc {
     const char *cmd, *mode;
     int64_t clock_ns, mono_ns;
     int complete; /* an "end" record */
+    int symsize;  /* "symsize":1: a frame's symbol is one whose size covers the address; else
+                     (an older writer) names are checked against the object (symbolize.c) */
     int kernels;  /* kernels were recorded (--gpu-activity, --trace): the GPU's busy timeline,
                      bubbles and waited calls are known */
     int launches; /* the launches, event records and synchronizations too: the replay runs */

@@ -5,13 +5,17 @@
  * "proc" gives the offset to CLOCK_MONOTONIC so processes share one time axis.
  *
  *   {"t":"proc","v":1,"pid":P,"ppid":Q,"rank":R,"local_rank":L,"cmd":"python3 train.py",
- *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace","kernels":0|1,"launches":0|1,"waits":0|1}
+ *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace","kernels":0|1,"launches":0|1,"waits":0|1,
+ *    "symsize":1}
  *        first line. rank/local_rank: RANK/LOCAL_RANK, -1 when unset. mono_ns - clock_ns is
  *        the offset from CUPTI's clock to CLOCK_MONOTONIC. kernels: 1 when every kernel is
  *        recorded (the GPU's busy timeline is complete); absent = 1. launches: 1 when the
  *        launch calls, event records and synchronizations are recorded too ("api" records of
  *        the launch functions, "event", "sync": what the replay needs); absent = 0. waits: 1
  *        when the hand-offs between threads are recorded ("wake", below); absent = 0.
+ *        symsize: 1 when a "stack" frame's symbol covers its address (below); absent: an
+ *        older writer, whose names the analyzer checks against the object (dropped where it
+ *        cannot).
  *   {"t":"call","api":"cudaStreamSynchronize","dom":"rt"|"drv","tid":T,"ctx":X,"corr":K,
  *    "start":S,"end":E,"oh":O,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH","host":"pageable"}
  *        one host API call that can block (the list is in inject/watch.c), timed on the
@@ -37,7 +41,10 @@
  *   {"t":"stack","id":N,"frames":[["/usr/lib/libtorch_cuda.so","symbol",OFF,ABS],...]}
  *        a native call stack, innermost first, written once before the first call that uses
  *        it. OFF: address minus the object's load base; ABS: the absolute address (for
- *        executables that are not position-independent); symbol "" when dladdr knows none.
+ *        executables that are not position-independent); symbol: dladdr's, only when its ELF
+ *        symbol's size is known and covers the address (a stripped library's nearest exported
+ *        symbol is often another function), else "" (the analyzer names it from the object's
+ *        symbol table where a function covers it, else library+0xOFF).
  *   {"t":"kernel","dev":D,"ctx":X,"stream":S,"corr":K,"start":S,"end":E,"name":"..."}
  *        name only in trace mode.
  *   {"t":"copy","dev":D,"ctx":X,"stream":S,"corr":K,"rcorr":R,"start":S,"end":E,

@@ -29,7 +29,9 @@ static int cmp_offender(const void *a, const void *b)
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
     int r = strcmp(x->site, y->site);
-    return r ? r : (int)x->cls - (int)y->cls;
+    if (r || (r = strcmp(x->via, y->via)))
+        return r;
+    return (int)x->cls - (int)y->cls;
 }
 
 typedef struct {
@@ -38,32 +40,36 @@ typedef struct {
 } offenders;
 
 static int add(offenders *s, const char *site, sb_audit_class cls, long count,
-               const sb_audit_rule *rule, const sb_audit_pyframe *py)
+               const sb_audit_rule *rule, const sb_audit_pyframe *py, const sb_audit_made *made)
 {
     if (sb_grow(&s->o, &s->cap, s->n, sizeof *s->o) < 0)
         return -1;
-    s->o[s->n++] = (offender){site, cls, count, rule, py};
+    s->o[s->n++] = (offender){site, made->via_site, cls, count, rule, py, made};
     return 0;
 }
 
-/* Sites are interned (one pointer per text): sorted by (pointer, class), the entries of one
- * offender are neighbours. */
+/* Sites and lines are interned (one pointer per text): sorted by (site, via, class), the
+ * entries of one offender are neighbours. */
 static int cmp_key(const void *a, const void *b)
 {
     const offender *x = a, *y = b;
     uintptr_t p = (uintptr_t)x->site, q = (uintptr_t)y->site;
     if (p != q)
         return p < q ? -1 : 1;
+    p = (uintptr_t)x->via, q = (uintptr_t)y->via;
+    if (p != q)
+        return p < q ? -1 : 1;
     return (int)x->cls - (int)y->cls;
 }
 
-/* One entry per (site, class), the counts summed, most calls first: n log n in the entries. */
+/* One entry per (site, via, class), the counts summed, most calls first: n log n in the
+ * entries. */
 static void merge(offenders *s)
 {
     sb_sort(s->o, s->n, sizeof *s->o, cmp_key);
     size_t m = 0;
     for (size_t i = 0; i < s->n; i++) {
-        if (m && s->o[m - 1].site == s->o[i].site && s->o[m - 1].cls == s->o[i].cls)
+        if (m && cmp_key(&s->o[m - 1], &s->o[i]) == 0)
             s->o[m - 1].count += s->o[i].count;
         else
             s->o[m++] = s->o[i];
@@ -86,8 +92,10 @@ static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, in
         else if (*ms) /* the site was replayed: what removing it would save */
             snprintf(save, sizeof save, ", removing the site saves %s ms", ms);
         say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
-            SB_AUDIT_ESC(s->o[i].site), s->o[i].rule ? s->o[i].rule->op : "unknown operation",
-            save);
+            SB_AUDIT_ESC(s->o[i].site),
+            s->o[i].made->op ? SB_AUDIT_ESC(s->o[i].made->op) : "unknown operation", save);
+        if (s->o[i].via[0]) /* the line inside a library that made them */
+            say(msg, "  %8s  %-14s   via %s\n", "", "", SB_AUDIT_ESC(s->o[i].via));
     }
 }
 
@@ -125,12 +133,12 @@ int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
         for (size_t k = 0; o->range && !rc && k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
             if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs))
-                rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe);
+                rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe, &c->made);
         }
         for (size_t k = 0; !o->range && !rc && k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];
             if (sb_audit_blocking(r->cls))
-                rc = add(&s, r->site, r->cls, r->count, r->rule, r->pyframe);
+                rc = add(&s, r->site, r->cls, r->count, r->rule, r->pyframe, &r->made);
         }
     }
     if (rc) {
@@ -264,9 +272,11 @@ void sb_audit_offender_text(FILE *f, const sb_audit_offender *s)
 {
     fprintf(f, "%ld blocking call%s (%s): %s", s->count, s->count == 1 ? "" : "s",
             sb_audit_class_name(s->cls),
-            s->rule ? s->rule->op : "unknown operation (no rule knows this call)");
-    if (s->rule)
-        fprintf(f, "\nfix: %s", s->rule->fix);
+            s->made->op ? s->made->op : "unknown operation (no rule knows this call)");
+    if (s->via[0]) /* the line inside a library that made them */
+        fprintf(f, "\nvia: %s", s->via);
+    if (s->made->fix && s->made->fix[0])
+        fprintf(f, "\nfix: %s", s->made->fix);
     if (s->rule && s->rule->scenario)
         fprintf(f, " (priced by: syncbench --scenario %s)", s->rule->scenario);
 }

@@ -1,4 +1,5 @@
-/* The tidy CSV: one row per process x class x range x site (calls that did not block left out). */
+/* The tidy CSV: one row per process x class x range x site x the line inside a library x
+ * operation (calls that did not block left out). */
 #include "report/report.h"
 
 #include <inttypes.h>
@@ -10,11 +11,24 @@
 /* RFC 4180 fields, as the measurement CSV writes them */
 #define field sb_csv_write_field
 
+/* A Python frame's columns (file, line, function) and its line's text; empty without one. */
+static void frame_fields(FILE *f, const sb_audit_pyframe *py, const char *source)
+{
+    field(f, py ? py->file : "");
+    if (py && py->line > 0)
+        fprintf(f, ",%d,", py->line);
+    else
+        fputs(",,", f);
+    field(f, py ? py->func : "");
+    fputc(',', f);
+    field(f, source);
+}
+
 int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
 {
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
           "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
-          "scenario,native_site,site_save_us\n",
+          "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library\n",
           f);
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
@@ -31,18 +45,11 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
                 fprintf(f, "%.9g", r->bubble_total_us);
             /* the Python frame (empty without one), what made it and its fix (empty: unknown) */
             fputc(',', f);
-            field(f, r->pyframe ? r->pyframe->file : "");
-            if (r->pyframe && r->pyframe->line > 0)
-                fprintf(f, ",%d,", r->pyframe->line);
-            else
-                fputs(",,", f);
-            field(f, r->pyframe ? r->pyframe->func : "");
+            frame_fields(f, r->pyframe, r->source);
             fputc(',', f);
-            field(f, r->source);
+            field(f, r->made.op ? r->made.op : "unknown");
             fputc(',', f);
-            field(f, r->rule ? r->rule->op : "unknown");
-            fputc(',', f);
-            field(f, r->rule ? r->rule->fix : "");
+            field(f, r->made.fix);
             fputc(',', f);
             field(f, r->rule && r->rule->scenario ? r->rule->scenario : "");
             fputc(',', f);
@@ -54,6 +61,12 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
                 fprintf(f, ",%.9g", sv->r.wall_us);
             else
                 fputc(',', f);
+            /* the line inside a library that made the calls (empty when the site made them
+             * itself) and the library whose code it is (empty when none) */
+            fputc(',', f);
+            frame_fields(f, r->made.via, r->made.via_source);
+            fputc(',', f);
+            field(f, r->made.library);
             fputc('\n', f);
         }
     }

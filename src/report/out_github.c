@@ -99,8 +99,8 @@ static int sites_table(FILE *f, const sb_audit_offender *s, size_t n, int top)
     for (size_t i = 0; i < rows; i++) {
         snprintf(counts[i], sizeof counts[i], "%ld", s[i].count);
         const char *row[] = {counts[i], sb_audit_class_name(s[i].cls), s[i].site,
-                             s[i].rule ? s[i].rule->op : "unknown operation",
-                             s[i].rule ? s[i].rule->fix : "-"};
+                             s[i].made->op ? s[i].made->op : "unknown operation",
+                             s[i].made->fix && s[i].made->fix[0] ? s[i].made->fix : "-"};
         memcpy(cells + i * 5, row, sizeof row);
     }
     sb_grid g = {5, (int)rows, heads, right, cells};

@@ -185,6 +185,19 @@ static json_t *total(const sb_audit_run *run)
     return o;
 }
 
+/* The line inside a library that made a row's calls, its path as recorded; null when the site
+ * made them itself. */
+static json_t *via(const sb_audit_made *m)
+{
+    if (!m->via)
+        return json_null();
+    json_t *o =
+        json_pack("{s:o, s:i, s:o, s:o}", "file", sb_json_str(m->via->file), "line", m->via->line,
+                  "function", sb_json_str(m->via->func), "source", sb_json_str(m->via_source));
+    set(o, "site", sb_json_str(m->via_site));
+    return o;
+}
+
 static json_t *rows(const sb_audit_run *run)
 {
     json_t *a = json_array();
@@ -208,8 +221,10 @@ static json_t *rows(const sb_audit_run *run)
                                 "line", r->pyframe->line, "function", sb_json_str(r->pyframe->func),
                                 "source", sb_json_str(r->source))
                     : json_null());
-            set(o, "operation", r->rule ? sb_json_str(r->rule->op) : json_null());
-            set(o, "fix", r->rule ? sb_json_str(r->rule->fix) : json_null());
+            set(o, "via", via(&r->made));
+            set(o, "library", r->made.library[0] ? sb_json_str(r->made.library) : json_null());
+            set(o, "operation", r->made.op ? sb_json_str(r->made.op) : json_null());
+            set(o, "fix", r->made.op ? sb_json_str(r->made.fix) : json_null());
             set(o, "scenario",
                 r->rule && r->rule->scenario ? sb_json_str(r->rule->scenario) : json_null());
             set(o, "native_site", sb_json_str(r->native));

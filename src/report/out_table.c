@@ -141,51 +141,75 @@ static int class_table(FILE *f, const sb_audit_run *run)
 typedef struct {
     sb_audit_class cls;
     const char *range, *site;
-    const sb_audit_rule *rule;
+    const sb_audit_rule *rule; /* the scenario that prices the fix */
+    const sb_audit_made *made; /* the line inside a library, the operation, the fix */
     const char *native, *source;
     int python; /* site is a Python line */
     long count;
+    long site_total; /* the count of every entry of its site */
+    int site_via;    /* some entry of its site was made inside a library: listed under it */
 } site_sum;
+
+/* The place of an entry in the list: a site whose syncs were made inside a library is one
+ * group, placed by its total and listed together; any other entry by its own count. */
+static long rank_of(const site_sum *s)
+{
+    return s->site_via ? s->site_total : s->count;
+}
 
 static int cmp_site(const void *a, const void *b)
 {
     const site_sum *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
+    if (rank_of(x) != rank_of(y))
+        return rank_of(x) > rank_of(y) ? -1 : 1;
     int r = strcmp(x->site, y->site);
     if (r)
         return r;
-    r = strcmp(x->range, y->range);
-    return r ? r : (int)x->cls - (int)y->cls;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    if ((r = strcmp(x->made->via_site, y->made->via_site)) || (r = strcmp(x->range, y->range)))
+        return r;
+    return (int)x->cls - (int)y->cls;
 }
 
-/* Sites and ranges are interned (one pointer per text): sorted by (class, range, site)
- * pointers, the rows of one site are neighbours. */
+static int cmp_ptr(uintptr_t p, uintptr_t q)
+{
+    return p < q ? -1 : p > q;
+}
+
+/* Sites, ranges, lines and texts are interned (one pointer per text): sorted by (class, range,
+ * site, via, operation, fix) pointers, the rows of one entry are neighbours. */
 static int cmp_site_key(const void *a, const void *b)
 {
     const site_sum *x = a, *y = b;
     if (x->cls != y->cls)
         return (int)x->cls - (int)y->cls;
-    uintptr_t p = (uintptr_t)x->range, q = (uintptr_t)y->range;
-    if (p != q)
-        return p < q ? -1 : 1;
-    p = (uintptr_t)x->site, q = (uintptr_t)y->site;
-    if (p != q)
-        return p < q ? -1 : 1;
-    p = (uintptr_t)x->rule, q = (uintptr_t)y->rule;
-    return p < q ? -1 : p > q;
+    int r = cmp_ptr((uintptr_t)x->range, (uintptr_t)y->range);
+    if (r || (r = cmp_ptr((uintptr_t)x->site, (uintptr_t)y->site)) ||
+        (r = cmp_ptr((uintptr_t)x->made->via_site, (uintptr_t)y->made->via_site)) ||
+        (r = cmp_ptr((uintptr_t)x->made->op, (uintptr_t)y->made->op)))
+        return r;
+    return cmp_ptr((uintptr_t)x->made->fix, (uintptr_t)y->made->fix);
 }
 
-/* Under a site: what made it, the fix and the scenario that prices it, the native frame. */
-static void site_details(FILE *f, const site_sum *s)
+static int cmp_site_ptr(const void *a, const void *b)
 {
-    const char *pad = "                                                           ";
-    if (s->python && s->source[0])
-        fprintf(f, "%s| %s\n", pad, SB_AUDIT_ESC(s->source));
-    if (s->rule) {
-        fprintf(f, "%swhat: %s\n", pad, s->rule->op);
-        fprintf(f, "%sfix:  %s", pad, s->rule->fix);
-        if (s->rule->scenario)
+    return cmp_ptr((uintptr_t)((const site_sum *)a)->site, (uintptr_t)((const site_sum *)b)->site);
+}
+
+#define PAD "                                                           "
+
+/* Under an entry: the text of its line (the library's for an entry made inside one), what made
+ * it, the fix and the scenario that prices it, the native frame. */
+static void site_details(FILE *f, const site_sum *s, const char *pad)
+{
+    const char *text = s->made->via ? s->made->via_source : s->source;
+    if (s->python && text[0] && (!s->site_via || s->made->via))
+        fprintf(f, "%s| %s\n", pad, SB_AUDIT_ESC(text));
+    if (s->made->op) {
+        fprintf(f, "%swhat: %s\n", pad, SB_AUDIT_ESC(s->made->op));
+        fprintf(f, "%sfix:  %s", pad, SB_AUDIT_ESC(s->made->fix));
+        if (s->rule && s->rule->scenario)
             fprintf(f, " (priced by: syncbench --scenario %s)", s->rule->scenario);
         fputc('\n', f);
     } else {
@@ -195,59 +219,107 @@ static void site_details(FILE *f, const site_sum *s)
         fprintf(f, "%snative: %s\n", pad, SB_AUDIT_ESC(s->native));
 }
 
-static int top_sites(FILE *f, const sb_audit_run *run, int top)
+/* The entries of every process, one per (class, range, site, via, operation, fix), with their
+ * site's total: *n of them, NULL out of memory. */
+static site_sum *site_sums(const sb_audit_run *run, size_t *n)
 {
     site_sum *s = NULL;
-    size_t n = 0, cap = 0;
+    size_t m = 0, cap = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];
             if (!sb_audit_blocking(r->cls))
                 continue;
-            if (sb_grow(&s, &cap, n, sizeof *s) < 0) {
+            if (sb_grow(&s, &cap, m, sizeof *s) < 0) {
                 free(s);
-                return -1;
+                return NULL;
             }
-            s[n++] = (site_sum){r->cls,    r->range,           r->site, r->rule, r->native,
-                                r->source, r->pyframe != NULL, r->count};
+            s[m++] = (site_sum){.cls = r->cls,
+                                .range = r->range,
+                                .site = r->site,
+                                .rule = r->rule,
+                                .made = &r->made,
+                                .native = r->native,
+                                .source = r->source,
+                                .python = r->pyframe != NULL,
+                                .count = r->count};
         }
     }
-    sb_sort(s, n, sizeof *s, cmp_site_key);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m && cmp_site_key(&s[m - 1], &s[i]) == 0)
-            s[m - 1].count += s[i].count;
+    sb_sort(s, m, sizeof *s, cmp_site_key);
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (k && cmp_site_key(&s[k - 1], &s[i]) == 0)
+            s[k - 1].count += s[i].count;
         else
-            s[m++] = s[i];
+            s[k++] = s[i];
     }
-    n = m;
+    sb_sort(s, k, sizeof *s, cmp_site_ptr);
+    for (size_t i = 0, j; i < k; i = j) {
+        long total = 0;
+        int via = 0;
+        for (j = i; j < k && s[j].site == s[i].site; j++) {
+            total += s[j].count;
+            via |= s[j].made->via != NULL;
+        }
+        for (size_t e = i; e < j; e++) {
+            s[e].site_total = total;
+            s[e].site_via = via;
+        }
+    }
+    sb_sort(s, k, sizeof *s, cmp_site);
+    *n = k;
+    return s ? s : calloc(1, sizeof *s);
+}
+
+/* One entry: its row (under its site's line when its site was made inside a library), then
+ * its details, once per site, line and operation (a line synced in several ranges or classes is
+ * explained at its first row). */
+static void site_entry(FILE *f, const sb_audit_run *run, const site_sum *s, size_t i, int replayed)
+{
+    char save[32] = "-";
+    if (replayed && /* "": the site was not played */
+        !*sb_audit_saving_text(run, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE, save, sizeof save))
+        snprintf(save, sizeof save, "-");
+    const char *range = s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-";
+    if (!s[i].site_via) {
+        fprintf(f, "%9ld  %-14s %-20s %10s  %s\n", s[i].count, sb_audit_class_name(s[i].cls), range,
+                save, SB_AUDIT_ESC(s[i].site));
+    } else {
+        if (i == 0 || s[i - 1].site != s[i].site) { /* the user's line, then what it led to */
+            fprintf(f, "%9ld  %-14s %-20s %10s  %s\n", s[i].site_total, "", "", save,
+                    SB_AUDIT_ESC(s[i].site));
+            if (s[i].source[0])
+                fprintf(f, "%s| %s\n", PAD, SB_AUDIT_ESC(s[i].source));
+        }
+        fprintf(f, "%9ld  %-14s %-20s %10s    %s%s\n", s[i].count, sb_audit_class_name(s[i].cls),
+                range, "", s[i].made->via ? "via " : "(the line itself)",
+                SB_AUDIT_ESC(s[i].made->via_site));
+    }
+    size_t k = 0;
+    while (k < i && !(s[k].site == s[i].site && s[k].made->via_site == s[i].made->via_site &&
+                      s[k].made->op == s[i].made->op && s[k].made->fix == s[i].made->fix))
+        k++;
+    if (k == i)
+        site_details(f, &s[i], s[i].site_via ? PAD "  " : PAD);
+}
+
+static int top_sites(FILE *f, const sb_audit_run *run, int top)
+{
+    size_t n = 0;
+    site_sum *s = site_sums(run, &n);
+    if (!s)
+        return -1;
     int replayed = 0;
     for (size_t i = 0; i < run->nprocs; i++)
         replayed |= run->procs[i]->nsavings > 0;
-    if (n) {
-        sb_sort(s, n, sizeof *s, cmp_site);
+    if (n)
         fprintf(f, "\ntop sites%s\n%9s  %-14s %-20s %10s  %s\n",
                 replayed ? " (saves: removing every sync at the site, all its classes and ranges)"
                          : "",
                 "count", "class", "range", "saves ms", "site");
-        for (size_t i = 0; i < n && (int)i < top; i++) {
-            char save[32] = "-";
-            if (replayed && /* "": the site was not played */
-                !*sb_audit_saving_text(run, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE, save,
-                                       sizeof save))
-                snprintf(save, sizeof save, "-");
-            fprintf(f, "%9ld  %-14s %-20s %10s  %s\n", s[i].count, sb_audit_class_name(s[i].cls),
-                    s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-", save, SB_AUDIT_ESC(s[i].site));
-            /* the details once per site and operation: a line synced in several ranges or
-             * classes is explained at its first row */
-            size_t k = 0;
-            while (k < i && !(s[k].site == s[i].site && s[k].rule == s[i].rule))
-                k++;
-            if (k == i)
-                site_details(f, &s[i]);
-        }
-    }
+    for (size_t i = 0; i < n && (int)i < top; i++)
+        site_entry(f, run, s, i, replayed);
     free(s);
     return 0;
 }

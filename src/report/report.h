@@ -28,10 +28,12 @@ char *sb_audit_gate_text(const sb_audit_run *run, const sb_audit_opts *o, int *f
 /* A site the gate counted against the limit: its class, how many calls, what made them. */
 typedef struct sb_audit_offender {
     const char *site; /* interned */
+    const char *via;  /* the line inside a library that made the calls, "" when none (interned) */
     sb_audit_class cls;
     long count;
     const sb_audit_rule *rule;  /* NULL: no rule knows it */
     const sb_audit_pyframe *py; /* the Python line; NULL: a native site */
+    const sb_audit_made *made;  /* the operation and the fix, the library's where it made them */
 } sb_audit_offender;
 /* The sites of the blocking calls over the limit (with --range: of the instances over it), one
  * per site and class, most calls first; none when the count is within it (records cut short

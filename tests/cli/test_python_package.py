@@ -191,6 +191,57 @@ def test_call_sites_are_shown_escaped():
         "      fix: fix\\tit"], r.stdout
 
 
+def test_a_sync_inside_a_library_shows_both_lines(tmp_path):
+    """Issue 35: a block's calls made inside an installed package are named under the user's
+    line, each library line that made them below it, with the fix the analyzer gives (through
+    `syncbench audit --from`); without the analyzer, from the records alone, the same two
+    frames."""
+    pkgs = tmp_path / "lib" / "python3.12" / "site-packages" / "transformers"
+    (pkgs / "generation").mkdir(parents=True)
+    (pkgs / "generation" / "utils.py").write_text("def f():\n    pass\n    elif this_peer_finished:\n")
+    (pkgs / "masking_utils.py").write_text("def g():\n    if padding_mask.all():\n")
+    (tmp_path / "train.py").write_text("import torch\nout = model.generate(ids)\n")
+    user = [str(tmp_path / "train.py"), "main", 2]
+    stop = [[str(pkgs / "generation" / "utils.py"), "_has_unfinished_sequences", 3], user]
+    mask = [[str(pkgs / "masking_utils.py"), "_ignore_causal_mask_sdpa", 2], user]
+    r = py(f"""
+        import json
+        from syncbench import _naming, _native
+        _native._lib_path = {LIB!r}  # the analyzer beside it
+        calls = [{{"t": "call", "api": "cudaStreamSynchronize", "dom": "rt", "tid": 1, "ctx": 1,
+                   "corr": i + 1, "start": 1000 * i, "end": 1000 * i + 5000, "stack": 1,
+                   "py": py}} for i, py in enumerate([1, 1, 2])]
+        stream = "\\n".join(json.dumps(o) for o in [
+            {{"t": "proc", "v": 1, "pid": 7, "ppid": 1, "rank": -1, "local_rank": -1, "cmd": "b",
+             "clock_ns": 0, "mono_ns": 0, "mode": "count", "symsize": 1}},
+            {{"t": "stack", "id": 1, "frames": [["/v/libtorch_cuda.so",
+             "_ZN2at6native10is_nonzeroERKNS_6TensorE", 16, 0]]}},
+            {{"t": "pystack", "id": 1, "frames": {stop!r}}},
+            {{"t": "pystack", "id": 2, "frames": {mask!r}}}] + calls + [
+            {{"t": "end", "clock_ns": 9000, "mono_ns": 9000, "why": "exit", "dropped": 0}}]).encode()
+        print("\\n".join(_naming.report_lines(_naming.sites_of(stream))))
+        print("--")
+        print("\\n".join(_naming.report_lines(_naming._from_records(stream))))
+    """.replace("'", '"'), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    named, records = r.stdout.split("--\n")
+    lines = named.splitlines()
+    assert lines[0] == f"  {tmp_path}/train.py:2 in main: out = model.generate(ids)", named
+    assert lines[1] == ("      via transformers/generation/utils.py:3 in _has_unfinished_sequences: "
+                        "elif this_peer_finished:"), named
+    assert lines[2].startswith("        sync-stream x2: inside transformers: generate()'s stopping "
+                               "check after every token"), named
+    assert lines[3].startswith("        fix: transformers' generate() reads on the host"), named
+    assert lines[4] == ("      via transformers/masking_utils.py:2 in _ignore_causal_mask_sdpa: "
+                        "if padding_mask.all():"), named
+    assert lines[6].startswith("        fix: inside transformers (_ignore_causal_mask_sdpa): an "
+                               "upstream change, or a different call"), named
+    assert len(lines) == 7, named
+    lines = records.splitlines()
+    assert lines[0] == f"  {tmp_path}/train.py:2 in main", records
+    assert lines[1] == f"      via {pkgs}/generation/utils.py:3 in _has_unfinished_sequences", records
+
+
 def test_the_library_is_found_in_the_source_tree():
     env = dict(NO_DEVICE, SYNCBENCH_AUDIT_LIB=None, CUDA_INJECTION64_PATH=None)
     env["PATH"] = "/usr/bin:/bin"  # no syncbench on PATH

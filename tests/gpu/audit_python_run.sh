@@ -11,7 +11,7 @@ B=$PWD/build/syncbench
 export PYTHONUNBUFFERED=1
 make -j"$(nproc)" "$@" all >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 echo "== tests"
-SYNCBENCH=$B python3 -m pytest -q -rs tests/gpu/test_audit_python.py tests/gpu/test_audit.py \
+SYNCBENCH=$B python3 -m pytest -q -rs tests/gpu/test_audit_python.py tests/gpu/test_audit_libsites.py tests/gpu/test_audit.py \
     tests/gpu/test_audit_fixes.py tests/cli/test_audit_launcher.py tests/cli/test_pyframes.py \
     tests/cli/test_audit_cli.py tests/cli/test_escaping.py >"$out/tests.log" 2>&1
 echo "pytest exit $?"; grep -E "^(FAILED|ERROR)" "$out/tests.log"; tail -2 "$out/tests.log"
@@ -21,6 +21,9 @@ $B audit --top 40 --csv "$out/patterns.csv" --json "$out/patterns.json" -- pytho
 echo "== torch's warnings beside the audit's sites"
 $B audit -q --py-site innermost --csv "$out/warn_audit.csv" -- python3 tests/audit/torch_patterns.py \
     --where main --debug-mode --out "$out/warn_torch.json" >/dev/null 2>&1; echo "exit $?"
+echo "== syncs inside a library: transformers' generate() beside torch's warnings (issue 35)"
+$B audit --keep "$out/hf_recs" --json "$out/hf.json" -- python3 tests/audit/hf_lib_generate.py --warn \
+    >"$out/hf_stdout.txt" 2>"$out/hf.txt"; echo "exit $?"; tail -1 "$out/hf_stdout.txt"
 echo "== the gate on a print(tensor) step names the Python line"
 $B audit -q --range train_step --max-syncs 0 -- python3 tests/audit/torch_item.py --mode print \
     --steps 10 >/dev/null 2>"$out/gate_print.txt"; echo "exit $?"; cat "$out/gate_print.txt"

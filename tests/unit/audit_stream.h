@@ -42,7 +42,8 @@ static inline void proc_line(stream *s, int pid, int rank)
 {
     line(s,
          "{\"t\":\"proc\",\"v\":1,\"pid\":%d,\"ppid\":1,\"rank\":%d,\"local_rank\":%d,"
-         "\"cmd\":\"python3 train.py\",\"clock_ns\":500,\"mono_ns\":1000500,\"mode\":\"count\"}",
+         "\"cmd\":\"python3 "
+         "train.py\",\"clock_ns\":500,\"mono_ns\":1000500,\"mode\":\"count\",\"symsize\":1}",
          pid, rank, rank);
 }
 
@@ -141,6 +142,16 @@ static inline int gate_message(const sb_audit_run *run, const sb_audit_opts *o, 
     int rc = sb_audit_gate(run, o, f);
     fclose(f);
     return rc;
+}
+
+/* The gate's message under --max-syncs 0, which must fail (the caller frees it). */
+static inline char *gate_failed(const sb_audit_run *run)
+{
+    sb_audit_opts o = run->opts;
+    o.max_syncs = 0;
+    char *msg;
+    assert_int_equal(gate_message(run, &o, &msg), 1);
+    return msg;
 }
 
 /* The JSON report or the trace (kind), parsed (the caller json_decref's it). */

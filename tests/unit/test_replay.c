@@ -1105,8 +1105,8 @@ static void reports_show_the_prediction(void **state)
     assert_null(strstr(text, "could save"));
     free(text);
     text = csv_text(run);
-    assert_non_null(strstr(text, ",native_site,site_save_us\n"));
-    assert_non_null(strstr(text, ",38\n")); /* the site: 3 x 11 + 5 us */
+    assert_non_null(strstr(text, ",native_site,site_save_us,via_file,"));
+    assert_non_null(strstr(text, ",38,,,,,\n")); /* the site: 3 x 11 + 5 us; no via */
     free(text);
     json_t *doc = json_report(run);
     json_t *pred =
@@ -1156,8 +1156,8 @@ static void reports_say_unknown_when_threads_are_not_modelled(void **state)
     assert_null(strstr(msg, " ms of wall time"));
     free(msg);
     text = csv_text(run);
-    assert_non_null(strstr(text, ",native_site,site_save_us\n"));
-    assert_null(strstr(text, ",0\n"));
+    assert_non_null(strstr(text, ",native_site,site_save_us,via_file,"));
+    assert_null(strstr(text, ",0,,,,,\n"));
     free(text);
     json_t *doc = json_report(run);
     json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
