@@ -35,7 +35,8 @@ def write_records(folder, sites, range_name=None, pid=7, cmd="python3 train.py")
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     recs = [{"t": "proc", "v": 1, "pid": pid, "ppid": 1, "rank": -1, "local_rank": -1,
-             "cmd": cmd, "clock_ns": 0, "mono_ns": 0, "mode": "count", "kernels": 0}]
+             "cmd": cmd, "clock_ns": 0, "mono_ns": 0, "mode": "count", "kernels": 0,
+             "symsize": 1}]  # the frames' symbols cover their addresses (a writer of now)
     corr = 0
     for i, s in enumerate(sites, 1):
         recs.append({"t": "stack", "id": i, "frames": [s.native]})
