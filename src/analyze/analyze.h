@@ -124,8 +124,13 @@ int sb_audit_savings(sb_audit_proc *p, int top);
 /* The saving of one selection (key: the interned site or range), or NULL when not played. */
 const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, const char *key,
                                           sb_audit_class cls);
-/* The wall-time saving of one selection summed over the processes that played it; NaN when
- * none did. */
+/* What the reports give as a selection's saving: its removed calls at the saving per call typical
+ * of the run (replay.h: typical_us; fewer calls than SB_REPLAY_WINDOWS: the whole run's play,
+ * r.wall_us), not the whole run's play, which one stretch can move: a VM's slow spell lengthens the calls recorded then, and a wait for a thread whose pace
+ * the replay holds where it was recorded (a DataLoader's, at each epoch's first batch) takes
+ * back what the run gained before it, though its loader answers the earlier request as soon. */
+double sb_audit_saving_us(const sb_audit_saving *s);
+/* That saving of one selection summed over the processes that played it; NaN when none did. */
 double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
 /* The most threads_unmodelled (replay.h) of the processes that played the selection: nonzero,
  * its saving is no prediction. */

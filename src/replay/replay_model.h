@@ -118,6 +118,9 @@ struct sb_replay_model {
     int64_t *scratch;                 /* 2 per operation: the union of busy intervals */
     int64_t *reached; /* per call: when the baseline play reached it (typical_us, replay.h) */
     int64_t *ahead;   /* one play: how much sooner it reached each removed call, in order */
+    int32_t *ahead_thread_of; /* ... each one's thread */
+    int64_t *ahead_one;       /* ... those of one thread (typical_us of several threads) */
+    long *per_thread;         /* ... how many each thread has */
 };
 
 /* ---- threads.c: hand-offs between threads ---- */

@@ -58,7 +58,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
              * was not replayed or is unknown (threads not modelled) */
             const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             if (sv && !sv->r.threads_unmodelled)
-                fprintf(f, ",%.9g", sv->r.wall_us);
+                fprintf(f, ",%.9g", sb_audit_saving_us(sv));
             else
                 fputc(',', f);
             /* the line inside a library that made the calls (empty when the site made them

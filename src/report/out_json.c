@@ -63,7 +63,9 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
         set(o, key_name, key);
     set(o, "calls", json_integer(s->calls));
     set(o, "blocked_us", sb_json_num(s->blocked_us));
-    set(o, "save_wall_us", sb_json_num(s->r.wall_us));
+    /* what the reports give: the removed calls at the run's typical saving per call */
+    set(o, "save_us", sb_json_num(sb_audit_saving_us(s)));
+    set(o, "save_wall_us", sb_json_num(s->r.wall_us)); /* the whole run played */
     set(o, "save_gpu_idle_us", sb_json_num(s->r.idle_us));
     set(o, "save_per_call_us", sb_json_num(s->calls ? s->r.wall_us / (double)s->calls : 0));
     set(o, "save_per_call_us_typical", sb_json_num(s->r.typical_us));
@@ -89,6 +91,8 @@ static json_t *predicted(const sb_audit_proc *p)
         return json_null();
     const sb_replay_facts *f = p->replay;
     json_t *o = saving(&p->savings[0], NULL, NULL);
+    set(o, "save_pct",
+        sb_json_num(sb_audit_pct(sb_audit_saving_us(&p->savings[0]), p->lifetime_us)));
     set(o, "save_wall_pct", sb_json_num(sb_audit_pct(p->savings[0].r.wall_us, p->lifetime_us)));
     json_t *model = json_object();
     set(model, "launch_latency_us", sb_json_num(f->launch_latency_us));
@@ -155,7 +159,7 @@ static json_t *process(const sb_audit_proc *p)
 static json_t *total(const sb_audit_run *run)
 {
     long c[SB_AUDIT_NCLASS] = {0};
-    double life = 0, busy = 0, blocked = 0, save = 0;
+    double life = 0, busy = 0, blocked = 0, save = 0, save_typical = 0;
     long polls = 0, blocking = 0;
     int kernels = run->nprocs > 0;  /* every process recorded kernels */
     int replayed = run->nprocs > 0; /* every process was replayed */
@@ -169,6 +173,7 @@ static json_t *total(const sb_audit_run *run)
         busy += p->busy_us;
         blocked += p->blocked_us;
         save += p->nsavings ? p->savings[0].r.wall_us : 0;
+        save_typical += p->nsavings ? sb_audit_saving_us(&p->savings[0]) : 0;
         polls += p->polls;
         blocking += p->blocking;
     }
@@ -178,6 +183,7 @@ static json_t *total(const sb_audit_run *run)
     set(o, "blocked_us", sb_json_num(blocked));
     set(o, "blocked_pct", sb_json_num(sb_audit_pct(blocked, life)));
     /* the processes' own predictions summed (each removes its own syncs) */
+    set(o, "predicted_save_us", replayed ? sb_json_num(save_typical) : json_null());
     set(o, "predicted_save_wall_us", replayed ? sb_json_num(save) : json_null());
     set(o, "polls", json_integer(polls));
     set(o, "blocking_calls", json_integer(blocking));
@@ -230,7 +236,8 @@ static json_t *rows(const sb_audit_run *run)
             set(o, "native_site", sb_json_str(r->native));
             const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             set(o, "site_save_us",
-                sv && !sv->r.threads_unmodelled ? sb_json_num(sv->r.wall_us) : json_null());
+                sv && !sv->r.threads_unmodelled ? sb_json_num(sb_audit_saving_us(sv))
+                                                : json_null());
             append(a, o);
         }
     }

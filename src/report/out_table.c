@@ -45,8 +45,8 @@ static void prediction(FILE *f, const sb_audit_proc *p)
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "
                 "and %.3f ms of GPU idle time; then %s-bound (GPU busy %.1f %%)\n",
-                p->pid, all->calls, all->r.wall_us / 1e3,
-                sb_audit_pct(all->r.wall_us, p->lifetime_us), all->r.idle_us / 1e3,
+                p->pid, all->calls, sb_audit_saving_us(all) / 1e3,
+                sb_audit_pct(sb_audit_saving_us(all), p->lifetime_us), all->r.idle_us / 1e3,
                 sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
     if (p->replay->ops_unplaced || p->replay->syncs_untargeted)
         fprintf(f,
