@@ -4,11 +4,14 @@
 download), a batch of 8 prompts of 16 tokens, and a `finished` flag per sequence kept on the
 GPU; the loop checks it to stop early.
 
-    hf_generate.py [--variant sync|fixed] [--generations N] [--new-tokens T]
+    hf_generate.py [--variant sync|fixed|alternate] [--generations N] [--new-tokens T]
+                   [--blocks B] [--first sync|fixed]
 
   sync   `if finished.all(): break` after every token (the line marked `# SYNC-LINE`): a
          Python branch on a GPU value, a readback and a sync a token
   fixed  the same check every 16 tokens (one sync in 16 is kept)
+  alternate  B blocks (default 8) of N generations each, alternating sync and fixed, FIRST
+         first (alternate.py: after an untimed fixed block; each block timed as the loop alone)
 
 EOS's logit is masked to -inf in both variants, so the stop never fires and both do the same
 work: T new tokens (default 128) a generation, each `model(input_ids=next_tokens,
@@ -18,12 +21,15 @@ tuples of transformers 4.x or its DynamicCache: whichever the model returns is p
 timed generations (default 6). Works with transformers 4.40 and later, 5.x included.
 
 Prints one JSON line: {"variant": ..., "steps": N x T tokens, "step_us": wall us per token (the
-prompts' prefill and a final torch.cuda.synchronize() included), "tokens_checksum": ...}.
-Exit 2 when torch has no CUDA device or transformers is missing."""
+prompts' prefill and a final torch.cuda.synchronize() included), "tokens_checksum": ...}; with
+alternate, alternate.py's line (blocks, sync_us, fixed_us, saving_us; steps: N x T, a block's
+tokens). Exit 2 when torch has no CUDA device or transformers is missing."""
 import argparse
 import json
 import sys
 import time
+
+import alternate  # beside this file
 
 BATCH, PROMPT, EOS, CHECK_EVERY, WARMUP = 8, 16, 0, 16, 2
 
@@ -57,14 +63,30 @@ def generate(torch, model, prompt, new_tokens, check_every):
     return torch.stack(out_tokens, 1)
 
 
+def timed(torch, model, prompt, args, sync):
+    """(wall us per token, tokens' checksum) of --generations generations, the stop checked
+    every token (SYNC) or every CHECK_EVERY; the final read and synchronize() included."""
+    every = 1 if sync else CHECK_EVERY
+    t0 = time.perf_counter()
+    checksum = 0
+    for _ in range(args.generations):
+        checksum += generate(torch, model, prompt, args.new_tokens, every).sum()
+    checksum = int(checksum)
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    return wall / (args.generations * args.new_tokens) * 1e6, checksum
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--variant", choices=("sync", "fixed"), default="sync")
+    ap.add_argument("--variant", choices=("sync", "fixed", "alternate"), default="sync")
     ap.add_argument("--generations", type=int, default=6)
     ap.add_argument("--new-tokens", type=int, default=128)
+    alternate.add_arguments(ap)
     args = ap.parse_args()
     if args.generations < 1 or args.new_tokens < 1:
         ap.error("--generations and --new-tokens must be at least 1")
+    alternate.check_blocks(ap, args.blocks)
     import torch
     if not torch.cuda.is_available():
         print("hf_generate.py: torch has no CUDA device", file=sys.stderr)
@@ -76,21 +98,20 @@ def main():
         print(f"hf_generate.py: needs transformers ({e})", file=sys.stderr)
         return 2
     prompt = torch.randint(1, model.config.vocab_size, (BATCH, PROMPT), device="cuda")
-    every = 1 if args.variant == "sync" else CHECK_EVERY
+    steps = args.generations * args.new_tokens
     with torch.inference_mode():
         for _ in range(WARMUP):
             generate(torch, model, prompt, args.new_tokens, 0)
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        checksum = 0
-        for _ in range(args.generations):
-            checksum += generate(torch, model, prompt, args.new_tokens, every).sum()
-        checksum = int(checksum)
-        torch.cuda.synchronize()
-        wall = time.perf_counter() - t0
-    steps = args.generations * args.new_tokens
-    print(json.dumps({"variant": args.variant, "steps": steps, "step_us": wall / steps * 1e6,
-                      "tokens_checksum": checksum}), flush=True)
+        if args.variant == "alternate":
+            blocks = alternate.run(args.first, args.blocks,
+                                   lambda sync: timed(torch, model, prompt, args, sync)[0])
+            out = alternate.summary(args.first, steps, blocks)
+        else:
+            step_us, checksum = timed(torch, model, prompt, args, args.variant == "sync")
+            out = {"variant": args.variant, "steps": steps, "step_us": step_us,
+                   "tokens_checksum": checksum}
+    print(json.dumps(out), flush=True)
     return 0
 
 

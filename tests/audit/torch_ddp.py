@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A DistributedDataParallel training job for the replay's check on a DDP job
-(tests/gpu/test_replay.py):
+(tests/gpu/test_replay.py) and the replay's suite (tests/gpu/replay_suite.py):
 
     torchrun --standalone --nproc_per_node=2 torch_ddp.py --mode item|drop [--steps N]
+    torchrun ... torch_ddp.py --mode alternate [--steps N] [--blocks B] [--first item|drop]
 
 Backend: nccl with one GPU per rank when there are as many GPUs as ranks, else gloo with every
 rank on cuda:0 (NCCL refuses two ranks on one GPU); --backend picks one (torchrun_worker.py).
@@ -15,11 +16,17 @@ all-reduce and SGD, then
   item  running_loss += loss.item() each step (the logging line, marked `# SYNC-LINE`: a copy
         and a host sync)
   drop  the loss not logged: the item line removed, what the replay predicts for removing it
+  alternate  B blocks (default 8) of N steps each, alternating item and drop, FIRST first
+        (alternate.py: after an untimed drop block), the same sequence on every rank: the
+        ranks meet in every step's all-reduce, so they must switch in lockstep
 
 Each rank prints, last on its stdout, one JSON object: {"rank":R,"world":W,"backend":B,
 "mode":M,"steps":N,"loop_us":T}, T the loop's wall time from after the warm-up's barrier and
-sync to the end of the GPU's work. Exit 2 on bad usage or outside torchrun, 3 when torch has no
-CUDA.
+sync to the end of the GPU's work. With alternate, each block is timed so (a barrier before
+it), N is a block's steps, T the blocks' sum, and alternate.py's fields follow: "first" and
+the blocks' "variant" say sync for item and fixed for drop, step_us is this rank's per step (a
+job's block takes its slower rank's). Exit 2 on bad usage or outside torchrun, 3 when torch
+has no CUDA.
 """
 import argparse
 import json
@@ -27,20 +34,38 @@ import os
 import sys
 import time
 
+import alternate  # beside this file
 import mlp  # beside this file
 import torchrun_worker  # beside this file
 
 WIDTH, BATCH = 128, 256
+VARIANT_OF = {"item": "sync", "drop": "fixed"}  # --first's names in alternate.py's
+
+
+def timed(torch, dist, step, steps, item):
+    """This rank's wall us of STEPS steps, from after a barrier (the ranks start together) to
+    the end of the GPU's work; the loss logged each step (ITEM) or not."""
+    torch.cuda.synchronize()
+    dist.barrier()
+    running = 0.0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+        if item:
+            running += loss.item()  # SYNC-LINE
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) * 1e6
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", choices=("item", "drop"), required=True)
+    ap.add_argument("--mode", choices=("item", "drop", "alternate"), required=True)
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--backend", choices=("nccl", "gloo"))
+    alternate.add_arguments(ap, first=tuple(VARIANT_OF))
     args = ap.parse_args()
-    if args.steps < 1:
-        print("torch_ddp.py: --steps must be at least 1", file=sys.stderr)
+    if args.steps < 1 or args.blocks < 2:
+        print("torch_ddp.py: --steps must be at least 1, --blocks 2", file=sys.stderr)
         return 2
     torch, rank, world, backend, dev = torchrun_worker.join("torch_ddp.py", args.backend)
     import torch.distributed as dist
@@ -58,23 +83,22 @@ def main():
 
     for _ in range(3):  # warm-up: cuBLAS, the reducer's buckets, the optimizer's state
         step()
-    torch.cuda.synchronize()
-    dist.barrier()
-
-    running = 0.0
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step()
-        if args.mode == "item":
-            running += loss.item()  # SYNC-LINE
-    torch.cuda.synchronize()
-    loop_us = (time.perf_counter() - t0) * 1e6
+    out = {"rank": rank, "world": world, "backend": backend, "mode": args.mode,
+           "steps": args.steps}
+    if args.mode == "alternate":
+        first = VARIANT_OF[args.first]
+        blocks = alternate.run(first, args.blocks, lambda sync: timed(
+            torch, dist, step, args.steps, sync) / args.steps)
+        out["loop_us"] = sum(b["step_us"] for b in blocks) * args.steps
+        out.update({k: v for k, v in alternate.summary(first, args.steps, blocks).items()
+                    if k not in ("variant", "steps")})
+    else:
+        out["loop_us"] = timed(torch, dist, step, args.steps, args.mode == "item")
     dist.barrier()
     dist.destroy_process_group()
-    line = json.dumps({"rank": rank, "world": world, "backend": backend, "mode": args.mode,
-                       "steps": args.steps, "loop_us": loop_us})
     sys.stdout.flush()
-    os.write(1, (line + "\n").encode())  # one write: the ranks share the launcher's stdout
+    # one write: the ranks share the launcher's stdout (a line of 8 blocks is under PIPE_BUF)
+    os.write(1, (json.dumps(out) + "\n").encode())
     return 0
 
 

@@ -3,12 +3,15 @@
 small CNN in model.eval() under torch.no_grad(), over batches already on the GPU, counting the
 correct predictions.
 
-    torch_eval.py [--variant sync|fixed] [--batches N]
+    torch_eval.py [--variant sync|fixed|alternate] [--batches N] [--blocks B] [--first sync|fixed]
 
   sync   `correct += (logits.argmax(1) == y).sum().item()` each batch (the line marked
          `# SYNC-LINE`): a readback and a sync a batch
   fixed  `correct += (logits.argmax(1) == y).sum()`: the count stays a GPU tensor, read once
          after the loop
+  alternate  B blocks (default 8) of N batches each, alternating sync and fixed, FIRST first
+         (alternate.py: after an untimed fixed block; each block timed as the loop alone, its
+         final read included)
 
 The model: four conv-BN-ReLU blocks (3 -> 64 -> 128 -> 256 -> 256 channels, two of stride 2),
 average pooling and a linear layer, on CIFAR-sized images (3 x 32 x 32, batch 256); 20 random
@@ -16,12 +19,15 @@ batches made on the GPU beforehand, cycled (N batches, default 2000). 20 warm-up
 fixed way (cuDNN's and cuBLAS's set-up; the marked line runs only in the timed loop).
 
 Prints one JSON line: {"variant": ..., "steps": N, "step_us": wall us per batch (the final
-read and a torch.cuda.synchronize() included), "correct": ...}. Exit 2 when torch has no CUDA
-device."""
+read and a torch.cuda.synchronize() included), "correct": ...}; with alternate, alternate.py's
+line (blocks, sync_us, fixed_us, saving_us; steps: batches a block). Exit 2 when torch has no
+CUDA device."""
 import argparse
 import json
 import sys
 import time
+
+import alternate  # beside this file
 
 BATCH, BATCHES_HELD, WARMUP = 256, 20, 20
 
@@ -49,13 +55,24 @@ def evaluate(model, batches, n, sync):
     return int(correct)
 
 
+def timed(torch, model, batches, n, sync):
+    """(wall us per batch, correct) of evaluate()'s N batches, the final read and a
+    torch.cuda.synchronize() included."""
+    t0 = time.perf_counter()
+    correct = evaluate(model, batches, n, sync)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / n * 1e6, correct
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--variant", choices=("sync", "fixed"), default="sync")
+    ap.add_argument("--variant", choices=("sync", "fixed", "alternate"), default="sync")
     ap.add_argument("--batches", type=int, default=2000)
+    alternate.add_arguments(ap)
     args = ap.parse_args()
     if args.batches < 1:
         ap.error("--batches must be at least 1")
+    alternate.check_blocks(ap, args.blocks)
     import torch
     if not torch.cuda.is_available():
         print("torch_eval.py: torch has no CUDA device", file=sys.stderr)
@@ -67,12 +84,16 @@ def main():
     with torch.no_grad():
         evaluate(model, batches, WARMUP, sync=False)
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        correct = evaluate(model, batches, args.batches, sync=args.variant == "sync")
-        torch.cuda.synchronize()
-        wall = time.perf_counter() - t0
-    print(json.dumps({"variant": args.variant, "steps": args.batches,
-                      "step_us": wall / args.batches * 1e6, "correct": correct}), flush=True)
+        if args.variant == "alternate":
+            blocks = alternate.run(args.first, args.blocks, lambda sync: timed(
+                torch, model, batches, args.batches, sync)[0])
+            out = alternate.summary(args.first, args.batches, blocks)
+        else:
+            step_us, correct = timed(torch, model, batches, args.batches,
+                                     args.variant == "sync")
+            out = {"variant": args.variant, "steps": args.batches, "step_us": step_us,
+                   "correct": correct}
+    print(json.dumps(out), flush=True)
     return 0
 
 

@@ -4,11 +4,13 @@ replay's suite (tests/gpu/replay_suite.py): an MLP, `loss.backward()`, `optimize
 the loss read back every step. PyTorch runs every backward pass of a CUDA model on its autograd
 engine's own thread, so the loop's kernels are launched by two host threads.
 
-    torch_train.py [--variant sync|fixed] [--size gpu|host] [--steps N] [--compile]
-                   [--count-threads]
+    torch_train.py [--variant sync|fixed|alternate] [--size gpu|host] [--steps N] [--compile]
+                   [--count-threads] [--blocks B] [--first sync|fixed]
 
   sync     `losses.append(loss.item())` each step (the line marked `# SYNC-LINE`): a sync a step
   fixed    the losses kept on the GPU and read once after the loop: the fix
+  alternate  B blocks (default 8) of N steps each, alternating sync and fixed, FIRST first
+           (alternate.py: after an untimed fixed block; each block timed as the loop alone)
   gpu      a wide MLP (GPU-bound steps, about 7 ms on an H100); host: a narrow one (launch-bound)
   compile  the model wrapped in torch.compile (default mode), compiled in the warm-up (30 steps
            instead of 20), so that the timed steps run the compiled forward and backward
@@ -18,14 +20,16 @@ engine's own thread, so the loop's kernels are launched by two host threads.
 
 Prints one JSON line: {"variant": ..., "size": ..., "compile": ..., "steps": N, "step_us": wall
 us per step (after the warm-up, the final torch.cuda.synchronize() included), "threads": the
-host threads that ran a backward pass (null without --count-threads), "last_loss": ...}. Exit 2
-when torch has no CUDA device."""
+host threads that ran a backward pass (null without --count-threads), "last_loss": ...}; with
+alternate, alternate.py's line (blocks, sync_us, fixed_us, saving_us) with size and compile.
+Exit 2 when torch has no CUDA device."""
 import argparse
 import json
 import sys
 import threading
 import time
 
+import alternate  # beside this file
 import mlp  # beside this file
 
 
@@ -45,14 +49,33 @@ def build(torch, args):
     return mlp.stepper(model, opt, torch.nn.functional.cross_entropy, x, y), threads
 
 
+def timed(torch, step, steps, sync):
+    """(wall us per step, the last loss) of STEPS steps, each loss read back at once (SYNC) or
+    kept on the GPU and read after the loop; the final torch.cuda.synchronize() included."""
+    losses = []
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+        if sync:
+            losses.append(loss.item())  # SYNC-LINE
+        else:
+            losses.append(loss.detach())
+    if not sync:
+        losses = torch.stack(losses).tolist()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / steps * 1e6, losses[-1]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--variant", choices=("sync", "fixed"), default="sync")
+    ap.add_argument("--variant", choices=("sync", "fixed", "alternate"), default="sync")
     ap.add_argument("--size", choices=("gpu", "host"), default="gpu")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--count-threads", action="store_true")
+    alternate.add_arguments(ap)
     args = ap.parse_args()
+    alternate.check_blocks(ap, args.blocks)
     import torch
     if not torch.cuda.is_available():
         print("torch_train.py: torch has no CUDA device", file=sys.stderr)
@@ -63,22 +86,16 @@ def main():
     for _ in range(30 if args.compile else 20):  # torch.compile compiles on the first steps
         step()
     torch.cuda.synchronize()
-    losses = []
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step()
-        if args.variant == "sync":
-            losses.append(loss.item())  # SYNC-LINE
-        else:
-            losses.append(loss.detach())
-    if args.variant == "fixed":
-        losses = torch.stack(losses).tolist()
-    torch.cuda.synchronize()
-    wall = time.perf_counter() - t0
-    print(json.dumps({"variant": args.variant, "size": args.size, "compile": args.compile,
-                      "steps": args.steps, "step_us": wall / args.steps * 1e6,
-                      "threads": None if threads is None else len(threads),
-                      "last_loss": losses[-1]}), flush=True)
+    head = {"size": args.size, "compile": args.compile}
+    if args.variant == "alternate":
+        blocks = alternate.run(args.first, args.blocks,
+                               lambda sync: timed(torch, step, args.steps, sync)[0])
+        out = {**alternate.summary(args.first, args.steps, blocks), **head}
+    else:
+        step_us, last_loss = timed(torch, step, args.steps, args.variant == "sync")
+        out = {"variant": args.variant, **head, "steps": args.steps, "step_us": step_us,
+               "threads": None if threads is None else len(threads), "last_loss": last_loss}
+    print(json.dumps(out), flush=True)
     return 0
 
 

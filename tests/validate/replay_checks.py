@@ -11,10 +11,11 @@ the figures reported), every fix across processes (the user's way; the target re
 PyTorch loop and a 2-rank DDP job (reported; held: a saving).
 
 With --full too, the suite of real programs (tests/gpu/replay_suite.py), a check an entry: the
-saving of removing the program's marked line measured in plain processes (the entry's rounds,
-5 or 3, or --rounds), against the replay's figure for that line from an audit. Held: within
-25 % or the measured spread (a MISS otherwise); a figure the replay flags (threads not
-modelled, none) is a NOTE."""
+saving of removing the program's marked line measured within one process alternating blocks of
+both variants (3 rounds, one process each, or --rounds), against the replay's figure for that
+line from an audit. Held: within 25 % or the measured spread, or, where the audit gives a lower
+figure for a feeder that cannot keep up, between that x 0.75 and the figure x 1.25 (a MISS
+otherwise); a figure the replay flags (threads not modelled, none) is a NOTE."""
 import os
 
 from registry import check, need_torch, shared, workdir
@@ -102,7 +103,7 @@ def suite_text(row):
     p, u = row["predicted"], row["unit"]
     lo, hi = row["spread"]
     return (f"measured {row['measured']:.2f} [{lo:.2f}, {hi:.2f}], predicted "
-            f"{rs.fmt(p['per_step'])} (readbacks kept {rs.fmt(p['per_step_kept'])}; mean "
+            f"{rs.predicted_text(p)} (readbacks kept {rs.fmt(p['per_step_kept'])}; mean "
             f"{rs.fmt(p['per_step_mean'])}) us/{u}, {rs.fmt(p['calls_per_step'])} calls/{u}: "
             f"{row['verdict']}")
 
@@ -118,5 +119,5 @@ def suite_check(entry):
 
 for _entry in rs.ENTRIES:
     check(f"replay suite: {_entry.label} ({_entry.name})",
-          "within 25 % or the measured spread; else flagged as not modelled", GROUP,
-          full=True)(lambda e=_entry: suite_check(e))
+          "within 25 % or the measured spread (or the feeder's range); else flagged as not "
+          "modelled", GROUP, full=True)(lambda e=_entry: suite_check(e))
