@@ -131,7 +131,7 @@ def test_command_lines():
     hf = rs.select("hf-generate")[0]
     assert rs.command(hf, "py", "alternate", 6)[2:] == [
         "--variant", "alternate", "--generations", "1", "--blocks", "6", "--first", "sync"]
-    assert rs.command(hf, "py", "fixed")[2:] == ["--variant", "fixed", "--generations", "8"]
+    assert rs.command(hf, "py", "fixed")[2:] == ["--variant", "fixed", "--generations", "16"]
 
 
 # Stands in for torch: a program that gets as far as importing it has parsed its arguments.
