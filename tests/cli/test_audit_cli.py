@@ -10,13 +10,10 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, NO_GPU, ROOT, assert_usage_error, run
+from conftest import AUDIT_CSV_COLUMNS, BIN, NO_GPU, ROOT, assert_usage_error, run
 
 AUDIT_LIB = os.environ.get("SYNCBENCH_AUDIT_LIB", str(ROOT / "build" / "libsyncbench_audit.so"))
-CSV_COLUMNS = ("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,"
-               "blocked_median_us,blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,"
-               "operation,fix,scenario,native_site,site_save_us,via_file,via_line,via_function,"
-               "via_source,library")
+CSV_COLUMNS = AUDIT_CSV_COLUMNS
 
 
 def audit(*args, env=None, **kw):

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import torch_python, BIN, ROOT, gpu_available, run
+from conftest import AUDIT_CSV_COLUMNS, torch_python, BIN, ROOT, gpu_available, run
 
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no NVIDIA GPU on this machine")
 
@@ -26,9 +26,7 @@ NVTX_PROG = os.path.join(PROGRAMS, "audit_nvtx")
 TORCH_ITEM = str(ROOT / "tests" / "audit" / "torch_item.py")
 TIMELINE = str(ROOT / "plot" / "timeline.py")
 
-CSV_COLUMNS = ("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,"
-               "blocked_median_us,blocked_p95_us,bubble_total_us,py_file,py_line,py_function,"
-               "source,operation,fix,scenario,native_site,site_save_us").split(",")
+CSV_COLUMNS = AUDIT_CSV_COLUMNS.split(",")
 CLASSES = ["sync-device", "sync-stream", "sync-event", "copy-sync", "copy-pageable",
            "memset-sync", "free", "waited", "poll"]
 BLOCKING = [c for c in CLASSES if c != "poll"]  # explicit and implicit: what the gate counts
