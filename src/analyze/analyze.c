@@ -530,6 +530,16 @@ static int cmp_pystack(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The other ranks of p's job among the run's processes (each a rank: RANK set): they meet p in
+ * its collectives, whose times p's replay keeps as recorded (docs/replay.md). */
+static int other_ranks(const sb_audit_run *run, const sb_audit_proc *p)
+{
+    int n = 0;
+    for (size_t i = 0; p->rank >= 0 && i < run->nprocs; i++)
+        n += run->procs[i] != p && run->procs[i]->rank >= 0 && run->procs[i]->rank != p->rank;
+    return n;
+}
+
 static int summarize(sb_audit_run *run, sb_audit_proc *p)
 {
     sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
@@ -552,7 +562,12 @@ static int summarize(sb_audit_run *run, sb_audit_proc *p)
         p->blocking++;
         p->blocked_us += (double)(c->end - c->start) / 1e3;
     }
-    return sb_audit_savings(p, run->opts.top > 0 ? run->opts.top : 1);
+    if (sb_audit_savings(p, run->opts.top > 0 ? run->opts.top : 1) < 0)
+        return -1;
+    int others = other_ranks(run, p);
+    for (size_t i = 0; i < p->nsavings; i++)
+        p->savings[i].ranks_unmodelled = others;
+    return 0;
 }
 
 /* Each process is analyzed once (its sums accumulate): after more were loaded, only the new ones

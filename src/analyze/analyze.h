@@ -117,6 +117,16 @@ typedef struct sb_audit_saving {
     sb_replay_result r;    /* the predicted savings: the syncs and what goes with them */
     sb_replay_result kept; /* the same with their readbacks kept (SB_REPLAY_KEEP_READBACKS):
                               sites and all only, else zero */
+    /* where producers hand work on (replay.h: r.producers > 0; sites and all only): the other
+     * reading of them. r keeps the figure the run's own waits support: that they keep up (the
+     * play's default), unless they held the syncing threads back at half the removed calls or
+     * more when held where recorded, in which case r and other swap and held_primary is 1 */
+    sb_replay_result other;
+    int held_primary;
+    /* the other ranks of the job (analyze.c): each rank's replay keeps the collectives' times as
+     * recorded, so a rank that would move holds still at each one and its figure says nothing
+     * of the job's; nonzero, the figure is no prediction */
+    int ranks_unmodelled;
 } sb_audit_saving;
 /* Plays p's run (when its launches were recorded) with every sync removed, then with each of
  * the `top` most blocking sites and ranges and each class removed alone. 0, or -1 out of memory. */
@@ -126,15 +136,25 @@ const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, cons
                                           sb_audit_class cls);
 /* What the reports give as a selection's saving: its removed calls at the saving per call typical
  * of the run (replay.h: typical_us; fewer calls than SB_REPLAY_WINDOWS: the whole run's play,
- * r.wall_us), not the whole run's play, which one stretch can move: a VM's slow spell lengthens the calls recorded then, and a wait for a thread whose pace
- * the replay holds where it was recorded (a DataLoader's, at each epoch's first batch) takes
- * back what the run gained before it, though its loader answers the earlier request as soon. */
+ * r.wall_us), not the whole run's play, which one stretch can move: a VM's slow spell lengthens the
+ * calls recorded then, and a wait for a thread whose pace the replay holds where it was recorded (a
+ * DataLoader's, at each epoch's first batch) takes back what the run gained before it, though its
+ * loader answers the earlier request as soon. */
 double sb_audit_saving_us(const sb_audit_saving *s);
+/* The same of one play's result r of `calls` removed calls. */
+double sb_audit_result_us(const sb_replay_result *r, long calls);
 /* That saving of one selection summed over the processes that played it; NaN when none did. */
 double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
-/* The most threads_unmodelled (replay.h) of the processes that played the selection: nonzero,
- * its saving is no prediction. */
+/* Nonzero when a saving is no prediction: threads it could not tie together (replay.h:
+ * threads_unmodelled) or other ranks it does not play (ranks_unmodelled). */
+int sb_audit_unmodelled(const sb_audit_saving *s);
+/* The most of that of the processes that played the selection: nonzero, its saving is no
+ * prediction. */
 int sb_audit_run_unmodelled(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
+/* Why a selection's saving is no prediction ("threads not modelled", "ranks not modelled"), or
+ * NULL when it is one. */
+const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const char *key,
+                                    sb_audit_class cls);
 /* What the reports print for a selection's saving: "" when no process played it, "unknown"
  * (SB_AUDIT_UNMODELLED) when threads were not modelled, else the milliseconds ("%.3f"). */
 #define SB_AUDIT_UNMODELLED "unknown"

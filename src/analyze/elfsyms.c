@@ -11,7 +11,7 @@
 #include <string.h>
 
 #define MAX_SYMBOLS (8u << 20) /* entries read from one table, at most */
-#define BACKWARD 64             /* symbols looked at below an address for one that covers it */
+#define BACKWARD 64            /* symbols looked at below an address for one that covers it */
 
 typedef struct {
     uint64_t value, size;

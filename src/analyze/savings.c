@@ -62,6 +62,23 @@ static group *groups_of(const sb_audit_proc *p, int range, size_t *n)
     return g;
 }
 
+/* The same play with the producers' hand-offs holding their waiters where they were recorded
+ * (replay.h); it becomes the figure when they held the syncing threads back at half the removed
+ * calls or more: a loop that waited for its loader at most steps would wait for it as long
+ * without its syncs. */
+static int producers_held(sb_replay_model *m, const unsigned char *mask, sb_audit_saving *s)
+{
+    if (sb_replay_run(m, mask, SB_REPLAY_HOLD_BY_PRODUCERS, &s->other) < 0)
+        return -1;
+    if (2 * s->other.producer_holds >= s->calls) {
+        sb_replay_result keep_up = s->r;
+        s->r = s->other;
+        s->other = keep_up;
+        s->held_primary = 1;
+    }
+    return 0;
+}
+
 static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask, sb_audit_saving *s)
 {
     s->calls = 0;
@@ -91,6 +108,8 @@ static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask,
     int rc = sb_replay_run(m, mask, 0, &s->r);
     if (!rc && (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL))
         rc = sb_replay_run(m, mask, SB_REPLAY_KEEP_READBACKS, &s->kept);
+    if (!rc && s->r.producers && (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL))
+        rc = producers_held(m, mask, s);
     return rc;
 }
 
@@ -146,12 +165,22 @@ const char *sb_audit_bound_name(const sb_replay_result *r)
     return r->host_pct >= 50 ? "host" : "gpu";
 }
 
-double sb_audit_saving_us(const sb_audit_saving *s)
+int sb_audit_unmodelled(const sb_audit_saving *s)
+{
+    return s->r.threads_unmodelled + s->ranks_unmodelled;
+}
+
+double sb_audit_result_us(const sb_replay_result *r, long calls)
 {
     /* fewer calls than windows: each is its own, the run's own ends weigh in; the play's */
-    if (s->calls < SB_REPLAY_WINDOWS)
-        return s->r.wall_us;
-    return s->r.typical_us * (double)s->calls;
+    if (calls < SB_REPLAY_WINDOWS)
+        return r->wall_us;
+    return r->typical_us * (double)calls;
+}
+
+double sb_audit_saving_us(const sb_audit_saving *s)
+{
+    return sb_audit_result_us(&s->r, s->calls);
 }
 
 double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls)
@@ -173,10 +202,23 @@ int sb_audit_run_unmodelled(const sb_audit_run *run, int kind, const char *key, 
     int most = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_saving *s = sb_audit_saving_of(run->procs[i], kind, key, cls);
-        if (s && s->r.threads_unmodelled > most)
-            most = s->r.threads_unmodelled;
+        if (s && sb_audit_unmodelled(s) > most)
+            most = sb_audit_unmodelled(s);
     }
     return most;
+}
+
+const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const char *key,
+                                    sb_audit_class cls)
+{
+    int ranks = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const sb_audit_saving *s = sb_audit_saving_of(run->procs[i], kind, key, cls);
+        if (s && s->r.threads_unmodelled)
+            return "threads not modelled";
+        ranks |= s && s->ranks_unmodelled;
+    }
+    return ranks ? "ranks not modelled" : NULL;
 }
 
 const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *key,

@@ -81,7 +81,8 @@ void sb_replay_free(sb_replay_model *m)
     free(m->ev_cap);
     free(m->op_end);
     free(m->scratch);
-    free(m->reached);
+    free(m->base[0].reached);
+    free(m->base[1].reached);
     free(m->ahead);
     free(m->ahead_thread_of);
     free(m->ahead_one);
@@ -313,13 +314,11 @@ static int place_timed(sb_replay_model *m, const sb_audit_proc *p, const builder
     for (size_t i = 0; i < p->nwakes; i++) {
         const sb_audit_wake *w = &p->wakes[i];
         int32_t h = (int32_t)m->nhands++;
-        m->hands[h] = (rhand){w->start,
-                              w->end,
-                              w->at,
-                              0,
-                              dense_find(&b->threads, w->tid),
-                              dense_find(&b->threads, w->by),
-                              0};
+        m->hands[h] = (rhand){.start = w->start,
+                              .end = w->end,
+                              .at = w->at,
+                              .waiter = dense_find(&b->threads, w->tid),
+                              .waker = dense_find(&b->threads, w->by)};
         m->items[m->nitems++] = (item){corr_after(at, n, w->at), IT_HAND, 2 * h, w->at};
         m->items[m->nitems++] = (item){corr_after(at, n, w->end), IT_HAND, 2 * h + 1, w->end};
     }
@@ -607,7 +606,7 @@ static int estimate(sb_replay_model *m)
     return 0;
 }
 
-static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r);
+static int play(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r);
 
 /* The wake-up of a sync that waits: the median, over the syncs that waited in the run, of the
  * time from the end of what they waited for to their return (three at least). */
@@ -644,7 +643,7 @@ sb_replay_model *sb_replay_build(const sb_audit_proc *p)
         !ALLOC(stream_end, m->nstreams) || !ALLOC(stream_dep, m->nstreams) ||
         !ALLOC(stream_kernel, m->nstreams) || !ALLOC(ctx_end, m->nctx) ||
         !ALLOC(ev_cap, m->nrecs) || !ALLOC(op_end, m->nops) || !ALLOC(scratch, 2 * m->nops) ||
-        !ALLOC(gone, m->ncalls) || !ALLOC(reached, m->ncalls) || !ALLOC(ahead, m->ncalls) ||
+        !ALLOC(gone, m->ncalls) || !ALLOC(base[0].reached, m->ncalls) || !ALLOC(ahead, m->ncalls) ||
         !ALLOC(ahead_thread_of, m->ncalls) || !ALLOC(ahead_one, m->ncalls) ||
         !ALLOC(per_thread, m->nthreads))
         goto fail;
@@ -658,13 +657,16 @@ sb_replay_model *sb_replay_build(const sb_audit_proc *p)
     sb_replay_result r;
     unsigned char *none = calloc(p->ncalls + 1, 1);
     m->wake = NONE;
-    if (!none || play(m, NULL, 0, &r) < 0 || estimate_wake(m) < 0 || play(m, none, 0, &r) < 0) {
+    int sources = sb_replay_mark_sources(m);
+    if (!none || sources < 0 || play(m, NULL, 0, &r) < 0 || estimate_wake(m) < 0 ||
+        play(m, none, 0, &r) < 0 ||
+        (sources && (!(m->base[1].reached = malloc((p->ncalls + 1) * sizeof(int64_t))) ||
+                     play(m, none, SB_REPLAY_HOLD_BY_PRODUCERS, &r) < 0))) {
         free(none);
         sb_replay_free(m);
         return NULL;
     }
     free(none);
-    m->have_base = 1;
     return m;
 fail:
     builder_free(&b);
@@ -840,6 +842,9 @@ typedef struct {
     int64_t gpu_first, first;    /* the first GPU start; the first host or GPU time */
     long host_bound;             /* operations whose start the host's launch set */
     size_t nahead;               /* m->ahead[0..nahead): the removed calls reached */
+    int held;                    /* the sources' hand-offs hold their waiters */
+    long holds;                  /* ... how many did (replay.h: producer_holds) */
+    rbase *base;                 /* the baseline of this play's hand-off policy */
     int32_t ahead_thread;        /* the thread of the removed calls; -2: several */
 } player;
 
@@ -904,11 +909,11 @@ static void play_op(sb_replay_model *m, player *pl, int32_t idx)
 static void note_reached(sb_replay_model *m, player *pl, const rblock *k, int64_t start)
 {
     int64_t at = max64(start, pl->all_end);
-    if (!m->have_base) {
-        m->reached[k->call] = at;
+    if (!pl->base->have) {
+        pl->base->reached[k->call] = at;
     } else if (pl->remove[k->call]) {
         m->ahead_thread_of[pl->nahead] = k->thread;
-        m->ahead[pl->nahead++] = m->reached[k->call] - at;
+        m->ahead[pl->nahead++] = pl->base->reached[k->call] - at;
         pl->ahead_thread = pl->nahead == 1 || pl->ahead_thread == k->thread ? k->thread : -2;
     }
 }
@@ -998,7 +1003,7 @@ static void play_item(sb_replay_model *m, player *pl, const item *it)
         play_pause(m, pl, it->idx);
         break;
     case IT_HAND:
-        sb_replay_play_hand(m, it->idx);
+        pl->holds += sb_replay_play_hand(m, it->idx, pl->held);
         break;
     case IT_PRE:
     case IT_OH: /* the audit's own time: taken out of every play but the identity */
@@ -1020,15 +1025,16 @@ static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *
     if (first == INT64_MAX || (gpu_first != NONE && gpu_first < first))
         first = gpu_first;
     int64_t last = max64(host_last, all_end);
-    if (!pl->identity && !m->have_base) {
-        m->first = first;
-        m->host_last = host_last;
-        m->gpu_first = gpu_first;
-        m->gpu_last = all_end;
-        m->busy = busy;
+    rbase *b = pl->base;
+    if (!pl->identity && !b->have) {
+        b->first = first;
+        b->host_last = host_last;
+        b->gpu_first = gpu_first;
+        b->gpu_last = all_end;
+        b->busy = busy;
     }
-    int64_t orig_last = max64(m->host_last, m->gpu_last);
-    int64_t orig_idle = m->gpu_last != NONE ? (m->gpu_last - m->gpu_first) - m->busy : 0;
+    int64_t orig_last = max64(b->host_last, b->gpu_last);
+    int64_t orig_idle = b->gpu_last != NONE ? (b->gpu_last - b->gpu_first) - b->busy : 0;
     int64_t idle = all_end != NONE ? (all_end - gpu_first) - busy : 0;
     int64_t total = last != NONE && orig_last != NONE ? orig_last - last : 0;
     memset(r, 0, sizeof *r);
@@ -1044,25 +1050,32 @@ static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *
 
 /* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
  * kept); else the run without the audit's own time and without the removed calls. */
-static int play(sb_replay_model *m, const unsigned char *remove, int keep, sb_replay_result *r)
+static int play(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r)
 {
     player pl = {.remove = remove,
                  .identity = remove == NULL,
-                 .keep = keep,
+                 .keep = (flags & SB_REPLAY_KEEP_READBACKS) != 0,
+                 .held = (flags & SB_REPLAY_HOLD_BY_PRODUCERS) != 0,
                  .all_end = NONE,
                  .gpu_first = INT64_MAX,
                  .first = INT64_MAX,
                  .ahead_thread = -1};
+    /* a model with no source keeps one baseline: both policies play alike */
+    pl.base = &m->base[pl.held && m->base[1].reached];
     play_begin(m, &pl);
     for (size_t i = 0; i < m->nitems; i++)
         play_item(m, &pl, &m->items[i]);
     play_result(m, &pl, r);
-    if (remove && (r->threads_unmodelled = sb_replay_unmodelled_threads(m, remove)) < 0)
+    if (!pl.identity)
+        pl.base->have = 1; /* the first play of a policy is its baseline */
+    r->producer_holds = pl.holds;
+    if (remove &&
+        (r->threads_unmodelled = sb_replay_unmodelled_threads(m, remove, &r->producers)) < 0)
         return -1;
     return 0;
 }
 
 int sb_replay_run(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r)
 {
-    return remove ? play(m, remove, flags & SB_REPLAY_KEEP_READBACKS, r) : -1;
+    return remove ? play(m, remove, flags, r) : -1;
 }

@@ -106,6 +106,15 @@ typedef struct sb_replay_result {
      * comes out near zero whatever it is: nonzero, the figures above are not a prediction, and
      * the reports say "unknown: threads not modelled" */
     int threads_unmodelled;
+    /* the producers: threads that hand work on to the ones the play moves (between the first
+     * removed call and the last) but that no recorded hand-off ever woke (a DataLoader's
+     * pin-memory thread, fed through pipes by worker processes the audit does not see). Whether
+     * their hand-offs come sooner when asked sooner is not recorded: by default the play takes
+     * it that they do (they keep up: a wait for one keeps its recorded length); with
+     * SB_REPLAY_HOLD_BY_PRODUCERS their hand-offs hold their waiters where they were recorded,
+     * and producer_holds counts the waits one of them then held back */
+    int producers;
+    long producer_holds;
 } sb_replay_result;
 
 #define SB_REPLAY_WINDOWS 20
@@ -115,6 +124,8 @@ sb_replay_model *sb_replay_build(const struct sb_audit_proc *p);
 void sb_replay_facts_of(const sb_replay_model *m, sb_replay_facts *f);
 /* Readbacks stay when their sync is removed (made asynchronous). */
 #define SB_REPLAY_KEEP_READBACKS 1
+/* The producers' hand-offs hold their waiters where they were recorded (sb_replay_result). */
+#define SB_REPLAY_HOLD_BY_PRODUCERS 2
 /* Plays the run with every call i of p->calls whose remove[i] is nonzero removed (and what goes
  * with it: see above), and the savings against the run with none removed (both without the
  * audit's own time after the calls, the "oh" of records.h). flags: SB_REPLAY_*. 0, or -1 when

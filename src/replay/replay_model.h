@@ -75,10 +75,21 @@ typedef struct {
     int64_t start, end, at;
     int64_t snap; /* one play: the waker's delta at the signal */
     int32_t waiter, waker;
+    /* the waker is a source: no recorded hand-off ever woke it (a DataLoader's pin-memory
+     * thread, fed through pipes by worker processes): whether its hand-off would come sooner
+     * when the waiter asks sooner is not recorded (replay.h: SB_REPLAY_HOLD_BY_PRODUCERS) */
+    int from_source;
     /* the wait lies inside a recorded call of the waiter (a driver's wait in a blocking sync,
      * CUPTI's own buffers): that call's time is the model's, not a hand-off's */
     int inside;
 } rhand;
+
+/* A baseline play and what the savings need of it. */
+typedef struct {
+    int have;
+    int64_t first, host_last, gpu_first, gpu_last, busy;
+    int64_t *reached; /* per call: when it reached it (typical_us, replay.h) */
+} rbase;
 
 struct sb_replay_model {
     rop *ops;
@@ -109,15 +120,15 @@ struct sb_replay_model {
     int64_t wake;        /* median wake-up of the syncs that waited in the run; NONE: too few */
     sb_replay_facts facts;
     /* the run without the audit's own time (the baseline play), which savings are taken from */
-    int have_base;
-    int64_t first, host_last, gpu_first, gpu_last, busy;
+    /* the baseline plays (nothing removed, the audit's own time taken out) every saving is taken
+     * from: [0] with the sources' hand-offs set aside, [1] with them holding their waiters */
+    rbase base[2];
     /* state of one play */
     int64_t *delta, *last_new, *stream_end, *stream_dep, *ctx_end, *ev_cap, *op_end;
     int8_t *stream_kernel;            /* per stream: its last operation was a kernel */
     int64_t *null_end, *blocking_end; /* per context: legacy stream's, blocking streams' */
     int64_t *scratch;                 /* 2 per operation: the union of busy intervals */
-    int64_t *reached; /* per call: when the baseline play reached it (typical_us, replay.h) */
-    int64_t *ahead;   /* one play: how much sooner it reached each removed call, in order */
+    int64_t *ahead;           /* one play: how much sooner it reached each removed call, in order */
     int32_t *ahead_thread_of; /* ... each one's thread */
     int64_t *ahead_one;       /* ... those of one thread (typical_us of several threads) */
     long *per_thread;         /* ... how many each thread has */
@@ -127,9 +138,15 @@ struct sb_replay_model {
 /* Marks the hand-offs whose wait lies inside a recorded call of the waiter (items sorted). -1 out
  * of memory. */
 int sb_replay_mark_inside(sb_replay_model *m);
-/* One item of a hand-off in a play. */
-void sb_replay_play_hand(sb_replay_model *m, int32_t idx);
-/* threads_unmodelled (replay.h) of a play. -1 out of memory. */
-int sb_replay_unmodelled_threads(const sb_replay_model *m, const unsigned char *remove);
+/* Marks the hand-offs whose waker is a source (no recorded hand-off woke it); 1 when there is
+ * one, 0 when none. */
+int sb_replay_mark_sources(sb_replay_model *m);
+/* One item of a hand-off in a play; held: the sources' hand-offs hold their waiters (else they
+ * are set aside). Returns 1 when a source's hand-off held its waiter back. */
+int sb_replay_play_hand(sb_replay_model *m, int32_t idx, int held);
+/* threads_unmodelled (replay.h) of a play, and its producers (the sources that hand work on in
+ * the stretch of the removed calls). -1 out of memory. */
+int sb_replay_unmodelled_threads(const sb_replay_model *m, const unsigned char *remove,
+                                 int *producers);
 
 #endif

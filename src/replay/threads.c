@@ -51,18 +51,39 @@ int sb_replay_mark_inside(sb_replay_model *m)
     return 0;
 }
 
-void sb_replay_play_hand(sb_replay_model *m, int32_t idx)
+int sb_replay_mark_sources(sb_replay_model *m)
+{
+    unsigned char *woken = calloc(m->nthreads + 1, 1);
+    if (!woken)
+        return -1;
+    for (size_t i = 0; i < m->nhands; i++)
+        if (!m->hands[i].inside)
+            woken[m->hands[i].waiter] = 1;
+    int any = 0;
+    for (size_t i = 0; i < m->nhands; i++) {
+        rhand *h = &m->hands[i];
+        h->from_source = !h->inside && !woken[h->waker];
+        any |= h->from_source;
+    }
+    free(woken);
+    return any;
+}
+
+int sb_replay_play_hand(sb_replay_model *m, int32_t idx, int held)
 {
     rhand *h = &m->hands[idx / 2];
-    if (h->inside)
-        return;
+    if (h->inside || (h->from_source && !held))
+        return 0;
     if (!(idx & 1)) { /* the signal: how much sooner the waker got there */
         h->snap = m->delta[h->waker];
-        return;
+        return 0;
     }
     /* the wait's end; the run's span stays its CUDA activity's (a thread that only waits, a
-     * DataLoader's or CUPTI's, does not stretch it) */
-    m->delta[h->waiter] = min64(m->delta[h->waiter] + (h->end - h->start), h->snap);
+     * DataLoader's or CUPTI's, does not stretch it). It held the waiter back when the waiter
+     * then lost some of what it had gained before the wait. */
+    int64_t before = m->delta[h->waiter];
+    m->delta[h->waiter] = min64(before + (h->end - h->start), h->snap);
+    return h->from_source && h->snap < before;
 }
 
 /* ---- which threads a play ties together ---- */
@@ -89,17 +110,34 @@ static void join_by_hands(const sb_replay_model *m, int32_t *parent, int64_t fro
     }
 }
 
+/* The sources (sb_replay_mark_sources) that hand work on in [from, to]; seen: nthreads zeros,
+ * left set. */
+static int count_producers(const sb_replay_model *m, int64_t from, int64_t to, unsigned char *seen)
+{
+    int n = 0;
+    for (size_t i = 0; i < m->nhands; i++) {
+        const rhand *h = &m->hands[i];
+        if (h->from_source && h->end >= from && h->start <= to && !seen[h->waker]) {
+            seen[h->waker] = 1;
+            n++;
+        }
+    }
+    return n;
+}
+
 /* The threads a play involves beyond one (replay.h: threads_unmodelled): those of the removed
  * calls and those that launched GPU work between the first removed call's start and the last
  * one's end, less those the recorded hand-offs of that stretch tie to the first removed call's
  * thread (directly or through other threads). Without hand-offs recorded, every one beyond the
  * first. -1 out of memory. */
-int sb_replay_unmodelled_threads(const sb_replay_model *m, const unsigned char *remove)
+int sb_replay_unmodelled_threads(const sb_replay_model *m, const unsigned char *remove,
+                                 int *producers)
 {
-    unsigned char *seen = calloc(m->nthreads + 1, 1);
+    unsigned char *seen = calloc(m->nthreads + 1, 1), *sources = calloc(m->nthreads + 1, 1);
     int32_t *parent = malloc((m->nthreads + 1) * sizeof *parent);
-    if (!seen || !parent) {
+    if (!seen || !sources || !parent) {
         free(seen);
+        free(sources);
         free(parent);
         return -1;
     }
@@ -121,11 +159,13 @@ int sb_replay_unmodelled_threads(const sb_replay_model *m, const unsigned char *
     }
     if (m->waits_recorded)
         join_by_hands(m, parent, from, to);
+    *producers = count_producers(m, from, to, sources);
     int n = 0;
     for (size_t t = 0; t < m->nthreads; t++)
         n += seen[t] && (int32_t)t != first &&
              (!m->waits_recorded || find_root(parent, (int32_t)t) != find_root(parent, first));
     free(seen);
+    free(sources);
     free(parent);
     return n;
 }

@@ -87,8 +87,8 @@ static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, in
         char save[96] = "", ms[32];
         sb_audit_saving_text(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
         if (!strcmp(ms, SB_AUDIT_UNMODELLED))
-            snprintf(save, sizeof save,
-                     ", removing the site saves: unknown (threads not modelled)");
+            snprintf(save, sizeof save, ", removing the site saves: unknown (%s)",
+                     sb_audit_unmodelled_why(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE));
         else if (*ms) /* the site was replayed: what removing it would save */
             snprintf(save, sizeof save, ", removing the site saves %s ms", ms);
         say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
@@ -251,7 +251,8 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
         total == 1 ? "" : "s", o->max_syncs);
     double save = sb_audit_run_saving(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
     if (!isnan(save) && sb_audit_run_unmodelled(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE))
-        say(msg, "; what removing them would save is unknown (threads not modelled)");
+        say(msg, "; what removing them would save is unknown (%s)",
+            sb_audit_unmodelled_why(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE));
     else if (!isnan(save))
         say(msg, "; removing them would save %.3f ms of wall time", save / 1e3);
     say(msg, "\n");

@@ -57,7 +57,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
             /* the site's predicted saving (all its rows: its classes and ranges); empty when it
              * was not replayed or is unknown (threads not modelled) */
             const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
-            if (sv && !sv->r.threads_unmodelled)
+            if (sv && !sb_audit_unmodelled(sv))
                 fprintf(f, ",%.9g", sb_audit_saving_us(sv));
             else
                 fputc(',', f);

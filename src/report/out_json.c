@@ -56,6 +56,22 @@ static json_t *counts(const long *c)
     return o;
 }
 
+/* The producers (replay.h) of a saving: how many, how often they held the syncing threads back,
+ * which reading the figure takes, and the figure of the other ("producer_bound": held where
+ * recorded; "producer_free": keeping up). */
+static void set_producers(json_t *o, const sb_audit_saving *s)
+{
+    const sb_replay_result *held = s->held_primary ? &s->r : &s->other;
+    const sb_replay_result *free_ = s->held_primary ? &s->other : &s->r;
+    set(o, "producer_threads", json_integer(s->r.producers));
+    set(o, "producer_holds", json_integer(held->producer_holds));
+    set(o, "producers_assumed", sb_json_str(s->held_primary ? "held" : "keep up"));
+    set(o, "save_us_producer_bound", sb_json_num(sb_audit_result_us(held, s->calls)));
+    set(o, "save_per_call_us_typical_producer_bound", sb_json_num(held->typical_us));
+    set(o, "save_us_producer_free", sb_json_num(sb_audit_result_us(free_, s->calls)));
+    set(o, "save_per_call_us_typical_producer_free", sb_json_num(free_->typical_us));
+}
+
 static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *key)
 {
     json_t *o = json_object();
@@ -71,6 +87,9 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     set(o, "save_per_call_us_typical", sb_json_num(s->r.typical_us));
     /* nonzero: the figures are no prediction (replay.h); the table says "unknown" */
     set(o, "threads_unmodelled", json_integer(s->r.threads_unmodelled));
+    set(o, "ranks_unmodelled", json_integer(s->ranks_unmodelled)); /* the same for other ranks */
+    if (s->r.producers) /* threads that hand work on whose own pace the audit does not see */
+        set_producers(o, s);
     if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL) {
         /* the same syncs removed with their readbacks kept, made asynchronous */
         set(o, "save_wall_us_readbacks_kept", sb_json_num(s->kept.wall_us));
@@ -236,8 +255,7 @@ static json_t *rows(const sb_audit_run *run)
             set(o, "native_site", sb_json_str(r->native));
             const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             set(o, "site_save_us",
-                sv && !sv->r.threads_unmodelled ? sb_json_num(sb_audit_saving_us(sv))
-                                                : json_null());
+                sv && !sb_audit_unmodelled(sv) ? sb_json_num(sb_audit_saving_us(sv)) : json_null());
             append(a, o);
         }
     }

@@ -25,6 +25,28 @@ static const char *unmodelled_why(const sb_replay_facts *f)
            "waits library does not see)";
 }
 
+/* Threads that hand the syncing ones work and whose own pace the audit does not see (a
+ * DataLoader's pin-memory thread): which reading the figure takes, and the other's. */
+static void producers_note(FILE *f, const sb_audit_proc *p, const sb_audit_saving *all)
+{
+    int n = all->r.producers;
+    const sb_replay_result *held = all->held_primary ? &all->r : &all->other;
+    if (all->held_primary)
+        fprintf(f,
+                "pid %" PRId64 ": %d thread%s that hand%s it work (a loader's, fed from outside "
+                "the process) kept it waiting at %ld of its %ld syncs: the figure holds them where "
+                "recorded; if they could keep up: %.3f ms\n",
+                p->pid, n, n == 1 ? "" : "s", n == 1 ? "s" : "", held->producer_holds, all->calls,
+                sb_audit_result_us(&all->other, all->calls) / 1e3);
+    else
+        fprintf(f,
+                "pid %" PRId64 ": %d thread%s that hand%s it work (a loader's, fed from outside "
+                "the process) taken to keep up; held where recorded, they would hold it at %ld of "
+                "its %ld syncs and the saving be %.3f ms\n",
+                p->pid, n, n == 1 ? "" : "s", n == 1 ? "s" : "", held->producer_holds, all->calls,
+                sb_audit_result_us(held, all->calls) / 1e3);
+}
+
 /* What the replay predicts for removing every sync of the process (savings.c). */
 static void prediction(FILE *f, const sb_audit_proc *p)
 {
@@ -35,7 +57,13 @@ static void prediction(FILE *f, const sb_audit_proc *p)
                     p->pid);
         return;
     }
-    if (all->r.threads_unmodelled) /* a near-zero figure here would be taken for a fact */
+    if (!all->r.threads_unmodelled && all->ranks_unmodelled)
+        fprintf(f,
+                "pid %" PRId64 ": removing all %ld syncs would save: unknown: ranks not modelled "
+                "(one of %d ranks: the replay keeps the others' collectives where they were "
+                "recorded, so this rank would wait at each for peers that did not move)\n",
+                p->pid, all->calls, all->ranks_unmodelled + 1);
+    else if (all->r.threads_unmodelled) /* a near-zero figure would be taken for a fact */
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save: unknown: threads not "
                 "modelled (%d other thread%s launched GPU work between them, %s)\n",
@@ -48,6 +76,8 @@ static void prediction(FILE *f, const sb_audit_proc *p)
                 p->pid, all->calls, sb_audit_saving_us(all) / 1e3,
                 sb_audit_pct(sb_audit_saving_us(all), p->lifetime_us), all->r.idle_us / 1e3,
                 sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
+    if (!sb_audit_unmodelled(all) && all->r.producers)
+        producers_note(f, p, all);
     if (p->replay->ops_unplaced || p->replay->syncs_untargeted)
         fprintf(f,
                 "pid %" PRId64 ": replay: %ld GPU operation%s of unknown launch kept in place, "

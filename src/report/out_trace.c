@@ -200,7 +200,7 @@ static void calls(writer *w, const sb_audit_proc *p)
             fprintf(w->f, ",\"bubble_us\":%.3f", (double)c->bubble_ns / 1e3);
         const sb_audit_saving *sv =
             blocking ? sb_audit_saving_of(p, SB_SAVE_SITE, c->site, SB_AUDIT_NONE) : NULL;
-        if (sv && !sv->r.threads_unmodelled) /* the site's predicted saving, per call too */
+        if (sv && !sb_audit_unmodelled(sv)) /* the site's predicted saving, per call too */
             fprintf(w->f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f",
                     sb_audit_saving_us(sv), sv->r.typical_us);
         fputs("}}", w->f);

@@ -306,6 +306,7 @@ def process_figures(proc, site, steps, kept_fraction):
             "per_step_mean": scaled(mean, removed),
             "per_step_producer_bound": scaled(feeder, removed),
             "threads_unmodelled": site.get("threads_unmodelled") or 0,
+            "ranks_unmodelled": site.get("ranks_unmodelled") or 0,
             "bound": site.get("bound"), "blocked_us": site.get("blocked_us"),
             "records_incomplete": proc.get("records_incomplete")}
 
@@ -365,6 +366,7 @@ def prediction(audits):
     """The audits' figures in one: medians over audits of the least-saving process's."""
     least = [a["least"] for a in audits]
     flags = max(x["threads_unmodelled"] for a in audits for x in a["processes"])
+    ranks = max(x.get("ranks_unmodelled", 0) for a in audits for x in a["processes"])
     return {"per_step": median_of([x["per_step"] for x in least]),
             "per_step_kept": median_of([x["per_step_kept"] for x in least]),
             "per_step_mean": median_of([x["per_step_mean"] for x in least]),
@@ -372,7 +374,8 @@ def prediction(audits):
                                                   for x in least]),
             "calls_per_step": median_of([x["calls_per_step"] for x in least]),
             "per_call_typical": median_of([x["per_call_typical"] for x in least]),
-            "threads_unmodelled": flags, "rank": least[0]["rank"], "site": least[0]["site"],
+            "threads_unmodelled": flags, "ranks_unmodelled": ranks,
+            "rank": least[0]["rank"], "site": least[0]["site"],
             "records_incomplete": [x["records_incomplete"] for a in audits
                                    for x in a["processes"] if x["records_incomplete"]],
             "notes": sorted({n for a in audits for n in a["notes"]})}
@@ -382,6 +385,9 @@ def flag_of(pred):
     """Why the prediction is no prediction, or None."""
     if pred["threads_unmodelled"]:
         return f"threads not modelled: {pred['threads_unmodelled']}"
+    if pred.get("ranks_unmodelled"):
+        return (f"ranks not modelled: {pred['ranks_unmodelled'] + 1} ranks meet in collectives "
+                "the replay keeps where they were recorded")
     if pred["per_step"] is None:
         return "no figure"
     return None
@@ -505,6 +511,41 @@ def run_entries(entries, python, out, rounds=None, audits=1, bin_path=None, bloc
     return rows
 
 
+def reanalyze(rows, records, out, bin_path=None):
+    """The rows of an earlier suite.json with their predictions made again from the audits'
+    kept records (under RECORDS: NAME-K/) by this syncbench (`audit --from`): what an analyzer
+    change does to the figures, on the same recorded runs and the same measured savings."""
+    out = pathlib.Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    entries = {e.name: e for e in ENTRIES}
+    again = []
+    for row in rows:
+        if row.get("verdict") == "ERROR" or row["name"] not in entries:
+            again.append(row)
+            continue
+        entry, audits = entries[row["name"]], []
+        for a in row["audits"]:
+            name = f"{row['name']}-{a['audit']}"
+            report = out / f"{name}.json"
+            argv = [bin_path or BIN, "audit", "-q", "--top", "20", "--from",
+                    pathlib.Path(records) / name, "--json", report]
+            r = subprocess.run([str(x) for x in argv], capture_output=True, text=True)
+            if r.returncode not in (0, 1):
+                raise ProgramFailed(f"{name}: audit --from: exit {r.returncode}: {tail(r.stderr)}")
+            procs = line_figures(json.loads(report.read_text()), entry, row["line"], a["steps"])
+            least = min(procs, key=lambda x: float("inf") if x["per_step"] is None
+                        else x["per_step"])
+            audits.append({**a, "processes": procs, "least": least,
+                           "notes": audit_notes(r.stderr), "json": str(report)})
+        pred = prediction(audits)
+        again.append({**row, "audits": audits, "predicted": pred,
+                      "error_pct": error_pct(pred["per_step"], row["measured"]),
+                      "verdict": verdict(row["measured"], row["spread"], pred["per_step"],
+                                         flag_of(pred), pred["per_step_producer_bound"])})
+    write(again, out)
+    return again
+
+
 def select(only):
     """The entries named (comma-separated), all when ONLY is empty; ValueError for a name
     that is none."""
@@ -528,7 +569,18 @@ def main(argv=None):
                     help="where suite.json, suite.md and the records go")
     ap.add_argument("--python", default=os.environ.get("TORCH_PYTHON") or sys.executable,
                     help="the Python with torch (TORCH_PYTHON, else this one)")
+    ap.add_argument("--reanalyze", metavar="SUITE_JSON",
+                    help="no GPU: an earlier run's rows, predicted again from their kept "
+                         "records (--records) by this syncbench, into --out")
+    ap.add_argument("--records", help="with --reanalyze: the folder of the kept records")
     a = ap.parse_args(argv)
+    if a.reanalyze:
+        if not a.records:
+            ap.error("--reanalyze needs --records DIR")
+        rows = reanalyze(json.loads(pathlib.Path(a.reanalyze).read_text()), a.records, a.out,
+                         os.path.abspath(BIN))
+        sys.stdout.write(table(rows))
+        return 0
     try:
         entries = select(a.only)
     except ValueError as e:
