@@ -195,15 +195,15 @@ static int cmp_call_key(const void *a, const void *b)
     if (x->cls != y->cls)
         return x->cls < y->cls ? -1 : 1;
     int r = strcmp(x->range, y->range);
-    if (r || (r = strcmp(x->site, y->site)) || (r = strcmp(x->made.via_site, y->made.via_site)))
+    if (r || (r = strcmp(x->site, y->site)) || (r = strcmp(x->made->via_site, y->made->via_site)))
         return r;
     /* one row per operation and fix at a site and its line inside a library (a print(t) line
      * reads a count and values); both interned: equal text, equal pointer */
-    uintptr_t p = (uintptr_t)x->made.op, q = (uintptr_t)y->made.op;
+    uintptr_t p = (uintptr_t)x->made->op, q = (uintptr_t)y->made->op;
     if (p != q)
         return p < q ? -1 : 1;
-    p = (uintptr_t)x->made.fix;
-    q = (uintptr_t)y->made.fix;
+    p = (uintptr_t)x->made->fix;
+    q = (uintptr_t)y->made->fix;
     return p < q ? -1 : p > q;
 }
 
@@ -235,7 +235,7 @@ static int build_rows(sb_audit_proc *p)
         r->source = first->source;
         r->pyframe = first->pyframe;
         r->rule = first->rule;
-        r->made = first->made;
+        r->made = *first->made;
         for (; j < n && cmp_call_key(&idx[i], &idx[j]) == 0; j++) {
             const sb_audit_call *c = &p->calls[idx[j]];
             d[j - i] = (double)(c->end - c->start) / 1e3;
@@ -502,9 +502,18 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opt
 
 /* Where the call was made, as the user sees it: the Python line when the thread ran Python
  * (its source text beside it), and the line inside a library that made it; the native frame
- * otherwise; then what made it and the fix (rules.c). */
+ * otherwise; then what made it and the fix (rules.c). Once per distinct call site
+ * (callsites.c): the calls of one site share what it found. */
 static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
 {
+    int added;
+    sb_audit_callsite *cs = sb_audit_callsite_of(run, p, c, &added);
+    if (!cs)
+        return -1;
+    if (!added) {
+        sb_audit_callsite_give(cs, c);
+        return 0;
+    }
     c->native = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
                               : sb_audit_site(&run->strs, NULL);
     c->site = c->native;
@@ -518,10 +527,14 @@ static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
         if (!c->site || !c->source)
             return -1;
     }
-    if (sb_audit_py_made(run, ps, c) < 0)
+    c->made = &cs->made;
+    if (sb_audit_py_made(run, ps, c, &cs->made) < 0)
         return -1;
     c->rule = sb_audit_rule_for(p, c);
-    return sb_audit_name_call(&run->strs, c);
+    if (sb_audit_name_call(&run->strs, c, &cs->made) < 0)
+        return -1;
+    sb_audit_callsite_keep(cs, c);
+    return 0;
 }
 
 static int cmp_pystack(const void *a, const void *b)
@@ -604,6 +617,7 @@ static void free_analysis(sb_audit_run *run)
     free(run->ranks);
     run->ranks = NULL;
     sb_audit_py_cache_free(run);
+    sb_audit_callsites_free(run);
 }
 
 int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)

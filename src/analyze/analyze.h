@@ -48,7 +48,8 @@ const sb_audit_pyframe *sb_audit_py_lib_frame(const sb_audit_pystack *s, char *p
  * (via; shown from its package on when installed: "transformers/generation/utils.py:2797 in
  * _sample"), the library's frame, and their lines' text; op and fix are rules.c's. 0, or -1 out
  * of memory. */
-int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, sb_audit_call *c);
+int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audit_call *c,
+                     sb_audit_made *m);
 /* The frame's source line, stripped, interned; "" when the file cannot be read. */
 const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f);
 void sb_audit_py_cache_free(sb_audit_run *run);
@@ -79,7 +80,29 @@ int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb
  * rule of that library names keeps the rule's op, and its fix says where it is: "inside
  * transformers (_sample): an upstream change, or a different call (...)". 0, or -1 out of
  * memory. */
-int sb_audit_name_call(sb_strpool *strs, sb_audit_call *c);
+int sb_audit_name_call(sb_strpool *strs, const sb_audit_call *c, sb_audit_made *m);
+
+/* ---- callsites.c: each distinct call site attributed once ---- */
+/* What attributing a call found, shared by every call with the same site: its process, native
+ * stack, Python stack, class, API and copy direction (what attribution reads of a call). */
+typedef struct sb_audit_callsite {
+    const sb_audit_proc *proc;
+    int64_t stack, py;
+    sb_audit_class cls;
+    const char *api, *copy;
+    const char *native, *site, *source;
+    const sb_audit_pyframe *pyframe;
+    const sb_audit_rule *rule;
+    sb_audit_made made; /* the calls' `made` points here */
+} sb_audit_callsite;
+/* c's call site: found (*added 0) or added (*added 1: the caller attributes c and keeps it);
+ * NULL out of memory. */
+sb_audit_callsite *sb_audit_callsite_of(sb_audit_run *run, const sb_audit_proc *p,
+                                        const sb_audit_call *c, int *added);
+/* What an attributed call found, kept in its site; given to another call of the site. */
+void sb_audit_callsite_keep(sb_audit_callsite *cs, const sb_audit_call *c);
+void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call *c);
+void sb_audit_callsites_free(sb_audit_run *run);
 /* Every rule, NULL-terminated by op (tests, --help). */
 extern const sb_audit_rule sb_audit_rules[];
 /* The packages whose operations the rules name, whose Python code is not "a library" a sync is

@@ -109,9 +109,9 @@ const char *sb_audit_py_site(sb_strpool *strs, const sb_audit_pyframe *f)
     return site_text(strs, f, 0);
 }
 
-int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, sb_audit_call *c)
+int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audit_call *c,
+                     sb_audit_made *m)
 {
-    sb_audit_made *m = &c->made;
     const char *none = sb_audit_intern(&run->strs, "");
     *m = (sb_audit_made){
         .via_site = none, .via_source = none, .lib_source = none, .library = none, .fix = none};

@@ -208,17 +208,18 @@ static int pyfile_has(const sb_audit_pystack *s, const char *alts)
  * (a library calling torch), else the user's line (calling torch, or the innermost itself). */
 static int source_has(const sb_audit_call *c, const char *alts)
 {
-    const sb_audit_made *m = &c->made;
-    if (m->via && any_in(alts, m->via_source))
+    const sb_audit_made *m = c->made;
+    if (m && m->via && any_in(alts, m->via_source))
         return 1;
-    return any_in(alts, m->lib ? m->lib_source : c->source);
+    return any_in(alts, m && m->lib ? m->lib_source : c->source);
 }
 
 /* The file of the frame that made the call (the library's, else the innermost) from its
  * installed package on; NULL without Python or outside an installed package. */
 static const char *maker_file(const sb_audit_call *c)
 {
-    const sb_audit_pyframe *f = c->made.lib ? c->made.lib : c->made.via ? c->made.via : c->pyframe;
+    const sb_audit_made *m = c->made; /* NULL: a call not attributed (no Python frames) */
+    const sb_audit_pyframe *f = m && m->lib ? m->lib : m && m->via ? m->via : c->pyframe;
     return f ? sb_audit_py_in_package(f->file) : NULL;
 }
 
@@ -254,10 +255,9 @@ const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_ca
     return NULL;
 }
 
-int sb_audit_name_call(sb_strpool *strs, sb_audit_call *c)
+int sb_audit_name_call(sb_strpool *strs, const sb_audit_call *c, sb_audit_made *m)
 {
     const sb_audit_rule *r = c->rule;
-    sb_audit_made *m = &c->made;
     const char *op = r ? r->op : NULL, *fix = r ? r->fix : "";
     char op_buf[512], fix_buf[2048];
     if (m->lib && !(r && r->lib)) { /* the rule's fix is about the library's code */

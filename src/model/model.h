@@ -136,16 +136,16 @@ typedef struct sb_audit_made {
 
 typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
-    int drv;         /* dom "drv" */
     int64_t tid, ctx, corr, start, end, stack;
     int64_t oh;       /* ns the audit's library spent around the call ("oh") */
     int64_t ptr;      /* the memory cudaMalloc returned, cudaFree freed ("ptr"); 0 */
     int64_t py;       /* a "pystack" id, -1 when the thread ran no Python */
     const char *copy; /* "DtoH", ...; NULL */
     const char *host; /* the copy's host memory the driver named: "pageable", ...; NULL */
-    int nranges;
     sb_audit_range_ref *ranges; /* outermost first */
-    /* analyze.c */
+    int nranges;
+    int drv; /* dom "drv" */
+    /* analyze.c (the small fields side by side: millions of calls, no padding between) */
     sb_audit_class cls;
     int64_t bubble_ns;
     const char *range;  /* innermost range, "" when none */
@@ -155,7 +155,9 @@ typedef struct sb_audit_call {
     const struct sb_audit_pyframe *pyframe; /* the frame `site` names; NULL: none */
     const char *source;                     /* that frame's source line, "" when unknown */
     const struct sb_audit_rule *rule;       /* what made it; NULL: no rule knows */
-    sb_audit_made made; /* the line inside a library that made it, the operation, the fix */
+    /* the line inside a library that made it, the operation, the fix: one for every call of one
+     * site (analyze/callsites.c) */
+    const sb_audit_made *made;
 } sb_audit_call;
 
 typedef struct sb_audit_range {
@@ -359,7 +361,8 @@ struct sb_audit_run {
     /* set by the analysis: frees what it made for the whole run (the view across ranks, the
      * cache of source files), which this room does not know */
     void (*free_analysis)(struct sb_audit_run *run);
-    void *py_files; /* pysite.c's cache of source files */
+    void *py_files;  /* pysite.c's cache of source files */
+    void *callsites; /* callsites.c's: each distinct call site attributed once */
 };
 
 /* ---- calibration.c ---- */

@@ -133,7 +133,7 @@ int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
         for (size_t k = 0; o->range && !rc && k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
             if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs))
-                rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe, &c->made);
+                rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe, c->made);
         }
         for (size_t k = 0; !o->range && !rc && k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];

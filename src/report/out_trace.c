@@ -184,14 +184,14 @@ static void calls(writer *w, const sb_audit_proc *p)
             fputs(",\"range\":", w->f);
             sb_audit_json_str(w->f, c->range);
             fputs(",\"operation\":", w->f);
-            sb_audit_json_str(w->f, c->made.op ? c->made.op : "unknown");
-            if (c->made.via) {
+            sb_audit_json_str(w->f, c->made->op ? c->made->op : "unknown");
+            if (c->made->via) {
                 fputs(",\"via\":", w->f);
-                sb_audit_json_str(w->f, c->made.via_site);
+                sb_audit_json_str(w->f, c->made->via_site);
             }
-            if (c->made.library[0]) {
+            if (c->made->library[0]) {
                 fputs(",\"library\":", w->f);
-                sb_audit_json_str(w->f, c->made.library);
+                sb_audit_json_str(w->f, c->made->library);
             }
             if (c->pyframe)
                 python_frames(w->f, sb_audit_find_pystack(p, c->py));

@@ -8,7 +8,8 @@
 #   tests/bench/replay_bench.sh [RECORDS...]     default: 1000000 5000000 10000000
 #
 # SYNCBENCH: the binary (default build/syncbench); BENCH_DIR: where the folders go (default a
-# temporary folder, removed at the end).
+# temporary folder, removed at the end); BENCH_HAND_OFFS=1: each step's kernel launched by a
+# second thread the first hands it to (two "wake" records a step, six records a step).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -25,7 +26,11 @@ echo "records wall_s max_rss_MB"
 for n in "$@"; do
     d="$dir/r$n"
     rm -rf "$d"
-    python3 "$here/gen_audit_records.py" $((n / 4)) "$d"
+    if [ "${BENCH_HAND_OFFS:-0}" = 1 ]; then
+        python3 "$here/gen_audit_records.py" --hand-offs $((n / 6)) "$d"
+    else
+        python3 "$here/gen_audit_records.py" $((n / 4)) "$d"
+    fi
     if ! /usr/bin/time -v "$bin" audit -q --from "$d" >/dev/null 2>"$dir/time.txt"; then
         echo "replay_bench: syncbench audit --from failed on $n records:" >&2
         tail -5 "$dir/time.txt" >&2

@@ -171,10 +171,10 @@ static int starts(const char *s, const char *prefix)
 static void assert_made(const sb_audit_call *c, const char *via_site, const char *library,
                         const char *op)
 {
-    assert_string_equal(c->made.via_site, via_site);
-    assert_string_equal(c->made.library, library);
-    if (!starts(c->made.op, op))
-        fail_msg("operation '%s' is not '%s...'", c->made.op, op);
+    assert_string_equal(c->made->via_site, via_site);
+    assert_string_equal(c->made->library, library);
+    if (!starts(c->made->op, op))
+        fail_msg("operation '%s' is not '%s...'", c->made->op, op);
 }
 
 static const char *user_site(int line)
@@ -191,14 +191,14 @@ static void a_sync_inside_an_installed_package_gets_both_frames(void **state)
     const sb_audit_call *c = call_of(run, STOP);
     assert_string_equal(c->site, user_site(5));
     assert_string_equal(c->source, "out = model.generate(ids, max_new_tokens=48)");
-    assert_non_null(c->made.via);
-    assert_int_equal(c->made.via->line, 3);
-    assert_string_equal(c->made.via->func, "_has_unfinished_sequences");
+    assert_non_null(c->made->via);
+    assert_int_equal(c->made->via->line, 3);
+    assert_string_equal(c->made->via->func, "_has_unfinished_sequences");
     assert_made(c, GEN ":3 in _has_unfinished_sequences", "transformers",
                 "inside transformers: generate()'s stopping check after every token");
-    assert_string_equal(c->made.via_source, "elif this_peer_finished:");
-    assert_non_null(strstr(c->made.fix, "transformers' generate() reads on the host"));
-    assert_non_null(strstr(c->made.fix, "no option of generate() skips it"));
+    assert_string_equal(c->made->via_source, "elif this_peer_finished:");
+    assert_non_null(strstr(c->made->fix, "transformers' generate() reads on the host"));
+    assert_non_null(strstr(c->made->fix, "no option of generate() skips it"));
     assert_string_equal(c->rule->scenario, "device-branch");
 
     /* the JSON: both frames, the via file as recorded (absolute) */
@@ -269,13 +269,13 @@ static void distinct_library_lines_are_distinct_rows_under_the_user_line(void **
 
     /* the masking line: torch's operation, a fix that says it is inside transformers */
     const sb_audit_call *c = call_of(run, MASKING);
-    assert_non_null(strstr(c->made.op, "Python branch on a GPU value"));
-    assert_true(starts(c->made.fix, "inside transformers (_ignore_causal_mask_sdpa): an upstream "
-                                    "change, or a different call (upstream, the sync-free way: "
-                                    "keep the decision on the GPU"));
+    assert_non_null(strstr(c->made->op, "Python branch on a GPU value"));
+    assert_true(starts(c->made->fix, "inside transformers (_ignore_causal_mask_sdpa): an upstream "
+                                     "change, or a different call (upstream, the sync-free way: "
+                                     "keep the decision on the GPU"));
     c = call_of(run, CUBLAS); /* a CUDA library called by transformers' code */
-    assert_non_null(strstr(c->made.op, "inside a CUDA library"));
-    assert_true(starts(c->made.fix, "inside transformers (forward): an upstream change"));
+    assert_non_null(strstr(c->made->op, "inside a CUDA library"));
+    assert_true(starts(c->made->fix, "inside transformers (forward): an upstream change"));
 
     /* the table: the user's line once, with its total, each library line indented under it */
     char *t = table_text(run);
@@ -313,13 +313,13 @@ static void torch_frames_are_not_a_library(void **state)
     const sb_audit_call *c = call_of(run, USER_SYNC);
     assert_string_equal(c->site, user_site(8));
     assert_made(c, TORCH_CUDA ":1 in synchronize", "", "explicit sync: torch.cuda.synchronize()");
-    assert_string_equal(c->made.fix, c->rule->fix);
+    assert_string_equal(c->made->fix, c->rule->fix);
     c = call_of(run, LIB_SYNC);
     assert_made(c, TORCH_CUDA ":1 in synchronize", "transformers",
                 "explicit sync: torch.cuda.synchronize()");
-    assert_true(starts(c->made.fix, "inside transformers (_prefill): "));
+    assert_true(starts(c->made->fix, "inside transformers (_prefill): "));
     c = call_of(run, USER_ITEM);
-    assert_null(c->made.via);
+    assert_null(c->made->via);
     assert_made(c, "", "", "scalar read: .item()");
     char *t = table_text(run);
     assert_non_null(strstr(t, "| loss = out.float().mean().item()"));
@@ -336,7 +336,7 @@ static void innermost_site_is_the_library_line(void **state)
     char want[600];
     snprintf(want, sizeof want, "%s" PKGS GEN ":3 in _has_unfinished_sequences", tmpdir);
     assert_string_equal(c->site, want);
-    assert_null(c->made.via);
+    assert_null(c->made->via);
     assert_made(c, "", "transformers",
                 "inside transformers: generate()'s stopping check after every token");
     sb_audit_free(run);
@@ -394,9 +394,10 @@ static int holds_made_in(const sb_audit_rule *r, const char *maker)
                        .copy = r->copy ? first_alt(r->copy, copy, sizeof copy) : NULL,
                        .pyframe = &pf[1],
                        .source = ""};
-    c.made = (sb_audit_made){
+    sb_audit_made made = {
         .via = &pf[0], .via_site = "", .via_source = source, .lib_source = source, .library = ""};
-    c.made.lib = sb_audit_py_lib_frame(&ps, pkg, sizeof pkg);
+    made.lib = sb_audit_py_lib_frame(&ps, pkg, sizeof pkg);
+    c.made = &made;
     return sb_audit_rule_holds(r, &p, &c);
 }
 
