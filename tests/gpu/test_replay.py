@@ -472,6 +472,7 @@ def ddp_rank_figures(report, line, steps=DDP_STEPS):
                         "per_call_mean": site["save_per_call_us"],
                         "blocked_per_call": site["blocked_us"] / site["calls"],
                         "bound": site["bound"], "model": p["predicted"]["model"],
+                        "ranks_unmodelled": site.get("ranks_unmodelled", 0),
                         "predicted_all_us": p["predicted"]["save_wall_us"],
                         "old_could_save_us": old_could_save(report, p["pid"]),
                         "blocked_us": p["blocked_us"], "lifetime_s": p["lifetime_s"]})
@@ -531,7 +532,8 @@ def ddp_job(tmp_path, py, rounds=ROUNDS, steps=DDP_STEPS):
 
 
 def test_ddp_job_sites(tmp_path):
-    """One audit of a short 2-rank DDP job: on each rank the loss.item() line, one sync a step."""
+    """One audit of a short 2-rank DDP job: on each rank the loss.item() line, one sync a step,
+    its figure flagged (ranks not modelled: each rank's replay keeps the other's collectives)."""
     py = torch_python()
     if not py:
         pytest.skip("no Python with torch and CUDA (set TORCH_PYTHON)")
@@ -540,3 +542,4 @@ def test_ddp_job_sites(tmp_path):
     ddp_ranks(r.stdout)
     for x in ddp_rank_figures(report, ddp_item_line(), steps):
         assert is_number(x["per_call"]), x
+        assert x["ranks_unmodelled"] == 1, x
