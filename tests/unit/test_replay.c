@@ -312,14 +312,20 @@ static void two_thread_stream(stream *s, int backward_between)
     replay_end(s, end);
 }
 
+/* The run of stream s (freed) played without the main thread's syncs. */
+static sb_replay_result main_syncs_removed(stream *s)
+{
+    sb_audit_run *run = analyzed(s);
+    sb_replay_result r = play_removing(run->procs[0], main_threads_syncs);
+    sb_audit_free(run);
+    return r;
+}
+
 static sb_replay_result two_thread_loop(int backward_between)
 {
     stream s;
     two_thread_stream(&s, backward_between);
-    sb_audit_run *run = analyzed(&s);
-    sb_replay_result r = play_removing(run->procs[0], main_threads_syncs);
-    sb_audit_free(run);
-    return r;
+    return main_syncs_removed(&s);
 }
 
 static void another_threads_launches_between_removed_syncs_are_flagged(void **state)
@@ -388,32 +394,31 @@ static void training_steps(stream *s, int n, int hands)
  * wake-up: 17 (N - 1) + 3. Played as independent threads, the backward passes would stay where
  * they were recorded and the GPU would wait for each (41 us in all): the figure is then flagged,
  * never given as a prediction. */
+/* The training loop of N steps played without the main thread's syncs: recorded with the waits
+ * library (waits) or not, its hand-offs in the records (hands) or not. */
+static sb_replay_result training_play(int n, int waits, int hands)
+{
+    stream s;
+    if (waits)
+        begin_waits(&s);
+    else
+        begin(&s);
+    training_steps(&s, n, hands);
+    return main_syncs_removed(&s);
+}
+
 static void a_backward_pass_handed_to_another_thread_moves_with_it(void **state)
 {
     (void)state;
     enum { N = 20 };
-    stream s;
-    begin_waits(&s);
-    training_steps(&s, N, 1);
-    sb_audit_run *run = analyzed(&s);
-    sb_replay_result r = play_removing(run->procs[0], main_threads_syncs);
+    sb_replay_result r = training_play(N, 1, 1);
     assert_int_equal(r.threads_unmodelled, 0);
     near(r.wall_us, 17 * (N - 1) + 3);
-    sb_audit_free(run);
-    stream t; /* the same run recorded without its hand-offs: unknown */
-    begin(&t);
-    training_steps(&t, N, 0);
-    run = analyzed(&t);
-    r = play_removing(run->procs[0], main_threads_syncs);
+    r = training_play(N, 0, 0); /* the same run recorded without its hand-offs: unknown */
     assert_int_equal(r.threads_unmodelled, 1);
     near(r.wall_us, 41);
-    sb_audit_free(run);
-    stream u; /* recorded with the waits library, but no hand-off ties the engine in: unknown */
-    begin_waits(&u);
-    training_steps(&u, N, 0);
-    run = analyzed(&u);
-    assert_int_equal(play_removing(run->procs[0], main_threads_syncs).threads_unmodelled, 1);
-    sb_audit_free(run);
+    /* recorded with the waits library, but no hand-off ties the engine in: unknown */
+    assert_int_equal(training_play(N, 1, 0).threads_unmodelled, 1);
 }
 
 /* A consumer that waited for its producer: each 100 us step, the main thread sleeps for a batch
