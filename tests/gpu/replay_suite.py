@@ -43,7 +43,9 @@ default build/syncbench), TORCH_PYTHON (the Python with torch; default this one)
 validate runs each entry as a check of the replay group (tests/validate/replay_checks.py,
 --full).
 
-Time on an H100, default rounds, estimated: a plain process costs its start (torch's import
+Time on an H100, default rounds (measured 2026-11-27: the six entries before ddp took 7 minutes
+with 8 blocks a round; ddp, 3 rounds of 8 blocks on gloo, about 2; the host-bound entries now
+run 16 and 24 shorter blocks). Per entry, estimated: a plain process costs its start (torch's import
 and CUDA's set-up, 3 to 5 s), its warm-up, the untimed block and 2 to 3 s of timed blocks; an
 audit (as long a loop) adds its 3 to 5 s calibration and the replay of its records:
     train-gpu      50 steps a block (about 7 ms a step): 3 processes and an audit, about 35 s
@@ -57,7 +59,7 @@ audit (as long a loop) adds its 3 to 5 s calibration and the replay of its recor
                    process: about 45 s
     ddp            torchrun and two ranks (7 to 8 s a job), 150 steps a block (1 to 3 s of
                    blocks with a GPU a rank, nccl; about 3.5 s on one GPU, gloo): about 50 s
-in all about 5.5 minutes with inductor's cache cold, under 5 with it filled (a second run)."""
+in all about 9 minutes: run it in two calls of a 10-minute limit (--only)."""
 import argparse
 import dataclasses
 import importlib.util
