@@ -73,7 +73,9 @@ static void *real(int which)
     return fn ? fn : resolve(which);
 }
 
-void sbw_resolve_all(void)
+/* Every real function looked up; hooks.c's constructor runs it at load, before sbw_start can
+ * be called. */
+static void resolve_all(void)
 {
     for (int i = 0; i < NREAL; i++)
         real(i);
@@ -85,7 +87,7 @@ void sbw_resolve_all(void)
  * itself. */
 __attribute__((constructor)) static void resolve_at_load(void)
 {
-    sbw_resolve_all();
+    resolve_all();
 }
 
 typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *);

@@ -27,7 +27,5 @@ void sbw_note_signal(const void *obj);
 /* A wait on obj that returned 0 after sleeping from start_ns to end_ns: a hand-off when the
  * table holds another thread's signal on obj within the wait. */
 void sbw_note_wake(const void *obj, long long start_ns, long long end_ns, int kind);
-/* Looks the real functions up (hooks.c); sbw_start calls it before anything is recorded. */
-void sbw_resolve_all(void);
 
 #endif

@@ -267,7 +267,6 @@ API int sbw_start(void)
     int state = atomic_load_explicit(&sbw_state, memory_order_relaxed);
     int rc = state == SBW_FORKED ? -1 : 0;
     if (state == SBW_IDLE) {
-        sbw_resolve_all(); /* before a hook that records needs them */
         void *mem = mmap(NULL, RING_SIZE * sizeof *ring, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (mem == MAP_FAILED) {

@@ -106,14 +106,6 @@ static int zero_median(const double *x, int n)
 /* The verdict of a row in both files: a baseline at or near zero has no relative change (the
  * summary rule's `same` / `no-baseline`, whichever rule); otherwise the samples' interval when
  * both rows have samples, else the summary rule. 0, or SB_EXIT_FAIL when out of memory. */
-double sb_compare_threshold(const sb_compare_request *req, const char *metric)
-{
-    for (int i = 0; i < req->n_threshold_for; i++)
-        if (!strcmp(req->threshold_for[i], metric))
-            return req->threshold_for_pct[i];
-    return req->opts.threshold_pct;
-}
-
 static int decide(line *l, const sb_compare_request *req, int use_samples)
 {
     const sb_cmp_row *b = l->base, *c = l->cur;

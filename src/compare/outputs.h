@@ -21,7 +21,7 @@ typedef struct sb_cmp_line {
 
 /* The row in words, for a person reading CI, one line, raw (the writer escapes): "REGRESSION:
  * kernel_us 99.87 -> 110 us, +10.18 % (99 % CI [+9.85, +10.81] %, threshold 5 %); params
- * m=512" (compare/cmp_github.c). */
+ * m=512" (compare/row_text.c). */
 void sb_compare_row_text(FILE *f, const sb_compare_request *req, const sb_cmp_line *l);
 /* Why a row got no verdict (inconclusive, no-baseline, new, missing); NULL when it got one. */
 const char *sb_compare_no_verdict(sb_verdict v);
