@@ -129,24 +129,24 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
 }
 
 /* The waits library (waits/), which records the hand-offs between the program's threads for the
- * replay: SYNCBENCH_WAITS_LIB, else beside the injection library (the build folder, or
- * PREFIX/lib/syncbench/ once installed), as an absolute path (CMD may change folder). Missing:
- * one line, and the audit goes on without it (the replay then reports the plays of several
- * threads as unknown). path is "" then. */
-static void find_waits(const char *audit_lib, char *path, size_t n)
+ * replay, with --gpu-activity (or --trace): SYNCBENCH_WAITS_LIB, else beside the injection
+ * library (the build folder, or PREFIX/lib/syncbench/ once installed), as an absolute path (CMD
+ * may change folder). One named that is not there is exit 3, before anything runs, as the
+ * injection library is; one missing beside it is one line, and the audit goes on without it
+ * (the replay then reports the plays of several threads as unknown). path is "" then. */
+static int find_waits(const sb_audit_request *req, const char *audit_lib, char *path, size_t n)
 {
     char real[PATH_MAX], shown[PATH_MAX];
     const char *env = getenv("SYNCBENCH_WAITS_LIB");
     path[0] = 0;
+    if (!req->gpu_activity && !req->trace)
+        return 0;
     if (env && *env) {
         if (!realpath(env, real) || access(real, R_OK) != 0)
-            fprintf(stderr,
-                    "syncbench: audit: %s (SYNCBENCH_WAITS_LIB): %s: hand-offs between threads "
-                    "will not be recorded\n",
-                    (sb_escape(env, shown, sizeof shown), shown), strerror(errno));
-        else
-            snprintf(path, n, "%s", real);
-        return;
+            return sb_fail(SB_EXIT_NODEV, "audit: waits library %s (SYNCBENCH_WAITS_LIB): %s",
+                           (sb_escape(env, shown, sizeof shown), shown), strerror(errno));
+        snprintf(path, n, "%s", real);
+        return 0;
     }
     const char *slash = strrchr(audit_lib, '/');
     int dir_len = slash ? (int)(slash - audit_lib) : 0;
@@ -158,6 +158,7 @@ static void find_waits(const char *audit_lib, char *path, size_t n)
                 WAITS_LIB_NAME, (sb_escape(audit_lib, shown, sizeof shown), shown));
         path[0] = 0;
     }
+    return 0;
 }
 
 /* CMD's environment with the waits library preloaded: this process's, LD_PRELOAD replaced by the
@@ -185,14 +186,10 @@ static char **preloading_environment(const char *waits)
     return env;
 }
 
-/* With --gpu-activity (or --trace, which implies it), CMD's environment with the waits library
- * preloaded; NULL otherwise, or when the library is missing: CMD runs in this environment. */
-static char **command_environment(const sb_audit_request *req, const char *audit_lib)
+/* CMD's environment with the waits library (find_waits) preloaded; NULL without one: CMD runs in
+ * this environment. */
+static char **command_environment(const char *waits)
 {
-    char waits[PATH_MAX];
-    if (!req->gpu_activity && !req->trace)
-        return NULL;
-    find_waits(audit_lib, waits, sizeof waits);
     if (!*waits)
         return NULL;
     char **env = preloading_environment(waits);
@@ -726,6 +723,9 @@ int sb_cmd_audit(int argc, char **argv)
         return rc;
     if ((rc = find_injection(lib, sizeof lib, cupti, sizeof cupti)) != 0)
         return rc;
+    char waits[PATH_MAX];
+    if ((rc = find_waits(&req, lib, waits, sizeof waits)) != 0)
+        return rc;
     if ((rc = make_records_dir(&req, dir, sizeof dir)) != 0)
         return rc;
     static sb_audit_listener heard;
@@ -735,7 +735,7 @@ int sb_cmd_audit(int argc, char **argv)
         return rc;
     if (req.gpu_activity)
         sb_audit_calibrate(dir);
-    char **cmd_env = command_environment(&req, lib);
+    char **cmd_env = command_environment(waits);
 
     /* descendants that outlive their parents come to us, so that torchrun's workers and a
      * shell script's programs are waited for too */

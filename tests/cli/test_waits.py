@@ -235,12 +235,16 @@ def test_the_library_is_found_beside_the_injection_library(tmp_path, beside):
 
 
 def test_a_waits_library_named_that_is_not_there_is_one_line(tmp_path):
+    """Named and not there: one line and exit 3, as for the injection library, before the
+    calibration and before CMD runs (nothing is kept)."""
     r = audit("-q", "--gpu-activity", "--keep", tmp_path / "recs", "--", FAKE, "handoff",
               extra_env={"SYNCBENCH_WAITS_LIB": str(tmp_path / "nowhere.so")})
-    assert r.returncode == 0, r.stderr
-    assert (f"syncbench: audit: {tmp_path}/nowhere.so (SYNCBENCH_WAITS_LIB): No such file or "
-            "directory: hand-offs between threads will not be recorded") in r.stderr, r.stderr
-    assert printed(r)[0] is None
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.splitlines() == [
+        f"syncbench: audit: waits library {tmp_path}/nowhere.so (SYNCBENCH_WAITS_LIB): No such "
+        "file or directory"], r.stderr
+    assert r.stdout == ""  # FAKE never ran
+    assert not (tmp_path / "recs").exists()
 
 
 def test_the_cost_program_runs():
