@@ -171,9 +171,6 @@ double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, s
 /* Nonzero when a saving is no prediction: threads it could not tie together (replay.h:
  * threads_unmodelled) or other ranks it does not play (ranks_unmodelled). */
 int sb_audit_unmodelled(const sb_audit_saving *s);
-/* The most of that of the processes that played the selection: nonzero, its saving is no
- * prediction. */
-int sb_audit_run_unmodelled(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
 /* Why a selection's saving is no prediction ("threads not modelled", "ranks not modelled"), or
  * NULL when it is one. */
 const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const char *key,

@@ -197,17 +197,6 @@ double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, s
     return any ? sum : NAN;
 }
 
-int sb_audit_run_unmodelled(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls)
-{
-    int most = 0;
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_saving *s = sb_audit_saving_of(run->procs[i], kind, key, cls);
-        if (s && sb_audit_unmodelled(s) > most)
-            most = sb_audit_unmodelled(s);
-    }
-    return most;
-}
-
 const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const char *key,
                                     sb_audit_class cls)
 {
@@ -227,7 +216,7 @@ const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *
     double us = sb_audit_run_saving(run, kind, key, cls);
     if (isnan(us))
         snprintf(buf, n, "%s", "");
-    else if (sb_audit_run_unmodelled(run, kind, key, cls))
+    else if (sb_audit_unmodelled_why(run, kind, key, cls))
         snprintf(buf, n, "%s", SB_AUDIT_UNMODELLED);
     else
         snprintf(buf, n, "%.3f", us / 1e3);

@@ -137,11 +137,11 @@ typedef struct sb_audit_made {
 typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
     int64_t tid, ctx, corr, start, end, stack;
-    int64_t oh;       /* ns the audit's library spent around the call ("oh") */
-    int64_t ptr;      /* the memory cudaMalloc returned, cudaFree freed ("ptr"); 0 */
-    int64_t py;       /* a "pystack" id, -1 when the thread ran no Python */
-    const char *copy; /* "DtoH", ...; NULL */
-    const char *host; /* the copy's host memory the driver named: "pageable", ...; NULL */
+    int64_t oh;                 /* ns the audit's library spent around the call ("oh") */
+    int64_t ptr;                /* the memory cudaMalloc returned, cudaFree freed ("ptr"); 0 */
+    int64_t py;                 /* a "pystack" id, -1 when the thread ran no Python */
+    const char *copy;           /* "DtoH", ...; NULL */
+    const char *host;           /* the copy's host memory the driver named: "pageable", ...; NULL */
     sb_audit_range_ref *ranges; /* outermost first */
     int nranges;
     int drv; /* dom "drv" */

@@ -250,9 +250,9 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
     say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,
         total == 1 ? "" : "s", o->max_syncs);
     double save = sb_audit_run_saving(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
-    if (!isnan(save) && sb_audit_run_unmodelled(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE))
-        say(msg, "; what removing them would save is unknown (%s)",
-            sb_audit_unmodelled_why(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE));
+    const char *unmodelled = sb_audit_unmodelled_why(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
+    if (!isnan(save) && unmodelled)
+        say(msg, "; what removing them would save is unknown (%s)", unmodelled);
     else if (!isnan(save))
         say(msg, "; removing them would save %.3f ms of wall time", save / 1e3);
     say(msg, "\n");

@@ -13,7 +13,7 @@
 #include "engine/stats.h"
 
 /* Why the replay could not tie another thread's work to the syncing thread's. */
-static const char *unmodelled_why(const sb_replay_facts *f)
+static const char *threads_unmodelled_why(const sb_replay_facts *f)
 {
     if (!f->waits)
         return "and the hand-offs between threads were not recorded (libsyncbench_waits.so was "
@@ -68,7 +68,7 @@ static void prediction(FILE *f, const sb_audit_proc *p)
                 "pid %" PRId64 ": removing all %ld syncs would save: unknown: threads not "
                 "modelled (%d other thread%s launched GPU work between them, %s)\n",
                 p->pid, all->calls, all->r.threads_unmodelled,
-                all->r.threads_unmodelled == 1 ? "" : "s", unmodelled_why(p->replay));
+                all->r.threads_unmodelled == 1 ? "" : "s", threads_unmodelled_why(p->replay));
     else
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "
