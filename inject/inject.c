@@ -298,7 +298,8 @@ API int InitializeInjection(void)
     write_clock_pair(clock, sizeof clock);
     sba_out_printf(
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
-        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d,\"symsize\":1}",
+        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d,\"symsize\":"
+        "1}",
         SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sba_env_long("RANK", -1),
         sba_env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
         trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits);
