@@ -337,3 +337,9 @@ long sba_py_stack_id(const char *text, size_t len)
     pthread_mutex_unlock(&lock);
     return id;
 }
+
+long sba_py_stack_here(void)
+{
+    static _Thread_local char text[32 << 10];
+    return sba_py_stack_id(text, sba_py_capture(text, sizeof text));
+}

@@ -19,6 +19,9 @@ size_t sba_py_capture(char *buf, size_t n);
 /* The id of the stack `text` (from sba_py_capture), writing its record the first time; -1
  * when len == 0 or the table is full. */
 long sba_py_stack_id(const char *text, size_t len);
+/* The calling thread's Python stack's id (capture and id in one), -1 when the thread runs no
+ * Python or the table is full. */
+long sba_py_stack_here(void);
 /* From now on each new stack's record is kept for sba_py_stack_line (the in-process API). */
 void sba_py_keep_lines(void);
 /* A copy of Python stack id's record (malloc'd), or NULL when none was kept. */

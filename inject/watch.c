@@ -99,8 +99,6 @@ static _Thread_local int nesting;
 static _Thread_local uint64_t t_start;
 static _Thread_local void *pcs[SBA_MAX_FRAMES];
 static _Thread_local int npcs;
-static _Thread_local char pytext[32 << 10]; /* the Python stack, as _Py_DumpTraceback wrote it */
-static _Thread_local size_t npytext;
 
 /* The first fields of cudaMemcpy's and cudaMemcpyAsync's parameter blocks (as in CUPTI's
  * generated_cuda_runtime_api_meta.h, which cannot be included twice). */
@@ -292,8 +290,7 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     int sited = !async_pinned;
     npcs = sited ? sba_stack_capture(pcs) : 0;
     long stack = sited ? sba_stack_id(pcs, npcs) : -1;
-    npytext = sited ? sba_py_capture(pytext, sizeof pytext) : 0;
-    long py = sba_py_stack_id(pytext, npytext);
+    long py = sited ? sba_py_stack_here() : -1;
     char pyfield[32] = "";
     if (py >= 0)
         snprintf(pyfield, sizeof pyfield, ",\"py\":%ld", py);
