@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "out.h"
+#include "pywalk.h"
 #include "base/dynlib.h"
 #include "base/utf8.h"
 
@@ -21,8 +22,13 @@
 typedef int (*int_fn)(void);
 typedef void *(*tstate_fn)(void);
 typedef void (*dump_fn)(int fd, void *tstate);
+typedef const char *(*version_fn)(void);
 
 static int_fn is_initialized, is_finalizing;
+/* the raw reader (pywalk.c) names stacks; cleared for good when a stack it read disagrees with
+ * the writer's */
+static int walk_on;
+static int py_ready; /* the functions above are looked up */
 static tstate_fn this_thread_state;
 static dump_fn dump_traceback;
 
@@ -49,22 +55,26 @@ void sba_py_init(void)
             return; /* no Python in this process */
         h = lib;
     }
-    dump_fn dump;
+    dump_fn dump = (dump_fn)dlsym(h, "_Py_DumpTraceback"); /* 3.13's is not exported */
     const sb_dynsym syms[] = {
-        {"_Py_DumpTraceback", (void **)&dump, 0, NULL},
         {"PyGILState_GetThisThreadState", (void **)&this_thread_state, 0, NULL},
         {"Py_IsInitialized", (void **)&is_initialized, 0, NULL},
         /* 3.13 names it Py_IsFinalizing; 3.9 to 3.12 _Py_IsFinalizing */
         {"Py_IsFinalizing", (void **)&is_finalizing, 1, "_Py_IsFinalizing"},
     };
     const sb_dynsym *missing = sb_dynlib_resolve(h, syms, sizeof syms / sizeof *syms, NULL, 0);
-    if (missing) {
+    const char *walk = getenv("SYNCBENCH_PY_WALK"); /* "0": the writer for every call */
+    version_fn version = (version_fn)dlsym(h, "Py_GetVersion");
+    walk_on = !missing && !(walk && !strcmp(walk, "0")) && sba_pywalk_init(h, version) == 0;
+    if (missing || (!dump && !walk_on)) {
         sba_out_printf("{\"t\":\"warn\",\"msg\":\"Python frames cannot be recorded: this Python "
-                       "exports no %s\"}",
-                       missing->name);
+                       "exports no %s%s\"}",
+                       missing ? missing->name : "_Py_DumpTraceback",
+                       missing ? "" : ", and its frames cannot be read raw");
         return;
     }
-    dump_traceback = dump; /* set last: sba_py_capture tests only this */
+    dump_traceback = dump; /* NULL: the raw reader's own text names each stack */
+    __atomic_store_n(&py_ready, 1, __ATOMIC_RELEASE); /* set last: the captures test it */
 }
 
 /* Each thread writes its stack into a pipe of its own (no lock between threads): a write to a
@@ -143,7 +153,8 @@ static thread_pipe *thread_pipe_of(void)
 
 size_t sba_py_capture(char *buf, size_t n)
 {
-    if (!dump_traceback || !is_initialized() || (is_finalizing && is_finalizing()))
+    if (!__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE) || !dump_traceback || !is_initialized() ||
+        (is_finalizing && is_finalizing()))
         return 0;
     void *ts = this_thread_state(); /* this thread's, with or without the GIL */
     if (!ts)
@@ -338,8 +349,96 @@ long sba_py_stack_id(const char *text, size_t len)
     return id;
 }
 
-long sba_py_stack_here(void)
+/* ---- stacks known by their raw identity ---- */
+
+static uint64_t walk_keys[TABLE_SIZE][2];
+static long walk_ids[TABLE_SIZE];
+static long walk_count;
+
+/* The id under key, or -1; with insert_id >= 0, puts it there when absent. Under the lock. */
+static long walk_slot(const uint64_t key[2], long insert_id)
+{
+    for (size_t i = key[0] % TABLE_SIZE, probes = 0; probes < TABLE_SIZE;
+         i = (i + 1) % TABLE_SIZE, probes++) {
+        if (walk_keys[i][0] == key[0] && walk_keys[i][1] == key[1])
+            return walk_ids[i];
+        if (!walk_keys[i][1]) { /* never 0 in a key: an empty slot */
+            if (insert_id < 0 || walk_count >= TABLE_SIZE * 3 / 4)
+                return -1;
+            walk_keys[i][0] = key[0], walk_keys[i][1] = key[1];
+            walk_ids[i] = insert_id;
+            walk_count++;
+            return insert_id;
+        }
+    }
+    return -1;
+}
+
+/* Whether the writer's text has the frames the raw reader counted: a layout read wrong would
+ * give another count (or no code object at all, caught in pywalk.c). */
+static int text_agrees(const char *text, size_t len, const sba_pywalk_stack *s)
+{
+    int frames = 0, truncated = 0;
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            break;
+        frames += !strncmp(p, "  File \"", 8);
+        truncated |= !strncmp(p, "  ...", 5);
+        p = eol + 1;
+    }
+    return frames == s->frames && truncated == s->truncated;
+}
+
+static long stack_by_writer(void)
 {
     static _Thread_local char text[32 << 10];
     return sba_py_stack_id(text, sba_py_capture(text, sizeof text));
+}
+
+/* A stack the table does not know: named once, by the writer where this Python exports one
+ * (checked against the frames read raw), else by the raw reader's own text. */
+static long new_stack(const sba_pywalk_stack *s)
+{
+    static _Thread_local char text[32 << 10];
+    size_t len =
+        dump_traceback ? sba_py_capture(text, sizeof text) : sba_pywalk_text(s, text, sizeof text);
+    long id = sba_py_stack_id(text, len);
+    if (id < 0)
+        return id;
+    if (dump_traceback && !text_agrees(text, len, s)) {
+        __atomic_store_n(&walk_on, 0, __ATOMIC_RELAXED);
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"Python frames are read by CPython's "
+                       "traceback writer for every call: this Python's frames do not look as "
+                       "expected\"}");
+        return id;
+    }
+    pthread_mutex_lock(&lock);
+    walk_slot(s->key, id);
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+long sba_py_stack_here(void)
+{
+    if (!__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE) || !is_initialized() ||
+        (is_finalizing && is_finalizing()))
+        return -1;
+    sba_pywalk_stack s;
+    const void *ts = this_thread_state(); /* this thread's, with or without the GIL */
+    if (!ts)
+        return -1; /* a thread that never ran Python */
+    if (!__atomic_load_n(&walk_on, __ATOMIC_RELAXED) || sba_pywalk_read(ts, &s) != 0)
+        return dump_traceback ? stack_by_writer() : -1;
+    pthread_mutex_lock(&lock);
+    long id = walk_slot(s.key, -1);
+    if (id >= 0 && keep_lines && !lines[id])
+        id = -1; /* first seen before the in-process API attached: named again, and kept */
+    pthread_mutex_unlock(&lock);
+    return id >= 0 ? id : new_stack(&s);
+}
+
+int sba_py_walking(void)
+{
+    return __atomic_load_n(&walk_on, __ATOMIC_RELAXED);
 }

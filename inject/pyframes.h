@@ -1,10 +1,13 @@
 /* Python stacks of the calls that can block: for a thread that runs Python, its frames (file,
- * function, line; innermost first), read by CPython's own fault-handler writer,
- * _Py_DumpTraceback, which needs no GIL (torch releases it inside .item()) and reads only the
- * calling thread's frames, which cannot change while that thread is inside this CUDA call.
- * Written once per distinct stack as a "pystack" record (src/record/records.h), referred to by id.
- * Costs nothing in a process without Python (one test of a NULL pointer per blocking call),
- * and nothing per kernel launch. */
+ * function, line; innermost first). Each call's stack is known by its raw identity (pywalk.c:
+ * the frames' code objects and instructions, read with no GIL and no system call); a stack not
+ * seen before is named once, by CPython's own fault-handler writer, _Py_DumpTraceback, where
+ * the interpreter exports it, else by the raw reader's own text. Where the raw reader cannot
+ * read this Python, the writer names every call's stack (needs no GIL: torch releases it inside
+ * .item(); it reads only the calling thread's frames, which cannot change while that thread is
+ * inside this CUDA call). Written once per distinct stack as a "pystack" record
+ * (src/record/records.h), referred to by id. Costs nothing in a process without Python (one
+ * test of a flag per blocking call), and nothing per kernel launch. */
 #ifndef SBA_PYFRAMES_H
 #define SBA_PYFRAMES_H
 
@@ -22,6 +25,9 @@ long sba_py_stack_id(const char *text, size_t len);
 /* The calling thread's Python stack's id (capture and id in one), -1 when the thread runs no
  * Python or the table is full. */
 long sba_py_stack_here(void);
+/* Whether stacks are known by their raw identity (pywalk.c) rather than by the writer's text
+ * at each call. */
+int sba_py_walking(void);
 /* From now on each new stack's record is kept for sba_py_stack_line (the in-process API). */
 void sba_py_keep_lines(void);
 /* A copy of Python stack id's record (malloc'd), or NULL when none was kept. */

@@ -5,8 +5,10 @@ blocking CUDA call would be. Asserted: the exact file, function and line of ever
 the main thread, worker threads and a spawned child; deep stacks; non-ASCII file and function
 names; one record per distinct stack; no descriptor or memory growth over many threads and
 10 000 captures."""
+import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -33,14 +35,14 @@ def probe_built():
         pytest.fail(f"{PROBE} not built; run make test-programs")
 
 
-def run_py(tmp_path, body, name="prog.py"):
+def run_py(tmp_path, body, name="prog.py", python=sys.executable, env=None):
     """Runs HEADER + body; returns (its last stdout line as JSON, {id: frames})."""
     prog = tmp_path / name
     prog.write_text(HEADER + textwrap.dedent(body), encoding="utf-8")
     recs = tmp_path / "recs"
     recs.mkdir(exist_ok=True)
-    r = subprocess.run([sys.executable, str(prog), PROBE, str(recs)], capture_output=True,
-                       text=True, timeout=300, cwd=tmp_path)
+    r = subprocess.run([python, str(prog), PROBE, str(recs)], capture_output=True,
+                       text=True, timeout=300, cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
     stacks = {}
     for f in recs.glob("proc-*.jsonl"):
@@ -186,3 +188,124 @@ def test_descriptor_closed_by_the_program_is_made_anew(tmp_path):
     i, text = out
     assert text == "keep"
     assert i >= 0
+
+
+def interpreters():
+    """One CPython per minor version from 3.9 to 3.13 found here (this one, pyenv's, the
+    system's): {minor: path}."""
+    found = {}
+    cands = [sys.executable] + sorted(glob.glob(os.path.expanduser(
+        "~/.pyenv/versions/3.*/bin/python3"))) + [shutil.which(f"python3.{m}")
+                                                  for m in range(9, 14)]
+    for c in cands:
+        if not c or not os.access(c, os.X_OK):
+            continue
+        r = subprocess.run([c, "-c", "import sys; print(sys.version_info[1])"],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and 9 <= int(r.stdout) <= 13:
+            found.setdefault(int(r.stdout), c)
+    return found
+
+
+PYTHONS = interpreters()
+MINORS = [pytest.param(m, marks=pytest.mark.skipif(m not in PYTHONS, reason=f"no 3.{m} here"))
+          for m in range(9, 14)]
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_raw_reader_counts_frames_and_keys_sites(tmp_path, minor):
+    """The raw reader (inject/pywalk.c) with each version's layout: the frames it counts are
+    those Python itself sees (through generators, a C function calling back into Python, a
+    worker thread; the innermost 100 of a deeper stack, marked truncated), and its key tells
+    the sites apart: one key for one site in a loop, another for another line, another for the
+    same line reached from another caller."""
+    out, _, _ = run_py(tmp_path, """\
+        import traceback
+        def walk():
+            k = (ctypes.c_uint64 * 2)()
+            n = lib.sbp_walk(k)
+            return [n, len(traceback.extract_stack()), list(k)]
+        def nest(d):
+            return nest(d - 1) if d else walk()
+        def gen():
+            yield walk()
+        loop = [walk() for _ in range(3)]
+        other = walk()
+        nested = nest(5)
+        nested_other_caller = (lambda: nest(5))()
+        in_gen = next(gen())
+        via_c = sorted([1, 2], key=lambda x: walk()[0] if x == 1 else 0) and walk()
+        via_map = list(map(lambda _: walk(), [0]))[0]
+        sys.setrecursionlimit(1000)
+        deep = nest(150)
+        box = []
+        t = threading.Thread(target=lambda: box.append(nest(3)))
+        t.start(); t.join()
+        print(json.dumps(dict(loop=loop, other=other, nested=nested,
+                              nested_other_caller=nested_other_caller, in_gen=in_gen,
+                              via_map=via_map, deep=deep, thread=box[0])))
+        """, python=PYTHONS[minor])
+    for name in ("other", "nested", "nested_other_caller", "in_gen", "via_map", "thread"):
+        n, seen, _ = out[name]
+        assert n == seen, (name, out[name])
+    assert all(n == seen for n, seen, _ in out["loop"]), out["loop"]
+    n, seen, _ = out["deep"]
+    assert n == 1000 + 100 and seen > 100, out["deep"]  # 100 kept, truncated
+    keys = [tuple(k) for _, _, k in out["loop"]]
+    assert len(set(keys)) == 1
+    assert len({keys[0], tuple(out["other"][2]), tuple(out["nested"][2]),
+                tuple(out["nested_other_caller"][2])}) == 4
+
+
+PROGRAM = """\
+    import traceback
+    sys.setrecursionlimit(1000)
+    truth = {}
+    def cap():
+        # the capture and Python's own view of the stack, on one line: one line number
+        i, st = lib.sbp_capture(), traceback.extract_stack()
+        truth[i] = [(f.filename, f.name, f.lineno) for f in reversed(st)][:100]
+        return i
+    def site_a():
+        return cap()
+    def site_b(n):
+        return site_b(n - 1) if n else cap()
+    def gen():
+        yield cap()
+    def λόγος():
+        return cap()
+    ids = [site_a() for _ in range(50)] + [site_b(3) for _ in range(50)]
+    ids += [next(gen()), site_b(150), site_b(150), cap(), λόγος()]
+    box = []
+    t = threading.Thread(target=lambda: box.extend(site_b(2) for _ in range(10)))
+    t.start(); t.join()
+    flush_and_print([lib.sbp_walking(), ids + box, sorted(truth.items())])
+    """
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_raw_identity_names_the_lines_python_sees(tmp_path, minor):
+    """Stacks known by their raw identity are named with the file, function and line Python
+    itself sees (traceback.extract_stack at the same line): in a loop, deeper than 100 frames,
+    in a generator, on a thread, in Greek; where this Python exports CPython's traceback
+    writer, with the same ids and records, frame for frame, as that writer run at every call
+    (SYNCBENCH_PY_WALK=0), and where it exports none (3.13), named by the raw reader alone."""
+    runs = []
+    for walk in ("1", "0"):
+        d = tmp_path / walk
+        d.mkdir()
+        out, stacks, prog = run_py(d, PROGRAM,
+                                   python=PYTHONS[minor],
+                                   env=dict(os.environ, SYNCBENCH_PY_WALK=walk))
+        here = str(d) + "/"  # the two programs' folders differ; nothing else may
+        norm = lambda frames: [(f.replace(here, ""), fn, n) for f, fn, n in frames]
+        out[2] = {i: norm(fr) for i, fr in out[2]}
+        runs.append((out, {k[1]: norm(v) for k, v in stacks.items()}))
+    (walking, ids, truth), recs = runs[0]
+    assert walking == 1
+    assert len(recs) == 7 and -1 not in ids  # the two 150-deep calls keep one innermost 100
+    for i, frames in recs.items():
+        assert frames == truth[i], (i, frames, truth[i])
+    (walking_off, ids_off, _), recs_off = runs[1]
+    if recs_off:  # this Python exports the writer
+        assert walking_off == 0 and ids == ids_off and recs == recs_off

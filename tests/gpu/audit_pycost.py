@@ -5,7 +5,8 @@ sum and its readback), timed inside the program, run alone, under `syncbench aud
 microseconds per .item() of each mode, and the median per-round difference (Python frames on
 minus off) with a 95 % bootstrap interval.
     tests/gpu/audit_pycost.py [--rounds 10] [--items 5000] [--depth 10]
---depth: Python frames above the .item() line (a user's call chain). SYNCBENCH: the binary
+--depth: Python frames above the .item() line (a user's call chain). --with-writer: also the
+stacks read by CPython's traceback writer at every call (SYNCBENCH_PY_WALK=0). SYNCBENCH: the binary
 (default build/syncbench). make validate runs it (tests/validate/audit_checks.py)."""
 import argparse
 import json
@@ -36,11 +37,14 @@ print(json.dumps({"us_per_item": nest(d, n) / n * 1e6}))
 
 def once(mode, items, depth):
     cmd = [sys.executable, "-c", LOOP, str(items), str(depth)]
-    if mode == "python":
+    env = dict(os.environ)
+    if mode in ("python", "writer"):
         cmd = [B, "audit", "-q", "--"] + cmd
     elif mode == "nopython":
         cmd = [B, "audit", "-q", "--no-python", "--"] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if mode == "writer":  # CPython's traceback writer at every call, as before issue 36
+        env["SYNCBENCH_PY_WALK"] = "0"
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     if r.returncode != 0:
         sys.exit(f"audit_pycost: {mode}: exit {r.returncode}: {r.stderr[-500:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])["us_per_item"]
@@ -51,10 +55,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--items", type=int, default=5000)
     ap.add_argument("--depth", type=int, default=10)
+    ap.add_argument("--with-writer", action="store_true",
+                    help="also time stacks read by CPython's traceback writer at every call "
+                         "(SYNCBENCH_PY_WALK=0, the reader before the raw one)")
     a = ap.parse_args()
-    res = {"plain": [], "python": [], "nopython": []}
+    modes_all = ["plain", "python", "nopython"] + (["writer"] if a.with_writer else [])
+    res = {m: [] for m in modes_all}
     for r in range(a.rounds):
-        modes = ["plain", "python", "nopython"]
+        modes = list(modes_all)
         if r % 2:
             modes.reverse()
         for m in modes:
@@ -63,7 +71,11 @@ def main():
     rng = random.Random(1)
     boot = sorted(statistics.median(rng.choices(diff, k=len(diff))) for _ in range(2000))
     out = {m: statistics.median(v) for m, v in res.items()}
+    if a.with_writer:
+        out["per_sync_writer_us"] = statistics.median(
+            p - q for p, q in zip(res["writer"], res["nopython"]))
     out.update(per_sync_python_us=statistics.median(diff), ci95=[boot[50], boot[1949]],
+               spread=[min(diff), max(diff)],
                rounds=a.rounds, items=a.items, depth=a.depth, raw=res)
     print(json.dumps(out))
 

@@ -2,10 +2,13 @@
  * Python program loads this through ctypes (which releases the GIL around the call, as torch
  * does inside .item()) and calls sbp_capture() where a CUDA call would be; the pystack record
  * goes to DIR/proc-PID.jsonl as in the audit (tests/cli/test_pyframes.py). */
+#include <dlfcn.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "inject/out.h"
 #include "inject/pyframes.h"
+#include "inject/pywalk.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -18,12 +21,34 @@ EXPORT int sbp_open(const char *dir)
 /* The caller's Python stack id (-1: none), as a blocking call would record it. */
 EXPORT long sbp_capture(void)
 {
-    static _Thread_local char text[32 << 10];
-    size_t n = sba_py_capture(text, sizeof text);
-    return sba_py_stack_id(text, n);
+    return sba_py_stack_here();
+}
+
+/* Whether stacks are known by their raw identity (1) or by the writer's text at each call. */
+EXPORT int sbp_walking(void)
+{
+    return sba_py_walking();
 }
 
 EXPORT void sbp_flush(void)
 {
     sba_out_flush(0);
+}
+
+/* The raw reader alone (a Python whose traceback writer is not exported can still be read):
+ * the frames it counts on the calling thread, its key into key[2]; -1 when it cannot read. */
+EXPORT int sbp_walk(uint64_t *key)
+{
+    static void *(*this_thread)(void);
+    static int ready;
+    if (!ready) {
+        this_thread = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+        const char *(*version)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+        ready = this_thread && sba_pywalk_init(RTLD_DEFAULT, version) == 0 ? 1 : -1;
+    }
+    sba_pywalk_stack s;
+    if (ready < 0 || sba_pywalk_read(this_thread(), &s) != 0)
+        return -1;
+    key[0] = s.key[0], key[1] = s.key[1];
+    return s.frames + s.truncated * 1000;
 }
