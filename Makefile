@@ -8,7 +8,8 @@
 #                   correctness only, no timing; the test files side by side, TEST_JOBS at once
 #   make validate   build, then measure the accuracy and cost figures on this machine's GPU and
 #                   print one table of each against its target; exit 1 on a miss
-#                   (VALIDATE_ARGS="--full", "--only replay", "--list": tests/validate/validate.py)
+#                   (VALIDATE_ARGS="--full", "--only replay", "--only floor", "--list":
+#                   tests/validate/validate.py)
 #   make test-asan  unit tests and the CLI tests with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       build the libFuzzer targets (tests/fuzz/) and run each FUZZ_SECONDS (60)
 #   make test-valgrind  unit tests and the binary's CPU-only paths under valgrind
@@ -76,6 +77,10 @@ NVTX_LIB := $(BUILD)/tests/libnvtx_record.so
 AUDIT_TEST_SRC := $(wildcard tests/audit/audit_*.c)
 AUDIT_TEST_BIN := $(AUDIT_TEST_SRC:tests/audit/%.c=$(BUILD)/tests/%)
 # CPU stand-ins for the audit's tests (tests/inject/)
+# The plain floor make validate holds the harness to (tests/floor/): each primitive the
+# scenarios time, in the simplest loop and in the scenario's own, with nothing of the harness
+FLOOR_BIN := $(BUILD)/syncbench-floor
+FLOOR_SRC := $(wildcard tests/floor/*.c)
 FAKE_CUDA := $(BUILD)/tests/fake_cuda
 FAKE_CUPTI := $(BUILD)/tests/fake-cupti/libcupti.so.13
 PYFRAMES_PROBE := $(BUILD)/tests/libpyframes_probe.so
@@ -101,7 +106,7 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
         clean deps format test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
 .DEFAULT_GOAL := all
 
-all: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) test-programs
+all: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) test-programs
 
 # The audit's GPU test programs (build/tests/audit_*), run by tests/gpu/test_audit.py, and the CPU
 # ones of the launcher and the waits library.
@@ -191,6 +196,7 @@ perf-check: $(BIN)
 TEST_ENV = SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
            SYNCBENCH_AUDIT_LIB=$(abspath $(AUDIT_LIB)) \
            SYNCBENCH_WAITS_LIB=$(abspath $(WAITS_LIB)) \
+           SYNCBENCH_FLOOR=$(abspath $(FLOOR_BIN)) \
            SYNCBENCH_TEST_PROGRAMS=$(abspath $(BUILD))/tests
 # make test: the unit tests, then the CLI tests (one pytest, as ever), every GPU test file and the
 # validation runner's own tests side by side, TEST_JOBS at once (tests/gpu/run_files.py: each
@@ -199,18 +205,19 @@ TEST_ENV = SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
 # with a threshold or with another (that is make validate), so running side by side makes them
 # slower, never wrong. TEST_JOBS=1 runs one at a time.
 TEST_JOBS ?= 8
-test: deps $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(UNIT_BIN) $(NVTX_LIB) test-programs
+test: deps $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) $(UNIT_BIN) $(NVTX_LIB) test-programs
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 	$(TEST_ENV) $(PYTHON) tests/gpu/run_files.py -j $(TEST_JOBS) --logs $(BUILD)/test-logs \
 	  tests/cli/. tests/gpu tests/validate
 
 # make validate: the accuracy and cost figures (the replay against measured savings, the audit's
-# overhead, the scenarios' promised figures, big-gemm against torch.mm, the gate on real runs),
-# measured on this machine's GPU, one table of each against its target; exit 1 on a MISS or a
-# check that could not run. No GPU at all: one line, nothing validated, exit 0.
+# overhead, the scenarios' promised figures, big-gemm against torch.mm, each primitive against
+# the plain floor of build/syncbench-floor, the gate on real runs), measured on this machine's
+# GPU, one table of each against its target; exit 1 on a MISS or a check that could not run.
+# No GPU at all: one line, nothing validated, exit 0.
 # VALIDATE_ARGS: --full (the long checks too), --only PATTERN, --list, --keep DIR, --json FILE.
 VALIDATE_ARGS ?=
-validate: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(NVTX_LIB) test-programs
+validate: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) $(NVTX_LIB) test-programs
 	$(TEST_ENV) $(PYTHON) tests/validate/validate.py $(VALIDATE_ARGS)
 
 # The unit tests, then the binary's CLI tests against a binary built with the sanitizers.
@@ -219,12 +226,12 @@ validate: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(NVTX_LIB) test-programs
 # them, the library too, ASan's runtime preloaded first (it must come first).
 ASAN_SYNCBENCH := $(BUILD)/asan-bin/syncbench
 test-asan: $(ASAN_BIN) $(ASAN_SYNCBENCH) $(AUDIT_LIB) $(WAITS_LIB) $(ASAN_WAITS_LIB) \
-           $(ASAN_WAITS_TEST) $(NVTX_LIB) $(BUILD)/tests/test_measure test-programs
+           $(ASAN_WAITS_TEST) $(NVTX_LIB) $(BUILD)/tests/test_measure $(FLOOR_BIN) test-programs
 	@for t in $(ASAN_BIN); do echo "== $$t"; $$t || exit 1; done
 	ASAN_OPTIONS=abort_on_error=0:exitcode=99 UBSAN_OPTIONS=halt_on_error=1:exitcode=99 \
 	  SYNCBENCH=$(abspath $(ASAN_SYNCBENCH)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
 	  SYNCBENCH_AUDIT_LIB=$(abspath $(AUDIT_LIB)) SYNCBENCH_WAITS_LIB=$(abspath $(WAITS_LIB)) \
-	  SYNCBENCH_WAITS_TEST=$(abspath $(ASAN_WAITS_TEST)) \
+	  SYNCBENCH_WAITS_TEST=$(abspath $(ASAN_WAITS_TEST)) SYNCBENCH_FLOOR=$(abspath $(FLOOR_BIN)) \
 	  SYNCBENCH_WAITS_TEST_PRELOAD="$$($(CC) -print-file-name=libasan.so) $(abspath $(ASAN_WAITS_LIB))" \
 	  $(PYTHON) -m pytest -q -x tests/cli
 
@@ -343,6 +350,13 @@ $(BUILD)/tests/audit_%: tests/audit/audit_%.c tests/audit/check.h $(BUILD)/libsy
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libsyncbench.a -L$(CUDA_LIB) -lcudart_static \
 	  -lstdc++ -ldl -lpthread -lrt -lm
 
+# The floor: C11 host code, the CUDA runtime (static, as the binary), the kernels' launchers of
+# kernels/ from the library, and nothing else of it.
+$(FLOOR_BIN): $(FLOOR_SRC) $(wildcard tests/floor/*.h) $(BUILD)/libsyncbench.a
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(FLOOR_SRC) $(BUILD)/libsyncbench.a -L$(CUDA_LIB) \
+	  -lcudart_static -lstdc++ -ldl -lpthread -lrt -lm
+
 # The one that holds CUPTI's subscription itself also links CUPTI.
 $(BUILD)/tests/audit_subscriber: tests/audit/audit_subscriber.c tests/audit/check.h $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)
@@ -418,7 +432,8 @@ clean:
 format:
 	clang-format -i src/*.c src/*/*.c src/*/*.h inject/*.c inject/*.h waits/*.c waits/*.h \
 	  kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c tests/audit/*.c \
-	  tests/audit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/waits/*.c tests/waits/*.h
+	  tests/audit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/waits/*.c tests/waits/*.h tests/floor/*.c \
+	  tests/floor/*.h
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.
 DEPS_PC := inih:libinih-dev jansson:libjansson-dev cmocka:libcmocka-dev

@@ -17,6 +17,9 @@ for _name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BIN = os.environ.get("SYNCBENCH", str(ROOT / "build" / "syncbench"))
+# The plain floor make validate holds the harness to (tests/floor/): SYNCBENCH_FLOOR, or
+# syncbench-floor beside the binary under test.
+FLOOR = os.environ.get("SYNCBENCH_FLOOR") or str(pathlib.Path(BIN).parent / "syncbench-floor")
 # the audit's CSV header (src/report/out_csv.c), held by the CLI tests and the GPU tests alike
 AUDIT_CSV_COLUMNS = ("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,"
                      "blocked_median_us,blocked_p95_us,bubble_total_us,py_file,py_line,"

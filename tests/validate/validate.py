@@ -16,6 +16,9 @@ The checks (tests/validate/*_checks.py; --list names them all):
   replay     the replay's predicted savings against measured ones (tests/gpu/test_replay.py)
   gate       compare on real runs: back-to-back ci.ini runs clean, slowdowns a REGRESSION
   multi-gpu  collective and cross-device (2 or more GPUs)
+  floor      the harness against a plain floor: each primitive the scenarios time, timed by
+             build/syncbench-floor plainly and as the scenario, beside syncbench, in pairs
+             (SYNCBENCH_FLOOR_PAIRS, 8); as the scenario <= 1.10 x (tests/validate/floor_checks.py)
   sanitizer  compute-sanitizer's GEMM racecheck and synccheck (--full)
 
 --only: the checks of the groups named, or whose name contains the pattern (case-insensitive;
@@ -38,8 +41,8 @@ Progress goes to stderr, the table and a last line of counts to stdout. Exit 1 w
 or ERROR (or the run was interrupted: the rows so far are printed), 0 otherwise. On a machine
 with no NVIDIA GPU at all nothing can be validated: one line says so and the exit is 0 (a CPU
 machine running make validate has not failed; CI on one must not read it as a pass of the
-figures). Environment: SYNCBENCH (the binary), SYNCBENCH_TEST_PROGRAMS, SYNCBENCH_AUDIT_LIB,
-TORCH_PYTHON, as for the tests."""
+figures). Environment: SYNCBENCH (the binary), SYNCBENCH_FLOOR (the floor; default: beside the
+binary), SYNCBENCH_TEST_PROGRAMS, SYNCBENCH_AUDIT_LIB, TORCH_PYTHON, as for the tests."""
 import argparse
 import importlib
 import json
@@ -56,7 +59,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 MODULES = ["scenario_checks", "audit_checks", "python_checks", "replay_checks", "gate_checks",
-           "multi_gpu_checks", "sanitizer_checks"]
+           "multi_gpu_checks", "sanitizer_checks", "floor_checks"]
 RESULTS = ("PASS", "MISS", "NOTE", "SKIP", "ERROR")
 NO_GPU = "validate: no NVIDIA GPU on this machine (nvidia-smi -L): nothing was validated"
 
