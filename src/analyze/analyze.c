@@ -194,6 +194,8 @@ static int cmp_call_key(const void *a, const void *b)
     const sb_audit_call *y = &g_sort_proc->calls[*(const size_t *)b];
     if (x->cls != y->cls)
         return x->cls < y->cls ? -1 : 1;
+    if (x->made->compile != y->made->compile) /* compile time apart (compile_group.c) */
+        return x->made->compile - y->made->compile;
     int r = strcmp(x->range, y->range);
     if (r || (r = strcmp(x->site, y->site)) || (r = strcmp(x->made->via_site, y->made->via_site)))
         return r;
@@ -330,7 +332,7 @@ static int cmp_int64(const void *a, const void *b)
 /* nvtxRangeStart/End ranges belong to no thread (they may end on another one): each counts
  * the blocking calls of every thread of the process that started inside it, and their blocked
  * time: the calls as (start, duration) sorted by start, prefix sums of the durations. n log n. */
-static int count_startend(sb_audit_proc *p)
+static int count_startend(sb_audit_proc *p, const sb_audit_opts *o)
 {
     size_t nse = 0, n = 0;
     for (size_t i = 0; i < p->nranges; i++)
@@ -345,7 +347,7 @@ static int count_startend(sb_audit_proc *p)
         return -1;
     }
     for (size_t i = 0; i < p->ncalls; i++)
-        if (sb_audit_blocking(p->calls[i].cls)) {
+        if (sb_audit_gated(o, &p->calls[i])) {
             sd[2 * n] = p->calls[i].start;
             sd[2 * n + 1] = p->calls[i].end - p->calls[i].start;
             n++;
@@ -370,8 +372,9 @@ static int count_startend(sb_audit_proc *p)
 
 /* Range instances: the recorded ones, and those only calls name (a killed process never wrote
  * them: the first call that names one gives its name, start and depth); each instance's count
- * of blocking calls, nested ranges included. n log n in the calls and ranges. */
-static int count_ranges(sb_audit_proc *p)
+ * of the blocking calls the gate counts, nested ranges included. n log n in the calls and
+ * ranges. */
+static int count_ranges(sb_audit_proc *p, const sb_audit_opts *o)
 {
     sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
     const size_t recorded = p->nranges;
@@ -410,7 +413,7 @@ static int count_ranges(sb_audit_proc *p)
         sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        if (!sb_audit_blocking(c->cls))
+        if (!sb_audit_gated(o, c))
             continue;
         for (int k = 0; k < c->nranges; k++) {
             sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
@@ -420,7 +423,7 @@ static int count_ranges(sb_audit_proc *p)
             }
         }
     }
-    return count_startend(p); /* it sets its ranges' counts whole */
+    return count_startend(p, o); /* it sets its ranges' counts whole */
 }
 
 static int cmp_range_name(const void *a, const void *b)
@@ -531,7 +534,8 @@ static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
     if (sb_audit_py_made(run, ps, c, &cs->made) < 0)
         return -1;
     c->rule = sb_audit_rule_for(p, c);
-    if (sb_audit_name_call(&run->strs, c, &cs->made) < 0)
+    if (sb_audit_name_call(&run->strs, c, &cs->made) < 0 ||
+        sb_audit_compile_name(run, p, ps, c, &cs->made) < 0)
         return -1;
     sb_audit_callsite_keep(cs, c);
     return 0;
@@ -556,13 +560,15 @@ static int other_ranks(const sb_audit_run *run, const sb_audit_proc *p)
 static int summarize(sb_audit_run *run, sb_audit_proc *p)
 {
     sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
+    p->compile_worker = sb_audit_compile_worker(p);
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
         if (c->cls != SB_AUDIT_NONE && attribute(run, p, c) < 0)
             return -1;
     }
-    if (build_rows(p) < 0 || count_ranges(p) < 0)
+    if (build_rows(p) < 0 || count_ranges(p, &run->opts) < 0)
         return -1;
+    sb_audit_compile_sums(p);
     lifetime(p);
     p->busy_us = (double)sb_audit_timeline_total(&p->all) / 1e3;
     for (size_t i = 0; i < p->ncalls; i++) {

@@ -27,7 +27,8 @@ const sb_audit_stack *sb_audit_find_stack(const sb_audit_proc *p, int64_t id);
 
 /* ---- pysite.c: the Python line a user sees ---- */
 /* The innermost frame of the user's code (frames of the standard library and of installed
- * packages skipped, unless opts.py_site is innermost); NULL when the stack has none. */
+ * packages skipped, unless opts.py_site is innermost); with none, the innermost frame. Never a
+ * frame of generated code (sb_audit_py_generated): NULL when the stack has only those. */
 const sb_audit_pyframe *sb_audit_py_pick(const sb_audit_pystack *s, int innermost);
 /* Is this file the standard library's, an installed package's or not a file ("<frozen>")? */
 int sb_audit_py_library(const char *file);
@@ -53,6 +54,30 @@ int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audi
 /* The frame's source line, stripped, interned; "" when the file cannot be read. */
 const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f);
 void sb_audit_py_cache_free(sb_audit_run *run);
+
+/* ---- compile_group.c: what torch.compile made, apart from the loop's run time ---- */
+/* Is this Python file code made at run time, which the user cannot open or change: Inductor's
+ * cache (a folder torchinductor_*), Triton's cache, an FX graph module's code (<eval_with_key>)?
+ * Such a frame is never a site nor a line inside a library (pysite.c skips it). */
+int sb_audit_py_generated(const char *file);
+/* Is p a worker process of torch.compile (its command line, or a Python stack, shows
+ * torch/_inductor/compile_worker)? Every call of one is compile time. */
+int sb_audit_compile_worker(const sb_audit_proc *p);
+#define SB_AUDIT_COMPILE_WORKER "torch.compile worker" /* what the reports call one */
+/* A call of a worker, or whose Python stack s holds a frame of torch.compile's compile,
+ * autotuning or benchmarking machinery (one table of markers), is compile time: m->compile set,
+ * its operation "torch.compile: ..." and its fix; c->rule NULL (no scenario prices it). Calls at
+ * run time, through the compiled code's wrappers, are left as they are. 0, or -1 out of memory. */
+int sb_audit_compile_name(sb_audit_run *run, const sb_audit_proc *p, const sb_audit_pystack *s,
+                          sb_audit_call *c, sb_audit_made *m);
+/* Was call c (attributed) made while torch.compile compiled? */
+int sb_audit_compile_time(const sb_audit_call *c);
+/* Does the gate count call c: a blocking call made at run time, or any with include_compile. */
+int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call *c);
+/* p's compile-time sums: compile_blocking, compile_blocked_us, compile_polls. */
+void sb_audit_compile_sums(sb_audit_proc *p);
+/* "compile" or "run": the reports' phase of a row. */
+const char *sb_audit_phase_name(int compile);
 
 /* ---- rules.c: what made a blocking call, in the user's terms, and its sync-free fix ---- */
 typedef struct sb_audit_rule {

@@ -16,11 +16,22 @@ const sb_audit_pystack *sb_audit_find_pystack(const sb_audit_proc *p, int64_t id
 }
 
 /* Not the user's code: "<frozen runpy>" and "<string>", the standard library
- * (.../lib/python3.12/...) and installed packages (site-packages, dist-packages). */
+ * (.../lib/python3.12/...), installed packages (site-packages, dist-packages) and code torch
+ * generated (compile_group.c: Inductor's cache). */
 int sb_audit_py_library(const char *file)
 {
     return file[0] == '<' || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
-           strstr(file, "/lib/python3") || strstr(file, "/lib64/python3");
+           strstr(file, "/lib/python3") || strstr(file, "/lib64/python3") ||
+           sb_audit_py_generated(file);
+}
+
+/* The innermost frame that is not generated code, which no site or line may name; NULL: none. */
+static const sb_audit_pyframe *innermost_shown(const sb_audit_pystack *s)
+{
+    for (int i = 0; s && i < s->nframes; i++)
+        if (!sb_audit_py_generated(s->frames[i].file))
+            return &s->frames[i];
+    return NULL;
 }
 
 const sb_audit_pyframe *sb_audit_py_pick(const sb_audit_pystack *s, int innermost)
@@ -30,7 +41,7 @@ const sb_audit_pyframe *sb_audit_py_pick(const sb_audit_pystack *s, int innermos
     for (int i = 0; !innermost && i < s->nframes; i++)
         if (!sb_audit_py_library(s->frames[i].file))
             return &s->frames[i];
-    return &s->frames[0]; /* only library frames: the innermost, as it is */
+    return innermost_shown(s); /* only library frames: the innermost, as it is (not generated) */
 }
 
 const char *sb_audit_py_in_package(const char *file)
@@ -119,8 +130,8 @@ int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audi
         return -1;
     if (!s || !s->nframes || !c->pyframe)
         return 0;
-    if (c->pyframe != &s->frames[0]) {
-        m->via = &s->frames[0];
+    if (c->pyframe != innermost_shown(s)) {
+        m->via = innermost_shown(s);
         m->via_site = site_text(&run->strs, m->via, 1);
         m->via_source = sb_audit_py_source(run, m->via);
         if (!m->via_site || !m->via_source)

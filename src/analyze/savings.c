@@ -4,7 +4,8 @@
  * syncs serve, and with them kept). Sites interact: removing one can make a later
  * sync wait longer (the GPU work it no longer waits for is still there), which its own figure
  * counts; the figure for every sync is its own play, not a sum. The most costly sites and
- * ranges (by host time blocked; as many as --top) are played, every class is. */
+ * ranges (by host time blocked; as many as --top) are played, every class is. Calls made while
+ * torch.compile compiled are never removed. */
 #include "analyze/analyze.h"
 
 #include <math.h>
@@ -12,6 +13,13 @@
 #include <string.h>
 
 #include "replay/replay.h"
+
+/* The syncs a play removes: blocking calls of the run time. What torch.compile made
+ * (compile_group.c) happens once, while it compiles; removing it predicts nothing of a step. */
+static int removable(const sb_audit_call *c)
+{
+    return sb_audit_blocking(c->cls) && !sb_audit_compile_time(c);
+}
 
 typedef struct {
     const char *key;
@@ -44,7 +52,7 @@ static group *groups_of(const sb_audit_proc *p, int range, size_t *n)
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         const char *key = range ? c->range : c->site;
-        if (!sb_audit_blocking(c->cls) || !key || (range && !key[0]))
+        if (!removable(c) || !key || (range && !key[0]))
             continue;
         g[m++] = (group){key, 1, (double)(c->end - c->start) / 1e3};
     }
@@ -85,7 +93,7 @@ static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask,
     s->blocked_us = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        int hit = sb_audit_blocking(c->cls);
+        int hit = removable(c);
         switch (s->kind) {
         case SB_SAVE_SITE:
             hit = hit && c->site == s->key;

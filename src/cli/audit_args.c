@@ -19,6 +19,11 @@ static const sb_optdef audit_optdefs[] = {
      "with --max-syncs: count inside every instance of the\n"
      "NVTX push/pop range NAME instead (nested ranges included);\n"
      "a range never entered fails the gate"},
+    {"include-compile", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(include_compile), NULL, NULL,
+     "with --max-syncs: count the calls made while torch.compile\n"
+     "compiles, autotunes and benchmarks, and those of its\n"
+     "workers, too (by default they are apart: reported, not\n"
+     "gated)"},
     {"csv", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(csv), NULL, "Output:",
      "one row per process x class x range x call site"},
     {"json", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(json), NULL, NULL,
@@ -107,6 +112,9 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
                        SB_AUDIT_RANGE_NAME_MAX);
     if (req->range && req->max_syncs < 0)
         return sb_fail(SB_EXIT_USAGE, "audit: --range needs --max-syncs N (the gate it scopes)");
+    if (req->include_compile && req->max_syncs < 0)
+        return sb_fail(SB_EXIT_USAGE,
+                       "audit: --include-compile needs --max-syncs N (the gate it widens)");
     if (req->junit && req->max_syncs < 0)
         return sb_fail(SB_EXIT_USAGE, "audit: --junit needs --max-syncs N (the gate it reports)");
     if ((rc = sb_ci_check("audit: ", req->ci)) != 0)

@@ -16,6 +16,7 @@ typedef struct sb_audit_request {
     const char *ci;    /* --ci github|none; NULL: github under GITHUB_ACTIONS=true */
     const char *from;  /* --from DIR: report kept records, run nothing */
     int quiet, help, gpu_activity, no_python;
+    int include_compile; /* the gate counts torch.compile's compile-time calls too */
     const char *py_site; /* "user" (default) or "innermost" */
     char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail); NULL with --from */
     int merge;           /* --merge: reports[0..nreports) (NULL-terminated) are --json reports */

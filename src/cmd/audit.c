@@ -569,6 +569,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     o.range = req->range;
     o.top = (int)req->top;
     o.py_innermost = req->py_site && !strcmp(req->py_site, "innermost");
+    o.include_compile = req->include_compile;
     rc = sb_audit_analyze(run, &o);
     sb_env env;
     memset(&env, 0, sizeof env);

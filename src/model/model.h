@@ -25,6 +25,7 @@ typedef struct sb_audit_opts {
     double waited_slack_us; /* ... and ended within this of the GPU going idle (20) */
     int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
     int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
+    int include_compile;    /* the gate counts calls made while torch.compile compiled too (0) */
 } sb_audit_opts;
 void sb_audit_opts_default(sb_audit_opts *o);
 
@@ -132,6 +133,8 @@ typedef struct sb_audit_made {
     const char *library;                /* that package's name ("transformers"), "" */
     const char *op;  /* what made it (the rule's, or the library's); NULL: unknown */
     const char *fix; /* the rule's fix, or the library's ("inside transformers (...): ..."); "" */
+    int compile;     /* made while torch.compile compiled, autotuned or benchmarked, or by one of
+                        its workers (analyze/compile_group.c): apart from the gate and the replay */
 } sb_audit_made;
 
 typedef struct sb_audit_call {
@@ -292,6 +295,7 @@ typedef struct sb_audit_proc {
     long malformed;
     long warns;
     const char *first_warn;
+    int compile_worker; /* analyze/compile_group.c: a worker process of torch.compile */
 
     sb_audit_call *calls;
     size_t ncalls, cap_calls;
@@ -332,6 +336,9 @@ typedef struct sb_audit_proc {
     long counts[SB_AUDIT_NCLASS];
     double lifetime_us, busy_us, blocked_us;
     long polls, blocking;
+    /* of those, made while torch.compile compiled (analyze/compile_group.c) */
+    double compile_blocked_us;
+    long compile_polls, compile_blocking;
     /* savings.c: what removing syncs would save, from the replay (launches recorded) */
     struct sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges */
     size_t nsavings;

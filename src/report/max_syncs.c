@@ -48,11 +48,13 @@ static int add(offenders *s, const char *site, sb_audit_class cls, long count,
     return 0;
 }
 
-/* Sites and lines are interned (one pointer per text): sorted by (site, via, class), the
- * entries of one offender are neighbours. */
+/* Sites and lines are interned (one pointer per text): sorted by (site, via, class, compile
+ * time), the entries of one offender are neighbours. */
 static int cmp_key(const void *a, const void *b)
 {
     const offender *x = a, *y = b;
+    if (x->made->compile != y->made->compile)
+        return x->made->compile - y->made->compile;
     uintptr_t p = (uintptr_t)x->site, q = (uintptr_t)y->site;
     if (p != q)
         return p < q ? -1 : 1;
@@ -84,8 +86,9 @@ static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, in
         return;
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++) {
-        char save[96] = "", ms[32];
-        sb_audit_saving_text(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
+        char save[96] = "", ms[32] = "";
+        if (!s->o[i].made->compile) /* the replay removes no compile-time call */
+            sb_audit_saving_text(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
         if (!strcmp(ms, SB_AUDIT_UNMODELLED))
             snprintf(save, sizeof save, ", removing the site saves: unknown (%s)",
                      sb_audit_unmodelled_why(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE));
@@ -113,12 +116,38 @@ static int in_exceeded(const sb_audit_proc *p, const sb_audit_call *c, const cha
     return 0;
 }
 
-static long run_total(const sb_audit_run *run)
+/* The blocking calls made while torch.compile compiled (analyze/compile_group.c). */
+static long run_compile(const sb_audit_run *run)
+{
+    long total = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        total += run->procs[i]->compile_blocking;
+    return total;
+}
+
+/* The blocking calls the gate counts: those of the compile time only with --include-compile. */
+static long run_total(const sb_audit_run *run, const sb_audit_opts *o)
 {
     long total = 0;
     for (size_t i = 0; i < run->nprocs; i++)
         total += run->procs[i]->blocking;
-    return total;
+    return o->include_compile ? total : total - run_compile(run);
+}
+
+/* Under the verdict: the compile-time calls the gate left out, or counted. */
+static void compile_note(FILE *msg, const sb_audit_run *run, const sb_audit_opts *o)
+{
+    long n = run_compile(run);
+    if (n && !o->include_compile)
+        say(msg,
+            "audit gate: the run's %ld compile-time blocking call%s (torch.compile) left out; "
+            "--include-compile gates them\n",
+            n, n == 1 ? "" : "s");
+    else if (n)
+        say(msg,
+            "audit gate: compile-time blocking calls (torch.compile) counted too "
+            "(--include-compile): %ld in the run\n",
+            n);
 }
 
 int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
@@ -127,17 +156,17 @@ int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
     offenders s = {0};
     int rc = 0;
     /* --range: the calls of the instances over the limit; else the run's, when over it */
-    int over = o->max_syncs >= 0 && (o->range || run_total(run) > o->max_syncs);
+    int over = o->max_syncs >= 0 && (o->range || run_total(run, o) > o->max_syncs);
     for (size_t i = 0; over && !rc && i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; o->range && !rc && k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
-            if (sb_audit_blocking(c->cls) && in_exceeded(p, c, o->range, o->max_syncs))
+            if (sb_audit_gated(o, c) && in_exceeded(p, c, o->range, o->max_syncs))
                 rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe, c->made);
         }
         for (size_t k = 0; !o->range && !rc && k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];
-            if (sb_audit_blocking(r->cls))
+            if (sb_audit_blocking(r->cls) && (o->include_compile || !r->made.compile))
                 rc = add(&s, r->site, r->cls, r->count, r->rule, r->pyframe, &r->made);
         }
     }
@@ -194,6 +223,7 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
             "call%s each (max %lld)\n",
             instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), worst,
             worst == 1 ? "" : "s", o->max_syncs);
+        compile_note(msg, run, o);
         return 0;
     }
     say(msg,
@@ -201,19 +231,21 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
         "blocking call%s; the worst: pid %lld, %ld\n",
         exceeded, instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), o->max_syncs,
         o->max_syncs == 1 ? "" : "s", (long long)worst_pid, worst);
+    compile_note(msg, run, o);
     top_sites(msg, run, o);
     return 1;
 }
 
 /* A process whose records are incomplete: its counts are a lower bound, the gate cannot pass.
  */
-static int gate_incomplete(const sb_audit_run *run, FILE *msg)
+static int gate_incomplete(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
 {
     int bad = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
         char why[512];
         const sb_audit_proc *p = run->procs[i];
-        if (!sb_audit_incomplete(p, why, sizeof why))
+        /* a worker of torch.compile makes compile-time calls only: none the gate counts */
+        if (!sb_audit_incomplete(p, why, sizeof why) || (p->compile_worker && !o->include_compile))
             continue;
         if (p->unwatched) /* no lower bound either: nothing of it was checked */
             say(msg, "audit gate: FAILED: pid %lld: nothing was checked: %s\n", (long long)p->pid,
@@ -232,11 +264,11 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
 {
     if (o->max_syncs < 0)
         return 0;
-    if (gate_incomplete(run, msg))
+    if (gate_incomplete(run, o, msg))
         return 1;
     if (o->range)
         return gate_range(run, o, msg);
-    long total = run_total(run);
+    long total = run_total(run, o);
     if (total <= o->max_syncs) {
         /* no process at all: the command used no CUDA, or its environment lost the audit's
          * library (sudo, env -i): said, so that nobody takes it for a watched run */
@@ -245,6 +277,7 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
             run->nprocs ? ""
                         : "; no process initialized CUDA with the audit's library loaded: "
                           "nothing was watched");
+        compile_note(msg, run, o);
         return 0;
     }
     say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,
@@ -254,8 +287,10 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
     if (!isnan(save) && unmodelled)
         say(msg, "; what removing them would save is unknown (%s)", unmodelled);
     else if (!isnan(save))
-        say(msg, "; removing them would save %.3f ms of wall time", save / 1e3);
+        say(msg, "; removing %s would save %.3f ms of wall time",
+            o->include_compile && run_compile(run) ? "the run-time ones" : "them", save / 1e3);
     say(msg, "\n");
+    compile_note(msg, run, o);
     top_sites(msg, run, o);
     return 1;
 }

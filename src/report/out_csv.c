@@ -1,5 +1,6 @@
 /* The tidy CSV: one row per process x class x range x site x the line inside a library x
- * operation (calls that did not block left out). */
+ * operation (calls that did not block left out), each with its phase: "run", or "compile" for
+ * what torch.compile made while compiling (outside the gate by default). */
 #include "report/report.h"
 
 #include <inttypes.h>
@@ -28,7 +29,8 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
 {
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
           "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
-          "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library\n",
+          "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library,"
+          "phase\n",
           f);
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
@@ -55,8 +57,10 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
             fputc(',', f);
             field(f, r->native);
             /* the site's predicted saving (all its rows: its classes and ranges); empty when it
-             * was not replayed or is unknown (threads not modelled) */
-            const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
+             * was not replayed or is unknown (threads not modelled), or for compile time */
+            const sb_audit_saving *sv =
+                r->made.compile ? NULL
+                                : sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             if (sv && !sb_audit_unmodelled(sv))
                 fprintf(f, ",%.9g", sb_audit_saving_us(sv));
             else
@@ -67,7 +71,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
             frame_fields(f, r->made.via, r->made.via_source);
             fputc(',', f);
             field(f, r->made.library);
-            fputc('\n', f);
+            fprintf(f, ",%s\n", sb_audit_phase_name(r->made.compile));
         }
     }
     return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit CSV: write error") : 0;

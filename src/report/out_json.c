@@ -56,6 +56,34 @@ static json_t *counts(const long *c)
     return o;
 }
 
+/* Blocking calls, their host time blocked, polls: of a process or the run, whole or of a phase. */
+typedef struct {
+    long blocking;
+    double blocked_us;
+    long polls;
+} sums;
+
+static json_t *phase_sums(long blocking, double blocked_us, long polls)
+{
+    json_t *o = json_object();
+    set(o, "blocking_calls", json_integer(blocking));
+    set(o, "blocked_us", sb_json_num(blocked_us));
+    set(o, "polls", json_integer(polls));
+    return o;
+}
+
+/* The sums split by phase: "run", and "compile" (made while torch.compile compiled:
+ * analyze/compile_group.c), from the whole and the compile time's. */
+static json_t *phases(const sums *all, const sums *compile)
+{
+    json_t *o = json_object();
+    set(o, "run",
+        phase_sums(all->blocking - compile->blocking, all->blocked_us - compile->blocked_us,
+                   all->polls - compile->polls));
+    set(o, "compile", phase_sums(compile->blocking, compile->blocked_us, compile->polls));
+    return o;
+}
+
 /* The producers (replay.h) of a saving: how many, how often they held the syncing threads back,
  * which reading the figure takes, and the figure of the other ("producer_bound": held where
  * recorded; "producer_free": keeping up). */
@@ -171,6 +199,11 @@ static json_t *process(const sb_audit_proc *p)
     set(o, "polls", json_integer(p->polls));
     set(o, "blocking_calls", json_integer(p->blocking));
     set(o, "counts", counts(p->counts));
+    set(o, "phases",
+        phases(&(sums){p->blocking, p->blocked_us, p->polls},
+               &(sums){p->compile_blocking, p->compile_blocked_us, p->compile_polls}));
+    /* what the process is, where the audit knows: a worker of torch.compile */
+    set(o, "role", p->compile_worker ? sb_json_str(SB_AUDIT_COMPILE_WORKER) : json_null());
     set(o, "predicted", predicted(p));
     return o;
 }
@@ -180,6 +213,7 @@ static json_t *total(const sb_audit_run *run)
     long c[SB_AUDIT_NCLASS] = {0};
     double life = 0, busy = 0, blocked = 0, save = 0, save_typical = 0;
     long polls = 0, blocking = 0;
+    sums compile = {0};             /* the compile time's */
     int kernels = run->nprocs > 0;  /* every process recorded kernels */
     int replayed = run->nprocs > 0; /* every process was replayed */
     for (size_t i = 0; i < run->nprocs; i++) {
@@ -195,6 +229,9 @@ static json_t *total(const sb_audit_run *run)
         save_typical += p->nsavings ? sb_audit_saving_us(&p->savings[0]) : 0;
         polls += p->polls;
         blocking += p->blocking;
+        compile.blocking += p->compile_blocking;
+        compile.blocked_us += p->compile_blocked_us;
+        compile.polls += p->compile_polls;
     }
     json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
     set(o, "lifetime_s", sb_json_num(life / 1e6));
@@ -207,6 +244,7 @@ static json_t *total(const sb_audit_run *run)
     set(o, "polls", json_integer(polls));
     set(o, "blocking_calls", json_integer(blocking));
     set(o, "counts", counts(c));
+    set(o, "phases", phases(&(sums){blocking, blocked, polls}, &compile));
     return o;
 }
 
@@ -253,7 +291,10 @@ static json_t *rows(const sb_audit_run *run)
             set(o, "scenario",
                 r->rule && r->rule->scenario ? sb_json_str(r->rule->scenario) : json_null());
             set(o, "native_site", sb_json_str(r->native));
-            const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
+            set(o, "phase", sb_json_str(sb_audit_phase_name(r->made.compile)));
+            const sb_audit_saving *sv = /* the replay removes no compile-time call */
+                r->made.compile ? NULL
+                                : sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             set(o, "site_save_us",
                 sv && !sb_audit_unmodelled(sv) ? sb_json_num(sb_audit_saving_us(sv)) : json_null());
             append(a, o);
@@ -298,6 +339,12 @@ int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
         json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
                               o->range ? sb_json_str(o->range) : json_null(), "passed",
                               sb_audit_gate(run, o, NULL) == 0);
+        long compile = 0;
+        for (size_t i = 0; i < run->nprocs; i++)
+            compile += run->procs[i]->compile_blocking;
+        set(g, "include_compile", json_boolean(o->include_compile));
+        /* the compile-time blocking calls the gate did not count */
+        set(g, "compile_left_out", json_integer(o->include_compile ? 0 : compile));
         set(root, "gate", g);
     } else
         set(root, "gate", json_null());

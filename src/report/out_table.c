@@ -1,5 +1,6 @@
 /* The human report: the run, each process in a few lines, the classes summed over the run and
- * the top call sites. */
+ * the top call sites; what torch.compile made while compiling (analyze/compile_group.c) in a
+ * section of its own, after the run time's. */
 #include "report/report.h"
 #include "analyze/ranks.h"
 
@@ -86,11 +87,25 @@ static void prediction(FILE *f, const sb_audit_proc *p)
                 p->replay->syncs_untargeted, p->replay->syncs_untargeted == 1 ? "" : "s");
 }
 
+/* A process's compile time: its calls apart, in the compile section below. */
+static void compile_line(FILE *f, const sb_audit_proc *p)
+{
+    if (!p->compile_blocking && !p->compile_polls)
+        return;
+    fprintf(f,
+            "pid %" PRId64 ": compile time (torch.compile): %ld blocking call%s (%.3f ms blocked) "
+            "and %ld poll%s, apart below\n",
+            p->pid, p->compile_blocking, p->compile_blocking == 1 ? "" : "s",
+            p->compile_blocked_us / 1e3, p->compile_polls, p->compile_polls == 1 ? "" : "s");
+}
+
 static void process_block(FILE *f, const sb_audit_proc *p)
 {
     fprintf(f, "pid %" PRId64, p->pid);
     if (p->rank >= 0)
         fprintf(f, " (rank %d)", p->rank);
+    if (p->compile_worker)
+        fprintf(f, " (%s)", SB_AUDIT_COMPILE_WORKER);
     if (p->kernels)
         fprintf(f, ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), polls %ld\n",
                 sb_audit_pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
@@ -100,6 +115,7 @@ static void process_block(FILE *f, const sb_audit_proc *p)
                 ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, predicted "
                 "savings: --gpu-activity)\n",
                 p->blocked_us / 1e3, sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
+    compile_line(f, p);
     prediction(f, p);
     char why[512];
     if (p->unwatched)
@@ -121,8 +137,15 @@ static void process_block(FILE *f, const sb_audit_proc *p)
         fprintf(f, "pid %" PRId64 ": %s\n", p->pid, SB_AUDIT_ESC(p->first_warn));
 }
 
-/* Per class over the run: count, blocked total/median/p95, bubbles. */
-static int class_table(FILE *f, const sb_audit_run *run)
+/* Is call c of this phase (compile: made while torch.compile compiled)? */
+static int in_phase(const sb_audit_call *c, int compile)
+{
+    return sb_audit_compile_time(c) == compile;
+}
+
+/* Per class over the run, of the run time or the compile time (under `title` when not NULL):
+ * count, blocked total/median/p95, bubbles, and the replay's saving (run time only). */
+static int class_table(FILE *f, const sb_audit_run *run, int compile, const char *title)
 {
     size_t n = 0;
     for (size_t i = 0; i < run->nprocs; i++)
@@ -135,15 +158,16 @@ static int class_table(FILE *f, const sb_audit_run *run)
         kernels |= run->procs[i]->kernels;
         replayed |= run->procs[i]->nsavings > 0;
     }
-    fprintf(f, "\n%-9s %-14s %9s %12s %11s %11s %11s %11s\n", "group", "class", "count",
-            "blocked ms", "median us", "p95 us", "bubble ms", "saves ms");
+    fprintf(f, "\n%s%s%-9s %-14s %9s %12s %11s %11s %11s %11s\n", title ? title : "",
+            title ? "\n" : "", "group", "class", "count", "blocked ms", "median us", "p95 us",
+            "bubble ms", "saves ms");
     for (int k = 1; k < SB_AUDIT_NCLASS; k++) {
         size_t m = 0;
         double total = 0, bubble = 0;
         for (size_t i = 0; i < run->nprocs; i++) {
             const sb_audit_proc *p = run->procs[i];
             for (size_t c = 0; c < p->ncalls; c++) {
-                if ((int)p->calls[c].cls != k)
+                if ((int)p->calls[c].cls != k || !in_phase(&p->calls[c], compile))
                     continue;
                 d[m] = (double)(p->calls[c].end - p->calls[c].start) / 1e3;
                 total += d[m++];
@@ -156,7 +180,7 @@ static int class_table(FILE *f, const sb_audit_run *run)
         char bub[32] = "-", save[32] = "-";
         if (kernels)
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
-        if (replayed && sb_audit_blocking((sb_audit_class)k))
+        if (replayed && !compile && sb_audit_blocking((sb_audit_class)k))
             sb_audit_saving_text(run, SB_SAVE_CLASS, NULL, (sb_audit_class)k, save, sizeof save);
         fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
@@ -249,9 +273,9 @@ static void site_details(FILE *f, const site_sum *s, const char *pad)
         fprintf(f, "%snative: %s\n", pad, SB_AUDIT_ESC(s->native));
 }
 
-/* The entries of every process, one per (class, range, site, via, operation, fix), with their
- * site's total: *n of them, NULL out of memory. */
-static site_sum *site_sums(const sb_audit_run *run, size_t *n)
+/* The entries of every process, one per (class, range, site, via, operation, fix), of the run
+ * time or the compile time, with their site's total: *n of them, NULL out of memory. */
+static site_sum *site_sums(const sb_audit_run *run, int compile, size_t *n)
 {
     site_sum *s = NULL;
     size_t m = 0, cap = 0;
@@ -259,7 +283,7 @@ static site_sum *site_sums(const sb_audit_run *run, size_t *n)
         const sb_audit_proc *p = run->procs[i];
         for (size_t k = 0; k < p->nrows; k++) {
             const sb_audit_row *r = &p->rows[k];
-            if (!sb_audit_blocking(r->cls))
+            if (!sb_audit_blocking(r->cls) || r->made.compile != compile)
                 continue;
             if (sb_grow(&s, &cap, m, sizeof *s) < 0) {
                 free(s);
@@ -334,19 +358,21 @@ static void site_entry(FILE *f, const sb_audit_run *run, const site_sum *s, size
         site_details(f, &s[i], s[i].site_via ? PAD "  " : PAD);
 }
 
-static int top_sites(FILE *f, const sb_audit_run *run, int top)
+/* The top sites of the run time, or of the compile time (which the replay never removes). */
+static int top_sites(FILE *f, const sb_audit_run *run, int top, int compile)
 {
     size_t n = 0;
-    site_sum *s = site_sums(run, &n);
+    site_sum *s = site_sums(run, compile, &n);
     if (!s)
         return -1;
     int replayed = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
+    for (size_t i = 0; !compile && i < run->nprocs; i++)
         replayed |= run->procs[i]->nsavings > 0;
     if (n)
         fprintf(f, "\ntop sites%s\n%9s  %-14s %-20s %10s  %s\n",
-                replayed ? " (saves: removing every sync at the site, all its classes and ranges)"
-                         : "",
+                compile    ? ", compile time (torch.compile)"
+                : replayed ? " (saves: removing every sync at the site, all its classes and ranges)"
+                           : "",
                 "count", "class", "range", "saves ms", "site");
     for (size_t i = 0; i < n && (int)i < top; i++)
         site_entry(f, run, s, i, replayed);
@@ -363,9 +389,21 @@ int sb_audit_write_table(FILE *f, const sb_audit_run *run, const sb_audit_opts *
                 run->cmd[0] ? SB_AUDIT_ESC(run->cmd) : "the command");
         return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;
     }
-    for (size_t i = 0; i < run->nprocs; i++)
+    int compile = 0; /* calls made while torch.compile compiled: a section of their own */
+    for (size_t i = 0; i < run->nprocs; i++) {
         process_block(f, run->procs[i]);
-    if (class_table(f, run) < 0 || top_sites(f, run, o ? o->top : 10) < 0)
+        compile |= run->procs[i]->compile_blocking || run->procs[i]->compile_polls;
+    }
+    char title[256];
+    snprintf(title, sizeof title,
+             "compile time (torch.compile compiling, autotuning, benchmarking: once, not each "
+             "step; %s)",
+             o && o->include_compile ? "gated: --include-compile"
+                                     : "outside the gate: --include-compile gates it");
+    int top = o ? o->top : 10;
+    if (class_table(f, run, 0, compile ? "run time" : NULL) < 0 ||
+        (compile && class_table(f, run, 1, title) < 0) || top_sites(f, run, top, 0) < 0 ||
+        (compile && top_sites(f, run, top, 1) < 0))
         return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit table");
     if (run->ranks) /* one machine: no host column */
         sb_ranks_write_table(f, run->ranks, o ? o->top : 10, 0);

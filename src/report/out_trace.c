@@ -195,11 +195,15 @@ static void calls(writer *w, const sb_audit_proc *p)
             }
             if (c->pyframe)
                 python_frames(w->f, sb_audit_find_pystack(p, c->py));
+            if (c->made->compile) /* made while torch.compile compiled: apart from the gate */
+                fputs(",\"phase\":\"compile\"", w->f);
         }
         if (blocking && p->kernels)
             fprintf(w->f, ",\"bubble_us\":%.3f", (double)c->bubble_ns / 1e3);
         const sb_audit_saving *sv =
-            blocking ? sb_audit_saving_of(p, SB_SAVE_SITE, c->site, SB_AUDIT_NONE) : NULL;
+            blocking && !sb_audit_compile_time(c)
+                ? sb_audit_saving_of(p, SB_SAVE_SITE, c->site, SB_AUDIT_NONE)
+                : NULL;
         if (sv && !sb_audit_unmodelled(sv)) /* the site's predicted saving, per call too */
             fprintf(w->f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f",
                     sb_audit_saving_us(sv), sv->r.typical_us);

@@ -61,14 +61,15 @@ static void csv(void **state)
     const char *want =
         "pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
         "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
-        "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library\n"
+        "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library,"
+        "phase\n"
         /* site_save_us empty: these streams record no launches (no replay); no Python: no via */
         "100,0,0,explicit,sync-stream,\"a,b\",train!step,2,3,1.5,1.95,6.6,,,,," STREAM_SYNC
-        ",train!step,,,,,,\n"
-        "100,0,0,implicit,copy-pageable,,?,1,0.1,0.1,0.1,0.2,,,,," PAGEABLE ",?,,,,,,\n"
+        ",train!step,,,,,,,run\n"
+        "100,0,0,implicit,copy-pageable,,?,1,0.1,0.1,0.1,0.2,,,,," PAGEABLE ",?,,,,,,,run\n"
         "200,1,1,explicit,sync-stream,\"a,b\",train!step,2,3,1.5,1.95,6.6,,,,," STREAM_SYNC
-        ",train!step,,,,,,\n"
-        "200,1,1,implicit,copy-pageable,,?,1,0.1,0.1,0.1,0.2,,,,," PAGEABLE ",?,,,,,,\n";
+        ",train!step,,,,,,,run\n"
+        "200,1,1,implicit,copy-pageable,,?,1,0.1,0.1,0.1,0.2,,,,," PAGEABLE ",?,,,,,,,run\n";
     assert_string_equal(buf, want);
     free(buf);
     sb_audit_free(run);
