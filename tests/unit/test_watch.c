@@ -123,13 +123,6 @@ long sba_py_stack_here(void)
     return 7;
 }
 
-/* as pyframes.c: the thread's stack written, then its id */
-long sba_py_stack_here(void)
-{
-    char text[256];
-    return sba_py_stack_id(text, sba_py_capture(text, sizeof text));
-}
-
 char *sba_py_stack_line(long id)
 {
     char buf[64];
