@@ -84,10 +84,15 @@ typedef struct sb_audit_rule {
     const char *op;       /* "scalar read: .item()" */
     const char *fix;      /* the guides' sync-free alternative */
     const char *scenario; /* the syncbench scenario that prices the fix; NULL: none */
-    /* what must hold, each a list of alternatives "a|b" matched as substrings; NULL: any */
-    const char *api;    /* the API's base name (cudaStreamSynchronize) */
-    const char *native; /* a native frame's symbol or library file name */
-    const char *pyfile; /* a Python frame's file (torch/_tensor_str.py) */
+    /* what must hold, each a list of alternatives "a|b"; NULL: any */
+    const char *api;    /* the API's base name (cudaStreamSynchronize), a substring */
+    const char *native; /* a native frame's symbol, a substring (mangled C++ names hold the
+                           identifiers): of a frame of `object`, which it needs */
+    const char *object; /* the library a native frame lies in: its file name begins with it
+                           ("libtorch_cuda", "xla_cuda_plugin"); alone, any frame of it */
+    const char *pyfile; /* a Python frame's file, whole path components from its package on
+                           ("torch/_tensor_str.py", "jax/_src/array.py"): its package named */
+    const char *pyfunc; /* that frame's function, whole ("__float__"); needs pyfile */
     const char *source; /* the text of the lines that made the call (".item("): the innermost
                            frame's, and the library's frame's, else the user's line */
     const char *copy;   /* the copy's direction (HtoD, DtoH) */

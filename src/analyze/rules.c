@@ -1,13 +1,18 @@
 /* What made a blocking call, in the user's terms, and the guides' sync-free alternative: the
  * rules are data, tried in order, the first that holds wins. Each condition is a list of
- * alternatives ("a|b"), any of which may appear as a substring: of a native frame's symbol or
- * library (mangled C++ names hold the identifiers), of a Python frame's file, of the text of
- * the lines that made the call, of the API's base name, of the copy's direction, of the file of
- * the library's frame that made it (a prefix of its path from its installed package on). A call
- * no rule knows is reported as unknown, never guessed.
- * A sync inside a library's own code (a frame of an installed package other than torch between
- * the user's line and the call) that no rule of that library names keeps the operation its
- * rule gives, and its fix says where it is and that the user cannot change it: "inside
+ * alternatives ("a|b"), any of which may hold: the API's base name, the copy's direction and the
+ * text of the lines that made the call hold one as a substring; a native frame's symbol holds one
+ * as a substring (mangled C++ names hold the identifiers, addr2line's demangled ones too) in a
+ * frame of the rule's own library, whose file name begins with one of `object`; a Python frame's
+ * file holds one as whole path components from its package on (`pyfile`), its function is one
+ * (`pyfunc`); the file of the library's frame that made the call begins with one (`lib`, from its
+ * installed package on). A rule that names a native symbol names its library too, and a Python
+ * rule its package (tests/unit/test_audit_libsites.c holds every rule to it): the same name in a
+ * stranger's library (XLA's CudaTimer is not DDP's) never fires. A call no rule knows is reported
+ * as unknown, with its native frame, never guessed.
+ * A sync inside a library's own code (a frame of an installed package other than the frameworks
+ * between the user's line and the call) that no rule of that library names keeps the operation
+ * its rule gives, and its fix says where it is and that the user cannot change it: "inside
  * transformers (_sample): an upstream change, or a different call". To add a pattern: one line
  * here, one test in tests/unit/test_audit_python.c (test_audit_libsites.c for a library's). */
 #include "analyze/analyze.h"
@@ -23,144 +28,163 @@
 #define SHAPE "data-dependent shape: "
 #define UPSTREAM "an upstream change, or a different call"
 #define GENERATION "transformers/generation/"
+#define NCCL_FIX                                                                                   \
+    "a collective's result read on the host waits for every rank: read it every N steps"
+#define EMPTY_CACHE_FIX                                                                            \
+    "do not empty the cache in the loop: the caching allocator reuses its blocks"
+#define DEVICE_SYNC_FIX                                                                            \
+    "sync only the stream the result is on (or an event), and only where the host needs it"
+#define FREE_API "cudaFree|cuMemFree"
 
+/* PyTorch's own native libraries (a file name begins with one): libtorch_cuda.so (and torch
+ * 1.x's libtorch_cuda_cu.so), libtorch_cpu.so, libtorch_python.so, libc10.so, libc10_cuda.so */
+#define LIBTORCH                                                                                   \
+    "libtorch.so|libtorch_cpu.so|libtorch_cuda|libtorch_python.so|libc10.so|libc10_cuda.so"
 const char *const sb_audit_rule_frameworks[] = {"torch", NULL};
 
 /* clang-format off */
 const sb_audit_rule sb_audit_rules[] = {
     /* syncs of a library's own code, named by the file of the library's frame that made the
-     * call (the last field) and that line's text; what in the user's call leads there */
-    {"inside transformers: generate()'s stopping check across ranks (synced_gpus)",
-     "transformers' generate() with synced_gpus (on by default under DeepSpeed ZeRO-3 or FSDP "
-     "with more than one rank) sums a flag over the ranks and reads it after every token, so "
-     "that they step together: needed while the ranks hold shards of the weights; otherwise "
-     "pass synced_gpus=False", NULL, NULL, NULL, NULL, "this_peer_finished_flag", NULL,
-     GENERATION},
-    {"inside transformers: generate()'s stopping check after every token",
-     "transformers' generate() reads on the host, after each new token, whether every sequence "
-     "has finished (a sync a token); no option of generate() skips it: " UPSTREAM " (a decoding "
-     "loop of your own that checks every N tokens)", "device-branch", NULL, NULL, NULL,
-     "this_peer_finished|unfinished_sequences", NULL, GENERATION},
-    {"inside transformers: generate()'s streamer gets each new token on the host",
-     "transformers' generate() copies every new token to the host for its streamer (a sync a "
-     "token): pass no streamer where the tokens are not needed as they come, and decode "
-     "generate()'s output once it returns", NULL, NULL, NULL, NULL, "streamer.put(", NULL,
-     GENERATION},
-    {"inside torch.distributions: argument validation (validate_args)",
-     "torch.distributions checks a distribution's arguments and samples on the host: pass "
-     "validate_args=False, or call torch.distributions.Distribution.set_default_validate_args("
-     "False) once", NULL, NULL, NULL, NULL, "_is_all_true(valid)|valid.all()", NULL,
-     "torch/distributions/"},
-    {"inside torch: clip_grad_norm_'s non-finite check (error_if_nonfinite=True)",
-     "torch's clip_grad_norm_ with error_if_nonfinite=True reads the total norm on the host at "
-     "every call: leave it False (the default) and check torch.isfinite(norm) every N steps",
-     "log-every", NULL, NULL, NULL, "error_if_nonfinite", NULL, "torch/nn/utils/clip_grad"},
-    {"print(tensor) / str(tensor)",
-     "print a value read every N steps (accumulated on the GPU), not the tensor each step",
-     "log-every", NULL, NULL, "torch/_tensor_str.py", NULL, NULL, NULL},
-    /* inside libraries */
-    {"inside a library: DDP's step timer (CudaTimer::measureDifference)",
-     "DDP times the iterations it samples; model._set_ddp_runtime_logging_sample_rate(N) makes "
-     "them rarer", NULL, NULL, "CudaTimer|measureDifference", NULL, NULL, NULL, NULL},
-    {"inside a library: NCCL",
-     "a collective's result read on the host waits for every rank: read it every N steps",
-     NULL, NULL, "libnccl|ncclGroupEnd|ncclCommInit", NULL, NULL, NULL, NULL},
-    {"inside a library: torch.linalg's error check",
-     "the _ex variant (torch.linalg.inv_ex, cholesky_ex, ...) with its info tensor checked on "
-     "the GPU or every N steps", NULL, NULL, "_linalg_check_errors", NULL, NULL, NULL, NULL},
-    {"inside a CUDA library (cuBLAS, cuSOLVER, cuFFT, cuSPARSE, cuDNN)",
-     "the library's handles and workspaces created once, outside the loop; its own syncs are "
-     "its own (at start-up and teardown they cost nothing per step)", NULL, NULL,
-     "libcublas|libcusolver|libcufft|libcusparse|libcudnn", NULL, NULL, NULL, NULL},
+     * call (lib) and that line's text; what in the user's call leads there */
+    {.op = "inside transformers: generate()'s stopping check across ranks (synced_gpus)",
+     .fix = "transformers' generate() with synced_gpus (on by default under DeepSpeed ZeRO-3 or "
+            "FSDP with more than one rank) sums a flag over the ranks and reads it after every "
+            "token, so that they step together: needed while the ranks hold shards of the "
+            "weights; otherwise pass synced_gpus=False",
+     .source = "this_peer_finished_flag", .lib = GENERATION},
+    {.op = "inside transformers: generate()'s stopping check after every token",
+     .fix = "transformers' generate() reads on the host, after each new token, whether every "
+            "sequence has finished (a sync a token); no option of generate() skips it: " UPSTREAM
+            " (a decoding loop of your own that checks every N tokens)",
+     .scenario = "device-branch", .source = "this_peer_finished|unfinished_sequences",
+     .lib = GENERATION},
+    {.op = "inside transformers: generate()'s streamer gets each new token on the host",
+     .fix = "transformers' generate() copies every new token to the host for its streamer (a "
+            "sync a token): pass no streamer where the tokens are not needed as they come, and "
+            "decode generate()'s output once it returns",
+     .source = "streamer.put(", .lib = GENERATION},
+    {.op = "inside torch.distributions: argument validation (validate_args)",
+     .fix = "torch.distributions checks a distribution's arguments and samples on the host: pass "
+            "validate_args=False, or call torch.distributions.Distribution."
+            "set_default_validate_args(False) once",
+     .source = "_is_all_true(valid)|valid.all()", .lib = "torch/distributions/"},
+    {.op = "inside torch: clip_grad_norm_'s non-finite check (error_if_nonfinite=True)",
+     .fix = "torch's clip_grad_norm_ with error_if_nonfinite=True reads the total norm on the "
+            "host at every call: leave it False (the default) and check torch.isfinite(norm) "
+            "every N steps",
+     .scenario = "log-every", .source = "error_if_nonfinite", .lib = "torch/nn/utils/clip_grad"},
+    {.op = "print(tensor) / str(tensor)",
+     .fix = "print a value read every N steps (accumulated on the GPU), not the tensor each step",
+     .scenario = "log-every", .pyfile = "torch/_tensor_str.py"},
+    /* inside libraries: a native frame of the library's own file */
+    {.op = "inside a library: DDP's step timer (CudaTimer::measureDifference)",
+     .fix = "DDP times the iterations it samples; model._set_ddp_runtime_logging_sample_rate(N) "
+            "makes them rarer",
+     .native = "CudaTimer17measureDifference|CudaTimer::measureDifference",
+     .object = "libtorch_cuda"},
+    {.op = "inside a library: NCCL", .fix = NCCL_FIX, .object = "libnccl"},
+    {.op = "inside a library: NCCL", .fix = NCCL_FIX, /* linked into torch 1.x's wheels */
+     .native = "ncclGroupEnd|ncclCommInit", .object = "libtorch_cuda"},
+    {.op = "inside a library: torch.linalg's error check",
+     .fix = "the _ex variant (torch.linalg.inv_ex, cholesky_ex, ...) with its info tensor checked "
+            "on the GPU or every N steps",
+     .native = "_linalg_check_errors", .object = LIBTORCH},
+    {.op = "inside a CUDA library (cuBLAS, cuSOLVER, cuFFT, cuSPARSE, cuDNN)",
+     .fix = "the library's handles and workspaces created once, outside the loop; its own syncs "
+            "are its own (at start-up and teardown they cost nothing per step)",
+     .object = "libcublas|libcusolver|libcufft|libcusparse|libcudnn"},
     /* data-dependent shapes: the output's size is read back to allocate it */
-    {SHAPE "boolean mask (x[mask], masked_select)",
-     "torch.where(mask, x, 0) or a masked reduction: a fixed shape, no count read back",
-     "dynamic-shape", NULL, "masked_select|index_Tensor|index_put", NULL, NULL, NULL, NULL},
-    {SHAPE "nonzero", "torch.nonzero_static(x, size=N), or a mask of fixed shape",
-     "dynamic-shape", NULL, "nonzero_cuda|nonzero_out|7nonzero4call|::nonzero(", NULL, NULL, NULL,
-     NULL},
-    {SHAPE "unique",
-     "a fixed-size result (torch.bincount(x, minlength=N) for small integer ranges), or unique "
-     "once outside the loop", "dynamic-shape", NULL, "unique_cuda|unique_dim|_unique", NULL, NULL,
-     NULL, NULL},
-    {SHAPE "repeat_interleave without output_size",
-     "pass output_size= (the total, known on the host) to repeat_interleave", "dynamic-shape",
-     NULL, "repeat_interleave", NULL, NULL, NULL, NULL},
+    {.op = SHAPE "boolean mask (x[mask], masked_select)",
+     .fix = "torch.where(mask, x, 0) or a masked reduction: a fixed shape, no count read back",
+     .scenario = "dynamic-shape", .native = "masked_select|index_Tensor|index_put",
+     .object = LIBTORCH},
+    {.op = SHAPE "nonzero", .fix = "torch.nonzero_static(x, size=N), or a mask of fixed shape",
+     .scenario = "dynamic-shape", .native = "nonzero_cuda|nonzero_out|7nonzero4call|::nonzero(",
+     .object = LIBTORCH},
+    {.op = SHAPE "unique",
+     .fix = "a fixed-size result (torch.bincount(x, minlength=N) for small integer ranges), or "
+            "unique once outside the loop",
+     .scenario = "dynamic-shape", .native = "unique_cuda|unique_dim|_unique", .object = LIBTORCH},
+    {.op = SHAPE "repeat_interleave without output_size",
+     .fix = "pass output_size= (the total, known on the host) to repeat_interleave",
+     .scenario = "dynamic-shape", .native = "repeat_interleave", .object = LIBTORCH},
     /* a GPU value that decides Python control flow */
-    {"Python branch on a GPU value (if t:, while t:, bool(t), if t.any():)",
-     "keep the decision on the GPU (torch.where(cond, a, b)), or branch on a value read every N "
-     "steps", "device-branch", NULL, "is_nonzero", NULL, NULL, NULL, NULL},
+    {.op = "Python branch on a GPU value (if t:, while t:, bool(t), if t.any():)",
+     .fix = "keep the decision on the GPU (torch.where(cond, a, b)), or branch on a value read "
+            "every N steps",
+     .scenario = "device-branch", .native = "is_nonzero", .object = LIBTORCH},
     /* copies to the host, named by the source line */
-    {"copy to host: .tolist()", HOST_COPY_FIX, "double-buffer", NULL, NULL, NULL, ".tolist(",
-     NULL, NULL},
-    {"copy to host: .numpy()", HOST_COPY_FIX, "double-buffer", NULL, NULL, NULL, ".numpy(", NULL,
-     NULL},
+    {.op = "copy to host: .tolist()", .fix = HOST_COPY_FIX, .scenario = "double-buffer",
+     .source = ".tolist("},
+    {.op = "copy to host: .numpy()", .fix = HOST_COPY_FIX, .scenario = "double-buffer",
+     .source = ".numpy("},
     /* scalar reads */
-    {"scalar read: .item()", SCALAR_FIX, "log-every", NULL, "_local_scalar_dense", NULL,
-     ".item(", NULL, NULL},
-    {"scalar read: float(t) / int(t)", SCALAR_FIX, "log-every", NULL, "_local_scalar_dense",
-     NULL, "float(|int(|bool(|complex(", NULL, NULL},
-    {"scalar read (a GPU value to a Python number)", SCALAR_FIX, "log-every", NULL,
-     "_local_scalar_dense", NULL, NULL, NULL, NULL},
-    {"copy to host: .cpu()", HOST_COPY_FIX, "double-buffer", NULL, NULL, NULL,
-     ".cpu(|.to(\"cpu\"|.to('cpu'|device=\"cpu\"|device='cpu'", NULL, NULL},
-    {"tensor from host data (torch.tensor(list, device=\"cuda\"))",
-     "build it once outside the loop, or from pinned memory with .to(device, "
-     "non_blocking=True); constants: torch.full / torch.arange on the GPU", "small-h2d", NULL,
-     NULL, NULL, "torch.tensor(|torch.as_tensor(|torch.from_numpy(", NULL, NULL},
-    {"copy to host (.cpu(), .to(\"cpu\"), .numpy())", HOST_COPY_FIX, "double-buffer", NULL,
-     "_to_copy|copy_", NULL, NULL, "DtoH", NULL},
-    {"copy from pageable host memory (.to(\"cuda\"), .cuda())",
-     "pin the source (.pin_memory(), once) and copy with non_blocking=True", "copy", NULL,
-     "_to_copy|copy_", NULL, NULL, "HtoD", NULL},
-    {"copy between host and GPU (.cpu(), .to(...), copy_)", HOST_COPY_FIX, "copy", NULL,
-     "_to_copy|copy_", NULL, NULL, NULL, NULL},
+    {.op = "scalar read: .item()", .fix = SCALAR_FIX, .scenario = "log-every",
+     .native = "_local_scalar_dense", .object = LIBTORCH, .source = ".item("},
+    {.op = "scalar read: float(t) / int(t)", .fix = SCALAR_FIX, .scenario = "log-every",
+     .native = "_local_scalar_dense", .object = LIBTORCH, .source = "float(|int(|bool(|complex("},
+    {.op = "scalar read (a GPU value to a Python number)", .fix = SCALAR_FIX,
+     .scenario = "log-every", .native = "_local_scalar_dense", .object = LIBTORCH},
+    {.op = "copy to host: .cpu()", .fix = HOST_COPY_FIX, .scenario = "double-buffer",
+     .source = ".cpu(|.to(\"cpu\"|.to('cpu'|device=\"cpu\"|device='cpu'"},
+    {.op = "tensor from host data (torch.tensor(list, device=\"cuda\"))",
+     .fix = "build it once outside the loop, or from pinned memory with .to(device, "
+            "non_blocking=True); constants: torch.full / torch.arange on the GPU",
+     .scenario = "small-h2d", .source = "torch.tensor(|torch.as_tensor(|torch.from_numpy("},
+    {.op = "copy to host (.cpu(), .to(\"cpu\"), .numpy())", .fix = HOST_COPY_FIX,
+     .scenario = "double-buffer", .native = "_to_copy|copy_", .object = LIBTORCH, .copy = "DtoH"},
+    {.op = "copy from pageable host memory (.to(\"cuda\"), .cuda())",
+     .fix = "pin the source (.pin_memory(), once) and copy with non_blocking=True",
+     .scenario = "copy", .native = "_to_copy|copy_", .object = LIBTORCH, .copy = "HtoD"},
+    {.op = "copy between host and GPU (.cpu(), .to(...), copy_)", .fix = HOST_COPY_FIX,
+     .scenario = "copy", .native = "_to_copy|copy_", .object = LIBTORCH},
     /* explicit syncs */
-    {"explicit sync: torch.cuda.synchronize()",
-     "remove it (a readback waits for its own stream anyway), or wait on one stream or event",
-     "busy-stream", NULL, "device_synchronize", NULL, NULL, NULL, NULL},
-    {"explicit sync: stream.synchronize()",
-     "let the GPU wait (other.wait_stream(s), s.wait_event(e)); block the host only where it "
-     "needs the value", "small-gemm", NULL, "CUDAStream11synchronize|CUDAStream::synchronize",
-     NULL, NULL, NULL, NULL},
-    {"explicit sync: event.synchronize()",
-     "stream.wait_event(ev) keeps the wait on the GPU; ev.query() asks without blocking",
-     "small-gemm", "cudaEventSynchronize|cuEventSynchronize", NULL, NULL, NULL, NULL, NULL},
-    {"explicit device sync from an extension (ctypes, a C/C++ extension)",
-     "sync only the stream the result is on (or an event), and only where the host needs it",
-     "busy-stream", "cuCtxSynchronize|cudaDeviceSynchronize|cudaThreadSynchronize",
-     "libffi|_ctypes", NULL, NULL, NULL, NULL},
-    {"explicit sync: device (cudaDeviceSynchronize, cuCtxSynchronize)",
-     "sync only the stream the result is on (or an event), and only where the host needs it",
-     "busy-stream", "cuCtxSynchronize|cudaDeviceSynchronize|cudaThreadSynchronize", NULL, NULL,
-     NULL, NULL, NULL},
-    {"explicit sync: stream (cudaStreamSynchronize)",
-     "let the GPU wait (cudaStreamWaitEvent); block the host only where it needs the value",
-     "small-gemm", "StreamSynchronize", NULL, NULL, NULL, NULL, NULL},
+    {.op = "explicit sync: torch.cuda.synchronize()",
+     .fix = "remove it (a readback waits for its own stream anyway), or wait on one stream or "
+            "event",
+     .scenario = "busy-stream", .native = "device_synchronize", .object = LIBTORCH},
+    {.op = "explicit sync: stream.synchronize()",
+     .fix = "let the GPU wait (other.wait_stream(s), s.wait_event(e)); block the host only where "
+            "it needs the value",
+     .scenario = "small-gemm", .native = "CUDAStream11synchronize|CUDAStream::synchronize",
+     .object = LIBTORCH},
+    {.op = "explicit sync: event.synchronize()",
+     .fix = "stream.wait_event(ev) keeps the wait on the GPU; ev.query() asks without blocking",
+     .scenario = "small-gemm", .api = "cudaEventSynchronize|cuEventSynchronize"},
+    {.op = "explicit device sync from an extension (ctypes, a C/C++ extension)",
+     .fix = DEVICE_SYNC_FIX, .scenario = "busy-stream",
+     .api = "cuCtxSynchronize|cudaDeviceSynchronize|cudaThreadSynchronize",
+     .object = "libffi|_ctypes"},
     /* the allocator */
-    {"allocator: torch.cuda.empty_cache()",
-     "do not empty the cache in the loop: the caching allocator reuses its blocks", "alloc",
-     "cudaFree|cuMemFree", "emptyCache|empty_cache", NULL, NULL, NULL, NULL},
-    {"allocator: torch.cuda.empty_cache()",
-     "do not empty the cache in the loop: the caching allocator reuses its blocks", "alloc",
-     "cudaFree|cuMemFree", NULL, NULL, "empty_cache(", NULL, NULL},
-    {"allocator: the caching allocator gave memory back (cudaFree)",
-     "keep peak memory steady (allocate once, reuse); "
-     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids free + malloc when fragmented",
-     "alloc", "cudaFree|cuMemFree", "libc10_cuda", NULL, NULL, NULL, NULL},
-    {"allocator: cudaFree", "allocate once and reuse, or cudaFreeAsync (stream-ordered)",
-     "alloc", "cudaFree|cuMemFree", NULL, NULL, NULL, NULL, NULL},
-    /* what the API alone says */
-    {"async copy with pageable host memory (it blocks)",
-     "pin the host buffer (cudaHostAlloc, .pin_memory()) so the copy runs asynchronously",
-     "copy", "MemcpyAsync|MemcpyDtoHAsync|MemcpyHtoDAsync|Memcpy2DAsync|Memcpy3DAsync", NULL,
-     NULL, NULL, NULL, NULL},
-    {"blocking copy (cudaMemcpy)",
-     "cudaMemcpyAsync with pinned host memory on the work's stream, waited for by an event",
-     "copy", "cudaMemcpy|cuMemcpy", NULL, NULL, NULL, NULL, NULL},
-    {"blocking memset (cudaMemset)", "cudaMemsetAsync on the work's stream", NULL,
-     "cudaMemset|cuMemset", NULL, NULL, NULL, NULL, NULL},
-    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {.op = "allocator: torch.cuda.empty_cache()", .fix = EMPTY_CACHE_FIX, .scenario = "alloc",
+     .api = FREE_API, .native = "emptyCache|empty_cache", .object = LIBTORCH},
+    {.op = "allocator: torch.cuda.empty_cache()", .fix = EMPTY_CACHE_FIX, .scenario = "alloc",
+     .api = FREE_API, .source = "empty_cache("},
+    {.op = "allocator: the caching allocator gave memory back (cudaFree)",
+     .fix = "keep peak memory steady (allocate once, reuse); "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True avoids free + malloc when "
+            "fragmented",
+     .scenario = "alloc", .api = FREE_API, .object = "libc10_cuda"},
+    /* what the API alone says (no library's name: said in CUDA's terms) */
+    {.op = "explicit sync: device (cudaDeviceSynchronize, cuCtxSynchronize)",
+     .fix = DEVICE_SYNC_FIX, .scenario = "busy-stream",
+     .api = "cuCtxSynchronize|cudaDeviceSynchronize|cudaThreadSynchronize"},
+    {.op = "explicit sync: stream (cudaStreamSynchronize)",
+     .fix = "let the GPU wait (cudaStreamWaitEvent); block the host only where it needs the "
+            "value",
+     .scenario = "small-gemm", .api = "StreamSynchronize"},
+    {.op = "allocator: cudaFree", .fix = "allocate once and reuse, or cudaFreeAsync (stream-ordered)",
+     .scenario = "alloc", .api = FREE_API},
+    {.op = "async copy with pageable host memory (it blocks)",
+     .fix = "pin the host buffer (cudaHostAlloc, .pin_memory()) so the copy runs asynchronously",
+     .scenario = "copy",
+     .api = "MemcpyAsync|MemcpyDtoHAsync|MemcpyHtoDAsync|Memcpy2DAsync|Memcpy3DAsync"},
+    {.op = "blocking copy (cudaMemcpy)",
+     .fix = "cudaMemcpyAsync with pinned host memory on the work's stream, waited for by an event",
+     .scenario = "copy", .api = "cudaMemcpy|cuMemcpy"},
+    {.op = "blocking memset (cudaMemset)", .fix = "cudaMemsetAsync on the work's stream",
+     .api = "cudaMemset|cuMemset"},
+    {.op = NULL},
 };
 /* clang-format on */
 
@@ -182,24 +206,70 @@ static int any_in(const char *alts, const char *s)
     return 0;
 }
 
+/* Does s begin with any alternative of `alts`? */
+static int any_prefix(const char *alts, const char *s)
+{
+    for (const char *a = alts; s && *a;) {
+        size_t n = strcspn(a, "|");
+        if (!strncmp(s, a, n))
+            return 1;
+        a += n + (a[n] == '|');
+    }
+    return 0;
+}
+
+/* Is s one of the alternatives of `alts`, whole? */
+static int any_is(const char *alts, const char *s)
+{
+    for (const char *a = alts; s && *a;) {
+        size_t n = strcspn(a, "|");
+        if (strlen(s) == n && !strncmp(s, a, n))
+            return 1;
+        a += n + (a[n] == '|');
+    }
+    return 0;
+}
+
+/* Is any alternative of `alts` whole path components of path ("torch/_tensor_str.py" in
+ * ".../site-packages/torch/_tensor_str.py", not in ".../mytorch/_tensor_str.py")? */
+static int any_components(const char *alts, const char *path)
+{
+    for (const char *a = alts; path && *a;) {
+        size_t n = strcspn(a, "|");
+        for (const char *p = path; n && (p = strchr(p, a[0])) != NULL; p++)
+            if (!strncmp(p, a, n) && (p == path || p[-1] == '/') &&
+                (a[n - 1] == '/' || p[n] == '\0' || p[n] == '/'))
+                return 1;
+        a += n + (a[n] == '|');
+    }
+    return 0;
+}
+
 static const char *basename_of(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
 }
 
-static int native_has(const sb_audit_stack *s, const char *alts)
+/* A frame of the rule's library (its file name begins with one of `object`) whose symbol holds
+ * one of `native` (any frame of the library when the rule names no symbol). A symbol without
+ * its library matches nothing: the same name in a stranger's library is not the rule's. */
+static int native_has(const sb_audit_stack *s, const sb_audit_rule *r)
 {
-    for (int i = 0; s && i < s->nframes; i++)
-        if (any_in(alts, s->frames[i].sym) || any_in(alts, basename_of(s->frames[i].obj)))
+    for (int i = 0; s && r->object && i < s->nframes; i++)
+        if (any_prefix(r->object, basename_of(s->frames[i].obj)) &&
+            (!r->native || any_in(r->native, s->frames[i].sym)))
             return 1;
     return 0;
 }
 
-static int pyfile_has(const sb_audit_pystack *s, const char *alts)
+/* A Python frame of the rule's package file (`pyfile`), in one of its functions (`pyfunc`) when
+ * the rule names them. */
+static int pyfile_has(const sb_audit_pystack *s, const sb_audit_rule *r)
 {
-    for (int i = 0; s && i < s->nframes; i++)
-        if (any_in(alts, s->frames[i].file))
+    for (int i = 0; s && r->pyfile && i < s->nframes; i++)
+        if (any_components(r->pyfile, s->frames[i].file) &&
+            (!r->pyfunc || any_is(r->pyfunc, s->frames[i].func)))
             return 1;
     return 0;
 }
@@ -223,18 +293,6 @@ static const char *maker_file(const sb_audit_call *c)
     return f ? sb_audit_py_in_package(f->file) : NULL;
 }
 
-/* Does s begin with any alternative of `alts`? */
-static int any_prefix(const char *alts, const char *s)
-{
-    for (const char *a = alts; s && *a;) {
-        size_t n = strcspn(a, "|");
-        if (!strncmp(s, a, n))
-            return 1;
-        a += n + (a[n] == '|');
-    }
-    return 0;
-}
-
 int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb_audit_call *c)
 {
     char api[128];
@@ -244,7 +302,8 @@ int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb
         return 0;
     const sb_audit_stack *st = c->stack >= 0 ? sb_audit_find_stack(p, c->stack) : NULL;
     const sb_audit_pystack *py = c->py >= 0 ? sb_audit_find_pystack(p, c->py) : NULL;
-    return (!r->native || native_has(st, r->native)) && (!r->pyfile || pyfile_has(py, r->pyfile));
+    return (!(r->native || r->object) || native_has(st, r)) &&
+           (!(r->pyfile || r->pyfunc) || pyfile_has(py, r));
 }
 
 const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c)

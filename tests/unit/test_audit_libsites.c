@@ -432,6 +432,202 @@ static void every_library_rule_matches_only_its_own_library(void **state)
     assert_true(libs >= 3);
 }
 
+/* ---- every rule in its own library (issue 39): the same name in a stranger's never fires ---- */
+
+/* Every rule that matches a native symbol names its library (the file a frame lies in), and every
+ * rule that matches a library's Python frame its package (the file's first path component): a
+ * symbol or a function alone would fire on a stranger's code of the same name. */
+static void every_rule_that_matches_a_frame_names_its_library(void **state)
+{
+    (void)state;
+    int native = 0, python = 0;
+    for (const sb_audit_rule *r = sb_audit_rules; r->op; r++) {
+        assert_non_null(r->fix);
+        if (r->native && !r->object)
+            fail_msg("rule '%s' matches the symbol '%s' in any library", r->op, r->native);
+        if (r->pyfunc && !r->pyfile)
+            fail_msg("rule '%s' matches the function '%s' in any file", r->op, r->pyfunc);
+        const char *conds[] = {r->api,    r->native, r->object, r->pyfile,
+                               r->pyfunc, r->source, r->copy,   r->lib};
+        for (size_t i = 0; i < sizeof conds / sizeof conds[0]; i++)
+            if (conds[i] && (!conds[i][0] || strstr(conds[i], "||") || conds[i][0] == '|' ||
+                             conds[i][strlen(conds[i]) - 1] == '|'))
+                fail_msg("rule '%s': an empty alternative in '%s'", r->op, conds[i]);
+        for (const char *a = r->pyfile; a && *a;) {
+            size_t n = strcspn(a, "|"), pkg = strcspn(a, "/");
+            if (pkg == 0 || pkg >= n)
+                fail_msg("rule '%s': '%.*s' names no package", r->op, (int)n, a);
+            a += n + (a[n] == '|');
+        }
+        native += r->object != NULL;
+        python += r->pyfile != NULL;
+    }
+    assert_true(native >= 10 && python >= 1);
+}
+
+/* Where a call's frames are: its native frame (library file, symbol) and its Python frame (file,
+ * function; file NULL: none) over the user's line. */
+typedef struct {
+    const char *obj, *sym, *file, *func;
+} frames_at;
+
+/* A call that meets every condition of rule r, its frames at w. */
+typedef struct {
+    sb_audit_frame nf[2];
+    sb_audit_stack st;
+    sb_audit_pyframe pf[2];
+    sb_audit_pystack ps;
+    sb_audit_proc p;
+    sb_audit_call c;
+    char api[128], source[256], copy[32];
+} rule_call;
+
+static void rule_call_at(rule_call *k, const sb_audit_rule *r, frames_at w)
+{
+    memset(k, 0, sizeof *k);
+    /* the innermost frame CUDA's own, as recorded; the library's next */
+    k->nf[0] = (sb_audit_frame){"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "", 4096, 0};
+    k->nf[1] = (sb_audit_frame){w.obj, w.sym, 16, 0};
+    k->st = (sb_audit_stack){1, 2, k->nf, 1};
+    k->pf[0] = (sb_audit_pyframe){w.file, w.func, 1};
+    k->pf[1] = (sb_audit_pyframe){"/home/me/train.py", "main", 2};
+    k->ps = (sb_audit_pystack){1, w.file ? 2 : 1, w.file ? k->pf : &k->pf[1]};
+    k->p = (sb_audit_proc){.stacks = &k->st, .nstacks = 1, .pystacks = &k->ps, .npystacks = 1};
+    /* a rule that needs no API is tried with one that no rule names */
+    k->c = (sb_audit_call){.api = r->api ? first_alt(r->api, k->api, sizeof k->api)
+                                         : "cuStreamDestroy_v2",
+                           .stack = 1,
+                           .py = 1,
+                           .copy = r->copy ? first_alt(r->copy, k->copy, sizeof k->copy) : NULL,
+                           .pyframe = &k->pf[1],
+                           .source = first_alt(r->source, k->source, sizeof k->source)};
+}
+
+/* Does rule r name a frame (else it says what the API, the copy and the lines' text alone say)? */
+static int names_a_frame(const sb_audit_rule *r)
+{
+    return r->native || r->object || r->pyfile || r->pyfunc || r->lib;
+}
+
+/* The rule's call with its frames in a stranger's code: r does not hold, no rule that names a
+ * frame does, and when no rule holds the call is unknown, its site the stranger's native frame. */
+static void assert_stranger(const sb_audit_rule *r, frames_at w, const char *what)
+{
+    rule_call k;
+    rule_call_at(&k, r, w);
+    if (sb_audit_rule_holds(r, &k.p, &k.c))
+        fail_msg("rule '%s' holds for %s", r->op, what);
+    const sb_audit_rule *got = sb_audit_rule_for(&k.p, &k.c);
+    if (got && names_a_frame(got))
+        fail_msg("%s is named '%s' (rule '%s' tried)", what, got->op, r->op);
+    if (got)
+        return;
+    sb_audit_run *run = sb_audit_run_new();
+    assert_non_null(run);
+    char want[600];
+    const char *name = strrchr(w.obj, '/') + 1;
+    if (w.sym[0])
+        snprintf(want, sizeof want, "%s!%s", name, w.sym);
+    else
+        snprintf(want, sizeof want, "%s+0x10", name);
+    assert_string_equal(sb_audit_site(&run->strs, &k.st), want);
+    sb_audit_free(run);
+}
+
+/* Alternative i of a condition ("a|b|c", 1 -> "b"), into buf; its first when it has fewer, ""
+ * when none. *more is set when it has an alternative i. */
+static const char *alt_at(const char *alts, int i, char *buf, size_t n, int *more)
+{
+    const char *a = alts ? alts : "";
+    int k = 0;
+    for (; k < i && a[strcspn(a, "|")]; k++)
+        a += strcspn(a, "|") + 1;
+    if (k < i)
+        a = alts ? alts : "";
+    else if (alts)
+        *more = 1;
+    snprintf(buf, n, "%.*s", (int)strcspn(a, "|"), a);
+    return buf;
+}
+
+/* The file of a library named by an `object` alternative ("libtorch_cuda" -> libtorch_cuda.so.1,
+ * "_jax." -> _jax.so), under dir. */
+static const char *library_file(char *buf, size_t n, const char *dir, const char *lib)
+{
+    const char *tail = strstr(lib, ".so") ? "" : lib[strlen(lib) - 1] == '.' ? "so" : ".so.1";
+    snprintf(buf, n, "%s%s%s", dir, lib, tail);
+    return buf;
+}
+
+/* The rule's native frame in strangers' files: another library, a file whose name holds the
+ * library's but is another, a file in a folder of the library's name. */
+static void assert_native_strangers(const sb_audit_rule *r, frames_at w)
+{
+    char bad[3][600];
+    const char *name = strrchr(w.obj, '/') + 1;
+    snprintf(bad[0], sizeof bad[0], "/opt/app/libstranger.so");
+    snprintf(bad[1], sizeof bad[1], "/opt/app/not_%s", name);
+    snprintf(bad[2], sizeof bad[2], "/venv/lib/%s.d/libstranger.so", name);
+    for (int i = 0; i < 3; i++) {
+        w.obj = bad[i];
+        assert_stranger(r, w, bad[i]);
+    }
+}
+
+/* Every rule that names a frame, each alternative of its library, symbol, package file and
+ * function: fires with its frames in its own library's files (and is not behind another rule);
+ * not with the same symbol in a stranger's library, nor the same function in another package's
+ * file of that path, nor another function of its own file. */
+static void every_rule_fires_only_in_its_own_library(void **state)
+{
+    (void)state;
+    int tried = 0;
+    for (const sb_audit_rule *r = sb_audit_rules; r->op; r++) {
+        if (!r->native && !r->object && !r->pyfile)
+            continue; /* `lib` alone: every_library_rule_matches_only_its_own_library */
+        for (int i = 0, more = 1; more; i++) {
+            char lib[256], sym[256], pyfile[256], func[128], obj[512], file[512], bad[600];
+            more = 0;
+            alt_at(r->object, i, lib, sizeof lib, &more);
+            alt_at(r->native, i, sym, sizeof sym, &more);
+            alt_at(r->pyfile, i, pyfile, sizeof pyfile, &more);
+            alt_at(r->pyfunc, i, func, sizeof func, &more);
+            if (!more)
+                break;
+            frames_at w = {lib[0] ? library_file(obj, sizeof obj, "/venv/lib/", lib) : "/bin/app",
+                           sym, NULL, func[0] ? func : "f"};
+            if (pyfile[0]) {
+                snprintf(file, sizeof file, "/v" PKGS "%s%s", pyfile,
+                         pyfile[strlen(pyfile) - 1] == '/' ? "x.py" : "");
+                w.file = file;
+            }
+            rule_call k;
+            rule_call_at(&k, r, w);
+            if (!sb_audit_rule_holds(r, &k.p, &k.c))
+                fail_msg("rule '%s' does not hold in its own library (%s!%s, %s in %s)", r->op,
+                         w.obj, w.sym, w.func, w.file ? w.file : "no Python");
+            const sb_audit_rule *won = sb_audit_rule_for(&k.p, &k.c);
+            if (strcmp(won->op, r->op) != 0)
+                fail_msg("rule '%s' is behind '%s'", r->op, won->op);
+            tried++;
+            if (r->object)
+                assert_native_strangers(r, w);
+            if (r->pyfile) {
+                frames_at other = w;
+                snprintf(bad, sizeof bad, "/v" PKGS "not%s", pyfile);
+                other.file = bad;
+                assert_stranger(r, other, bad);
+            }
+            if (r->pyfunc) {
+                frames_at other = w;
+                other.func = "not_the_function";
+                assert_stranger(r, other, "another function of its file");
+            }
+        }
+    }
+    assert_true(tried >= 40);
+}
+
 /* ---- native names: a symbol only where it covers the address ---- */
 
 /* A stripped library's symbol table, as an ELF file: three functions exported, covered_fn at
@@ -568,6 +764,8 @@ int main(void)
         cmocka_unit_test(innermost_site_is_the_library_line),
         cmocka_unit_test(packages_by_path),
         cmocka_unit_test(every_library_rule_matches_only_its_own_library),
+        cmocka_unit_test(every_rule_that_matches_a_frame_names_its_library),
+        cmocka_unit_test(every_rule_fires_only_in_its_own_library),
         cmocka_unit_test(native_names_are_never_a_neighbours),
     };
     return cmocka_run_group_tests(tests, setup, remove_tmpdir);

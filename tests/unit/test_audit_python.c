@@ -53,8 +53,9 @@ static int teardown(void **state)
 #define TORCH "/venv/lib/python3.12/site-packages/torch/"
 
 /* One blocking call: its API, copy direction (or NULL), native symbols (innermost first, ";"
- * between) and the user's line; its Python stack is the user's frame under a torch frame
- * (pyextra, or none) and over the threading module's. */
+ * between; of libtorch_cuda.so, or "libfoo.so!sym" of another library) and the user's line; its
+ * Python stack is the user's frame under a torch frame (pyextra, or none) and over the threading
+ * module's. */
 typedef struct {
     const char *api, *copy, *native, *pyextra;
     int line;
@@ -89,7 +90,7 @@ static const pattern PATTERNS[] = {
      "torch.cuda.synchronize()", "busy-stream"},
     {"cudaEventSynchronize", NULL, "", TORCH "cuda/streams.py", 12, "event.synchronize()",
      "small-gemm"},
-    {"cuCtxSynchronize", NULL, "ffi_call;libffi.so.8", NULL, 13, "from an extension",
+    {"cuCtxSynchronize", NULL, "libffi.so.8!ffi_call", NULL, 13, "from an extension",
      "busy-stream"},
     {"cudaFree", NULL, "", TORCH "cuda/memory.py", 14, "empty_cache()", "alloc"},
     {"cudaMemcpyAsync", "DtoH", SYM_COPY, NULL, 15, "copy to host: .numpy()", "double-buffer"},
@@ -121,10 +122,14 @@ static sb_audit_run *pattern_run(int innermost)
         char frames[2048] = "", syms[1024];
         snprintf(syms, sizeof syms, "%s", p->native);
         size_t len = 0;
-        for (char *save, *sym = strtok_r(syms, ";", &save); sym; sym = strtok_r(NULL, ";", &save))
+        for (char *save, *sym = strtok_r(syms, ";", &save); sym; sym = strtok_r(NULL, ";", &save)) {
+            char *bang = strchr(sym, '!'); /* "libffi.so.8!ffi_call": another library's */
+            if (bang)
+                *bang = '\0';
             len += (size_t)snprintf(frames + len, sizeof frames - len,
-                                    "%s[\"/venv/lib/libtorch_cuda.so\",\"%s\",16,0]",
-                                    len ? "," : "", sym);
+                                    "%s[\"/venv/lib/%s\",\"%s\",16,0]", len ? "," : "",
+                                    bang ? sym : "libtorch_cuda.so", bang ? bang + 1 : sym);
+        }
         line(&s, "{\"t\":\"stack\",\"id\":%zu,\"frames\":[%s]}", i, frames);
         char extra[512], copy[64];
         line(&s,
