@@ -150,7 +150,8 @@ const sb_audit_rule sb_audit_rules[] = {
      .object = LIBTORCH},
     {.op = "explicit sync: event.synchronize()",
      .fix = "stream.wait_event(ev) keeps the wait on the GPU; ev.query() asks without blocking",
-     .scenario = "small-gemm", .api = "cudaEventSynchronize|cuEventSynchronize"},
+     .scenario = "small-gemm", .api = "cudaEventSynchronize|cuEventSynchronize",
+     .pyfile = "torch/cuda/streams.py"},
     {.op = "explicit device sync from an extension (ctypes, a C/C++ extension)",
      .fix = DEVICE_SYNC_FIX, .scenario = "busy-stream",
      .api = "cuCtxSynchronize|cudaDeviceSynchronize|cudaThreadSynchronize",
@@ -173,6 +174,14 @@ const sb_audit_rule sb_audit_rules[] = {
      .fix = "let the GPU wait (cudaStreamWaitEvent); block the host only where it needs the "
             "value",
      .scenario = "small-gemm", .api = "StreamSynchronize"},
+    {.op = "explicit sync: event (cudaEventSynchronize)",
+     .fix = "let the GPU wait (cudaStreamWaitEvent); cudaEventQuery asks without blocking; block "
+            "the host only where it needs the value",
+     .scenario = "small-gemm", .api = "cudaEventSynchronize|cuEventSynchronize"},
+    {.op = "allocator: pinned host memory freed (cudaFreeHost)",
+     .fix = "allocate pinned host buffers once and reuse them: a free of pinned memory waits for "
+            "the GPU",
+     .scenario = "alloc", .api = "cudaFreeHost|cuMemFreeHost"},
     {.op = "allocator: cudaFree", .fix = "allocate once and reuse, or cudaFreeAsync (stream-ordered)",
      .scenario = "alloc", .api = FREE_API},
     {.op = "async copy with pageable host memory (it blocks)",
