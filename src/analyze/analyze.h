@@ -136,7 +136,7 @@ void sb_audit_callsites_free(sb_audit_run *run);
 /* Every rule, NULL-terminated by op (tests, --help). */
 extern const sb_audit_rule sb_audit_rules[];
 /* The packages whose operations the rules name, whose Python code is not "a library" a sync is
- * inside of (torch: its Python is how its operations are called), NULL-terminated. */
+ * inside of (torch, jax: their Python is how their operations are called), NULL-terminated. */
 extern const char *const sb_audit_rule_frameworks[];
 
 /* ---- symbolize.c ---- */

@@ -40,7 +40,30 @@
  * 1.x's libtorch_cuda_cu.so), libtorch_cpu.so, libtorch_python.so, libc10.so, libc10_cuda.so */
 #define LIBTORCH                                                                                   \
     "libtorch.so|libtorch_cpu.so|libtorch_cuda|libtorch_python.so|libc10.so|libc10_cuda.so"
-const char *const sb_audit_rule_frameworks[] = {"torch", NULL};
+/* XLA's GPU runtime (stream_executor, PjRt) as JAX loads it: jax's CUDA plugin
+ * (jax_cuda12_plugin/xla_cuda_plugin.so), or jaxlib itself (xla_extension.so in older releases,
+ * libjax_common.so and _jax.so in newer ones) */
+#define XLA_LIBS "xla_cuda_plugin|xla_extension|libjax_common|_jax."
+
+/* JAX's fixes */
+#define JAX_SCALAR_FIX                                                                             \
+    "keep it on the device: accumulate with jnp ops and read every N steps (or once after the "    \
+    "loop); several values: one jax.device_get of a tuple"
+#define JAX_HOST_COPY_FIX                                                                          \
+    "keep the work on the device (jnp ops); what the host needs, start early with "                \
+    "x.copy_to_host_async() and read later, several values with one jax.device_get of a tuple"
+#define JAX_WAIT_FIX                                                                               \
+    "call jax.block_until_ready only where a value is needed, not after every step (JAX "          \
+    "dispatches asynchronously; a value read on the host waits for its own work anyway); keep "    \
+    "values on the device (jnp ops; jax.lax.cond / jax.lax.while_loop for control flow); fetch "   \
+    "several values at once with one jax.device_get of a tuple"
+#define JAX_HOST_MEMORY_FIX                                                                        \
+    "copy host data in with jax.device_put of buffers made once and reused, and fetch values "     \
+    "less often, several at once (one jax.device_get of a tuple), so that XLA reuses its pinned "  \
+    "host pool rather than allocating and freeing for each transfer"
+
+/* jax: its Python (jax/_src/...) is how its operations are called, as torch's is */
+const char *const sb_audit_rule_frameworks[] = {"torch", "jax", "jaxlib", NULL};
 
 /* clang-format off */
 const sb_audit_rule sb_audit_rules[] = {
@@ -76,7 +99,44 @@ const sb_audit_rule sb_audit_rules[] = {
     {.op = "print(tensor) / str(tensor)",
      .fix = "print a value read every N steps (accumulated on the GPU), not the tensor each step",
      .scenario = "log-every", .pyfile = "torch/_tensor_str.py"},
+    /* JAX's Python: what the user's line asked of a jax.Array (jax is a framework: a sync under
+     * its frames is the user's, not inside a library) */
+    {.op = "jax: jax.device_get (values copied to the host)",
+     .fix = "fetch only what the host needs, every N steps rather than every step, and several "
+            "values at once: one jax.device_get of a tuple (one wait, not one each); keep the "
+            "rest on the device (jnp ops)",
+     .scenario = "coalesce", .pyfile = "jax/_src/api.py", .pyfunc = "device_get|_device_get"},
+    {.op = "jax: block_until_ready", .fix = JAX_WAIT_FIX, .scenario = "small-gemm",
+     .pyfile = "jax/_src/api.py|jax/_src/array.py", .pyfunc = "block_until_ready"},
+    {.op = "jax: scalar read: x.item()", .fix = JAX_SCALAR_FIX, .scenario = "log-every",
+     .pyfile = "jax/_src/numpy/array_methods.py|jax/_src/array.py", .pyfunc = "_item|item"},
+    {.op = "jax: Python branch on a device value (if x:, while x:, bool(x))",
+     .fix = "keep the decision on the device: jnp.where(cond, a, b), or jax.lax.cond / "
+            "jax.lax.while_loop inside jit; or branch on a value read every N steps",
+     .scenario = "device-branch", .pyfile = "jax/_src/array.py", .pyfunc = "__bool__"},
+    {.op = "jax: scalar read: float(x) / int(x)", .fix = JAX_SCALAR_FIX, .scenario = "log-every",
+     .pyfile = "jax/_src/array.py", .pyfunc = "__float__|__int__|__complex__|__index__"},
+    {.op = "jax: copy to host: x.tolist()", .fix = JAX_HOST_COPY_FIX, .scenario = "double-buffer",
+     .pyfile = "jax/_src/array.py", .pyfunc = "tolist"},
+    {.op = "jax: copy to host: np.asarray(x), print(x)", .fix = JAX_HOST_COPY_FIX,
+     .scenario = "double-buffer", .pyfile = "jax/_src/array.py", .pyfunc = "__array__|_value"},
+    /* jax.Array.block_until_ready is C++: the user's line */
+    {.op = "jax: block_until_ready", .fix = JAX_WAIT_FIX, .scenario = "small-gemm",
+     .source = ".block_until_ready("},
     /* inside libraries: a native frame of the library's own file */
+    {.op = "inside XLA: pinned host memory allocated (HostMemoryAllocate)",
+     .fix = "XLA allocates pinned host memory for a transfer: " JAX_HOST_MEMORY_FIX,
+     .scenario = "alloc", .api = "cuMemHostAlloc|cuMemAllocHost|cudaHostAlloc|cudaMallocHost",
+     .native = "HostMemoryAllocate|HostAllocate|stream_executor", .object = XLA_LIBS},
+    {.op = "inside XLA: pinned host memory freed (HostMemoryDeallocate)",
+     .fix = "XLA frees pinned host memory (the free waits for the GPU): " JAX_HOST_MEMORY_FIX,
+     .scenario = "alloc", .api = "cuMemFreeHost|cudaFreeHost",
+     .native = "HostMemoryDeallocate|HostDeallocate|stream_executor", .object = XLA_LIBS},
+    {.op = "inside XLA: the host waits for a stream (SynchronizeStream, BlockHostUntilDone)",
+     .fix = "XLA's runtime waits on the host for the work of a value the program asked for: "
+            JAX_WAIT_FIX,
+     .scenario = "small-gemm", .native = "SynchronizeStream|BlockHostUntilDone|BlockHostUntilReady",
+     .object = XLA_LIBS},
     {.op = "inside a library: DDP's step timer (CudaTimer::measureDifference)",
      .fix = "DDP times the iterations it samples; model._set_ddp_runtime_logging_sample_rate(N) "
             "makes them rarer",

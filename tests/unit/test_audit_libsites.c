@@ -462,7 +462,7 @@ static void every_rule_that_matches_a_frame_names_its_library(void **state)
         native += r->object != NULL;
         python += r->pyfile != NULL;
     }
-    assert_true(native >= 10 && python >= 2);
+    assert_true(native >= 10 && python >= 8);
 }
 
 /* Where a call's frames are: its native frame (library file, symbol) and its Python frame (file,
