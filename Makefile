@@ -95,8 +95,10 @@ AUDIT_SRC := $(wildcard inject/*.c) src/record/json_text.c src/record/classes.c 
 # preloads it with --gpu-activity from beside the injection library (make install puts it there).
 WAITS_LIB := $(BUILD)/libsyncbench_waits.so
 WAITS_SRC := $(wildcard waits/*.c)
-# Its CPU tests (tests/waits/): the hand-offs recorded under LD_PRELOAD, and its cost's figures
+# Its CPU tests (tests/waits/): the hand-offs recorded under LD_PRELOAD (C's and C++'s), and its
+# cost's figures
 WAITS_TEST := $(BUILD)/tests/waits_handoffs
+WAITS_CXX  := $(BUILD)/tests/waits_cxx
 WAITS_COST := $(BUILD)/tests/waits_cost
 ASAN_WAITS_LIB := $(BUILD)/asan-bin/libsyncbench_waits.so
 ASAN_WAITS_TEST := $(BUILD)/tests-asan/waits_handoffs
@@ -111,7 +113,7 @@ all: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) test-programs
 # The audit's GPU test programs (build/tests/audit_*), run by tests/gpu/test_audit.py, and the CPU
 # ones of the launcher and the waits library.
 test-programs: $(AUDIT_TEST_BIN) $(FAKE_CUDA) $(FAKE_CUPTI) $(PYFRAMES_PROBE) $(WAITS_TEST) \
-               $(WAITS_COST)
+               $(WAITS_CXX) $(WAITS_COST)
 
 run: $(BIN) $(AUDIT_LIB)
 	@mkdir -p results
@@ -332,6 +334,12 @@ $(WAITS_TEST): tests/waits/waits_handoffs.c tests/waits/asleep.h waits/waits.h
 	$(call say,LINK,$@)
 	$(Q)$(CC) -I. $(CFLAGS) -o $@ $< -lpthread -ldl
 
+# std::condition_variable: libstdc++'s waits are pthread's, which the library interposes.
+$(WAITS_CXX): tests/waits/waits_cxx.cc waits/waits.h
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CXX) -std=c++17 -I. -O2 -g $(WARN) -pthread -o $@ $< -ldl
+
 $(ASAN_WAITS_TEST): tests/waits/waits_handoffs.c tests/waits/asleep.h waits/waits.h
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
@@ -432,8 +440,8 @@ clean:
 format:
 	clang-format -i src/*.c src/*/*.c src/*/*.h inject/*.c inject/*.h waits/*.c waits/*.h \
 	  kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c tests/audit/*.c \
-	  tests/audit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/waits/*.c tests/waits/*.h tests/floor/*.c \
-	  tests/floor/*.h
+	  tests/audit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/waits/*.c tests/waits/*.cc \
+	  tests/waits/*.h tests/floor/*.c tests/floor/*.h
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.
 DEPS_PC := inih:libinih-dev jansson:libjansson-dev cmocka:libcmocka-dev

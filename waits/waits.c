@@ -1,10 +1,11 @@
-/* libsyncbench_waits.so's recorder: the signaller table, the hand-off buffer, sbw_start,
- * sbw_drain and sbw_lost (waits.h). The interposed calls are in hooks.c.
+/* libsyncbench_waits.so's recorder: the signaller table, the hand-off buffer, the waiter's
+ * probe, sbw_start, sbw_drain and sbw_lost (waits.h). The interposed calls are in hooks.c and
+ * futex.c.
  *
- * Every signal, broadcast or post stores (object, thread, time) in the signaller table, a fixed
- * open table keyed by the object's address; a wait that slept and returned 0 looks its object up
- * there, and a signal of another thread within the wait makes one hand-off, appended to the
- * buffer. Nothing in the hot path allocates, locks or blocks: the table's slots are seqlocks (a
+ * Every signal, broadcast, post or futex wake stores (object, thread, time) in the signaller table,
+ * a fixed open table keyed by the object's address; a wait that slept and returned 0 looks its
+ * object up there, and a signal of another thread within the wait makes one hand-off, appended to
+ * the buffer. Nothing in the hot path allocates, locks or blocks: the table's slots are seqlocks (a
  * writer that finds a slot being written gives its entry up; a reader never takes a torn one)
  * and the buffer is a ring whose slots say whether they are free or written, so that the drainer
  * takes an entry only once it is whole. */
@@ -12,6 +13,7 @@
 #include "recording.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -151,13 +153,37 @@ static void append(const sbw_handoff *h)
     }
 }
 
+/* ---- the waiter's probe: what the injection library wants known of a woken waiter ---- */
+static long (*_Atomic waiter_probe)(void);
+static _Thread_local int in_probe TLS_IE;
+
+API void sbw_set_waiter_probe(long (*probe)(void))
+{
+    atomic_store_explicit(&waiter_probe, probe, memory_order_release);
+}
+
+/* The probe's answer on this thread, errno kept; -1 without a probe or inside it (a hand-off the
+ * probe itself made). */
+static long probe_waiter(void)
+{
+    long (*probe)(void) = atomic_load_explicit(&waiter_probe, memory_order_acquire);
+    if (!probe || in_probe)
+        return -1;
+    int saved = errno;
+    in_probe = 1;
+    long v = probe();
+    in_probe = 0;
+    errno = saved;
+    return v;
+}
+
 void sbw_note_wake(const void *obj, long long start_ns, long long end_ns, int kind)
 {
     int by;
     long long at_ns;
     if (!last_signal(obj, &by, &at_ns) || at_ns < start_ns || at_ns > end_ns || by == tid())
         return;
-    sbw_handoff h = {start_ns, end_ns, at_ns, tid(), by, kind};
+    sbw_handoff h = {start_ns, end_ns, at_ns, tid(), by, kind, probe_waiter()};
     append(&h);
 }
 

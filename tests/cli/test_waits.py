@@ -1,11 +1,14 @@
 """libsyncbench_waits.so (waits/) on the CPU: the hand-offs between threads it records under
 LD_PRELOAD (tests/waits/waits_handoffs.c: a condition variable's wait of each kind, a broadcast,
-a semaphore's wait of each kind; and what is no hand-off: a wait before sbw_start, one that
-timed out with a signal inside it, a semaphore that was available), Python's (a queue.Queue
-hand-off is one "sem" wake; the GIL is none, and the rule is what removes it), and the launcher
-that preloads it with --gpu-activity on tests/inject/fake_cuda ("wake" records with the right
-threads on CUPTI's clock, "waits" in the proc record, the user's LD_PRELOAD kept, nothing
-preloaded without --gpu-activity, one line when the library is missing)."""
+a semaphore's wait of each kind, a futex wait and wake through syscall() as Abseil makes them,
+each with what the waiter's probe answered on its own thread; and what is no hand-off, with no
+probe asked: a wait before sbw_start, one that timed out with a signal inside it, a futex wait
+that timed out, a semaphore that was available), C++'s std::condition_variable
+(tests/waits/waits_cxx.cc), Python's (a queue.Queue hand-off is one "sem" wake; the GIL is none,
+and the rule is what removes it), and the launcher that preloads it with --gpu-activity on
+tests/inject/fake_cuda ("wake" records with the right threads on CUPTI's clock, "waits" in the
+proc record, the user's LD_PRELOAD kept, nothing preloaded without --gpu-activity, one line when
+the library is missing)."""
 import errno
 import json
 import os
@@ -25,6 +28,7 @@ WAITS_LIB = os.environ.get("SYNCBENCH_WAITS_LIB",
 HANDOFFS = os.environ.get("SYNCBENCH_WAITS_TEST", str(PROGRAMS / "waits_handoffs"))
 HANDOFFS_PRELOAD = os.environ.get("SYNCBENCH_WAITS_TEST_PRELOAD", WAITS_LIB)
 PY_HANDOFFS = ROOT / "tests" / "waits" / "py_handoffs.py"
+CXX = str(PROGRAMS / "waits_cxx")
 FAKE = str(PROGRAMS / "fake_cuda")
 FAKE_CUPTI = PROGRAMS / "fake-cupti"
 WORK_NS = 15_000_000  # the signallers work about 20 ms before they signal
@@ -32,7 +36,7 @@ WORK_NS = 15_000_000  # the signallers work about 20 ms before they signal
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    for need in (WAITS_LIB, HANDOFFS, FAKE, FAKE_CUPTI / "libcupti.so.13"):
+    for need in (WAITS_LIB, HANDOFFS, CXX, FAKE, FAKE_CUPTI / "libcupti.so.13"):
         if not os.access(need, os.R_OK):
             pytest.fail(f"{need} not built; run make all")
 
@@ -54,32 +58,57 @@ def cases():
 
 
 @pytest.mark.parametrize("case", ["cond-wait", "cond-timedwait", "cond-clockwait", "sem-wait",
-                                  "sem-timedwait", "sem-clockwait"])
+                                  "sem-timedwait", "sem-clockwait", "futex-wait",
+                                  "futex-wait-bitset"])
 def test_a_wait_ended_by_another_thread_is_one_handoff(cases, case):
+    """One hand-off, whose py is the waiter's own probe answer: the probe ran once, on the
+    waiter's thread, and the waiter's errno is as it was before its wait."""
     c = cases[case]
     assert c["rc"] == 0, c
     (w,) = c["wakes"]
     assert (w["tid"], w["by"]) == (c["waiters"][0], c["signaller"]), c
     assert w["obj"] == case.split("-")[0], c
     assert ordered(w) and w["end"] - w["start"] >= WORK_NS, c
+    assert (w["py"], c["probed"], c["errno_kept"]) == (c["answers"][0], 1, 1), c
 
 
-def test_a_broadcast_wakes_both_waiters(cases):
-    c = cases["cond-broadcast"]
+@pytest.mark.parametrize("case", ["cond-broadcast", "futex-wake-two"])
+def test_a_broadcast_wakes_both_waiters(cases, case):
+    """A broadcast, and a futex wake of two: each waiter's hand-off, with its own probe answer."""
+    c = cases[case]
     assert sorted(w["tid"] for w in c["wakes"]) == sorted(c["waiters"]), c
     assert {w["by"] for w in c["wakes"]} == {c["signaller"]}, c
     assert len({w["at"] for w in c["wakes"]}) == 1, c  # the one broadcast
     assert all(ordered(w) and w["end"] - w["start"] >= WORK_NS for w in c["wakes"]), c
+    answer = dict(zip(c["waiters"], c["answers"]))
+    assert all(w["py"] == answer[w["tid"]] for w in c["wakes"]), c
+    assert c["probed"] == 2 and c["errno_kept"] == 1, c
 
 
 @pytest.mark.parametrize("case,rc", [
-    ("before-start", 0),               # a hand-off before sbw_start
-    ("cond-timeout", errno.ETIMEDOUT), # timed out, another thread's signal inside the wait
-    ("sem-available", 0),              # posted before: taken at once, no sleep
+    ("before-start", 0),                # a hand-off before sbw_start
+    ("cond-timeout", errno.ETIMEDOUT),  # timed out, another thread's signal inside the wait
+    ("futex-timeout", errno.ETIMEDOUT), # a futex wait that ran out
+    ("sem-available", 0),               # posted before: taken at once, no sleep
 ])
 def test_waits_that_are_no_handoff(cases, case, rc):
+    """No hand-off, and the probe never asked."""
     c = cases[case]
-    assert c["rc"] == rc and c["wakes"] == [], c
+    assert c["rc"] == rc and c["wakes"] == [] and c["probed"] == 0, c
+
+
+# ---- C++ ----
+
+def test_std_condition_variable_is_a_cond_handoff():
+    """libstdc++'s wait() (pthread_cond_wait) and wait_for() on the steady clock (inline:
+    pthread_cond_clockwait), notified by notify_one() (pthread_cond_signal)."""
+    r = subprocess.run([CXX], env=dict(os.environ, LD_PRELOAD=WAITS_LIB), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    cases = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [c["case"] for c in cases] == ["wait", "wait_for"], cases
+    for c in cases:
+        assert c["wakes"] == [{"tid": c["waiter"], "by": c["notifier"], "obj": "cond"}], c
 
 
 # ---- Python ----
@@ -255,6 +284,8 @@ def test_the_cost_program_runs():
     assert r.returncode == 0, r.stderr
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert {(x["mode"], x["call"]) for x in rows} == {
-        (m, c) for m in ("plain", "inert", "recording") for c in ("signal", "post-wait")} | {
+        (m, c) for m in ("plain", "inert", "recording")
+        for c in ("signal", "post-wait", "syscall", "futex-wake")} | {
+        (m, c) for m in ("inert", "recording") for c in ("syscall-added", "futex-wake-added")} | {
         ("recording", "wait-added")}
-    assert all(x["ns"] > 0 for x in rows), rows
+    assert all(x["ns"] > 0 for x in rows if not x["call"].endswith("-added")), rows

@@ -19,13 +19,14 @@ class Handoff(ctypes.Structure):
     """sbw_handoff (waits/waits.h)"""
     _fields_ = [("start_ns", ctypes.c_longlong), ("end_ns", ctypes.c_longlong),
                 ("signal_ns", ctypes.c_longlong), ("waiter_tid", ctypes.c_int),
-                ("signaller_tid", ctypes.c_int), ("kind", ctypes.c_int)]
+                ("signaller_tid", ctypes.c_int), ("kind", ctypes.c_int),
+                ("waiter_py", ctypes.c_long)]
 
 
 LIB = ctypes.CDLL(None)
 LIB.sbw_drain.restype = ctypes.c_size_t
 LIB.sbw_drain.argtypes = [ctypes.POINTER(Handoff), ctypes.c_size_t]
-KINDS = {1: "cond", 2: "sem"}
+KINDS = {1: "cond", 2: "sem", 3: "futex"}
 
 
 def drain():

@@ -1,14 +1,19 @@
 /* The waits library's hand-offs on the CPU: run with LD_PRELOAD=libsyncbench_waits.so by
  * tests/cli/test_waits.py, it finds the library's API with dlsym (as the injection library
- * does), makes hand-offs of every kind and waits that are none, drains what was recorded after
- * each case and prints one JSON line a case:
- *   {"case":"cond-wait","waiters":[W,...],"signaller":S,"rc":R,"wakes":[{"tid":W,"by":S,
- *    "start":..,"end":..,"at":..,"obj":"cond"},...]}
- * and a last line {"lost":N}. The signaller does about WORK_MS of work after the waiters are
- * asleep (seen in /proc), then signals, broadcasts or posts. Exit 2 when the library is not
- * preloaded. */
+ * does), sets a waiter probe (each thread answers its own number), makes hand-offs of every
+ * kind (condition variables, semaphores, futex waits and wakes through syscall(), as Abseil
+ * makes them) and waits that are none, drains what was recorded after each case and prints one
+ * JSON line a case:
+ *   {"case":"cond-wait","waiters":[W,...],"signaller":S,"rc":R,"answers":[A,...],"probed":P,
+ *    "errno_kept":1,"wakes":[{"tid":W,"by":S,"start":..,"end":..,"at":..,"obj":"cond",
+ *    "py":A},...]}
+ * (answers: what each waiter's probe answers; probed: the probe's calls during the case;
+ * errno_kept: each waiter's errno the same after its wait as before) and a last line
+ * {"lost":N}. The signaller does about WORK_MS of work after the waiters are asleep (seen in
+ * /proc), then signals, broadcasts, posts or wakes. Exit 2 when the library is not preloaded. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -28,6 +33,18 @@ static int (*start_fn)(void);
 static size_t (*drain_fn)(sbw_handoff *, size_t);
 static unsigned long long (*lost_fn)(void);
 
+/* The probe: each thread's own answer (a waiter's: 1000 + its index; -1 until set), and how many
+ * times it was asked. It sets errno, which the library must give back. */
+static _Thread_local long answer = -1;
+static _Atomic int probed;
+
+static long probe(void)
+{
+    atomic_fetch_add(&probed, 1);
+    errno = EDOM;
+    return answer;
+}
+
 /* What a case's threads share. */
 typedef struct {
     const char *how; /* the wait the waiters make: "cond-wait", "sem-clockwait", ... */
@@ -35,9 +52,11 @@ typedef struct {
     pthread_cond_t cond;
     sem_t sem;
     int ready;
-    long long timeout_ms; /* for the timed waits */
+    long long timeout_ms;   /* for the timed waits */
+    _Atomic int futex_word; /* the futex cases' word: 0 until the signaller's wake */
     _Atomic int tids[2];
     int rc[2];
+    int errno_kept[2];
 } handoff_case;
 
 typedef struct {
@@ -100,20 +119,47 @@ static int sem_wait_as(handoff_case *c)
     return sem_wait(&c->sem);
 }
 
+/* A futex wait as Abseil's is: syscall(), the word 0 until the wake. "futex-wait-bitset": with
+ * an absolute deadline on CLOCK_MONOTONIC; "futex-timeout": 20 ms that pass with no wake. An
+ * EAGAIN (the word changed before the wait) goes round again. 0, or the errno. */
+static int futex_wait_as(handoff_case *c)
+{
+    int *word = (int *)&c->futex_word;
+    while (atomic_load(&c->futex_word) == 0) {
+        long rc;
+        if (!strcmp(c->how, "futex-wait")) {
+            rc = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+        } else {
+            struct timespec until = deadline(CLOCK_MONOTONIC, c->timeout_ms);
+            rc = syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, 0, &until, NULL,
+                         FUTEX_BITSET_MATCH_ANY);
+        }
+        if (rc != 0 && errno != EAGAIN && errno != EINTR)
+            return errno;
+    }
+    return 0;
+}
+
 static void *waiter(void *arg)
 {
     waiter_arg *w = arg;
     handoff_case *c = w->c;
-    if (!strncmp(c->how, "sem", 3)) {
+    answer = 1000 + w->index;
+    if (!strncmp(c->how, "sem", 3) || !strncmp(c->how, "futex", 5)) {
         atomic_store(&c->tids[w->index], gettid_now());
-        c->rc[w->index] = sem_wait_as(c) == 0 ? 0 : errno;
+        errno = ERANGE;
+        int rc = c->how[0] == 's' ? (sem_wait_as(c) == 0 ? 0 : errno) : futex_wait_as(c);
+        c->errno_kept[w->index] = rc == 0 && errno == ERANGE;
+        c->rc[w->index] = rc;
         return NULL;
     }
     pthread_mutex_lock(&c->mutex);
     atomic_store(&c->tids[w->index], gettid_now());
     int rc = 0;
+    errno = ERANGE;
     while (!c->ready && rc == 0)
         rc = cond_wait_as(c);
+    c->errno_kept[w->index] = rc == 0 && errno == ERANGE;
     c->rc[w->index] = rc;
     pthread_mutex_unlock(&c->mutex);
     return NULL;
@@ -125,9 +171,14 @@ static void print_wakes(void)
     size_t n = drain_fn ? drain_fn(got, 64) : 0;
     printf("\"wakes\":[");
     for (size_t i = 0; i < n; i++)
-        printf("%s{\"tid\":%d,\"by\":%d,\"start\":%lld,\"end\":%lld,\"at\":%lld,\"obj\":\"%s\"}",
+        printf("%s{\"tid\":%d,\"by\":%d,\"start\":%lld,\"end\":%lld,\"at\":%lld,\"obj\":\"%s\","
+               "\"py\":%ld}",
                i ? "," : "", got[i].waiter_tid, got[i].signaller_tid, got[i].start_ns,
-               got[i].end_ns, got[i].signal_ns, got[i].kind == SBW_COND ? "cond" : "sem");
+               got[i].end_ns, got[i].signal_ns,
+               got[i].kind == SBW_COND  ? "cond"
+               : got[i].kind == SBW_SEM ? "sem"
+                                        : "futex",
+               got[i].waiter_py);
     printf("]}\n");
     fflush(stdout);
 }
@@ -145,10 +196,21 @@ static void signal_waiters(handoff_case *c, int nwaiters)
         pthread_mutex_unlock(&c->mutex);
         return;
     }
+    if (!strcmp(c->how, "futex-timeout")) { /* no wake: the wait runs out */
+        sleep_ms(2 * c->timeout_ms);
+        return;
+    }
     work_ms(WORK_MS);
     if (!strncmp(c->how, "sem", 3)) {
         for (int i = 0; i < nwaiters; i++)
             sem_post(&c->sem);
+        return;
+    }
+    if (!strncmp(c->how, "futex", 5)) {
+        atomic_store(&c->futex_word, 1);
+        syscall(SYS_futex, (int *)&c->futex_word,
+                strcmp(c->how, "futex-wait") ? FUTEX_WAKE_BITSET_PRIVATE : FUTEX_WAKE_PRIVATE,
+                nwaiters, NULL, NULL, FUTEX_BITSET_MATCH_ANY);
         return;
     }
     pthread_mutex_lock(&c->mutex);
@@ -165,12 +227,13 @@ static void signal_waiters(handoff_case *c, int nwaiters)
  * before the drain (the hand-off before sbw_start). */
 static void run_case(const char *name, const char *how, int nwaiters, int then_start)
 {
-    handoff_case c = {.how = how, .timeout_ms = strcmp(how, "cond-timeout") ? 5000 : 20};
+    handoff_case c = {.how = how, .timeout_ms = strstr(how, "timeout") ? 20 : 5000};
     pthread_mutex_init(&c.mutex, NULL);
     pthread_cond_init(&c.cond, NULL);
     sem_init(&c.sem, 0, 0);
     pthread_t threads[2];
     waiter_arg args[2];
+    int probed_before = atomic_load(&probed);
     for (int i = 0; i < nwaiters; i++) {
         args[i] = (waiter_arg){&c, i};
         pthread_create(&threads[i], NULL, waiter, &args[i]);
@@ -187,7 +250,10 @@ static void run_case(const char *name, const char *how, int nwaiters, int then_s
     printf("{\"case\":\"%s\",\"waiters\":[%d", name, c.tids[0]);
     if (nwaiters > 1)
         printf(",%d", c.tids[1]);
-    printf("],\"signaller\":%d,\"rc\":%d,", gettid_now(), c.rc[0] ? c.rc[0] : c.rc[1]);
+    printf("],\"signaller\":%d,\"rc\":%d,\"answers\":[1000%s],\"probed\":%d,\"errno_kept\":%d,",
+           gettid_now(), c.rc[0] ? c.rc[0] : c.rc[1], nwaiters > 1 ? ",1001" : "",
+           atomic_load(&probed) - probed_before,
+           c.errno_kept[0] && (nwaiters < 2 || c.errno_kept[1]));
     print_wakes();
     sem_destroy(&c.sem);
     pthread_cond_destroy(&c.cond);
@@ -208,9 +274,10 @@ static void available_semaphore(void)
     pthread_t t;
     pthread_create(&t, NULL, post_once, &sem);
     pthread_join(t, NULL);
+    int probed_before = atomic_load(&probed);
     int rc = sem_wait(&sem) == 0 ? 0 : errno;
-    printf("{\"case\":\"sem-available\",\"waiters\":[%d],\"signaller\":0,\"rc\":%d,", gettid_now(),
-           rc);
+    printf("{\"case\":\"sem-available\",\"waiters\":[%d],\"signaller\":0,\"rc\":%d,\"probed\":%d,",
+           gettid_now(), rc, atomic_load(&probed) - probed_before);
     print_wakes();
     sem_destroy(&sem);
 }
@@ -220,16 +287,21 @@ int main(void)
     start_fn = (int (*)(void))dlsym(RTLD_DEFAULT, "sbw_start");
     drain_fn = (size_t(*)(sbw_handoff *, size_t))dlsym(RTLD_DEFAULT, "sbw_drain");
     lost_fn = (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "sbw_lost");
-    if (!start_fn || !drain_fn || !lost_fn) {
+    void (*set_probe)(long (*)(void)) =
+        (void (*)(long (*)(void)))dlsym(RTLD_DEFAULT, "sbw_set_waiter_probe");
+    if (!start_fn || !drain_fn || !lost_fn || !set_probe) {
         fprintf(stderr, "waits_handoffs: libsyncbench_waits.so is not preloaded\n");
         return 2;
     }
+    set_probe(probe);
     run_case("before-start", "cond-wait", 1, 1);
-    const char *hows[] = {"cond-wait", "cond-timedwait", "cond-clockwait",
-                          "sem-wait",  "sem-timedwait",  "sem-clockwait"};
+    const char *hows[] = {"cond-wait",  "cond-timedwait",    "cond-clockwait",
+                          "sem-wait",   "sem-timedwait",     "sem-clockwait",
+                          "futex-wait", "futex-wait-bitset", "futex-timeout"};
     for (size_t i = 0; i < sizeof hows / sizeof hows[0]; i++)
         run_case(hows[i], hows[i], 1, 0);
     run_case("cond-broadcast", "cond-wait", 2, 0);
+    run_case("futex-wake-two", "futex-wait", 2, 0);
     run_case("cond-timeout", "cond-timeout", 1, 0);
     available_semaphore();
     printf("{\"lost\":%llu}\n", lost_fn());
