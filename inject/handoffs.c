@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <cupti.h>
@@ -41,6 +42,11 @@ static long long cupti_minus_realtime(void)
     return offset > -bracket && offset < bracket ? 0 : offset;
 }
 
+static const char *kind_name(int kind)
+{
+    return kind == SBW_SEM ? "sem" : kind == SBW_FUTEX ? "futex" : "cond";
+}
+
 static void write_drained(void)
 {
     sbw_handoff batch[BATCH];
@@ -50,11 +56,13 @@ static void write_drained(void)
         n = drain_fn(batch, BATCH);
         for (size_t i = 0; i < n; i++) {
             const sbw_handoff *h = &batch[i];
+            char py[32] = "";
+            if (h->waiter_py >= 0)
+                snprintf(py, sizeof py, ",\"py\":%ld", h->waiter_py);
             sba_out_printf("{\"t\":\"wake\",\"tid\":%d,\"start\":%lld,\"end\":%lld,\"by\":%d,"
-                           "\"at\":%lld,\"obj\":\"%s\"}",
+                           "\"at\":%lld,\"obj\":\"%s\"%s}",
                            h->waiter_tid, h->start_ns + offset, h->end_ns + offset,
-                           h->signaller_tid, h->signal_ns + offset,
-                           h->kind == SBW_SEM ? "sem" : "cond");
+                           h->signaller_tid, h->signal_ns + offset, kind_name(h->kind), py);
         }
     } while (n == BATCH);
 }
@@ -68,14 +76,45 @@ static void write_pending(void)
     pthread_mutex_unlock(&write_lock);
 }
 
-int sba_handoffs_start(void)
+/* The waiter's probe: what it answers on a woken waiter's thread; -1 once the end record is
+ * written (no record may follow it) and on a thread that runs no Python, asked of the interpreter
+ * first: the probe runs inside whatever wait woke (an allocator's futex lock among them), and the
+ * first use of this library's thread-locals on a thread allocates. */
+static long (*waiter_probe)(void);
+static int (*py_initialized)(void);
+static void *(*py_this_thread)(void);
+
+static long probe_after_wake(void)
+{
+    if (__atomic_load_n(&finished, __ATOMIC_RELAXED) || !py_initialized() || !py_this_thread())
+        return -1;
+    return waiter_probe();
+}
+
+/* The probe, where an interpreter is there to ask in the global scope (a libpython an embedding
+ * application loaded privately is not: its waiters get no stack) */
+static void set_waiter_probe(void (*set_probe)(long (*)(void)), long (*probe)(void))
+{
+    py_initialized = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+    py_this_thread = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+    waiter_probe = probe;
+    if (probe && py_initialized && py_this_thread)
+        set_probe(probe_after_wake);
+}
+
+int sba_handoffs_start(long (*probe)(void))
 {
     int (*start)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "sbw_start");
     size_t (*drain)(sbw_handoff *, size_t) =
         (size_t(*)(sbw_handoff *, size_t))dlsym(RTLD_DEFAULT, "sbw_drain");
     unsigned long long (*lost)(void) =
         (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "sbw_lost");
-    if (!start || !drain || !lost || start() != 0)
+    void (*set_probe)(long (*)(void)) =
+        (void (*)(long (*)(void)))dlsym(RTLD_DEFAULT, "sbw_set_waiter_probe");
+    if (!start || !drain || !lost || !set_probe)
+        return -1;
+    set_waiter_probe(set_probe, probe);
+    if (start() != 0)
         return -1;
     drain_fn = drain;
     lost_fn = lost;
@@ -90,7 +129,7 @@ void sba_handoffs_finish(void)
     pthread_mutex_lock(&write_lock);
     if (!finished)
         write_drained();
-    finished = 1;
+    __atomic_store_n(&finished, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&write_lock);
 }
 

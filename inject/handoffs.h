@@ -5,8 +5,10 @@
 #define SBA_HANDOFFS_H
 
 /* Starts the waits library when it is preloaded (looked up with dlsym) and has the flusher thread
- * write its hand-offs each quarter second: 0, or -1 when it is not there or would not start. */
-int sba_handoffs_start(void);
+ * write its hand-offs each quarter second: 0, or -1 when it is not there or would not start.
+ * probe, when not NULL, runs on each woken waiter's thread; its answer (the thread's Python
+ * stack id, -1 none) is the wake record's "py". */
+int sba_handoffs_start(long (*probe)(void));
 /* The last hand-offs, written before the end record; none after it. Not from a signal handler
  * (it takes locks). */
 void sba_handoffs_finish(void);

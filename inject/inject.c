@@ -282,7 +282,8 @@ API int InitializeInjection(void)
     const char *mode = getenv(SB_AUDIT_ENV_MODE);
     int trace = mode && !strcmp(mode, "trace");
     sba_stacks_init((int)sba_env_long(SB_AUDIT_ENV_DEPTH, 16));
-    if (sba_env_long(SB_AUDIT_ENV_PYTHON, 1))
+    int python = sba_env_long(SB_AUDIT_ENV_PYTHON, 1) != 0;
+    if (python)
         sba_py_init();
 
     /* GPU activity: 0 none (the default: async copies are classed by the driver's answer
@@ -291,8 +292,10 @@ API int InitializeInjection(void)
     long gpu = sba_env_long(SB_AUDIT_ENV_GPU, 0);
     if (trace && gpu < 3)
         gpu = 3;
-    /* the hand-offs between threads, for the replay: when the launcher preloaded the library */
-    int waits = gpu >= 3 && sba_handoffs_start() == 0;
+    /* the hand-offs between threads, when the launcher preloaded the library: for the replay,
+     * and for a call made on a thread without Python while a Python thread waited for it (each
+     * woken waiter's Python stack) */
+    int waits = sba_handoffs_start(python ? sba_py_stack_here : NULL) == 0;
     char cmd[2048], esc[4096], clock[96];
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);

@@ -128,18 +128,20 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
     return 0; /* the handle stays: unloading CUPTI buys nothing */
 }
 
-/* The waits library (waits/), which records the hand-offs between the program's threads for the
- * replay, with --gpu-activity (or --trace): SYNCBENCH_WAITS_LIB, else beside the injection
- * library (the build folder, or PREFIX/lib/syncbench/ once installed), as an absolute path (CMD
- * may change folder). One named that is not there is exit 3, before anything runs, as the
- * injection library is; one missing beside it is one line, and the audit goes on without it
- * (the replay then reports the plays of several threads as unknown). path is "" then. */
+/* The waits library (waits/), which records the hand-offs between the program's threads: for the
+ * replay (--gpu-activity, --trace), and to name the Python line that waited for a call made on a
+ * thread without Python (not with --no-python alone: it would have nothing to name). Found at
+ * SYNCBENCH_WAITS_LIB, else beside the injection library (the build folder, or
+ * PREFIX/lib/syncbench/ once installed), as an absolute path (CMD may change folder). One named
+ * that is not there is exit 3, before anything runs, as the injection library is; one missing
+ * beside it is one line, and the audit goes on without it (the replay then reports the plays of
+ * several threads as unknown). path is "" then. */
 static int find_waits(const sb_audit_request *req, const char *audit_lib, char *path, size_t n)
 {
     char real[PATH_MAX], shown[PATH_MAX];
     const char *env = getenv("SYNCBENCH_WAITS_LIB");
     path[0] = 0;
-    if (!req->gpu_activity && !req->trace)
+    if (!req->gpu_activity && !req->trace && req->no_python)
         return 0;
     if (env && *env) {
         if (!realpath(env, real) || access(real, R_OK) != 0)

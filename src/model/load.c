@@ -328,7 +328,7 @@ static const int_field pause_fields[] = {I64(sb_audit_pause, tid, REQUIRED),
 static const int_field wake_fields[] = {
     I64(sb_audit_wake, tid, REQUIRED), I64(sb_audit_wake, start, REQUIRED),
     I64(sb_audit_wake, end, REQUIRED), I64(sb_audit_wake, by, REQUIRED),
-    I64(sb_audit_wake, at, REQUIRED)};
+    I64(sb_audit_wake, at, REQUIRED),  I64(sb_audit_wake, py, -1)};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Reads fields[0..n) into rec. 0 when a required one is absent. */

@@ -237,9 +237,10 @@ typedef struct sb_audit_pause {
 } sb_audit_pause;
 
 /* A hand-off between threads ("wake" record): thread tid slept in a wait from start to end,
- * which thread by's signal or post at `at` ended (a condition variable or a semaphore). */
+ * which thread by's signal, post or futex wake at `at` ended (a condition variable, a semaphore,
+ * a futex); py: tid's Python stack when it woke ("pystack" id), -1 none. */
 typedef struct sb_audit_wake {
-    int64_t tid, start, end, by, at;
+    int64_t tid, start, end, by, at, py;
 } sb_audit_wake;
 
 typedef struct sb_audit_gstream {

@@ -75,15 +75,18 @@
  *        one still open at the exit ends there. The replay holds every thread of the process
  *        for the stretch, begun once the GPU has run the work recorded before it as far as it
  *        had at S.
- *   {"t":"wake","tid":W,"start":S,"end":E,"by":T,"at":A,"obj":"cond"|"sem"}
+ *   {"t":"wake","tid":W,"start":S,"end":E,"by":T,"at":A,"obj":"cond"|"sem"|"futex","py":P}
  *        a hand-off between threads: thread W slept in a wait from S to E (a condition
- *        variable: pthread_cond_wait/timedwait/clockwait; or a semaphore: sem_wait/timedwait/
- *        clockwait that found it taken), and the signal, broadcast or post that ended the wait
- *        was thread T's, at A (S <= A <= E). Written by libsyncbench_waits.so (waits/), which
- *        the launcher preloads with --gpu-activity. Not recorded: waits that timed out or were
- *        woken by no recorded signal, and the Python interpreter's own condition variable (the
- *        GIL: mutual exclusion, not a hand-off). The replay moves W's work after the wait with
- *        T's (docs/replay.md).
+ *        variable: pthread_cond_wait/timedwait/clockwait; a semaphore: sem_wait/timedwait/
+ *        clockwait that found it taken; a futex: FUTEX_WAIT/_WAIT_BITSET through syscall()),
+ *        and the signal, broadcast, post or futex wake that ended the wait was thread T's, at A
+ *        (S <= A <= E); P: W's Python stack when it woke (a "pystack" id; absent: none).
+ *        Written by libsyncbench_waits.so (waits/), which the launcher preloads (not with
+ *        --no-python alone). Not recorded: waits that timed out or were woken by no recorded
+ *        signal, and the Python interpreter's own condition variable (the GIL: mutual
+ *        exclusion, not a hand-off). The replay moves W's work after the wait with T's
+ *        (docs/replay.md); the analyzer names a call of a thread without Python at the line of
+ *        the Python thread it woke.
  *   {"t":"unwatched","why":"..."}
  *        CUPTI refused the subscription (another subscriber holds it) or no callback could be
  *        enabled: no blocking call of this process is recorded; the gate fails on it.

@@ -5,9 +5,9 @@ each with what the waiter's probe answered on its own thread; and what is no han
 probe asked: a wait before sbw_start, one that timed out with a signal inside it, a futex wait
 that timed out, a semaphore that was available), C++'s std::condition_variable
 (tests/waits/waits_cxx.cc), Python's (a queue.Queue hand-off is one "sem" wake; the GIL is none,
-and the rule is what removes it), and the launcher that preloads it with --gpu-activity on
-tests/inject/fake_cuda ("wake" records with the right threads on CUPTI's clock, "waits" in the
-proc record, the user's LD_PRELOAD kept, nothing preloaded without --gpu-activity, one line when
+and the rule is what removes it), and the launcher that preloads it on tests/inject/fake_cuda
+("wake" records with the right threads on CUPTI's clock, "waits" in the proc record, the user's
+LD_PRELOAD kept, preloaded in the default mode too but not with --no-python alone, one line when
 the library is missing)."""
 import errno
 import json
@@ -28,6 +28,7 @@ WAITS_LIB = os.environ.get("SYNCBENCH_WAITS_LIB",
 HANDOFFS = os.environ.get("SYNCBENCH_WAITS_TEST", str(PROGRAMS / "waits_handoffs"))
 HANDOFFS_PRELOAD = os.environ.get("SYNCBENCH_WAITS_TEST_PRELOAD", WAITS_LIB)
 PY_HANDOFFS = ROOT / "tests" / "waits" / "py_handoffs.py"
+PY_WAITER = ROOT / "tests" / "waits" / "py_waiter.py"
 CXX = str(PROGRAMS / "waits_cxx")
 FAKE = str(PROGRAMS / "fake_cuda")
 FAKE_CUPTI = PROGRAMS / "fake-cupti"
@@ -195,11 +196,15 @@ def printed(r):
     return (preload[len("LD_PRELOAD="):] if "=" in preload else None), int(main), int(waiter)
 
 
-@pytest.mark.parametrize("option", ["--gpu-activity", "--trace"])
-def test_gpu_activity_records_the_handoff(tmp_path, option):
-    """--gpu-activity, and --trace, which implies it."""
+@pytest.mark.parametrize("option", ["default", "--gpu-activity", "--trace", "--no-python-gpu"])
+def test_the_handoff_is_recorded(tmp_path, option):
+    """In the default mode (for the Python line a runtime's thread syncs for), with
+    --gpu-activity and --trace, which implies it (for the replay), also with --no-python; the
+    waiter runs no Python: no "py"."""
     keep = tmp_path / "recs"
-    chosen = (option,) if option == "--gpu-activity" else (option, tmp_path / "trace.json")
+    chosen = {"default": (), "--gpu-activity": (option,),
+              "--trace": (option, tmp_path / "trace.json"),
+              "--no-python-gpu": ("--no-python", "--gpu-activity")}[option]
     r = audit("-q", *chosen, "--keep", keep, "--", FAKE, "handoff", extra_env={})
     assert r.returncode == 0, r.stderr
     preload, main, waiter = printed(r)
@@ -211,17 +216,45 @@ def test_gpu_activity_records_the_handoff(tmp_path, option):
     (w,) = [x for x in recs if x["t"] == "wake"]
     assert (w["tid"], w["by"], w["obj"]) == (waiter, main, "cond"), w
     assert ordered(w) and w["end"] - w["start"] >= WORK_NS, w
+    assert "py" not in w, w
     # on CUPTI's clock (the fake one reads CLOCK_MONOTONIC, not the library's CLOCK_REALTIME)
     assert proc["clock_ns"] <= w["start"] and w["end"] <= end["clock_ns"], (proc, w, end)
 
 
-def test_without_gpu_activity_nothing_is_preloaded(tmp_path):
+def test_no_python_alone_preloads_nothing(tmp_path):
+    """The default mode with --no-python: no Python line to name, no replay: nothing preloaded."""
     keep = tmp_path / "recs"
-    r = audit("-q", "--keep", keep, "--", FAKE, "handoff")
+    r = audit("-q", "--no-python", "--keep", keep, "--", FAKE, "handoff")
     assert r.returncode == 0, r.stderr
     assert printed(r)[0] is None, r.stdout
     recs = records(keep)
     assert recs[0]["waits"] == 0 and not [x for x in recs if x["t"] == "wake"], recs
+
+
+def marked_line(path, marker):
+    return next(i for i, t in enumerate(path.read_text().splitlines(), 1) if marker in t)
+
+
+def test_a_woken_python_threads_stack_is_its_wake_records_py(tmp_path):
+    """tests/waits/py_waiter.py in the default mode: the main thread sleeps in sem_wait until a
+    thread without Python posts, then in a futex wait until a Python thread wakes it; each wake
+    record's "py" names a pystack record whose innermost frame is the line it slept at."""
+    keep = tmp_path / "recs"
+    r = audit("-q", "--keep", keep, "--", sys.executable, PY_WAITER)
+    assert r.returncode == 0, r.stderr
+    main = json.loads(r.stdout)["main"]
+    recs = records(keep)
+    stacks = {x["id"]: x["frames"] for x in recs if x["t"] == "pystack"}
+    wakes = [x for x in recs if x["t"] == "wake" and x["tid"] == main and
+             x["end"] - x["start"] >= WORK_NS]
+    for obj, marker in (("sem", "# WAIT-SEM"), ("futex", "# WAIT-FUTEX")):
+        (w,) = [x for x in wakes if x["obj"] == obj]
+        assert w["by"] != main and ordered(w), w
+        file, _, line = stacks[w["py"]][0]
+        assert (file, line) == (str(PY_WAITER), marked_line(PY_WAITER, marker)), (w, stacks)
+    # recorded before the wake that names it
+    names = [x.get("id") if x["t"] == "pystack" else x.get("py") for x in recs]
+    assert all(names.index(w["py"]) < recs.index(w) for w in wakes), recs
 
 
 def test_the_users_ld_preload_is_kept(tmp_path):
