@@ -196,6 +196,8 @@ static int cmp_call_key(const void *a, const void *b)
         return x->cls < y->cls ? -1 : 1;
     if (x->made->compile != y->made->compile) /* compile time apart (compile_group.c) */
         return x->made->compile - y->made->compile;
+    if (!x->waiter != !y->waiter) /* a line's own calls apart from those it waited for */
+        return !x->waiter ? -1 : 1;
     int r = strcmp(x->range, y->range);
     if (r || (r = strcmp(x->site, y->site)) || (r = strcmp(x->made->via_site, y->made->via_site)))
         return r;
@@ -238,6 +240,7 @@ static int build_rows(sb_audit_proc *p)
         r->pyframe = first->pyframe;
         r->rule = first->rule;
         r->made = *first->made;
+        r->waiter = first->waiter;
         for (; j < n && cmp_call_key(&idx[i], &idx[j]) == 0; j++) {
             const sb_audit_call *c = &p->calls[idx[j]];
             d[j - i] = (double)(c->end - c->start) / 1e3;
@@ -561,6 +564,8 @@ static int summarize(sb_audit_run *run, sb_audit_proc *p)
 {
     sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
     p->compile_worker = sb_audit_compile_worker(p);
+    if (sb_audit_waiter_sites(p) < 0)
+        return -1;
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
         if (c->cls != SB_AUDIT_NONE && attribute(run, p, c) < 0)

@@ -112,6 +112,16 @@ int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb
  * memory. */
 int sb_audit_name_call(sb_strpool *strs, const sb_audit_call *c, sb_audit_made *m);
 
+/* ---- waiter_site.c: the Python line of the thread that waits ---- */
+/* Each blocking call made on a thread without Python that a Python thread slept waiting for (the
+ * recorded hand-offs, followed through at most three threads without Python) takes that
+ * thread's Python stack (py) and its id (waiter): its site is the waiter's line. Before the
+ * calls are attributed, the Python stacks sorted. 0, or -1 out of memory. */
+int sb_audit_waiter_sites(sb_audit_proc *p);
+/* Where a row's site comes from: "python" (the calling thread's line), "native" (its native
+ * frame) or "waiter" (the line of the Python thread that waited for the calls). */
+const char *sb_audit_site_from(const sb_audit_row *r);
+
 /* ---- callsites.c: each distinct call site attributed once ---- */
 /* What attributing a call found, shared by every call with the same site: its process, native
  * stack, Python stack, class, API and copy direction (what attribution reads of a call). */

@@ -150,6 +150,8 @@ typedef struct sb_audit_call {
     int drv; /* dom "drv" */
     /* analyze.c (the small fields side by side: millions of calls, no padding between) */
     sb_audit_class cls;
+    int waiter; /* analyze/waiter_site.c: the Python thread that waited for this call, made on a
+                   thread without Python (py is then its stack); 0: none */
     int64_t bubble_ns;
     const char *range;  /* innermost range, "" when none */
     const char *site;   /* the Python line ("train.py:42 in step") when there is one, else the
@@ -267,6 +269,7 @@ typedef struct sb_audit_row {
     const sb_audit_pyframe *pyframe;  /* NULL: no Python */
     const struct sb_audit_rule *rule; /* NULL: unknown (the first call's: its scenario) */
     sb_audit_made made;               /* the first call's (via_site, op and fix: the row's) */
+    int waiter;                       /* the first call's: the site is its waiter's line; 0 */
     long count;
     double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
 } sb_audit_row;

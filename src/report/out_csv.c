@@ -30,7 +30,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
           "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
           "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library,"
-          "phase\n",
+          "phase,site_from,waiter_tid\n",
           f);
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
@@ -71,7 +71,12 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
             frame_fields(f, r->made.via, r->made.via_source);
             fputc(',', f);
             field(f, r->made.library);
-            fprintf(f, ",%s\n", sb_audit_phase_name(r->made.compile));
+            fprintf(f, ",%s", sb_audit_phase_name(r->made.compile));
+            /* whose line the site is: the calling thread's, or the thread's that waited */
+            fprintf(f, ",%s,", sb_audit_site_from(r));
+            if (r->waiter)
+                fprintf(f, "%d", r->waiter);
+            fputc('\n', f);
         }
     }
     return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit CSV: write error") : 0;

@@ -292,6 +292,8 @@ static json_t *rows(const sb_audit_run *run)
                 r->rule && r->rule->scenario ? sb_json_str(r->rule->scenario) : json_null());
             set(o, "native_site", sb_json_str(r->native));
             set(o, "phase", sb_json_str(sb_audit_phase_name(r->made.compile)));
+            set(o, "site_from", sb_json_str(sb_audit_site_from(r)));
+            set(o, "waiter_tid", r->waiter ? json_integer(r->waiter) : json_null());
             const sb_audit_saving *sv = /* the replay removes no compile-time call */
                 r->made.compile ? NULL
                                 : sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);

@@ -199,6 +199,7 @@ typedef struct {
     const sb_audit_made *made; /* the line inside a library, the operation, the fix */
     const char *native, *source;
     int python; /* site is a Python line */
+    int waiter; /* the thread whose line it is, which waited for the calls made on another; 0 */
     long count;
     long site_total; /* the count of every entry of its site */
     int site_via;    /* some entry of its site was made inside a library: listed under it */
@@ -271,6 +272,15 @@ static void site_details(FILE *f, const site_sum *s, const char *pad)
     }
     if (s->python)
         fprintf(f, "%snative: %s\n", pad, SB_AUDIT_ESC(s->native));
+    if (s->waiter) { /* made on a thread without Python (a runtime's worker), named by the
+                      * object of its native frame */
+        char obj[256];
+        int n = (int)strcspn(s->native, "!+");
+        snprintf(obj, sizeof obj, "of %.*s ", s->native[n] ? n : 0, s->native);
+        fprintf(f,
+                "%son:     a thread %swithout Python, while this line (thread %d) waited for it\n",
+                pad, SB_AUDIT_ESC(obj), s->waiter);
+    }
 }
 
 /* The entries of every process, one per (class, range, site, via, operation, fix), of the run
@@ -297,6 +307,7 @@ static site_sum *site_sums(const sb_audit_run *run, int compile, size_t *n)
                                 .native = r->native,
                                 .source = r->source,
                                 .python = r->pyframe != NULL,
+                                .waiter = r->waiter,
                                 .count = r->count};
         }
     }

@@ -226,11 +226,11 @@ static void a_sync_inside_an_installed_package_gets_both_frames(void **state)
     assert_int_equal(json_integer_value(json_object_get(py, "line")), 5);
     json_decref(doc);
 
-    /* the CSV: the via columns and the library */
+    /* the CSV: the via columns, the library, the phase and where the site comes from */
     char *csv = csv_text(run);
     snprintf(want, sizeof want,
              ",%s" PKGS GEN ",3,_has_unfinished_sequences,elif "
-             "this_peer_finished:,transformers,run\n",
+             "this_peer_finished:,transformers,run,python,\n",
              tmpdir);
     assert_non_null(strstr(csv, want));
     free(csv);

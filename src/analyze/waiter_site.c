@@ -1,0 +1,114 @@
+/* The Python line of the thread that waits. A blocking call made on a thread without Python (a
+ * runtime's worker: XLA's, a C++ thread pool) while a Python thread slept waiting for it is that
+ * Python thread's, at its line. Who waited for whom is what the replay's threads are tied by:
+ * the recorded hand-offs ("wake" records of the waits library, each with the woken waiter's
+ * Python stack). From the call's end, the calling thread's signals within WAITER_BOUND_NS, in
+ * their order: the first that woke a Python thread asleep since before the call ended names it;
+ * one that woke a thread without Python is followed on from that thread's wake, WAITER_HOPS
+ * hand-offs in all at most. The call keeps its own native frame; its Python stack becomes the
+ * waiter's, and `waiter` says whose. */
+#include "analyze/analyze.h"
+
+#include <stdlib.h>
+
+#define WAITER_BOUND_NS 5000000ll /* from a call's end (or a hop's wake) to the signal */
+#define WAITER_HOPS 3             /* hand-offs followed from the calling thread at most */
+#define WAITER_TRIES 8            /* a thread's signals looked at per hop at most */
+
+typedef struct {
+    const sb_audit_proc *p;
+    size_t *order; /* the wakes, by signalling thread, then signal time */
+    size_t n;
+} signals;
+
+static const sb_audit_wake *g_wakes; /* qsort has no context argument in C11 */
+
+static int cmp_signal(const void *a, const void *b)
+{
+    const sb_audit_wake *x = &g_wakes[*(const size_t *)a], *y = &g_wakes[*(const size_t *)b];
+    if (x->by != y->by)
+        return x->by < y->by ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* The first signal of thread tid at t or later (its place in s->order; s->n: none). */
+static size_t first_signal(const signals *s, int64_t tid, int64_t t)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const sb_audit_wake *w = &s->p->wakes[s->order[mid]];
+        if (w->by < tid || (w->by == tid && w->at < t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The woken thread ran Python: its stack was recorded, with a frame. */
+static int python_waiter(const sb_audit_proc *p, const sb_audit_wake *w)
+{
+    const sb_audit_pystack *ps = w->py >= 0 ? sb_audit_find_pystack(p, w->py) : NULL;
+    return ps && ps->nframes > 0;
+}
+
+/* The hand-off to the Python thread that thread tid's signals from t on woke, directly or
+ * through hops - 1 threads without Python, the waiter asleep at asleep_at; NULL: none. */
+static const sb_audit_wake *waiter_of(const signals *s, int64_t tid, int64_t t, int64_t asleep_at,
+                                      int hops)
+{
+    size_t i = first_signal(s, tid, t);
+    for (int tries = 0; i < s->n && tries < WAITER_TRIES; i++, tries++) {
+        const sb_audit_wake *w = &s->p->wakes[s->order[i]];
+        if (w->by != tid || w->at > t + WAITER_BOUND_NS)
+            break;
+        if (python_waiter(s->p, w)) {
+            if (w->start <= asleep_at)
+                return w;
+        } else if (hops > 1) {
+            const sb_audit_wake *v = waiter_of(s, w->tid, w->end, asleep_at, hops - 1);
+            if (v)
+                return v;
+        }
+    }
+    return NULL;
+}
+
+static int any_python_waiter(const sb_audit_proc *p)
+{
+    for (size_t i = 0; i < p->nwakes; i++)
+        if (p->wakes[i].py >= 0)
+            return 1;
+    return 0;
+}
+
+int sb_audit_waiter_sites(sb_audit_proc *p)
+{
+    if (!any_python_waiter(p)) /* no Python thread woken: nothing to name (and nothing spent) */
+        return 0;
+    signals s = {p, malloc(p->nwakes * sizeof *s.order), p->nwakes};
+    if (!s.order)
+        return -1;
+    for (size_t i = 0; i < s.n; i++)
+        s.order[i] = i;
+    g_wakes = p->wakes;
+    sb_sort(s.order, s.n, sizeof *s.order, cmp_signal);
+    for (size_t i = 0; i < p->ncalls; i++) {
+        sb_audit_call *c = &p->calls[i];
+        if (!sb_audit_blocking(c->cls) || c->py >= 0)
+            continue;
+        const sb_audit_wake *w = waiter_of(&s, c->tid, c->end, c->end, WAITER_HOPS);
+        if (w) {
+            c->py = w->py;
+            c->waiter = (int)w->tid;
+        }
+    }
+    free(s.order);
+    return 0;
+}
+
+const char *sb_audit_site_from(const sb_audit_row *r)
+{
+    return r->waiter ? "waiter" : r->pyframe ? "python" : "native";
+}
