@@ -296,20 +296,43 @@ static void write_pystack(long id, const char *text, size_t len, int write)
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The thread that holds lock: a wait inside it (an allocation's futex lock, under
+ * sba_py_stack_id's strndup) may run waits/'s probe on that thread, which must not lock again. */
+static pthread_t lock_owner;
+static int lock_owned;
+
+static void table_lock(void)
+{
+    pthread_mutex_lock(&lock);
+    lock_owner = pthread_self();
+    __atomic_store_n(&lock_owned, 1, __ATOMIC_RELEASE);
+}
+
+static void table_unlock(void)
+{
+    __atomic_store_n(&lock_owned, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lock);
+}
+
+static int table_mine(void)
+{
+    return __atomic_load_n(&lock_owned, __ATOMIC_ACQUIRE) &&
+           pthread_equal(lock_owner, pthread_self());
+}
 static uint64_t table[TABLE_SIZE];
 
 void sba_py_keep_lines(void)
 {
-    pthread_mutex_lock(&lock);
+    table_lock();
     keep_lines = 1;
-    pthread_mutex_unlock(&lock);
+    table_unlock();
 }
 
 char *sba_py_stack_line(long id)
 {
-    pthread_mutex_lock(&lock);
+    table_lock();
     char *s = id >= 0 && id < TABLE_SIZE && lines[id] ? strdup(lines[id]) : NULL;
-    pthread_mutex_unlock(&lock);
+    table_unlock();
     return s;
 }
 
@@ -327,7 +350,7 @@ long sba_py_stack_id(const char *text, size_t len)
     }
     h = h ? h : 1;
     long id = -1;
-    pthread_mutex_lock(&lock);
+    table_lock();
     for (size_t i = h % TABLE_SIZE, probes = 0; probes < TABLE_SIZE;
          i = (i + 1) % TABLE_SIZE, probes++) {
         if (table[i] == h) {
@@ -345,7 +368,7 @@ long sba_py_stack_id(const char *text, size_t len)
             break;
         }
     }
-    pthread_mutex_unlock(&lock);
+    table_unlock();
     return id;
 }
 
@@ -413,29 +436,71 @@ static long new_stack(const sba_pywalk_stack *s)
                        "expected\"}");
         return id;
     }
-    pthread_mutex_lock(&lock);
+    table_lock();
     walk_slot(s->key, id);
-    pthread_mutex_unlock(&lock);
+    table_unlock();
+    return id;
+}
+
+/* Set while this thread is in sba_py_stack_here (a thread-local: that runs on CUDA's callback,
+ * whose thread-locals are set up already). */
+static _Thread_local int inside;
+
+static int py_running(void)
+{
+    return __atomic_load_n(&py_ready, __ATOMIC_ACQUIRE) && is_initialized() &&
+           !(is_finalizing && is_finalizing());
+}
+
+/* The id of the stack read raw into s, -1 when the table has none (or none kept yet). */
+static long known_stack(const sba_pywalk_stack *s)
+{
+    table_lock();
+    long id = walk_slot(s->key, -1);
+    if (id >= 0 && keep_lines && !lines[id])
+        id = -1; /* first seen before the in-process API attached: named again, and kept */
+    table_unlock();
     return id;
 }
 
 long sba_py_stack_here(void)
 {
-    if (!__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE) || !is_initialized() ||
-        (is_finalizing && is_finalizing()))
+    if (inside || !py_running())
         return -1;
-    sba_pywalk_stack s;
     const void *ts = this_thread_state(); /* this thread's, with or without the GIL */
     if (!ts)
         return -1; /* a thread that never ran Python */
+    inside = 1;
+    sba_pywalk_stack s;
+    long id;
     if (!__atomic_load_n(&walk_on, __ATOMIC_RELAXED) || sba_pywalk_read(ts, &s) != 0)
-        return dump_traceback ? stack_by_writer() : -1;
-    pthread_mutex_lock(&lock);
-    long id = walk_slot(s.key, -1);
-    if (id >= 0 && keep_lines && !lines[id])
-        id = -1; /* first seen before the in-process API attached: named again, and kept */
-    pthread_mutex_unlock(&lock);
-    return id >= 0 ? id : new_stack(&s);
+        id = dump_traceback ? stack_by_writer() : -1;
+    else if ((id = known_stack(&s)) < 0)
+        id = new_stack(&s);
+    inside = 0;
+    return id;
+}
+
+long sba_py_stack_waiting(void)
+{
+    /* no thread-local here: its first use on a thread allocates (dynamic TLS) */
+    if (table_mine() || !py_running() || !__atomic_load_n(&walk_on, __ATOMIC_RELAXED))
+        return -1;
+    const void *ts = this_thread_state();
+    sba_pywalk_stack s;
+    if (!ts || sba_pywalk_read(ts, &s) != 0)
+        return -1;
+    long id = known_stack(&s);
+    if (id < 0) { /* named by the raw reader's text (the writer's pipe is allocated) */
+        char text[16 << 10];
+        size_t len = sba_pywalk_text(&s, text, sizeof text);
+        if ((id = sba_py_stack_id(text, len)) >= 0) {
+            table_lock();
+            walk_slot(s.key, id);
+            table_unlock();
+        }
+    }
+    return id;
 }
 
 int sba_py_walking(void)

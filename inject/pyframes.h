@@ -25,6 +25,10 @@ long sba_py_stack_id(const char *text, size_t len);
 /* The calling thread's Python stack's id (capture and id in one), -1 when the thread runs no
  * Python or the table is full. */
 long sba_py_stack_here(void);
+/* As sba_py_stack_here, for a thread just woken inside a wait (waits/'s probe, which may run
+ * inside an allocator's lock): no allocation, no system call beyond a new stack's record, and
+ * -1 where the stack cannot be read raw or the thread is inside this code already. */
+long sba_py_stack_waiting(void);
 /* Whether stacks are known by their raw identity (pywalk.c) rather than by the writer's text
  * at each call. */
 int sba_py_walking(void);
