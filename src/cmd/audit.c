@@ -687,6 +687,19 @@ static int report_kept(const sb_audit_request *req, output *outs, int nout)
     return rc ? rc : gate_rc;
 }
 
+/* --gpu-activity's calibration (audit_calibrate.c), unless SYNCBENCH_ACTIVITY_CALIBRATE=0, a
+ * developer's knob (docs/dev/testing.md) for timing many audited runs of a program whose replay
+ * is not wanted: said on stderr, so that such a run is not taken for a whole one. */
+static void calibrate(const char *dir)
+{
+    const char *knob = getenv("SYNCBENCH_ACTIVITY_CALIBRATE");
+    if (knob && !strcmp(knob, "0"))
+        fprintf(stderr, "syncbench: audit: SYNCBENCH_ACTIVITY_CALIBRATE=0: no calibration; the "
+                        "replay takes out only the time each call recorded\n");
+    else
+        sb_audit_calibrate(dir);
+}
+
 /* A closed pipe on an output (`--trace - | head -c1`) is a write error: one line, exit 1, as in
  * run and compare. CMD gets the disposition the audit was started with back. */
 static void ignore_sigpipe(void)
@@ -737,7 +750,7 @@ int sb_cmd_audit(int argc, char **argv)
     if ((rc = set_env(&req, lib, cupti, dir, heard.name)) != 0)
         return rc;
     if (req.gpu_activity)
-        sb_audit_calibrate(dir);
+        calibrate(dir);
     char **cmd_env = command_environment(waits);
 
     /* descendants that outlive their parents come to us, so that torchrun's workers and a
