@@ -2,25 +2,148 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cupti.h>
 
 #include "launches.h"
 #include "out.h"
 
-#define BUFFER_SIZE (8u << 20)
 #define ALIGN 8
+#define BUFFER_MB 8 /* SYNCBENCH_ACTIVITY_BUFFER_MB's default */
+#define BUFFER_MB_MAX 1024
+/* records reach the file at least every half second: a killed process keeps most */
+#define FLUSH_MS 500 /* SYNCBENCH_ACTIVITY_FLUSH_MS's default */
+#define FLUSH_MS_MAX 60000
 
 static int trace_mode;
+static size_t buffer_bytes = (size_t)BUFFER_MB << 20;
+static int buffers_zeroed;
 static uint64_t dropped;
+
+/* ---- the plan: the level's kinds, and the developer knobs ---- */
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} kind_names[SBA_NKINDS] = {{"kernels", SBA_KIND_KERNELS},
+                            {"memcpy", SBA_KIND_MEMCPY},
+                            {"memset", SBA_KIND_MEMSET},
+                            {"rt-launches", SBA_KIND_RT_LAUNCHES},
+                            {"drv-launches", SBA_KIND_DRV_LAUNCHES},
+                            {"events", SBA_KIND_EVENTS},
+                            {"syncs", SBA_KIND_SYNCS},
+                            {"streams", SBA_KIND_STREAMS},
+                            {"waits", SBA_KIND_WAITS}};
+#define ALL_KINDS ((1u << SBA_NKINDS) - 1)
+
+static void plan_warn(sba_activity_plan *p, const char *var, const char *value, const char *why)
+{
+    if (p->nwarn < SBA_WARN_MAX)
+        snprintf(p->warn[p->nwarn++], sizeof p->warn[0], "%s=\"%.64s\": %s", var, value, why);
+}
+
+/* SYNCBENCH_ACTIVITY_OFF: kind names (kind_names) or "all", separated by commas or spaces; an
+ * unknown name is a warning and ignored. The bits named. */
+static unsigned parse_off(sba_activity_plan *p, const char *s)
+{
+    unsigned off = 0;
+    while (s && *s) {
+        size_t len = strcspn(s, ", ");
+        int known = !len || (len == 3 && !strncmp(s, "all", 3));
+        if (len == 3 && !strncmp(s, "all", 3))
+            off = ALL_KINDS;
+        for (int i = 0; i < SBA_NKINDS && !known; i++)
+            if (strlen(kind_names[i].name) == len && !strncmp(s, kind_names[i].name, len))
+                off |= kind_names[i].bit, known = 1;
+        if (!known) {
+            char name[65];
+            snprintf(name, sizeof name, "%.*s", (int)(len < 64 ? len : 64), s);
+            plan_warn(p, "SYNCBENCH_ACTIVITY_OFF", name,
+                      "no such kind (kernels, memcpy, memset, rt-launches, drv-launches, events, "
+                      "syncs, streams, waits, all): ignored");
+        }
+        s += len;
+        s += strspn(s, ", ");
+    }
+    return off;
+}
+
+/* A knob's whole number from lo to hi, dflt when unset; a bad one is a warning and dflt. */
+static long parse_num(sba_activity_plan *p, const char *var, long lo, long hi, long dflt)
+{
+    const char *s = getenv(var);
+    if (!s || !*s)
+        return dflt;
+    char *end, why[96];
+    long v = strtol(s, &end, 10);
+    if (*end || end == s || v < lo || v > hi) {
+        snprintf(why, sizeof why, "not a whole number from %ld to %ld; %ld used", lo, hi, dflt);
+        plan_warn(p, var, s, why);
+        return dflt;
+    }
+    return v;
+}
+
+void sba_activity_plan_make(sba_activity_plan *p, int gpu, int trace)
+{
+    memset(p, 0, sizeof *p);
+    p->trace = trace;
+    if (trace && gpu < 3)
+        gpu = 3;
+    /* the hand-offs in every mode (where the launcher preloaded the waits library) */
+    unsigned level = gpu >= 3   ? ALL_KINDS
+                     : gpu == 2 ? SBA_KIND_KERNELS | SBA_KIND_MEMCPY | SBA_KIND_MEMSET
+                     : gpu == 1 ? SBA_KIND_MEMCPY | SBA_KIND_MEMSET
+                                : 0;
+    level |= SBA_KIND_WAITS;
+    p->buffer_bytes = (size_t)BUFFER_MB << 20;
+    p->flush_ms = FLUSH_MS;
+    p->off = parse_off(p, getenv("SYNCBENCH_ACTIVITY_OFF")) & level;
+    p->kinds = level & ~p->off;
+    if (level == SBA_KIND_WAITS)
+        return; /* no GPU activity: no buffers to tune */
+    p->buffer_bytes =
+        (size_t)parse_num(p, "SYNCBENCH_ACTIVITY_BUFFER_MB", 1, BUFFER_MB_MAX, BUFFER_MB) << 20;
+    p->flush_ms = (unsigned)parse_num(p, "SYNCBENCH_ACTIVITY_FLUSH_MS", 0, FLUSH_MS_MAX, FLUSH_MS);
+    p->zeroed = (int)parse_num(p, "SYNCBENCH_ACTIVITY_ZEROED", 0, 1, 0);
+}
+
+/* ,"KEY":["name",...] of the kinds in bits */
+static size_t kinds_field(char *buf, size_t n, const char *key, unsigned bits)
+{
+    size_t len = (size_t)snprintf(buf, n, ",\"%s\":[", key);
+    for (int i = 0, first = 1; i < SBA_NKINDS && len < n; i++)
+        if (bits & kind_names[i].bit)
+            len += (size_t)snprintf(buf + len, n - len, "%s\"%s\"", first ? "" : ",",
+                                    kind_names[i].name),
+                first = 0;
+    if (len < n)
+        len += (size_t)snprintf(buf + len, n - len, "]");
+    return len;
+}
+
+void sba_activity_proc_fields(const sba_activity_plan *p, char *buf, size_t n)
+{
+    size_t len = kinds_field(buf, n, "kinds", p->kinds);
+    if (p->off && len < n)
+        len += kinds_field(buf + len, n - len, "off", p->off);
+    if (((p->kinds | p->off) & ~SBA_KIND_WAITS) && len < n) /* GPU activity: its buffers */
+        snprintf(buf + len, n - len, ",\"buffer_mb\":%zu,\"flush_ms\":%u%s", p->buffer_bytes >> 20,
+                 p->flush_ms, p->zeroed ? ",\"zeroed\":1" : "");
+}
+
+/* ---- the records ---- */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     void *p = NULL;
-    if (posix_memalign(&p, ALIGN, BUFFER_SIZE) != 0)
+    if (buffers_zeroed)              /* fresh pages come zeroed: calloc need not write them */
+        p = calloc(1, buffer_bytes); /* aligned to 16 (glibc), more than ALIGN */
+    else if (posix_memalign(&p, ALIGN, buffer_bytes) != 0)
         p = NULL;
     *buffer = p;
-    *size = p ? BUFFER_SIZE : 0;
+    *size = p ? buffer_bytes : 0;
     *max_records = 0;
 }
 
@@ -202,7 +325,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 /* The kinds enabled, for sba_activity_pause */
 static CUpti_ActivityKind enabled[16];
-static int nenabled, launches_on;
+static int nenabled, launches_on, launch_rt, launch_drv;
 
 static int enable(CUpti_ActivityKind kind, const char *what)
 {
@@ -220,9 +343,49 @@ static int enable(CUpti_ActivityKind kind, const char *what)
     return -1;
 }
 
-int sba_activity_start(int kernels, int launches, int trace)
+/* The launch calls the replay needs, in the domains the plan keeps: API activity records of
+ * those functions only (launches.c); every call of the domain in trace mode. */
+static int enable_launches(const sba_activity_plan *p)
 {
-    trace_mode = trace;
+    launch_rt = (p->kinds & SBA_KIND_RT_LAUNCHES) != 0;
+    launch_drv = (p->kinds & SBA_KIND_DRV_LAUNCHES) != 0;
+    int rc = 0;
+    if (p->trace) {
+        if (launch_rt)
+            rc |= enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls");
+        if (launch_drv)
+            rc |= enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls");
+    } else if ((launch_rt || launch_drv) && sba_launches_enable(1, launch_rt, launch_drv) == 0) {
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"cannot record the launches: no launch API "
+                       "could be enabled\"}");
+        rc = -1;
+    } else if (launch_rt || launch_drv) {
+        launches_on = 1;
+    }
+    return rc;
+}
+
+void sba_activity_warn(const sba_activity_plan *p)
+{
+    char esc[512];
+    for (int i = 0; i < p->nwarn; i++)
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"%s\"}",
+                       sba_json_escape(esc, sizeof esc, p->warn[i]));
+}
+
+int sba_activity_start(const sba_activity_plan *p)
+{
+    trace_mode = p->trace;
+    buffer_bytes = p->buffer_bytes;
+    if (p->zeroed) {
+        uint8_t one = 1;
+        size_t size = sizeof one;
+        buffers_zeroed = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+                                                   &size, &one) == CUPTI_SUCCESS;
+        if (!buffers_zeroed)
+            sba_out_printf("{\"t\":\"warn\",\"msg\":\"SYNCBENCH_ACTIVITY_ZEROED: CUPTI refused the "
+                           "attribute; it zeroes the buffers itself\"}");
+    }
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (r != CUPTI_SUCCESS) {
@@ -232,27 +395,20 @@ int sba_activity_start(int kernels, int launches, int trace)
         return -1;
     }
     int rc = 0;
-    if (kernels)
+    if (p->kinds & SBA_KIND_KERNELS)
         rc |= enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels");
-    rc |= enable(CUPTI_ACTIVITY_KIND_MEMCPY, "copies");
-    rc |= enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets");
-    if (trace) {
-        rc |= enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls");
-        rc |= enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls");
-    } else if (launches && sba_launches_enable(1) == 0) {
-        sba_out_printf("{\"t\":\"warn\",\"msg\":\"cannot record the launches: no launch API "
-                       "could be enabled\"}");
-        rc = -1;
-    } else if (launches) {
-        launches_on = 1;
-    }
-    if (launches || trace) {
+    if (p->kinds & SBA_KIND_MEMCPY)
+        rc |= enable(CUPTI_ACTIVITY_KIND_MEMCPY, "copies");
+    if (p->kinds & SBA_KIND_MEMSET)
+        rc |= enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets");
+    rc |= enable_launches(p);
+    if (p->kinds & SBA_KIND_EVENTS)
         rc |= enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event records");
+    if (p->kinds & SBA_KIND_SYNCS)
         rc |= enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations");
+    if (p->kinds & SBA_KIND_STREAMS)
         rc |= enable(CUPTI_ACTIVITY_KIND_STREAM, "streams");
-    }
-    /* records reach the file at least every half second: a killed process keeps most */
-    cuptiActivityFlushPeriod(500);
+    cuptiActivityFlushPeriod(p->flush_ms);
     return rc;
 }
 
@@ -261,7 +417,7 @@ void sba_activity_pause(int paused)
     for (int i = 0; i < nenabled; i++)
         (paused ? cuptiActivityDisable : cuptiActivityEnable)(enabled[i]);
     if (launches_on)
-        sba_launches_enable(!paused);
+        sba_launches_enable(!paused, launch_rt, launch_drv);
 }
 
 void sba_activity_flush(int forced)

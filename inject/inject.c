@@ -292,20 +292,26 @@ API int InitializeInjection(void)
     long gpu = sba_env_long(SB_AUDIT_ENV_GPU, 0);
     if (trace && gpu < 3)
         gpu = 3;
+    /* the mode's kinds of record, less those a developer's knob turned off (activity.h) */
+    sba_activity_plan plan;
+    sba_activity_plan_make(&plan, (int)gpu, trace);
     /* the hand-offs between threads, when the launcher preloaded the library: for the replay,
      * and for a call made on a thread without Python while a Python thread waited for it (each
      * woken waiter's Python stack) */
-    int waits = sba_handoffs_start(python ? sba_py_stack_waiting : NULL) == 0;
-    char cmd[2048], esc[4096], clock[96];
+    int waits =
+        (plan.kinds & SBA_KIND_WAITS) && sba_handoffs_start(python ? sba_py_stack_here : NULL) == 0;
+    char cmd[2048], esc[4096], clock[96], kinds[320];
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);
+    sba_activity_proc_fields(&plan, kinds, sizeof kinds);
     sba_out_printf(
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
-        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d,\"symsize\":"
-        "1}",
+        "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d%s,"
+        "\"symsize\":1}",
         SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sba_env_long("RANK", -1),
         sba_env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
-        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits);
+        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits, kinds);
+    sba_activity_warn(&plan);
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
      * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the
@@ -331,7 +337,7 @@ API int InitializeInjection(void)
                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     }
     if (gpu > 0)
-        sba_activity_start(gpu >= 2, gpu >= 3, trace);
+        sba_activity_start(&plan);
     atexit(at_exit);
     catch_fatal_signals();
     sba_out_start_flusher();

@@ -36,10 +36,12 @@ static int enable_domain(CUpti_CallbackDomain dom, int size,
     return n;
 }
 
-int sba_launches_enable(int on)
+int sba_launches_enable(int on, int rt, int drv)
 {
-    return enable_domain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-                         cuptiActivityEnableRuntimeApi, on) +
-           enable_domain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                         cuptiActivityEnableDriverApi, on);
+    return (rt ? enable_domain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                               cuptiActivityEnableRuntimeApi, on)
+               : 0) +
+           (drv ? enable_domain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                                cuptiActivityEnableDriverApi, on)
+                : 0);
 }

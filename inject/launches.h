@@ -10,8 +10,8 @@
  * or orders streams: kernel and graph launches, async copies and memsets, event records and
  * stream waits. */
 int sba_launch_api(const char *name);
-/* Enables (on 1) or disables the API activity records of every such function in both domains;
- * returns how many. */
-int sba_launches_enable(int on);
+/* Enables (on 1) or disables the API activity records of every such function of the runtime
+ * (rt 1) and of the driver (drv 1); returns how many. */
+int sba_launches_enable(int on, int rt, int drv);
 
 #endif

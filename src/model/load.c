@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,23 @@ static int opt_str(sb_audit_run *run, json_t *o, const char *key, const char **o
     return !json_is_string(json_object_get(o, key)) || (*out = str(run, o, key, NULL)) != NULL;
 }
 
+/* The "proc" record's "off": the kind names, comma-separated, into p->activity_off; left NULL
+ * when there are none. 0 only when out of memory. */
+static int read_off(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    json_t *off = json_object_get(o, "off"), *k;
+    char names[512] = "";
+    size_t i, len = 0;
+    json_array_foreach(off, i, k)
+    {
+        if (json_is_string(k) && len + 2 + strlen(json_string_value(k)) < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? "," : "",
+                                    json_string_value(k));
+    }
+    p->activity_off = NULL;
+    return !len || (p->activity_off = sb_audit_intern(&run->strs, names)) != NULL;
+}
+
 static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     int ok = 1;
@@ -104,7 +122,7 @@ static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     p->launches = num_or(o, "launches", 0) != 0;
     p->waits = num_or(o, "waits", 0) != 0;
     p->symsize = num_or(o, "symsize", 0) != 0;
-    return p->cmd && p->mode ? OK : NOMEM;
+    return p->cmd && p->mode && read_off(run, p, o) ? OK : NOMEM;
 }
 
 /* A call's "ranges": [[id, "name"], ...], outermost first; malformed entries are skipped. */

@@ -288,6 +288,9 @@ typedef struct sb_audit_proc {
                      bubbles and waited calls are known */
     int launches; /* the launches, event records and synchronizations too: the replay runs */
     int waits;    /* the hand-offs between threads too ("wake" records; the waits library) */
+    /* the kinds of GPU activity a developer's knob turned off (SYNCBENCH_ACTIVITY_OFF: the
+     * "proc" record's "off"), comma-separated; NULL when none: its GPU figures are incomplete */
+    const char *activity_off;
     long long wakes_lost; /* "wake" records the library lost to a full buffer */
     const char *why;
     long long dropped;

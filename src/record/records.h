@@ -6,7 +6,7 @@
  *
  *   {"t":"proc","v":1,"pid":P,"ppid":Q,"rank":R,"local_rank":L,"cmd":"python3 train.py",
  *    "clock_ns":C,"mono_ns":M,"mode":"count"|"trace","kernels":0|1,"launches":0|1,"waits":0|1,
- *    "symsize":1}
+ *    "kinds":["kernels",...],"off":["events",...],"buffer_mb":8,"flush_ms":500,"symsize":1}
  *        first line. rank/local_rank: RANK/LOCAL_RANK, -1 when unset. mono_ns - clock_ns is
  *        the offset from CUPTI's clock to CLOCK_MONOTONIC. kernels: 1 when every kernel is
  *        recorded (the GPU's busy timeline is complete); absent = 1. launches: 1 when the
@@ -15,7 +15,12 @@
  *        when the hand-offs between threads are recorded ("wake", below); absent = 0.
  *        symsize: 1 when a "stack" frame's symbol covers its address (below); absent: an
  *        older writer, whose names the analyzer checks against the object (dropped where it
- *        cannot).
+ *        cannot). kinds: the kinds of GPU activity recorded, of "kernels", "memcpy", "memset",
+ *        "rt-launches", "drv-launches", "events", "syncs", "streams", "waits" (["waits"] alone
+ *        without GPU activity); off: those of the mode that a developer's knob turned off
+ *        (SYNCBENCH_ACTIVITY_OFF, docs/dev/testing.md), absent when none: the GPU figures are
+ *        then incomplete; buffer_mb, flush_ms (and "zeroed":1): CUPTI's activity buffers and
+ *        flush period, with GPU activity. All absent: an older writer.
  *   {"t":"call","api":"cudaStreamSynchronize","dom":"rt"|"drv","tid":T,"ctx":X,"corr":K,
  *    "start":S,"end":E,"oh":O,"ranges":[[ID,"name"],...],"stack":N,"copy":"DtoH","host":"pageable"}
  *        one host API call that can block (the list is in inject/watch.c), timed on the

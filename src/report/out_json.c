@@ -192,6 +192,8 @@ static json_t *process(const sb_audit_proc *p)
     set(o, "lost_lines", json_integer(p->lost));
     set(o, "lifetime_s", sb_json_num(p->lifetime_us / 1e6));
     set(o, "gpu_activity", json_boolean(p->kernels));
+    /* the kinds a developer's knob turned off (SYNCBENCH_ACTIVITY_OFF): GPU figures incomplete */
+    set(o, "activity_off", p->activity_off ? sb_json_str(p->activity_off) : json_null());
     set(o, "gpu_busy_pct",
         p->kernels ? sb_json_num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
     set(o, "blocked_us", sb_json_num(p->blocked_us));

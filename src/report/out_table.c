@@ -135,6 +135,12 @@ static void process_block(FILE *f, const sb_audit_proc *p)
             p->pid, p->dropped);
     if (p->warns && p->first_warn != p->unwatched)
         fprintf(f, "pid %" PRId64 ": %s\n", p->pid, SB_AUDIT_ESC(p->first_warn));
+    if (p->activity_off)
+        fprintf(f,
+                "pid %" PRId64 ": recording incomplete: %s not recorded "
+                "(SYNCBENCH_ACTIVITY_OFF, a developer's knob): its GPU figures, predicted "
+                "savings and hand-offs are not the whole run's\n",
+                p->pid, SB_AUDIT_ESC(p->activity_off));
 }
 
 /* Is call c of this phase (compile: made while torch.compile compiled)? */

@@ -4,11 +4,32 @@
  * no activity to give, so tests/inject/fake_cuda is watched as a CUDA program that made no
  * blocking call. Built as build/tests/fake-cupti/libcupti.so.13 with the real library's
  * symbol version; the tests put that folder on LD_LIBRARY_PATH (which comes before the
- * injection library's RUNPATH). Only what the injection library calls is here. */
+ * injection library's RUNPATH). Only what the injection library calls is here.
+ * With FAKE_CUPTI_LOG=PATH it appends to PATH a line for each activity the library asks for
+ * (tests/cli/test_activity_knobs.py): "enable KIND", "rt-api CBID ON", "drv-api CBID ON",
+ * "buffer BYTES" (the size of the buffer the library hands over when asked once),
+ * "flush-period MS", "attribute ATTR VALUE"; the answers stay the same. */
 #include <cupti.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #define FAKE __attribute__((visibility("default")))
+
+static void say(const char *fmt, ...)
+{
+    const char *path = getenv("FAKE_CUPTI_LOG");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
+}
 
 FAKE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                 void *userdata)
@@ -35,11 +56,15 @@ FAKE CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 
 FAKE CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name)
 {
-    /* one watched call, so that the injection library enables a callback */
-    *name = domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-                    cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020
+    /* one watched call, so that the injection library enables a callback, and one launch
+     * function in each domain, so that --gpu-activity asks for their records */
+    int rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API, drv = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    *name = rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020
                 ? "cudaStreamSynchronize_v3020"
-                : "fake";
+            : rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000
+                ? "cudaLaunchKernel_v7000"
+            : drv && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ? "cuLaunchKernel"
+                                                                    : "fake";
     return CUPTI_SUCCESS;
 }
 
@@ -60,18 +85,10 @@ FAKE CUptiResult cuptiGetContextId(CUcontext context, uint32_t *id)
     }
 /* clang-format off */
 ANSWER(CUPTI_SUCCESS, cuptiSetThreadIdType, CUpti_ActivityThreadIdType type)
-ANSWER(CUPTI_ERROR_NOT_SUPPORTED, cuptiActivityEnable, CUpti_ActivityKind kind)
 ANSWER(CUPTI_SUCCESS, cuptiActivityDisable, CUpti_ActivityKind kind)
-ANSWER(CUPTI_ERROR_NOT_SUPPORTED, cuptiActivityEnableDriverApi, CUpti_CallbackId cbid,
-       uint8_t enable)
-ANSWER(CUPTI_ERROR_NOT_SUPPORTED, cuptiActivityEnableRuntimeApi, CUpti_CallbackId cbid,
-       uint8_t enable)
 ANSWER(CUPTI_SUCCESS, cuptiActivityFlushAll, uint32_t flag)
-ANSWER(CUPTI_SUCCESS, cuptiActivityFlushPeriod, uint32_t time)
 ANSWER(CUPTI_ERROR_MAX_LIMIT_REACHED, cuptiActivityGetNextRecord, uint8_t *buffer,
        size_t valid_size, CUpti_Activity **record)
-ANSWER(CUPTI_SUCCESS, cuptiActivityRegisterCallbacks, CUpti_BuffersCallbackRequestFunc request,
-       CUpti_BuffersCallbackCompleteFunc complete)
 ANSWER(CUPTI_SUCCESS, cuptiEnableCallback, uint32_t enable, CUpti_SubscriberHandle subscriber,
        CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 ANSWER(CUPTI_SUCCESS, cuptiEnableDomain, uint32_t enable, CUpti_SubscriberHandle subscriber,
@@ -83,5 +100,59 @@ FAKE CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t s
 {
     (void)context, (void)stream_id;
     *dropped = 0;
+    return CUPTI_SUCCESS;
+}
+
+/* What the library asks for: logged (FAKE_CUPTI_LOG), refused as before (no GPU, no activity). */
+FAKE CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    const char *name = kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? "kernels"
+                       : kind == CUPTI_ACTIVITY_KIND_MEMCPY          ? "memcpy"
+                       : kind == CUPTI_ACTIVITY_KIND_MEMSET          ? "memset"
+                       : kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT      ? "events"
+                       : kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? "syncs"
+                       : kind == CUPTI_ACTIVITY_KIND_STREAM          ? "streams"
+                       : kind == CUPTI_ACTIVITY_KIND_RUNTIME         ? "runtime"
+                       : kind == CUPTI_ACTIVITY_KIND_DRIVER          ? "driver"
+                                                                     : "other";
+    say("enable %s", name);
+    return CUPTI_ERROR_NOT_SUPPORTED;
+}
+
+FAKE CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    say("rt-api %u %u", (unsigned)cbid, (unsigned)enable);
+    return CUPTI_ERROR_NOT_SUPPORTED;
+}
+
+FAKE CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    say("drv-api %u %u", (unsigned)cbid, (unsigned)enable);
+    return CUPTI_ERROR_NOT_SUPPORTED;
+}
+
+FAKE CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *size, void *value)
+{
+    say("attribute %d %u", (int)attr, *size == 1 ? *(uint8_t *)value : (unsigned)*size);
+    return CUPTI_SUCCESS;
+}
+
+FAKE CUptiResult cuptiActivityFlushPeriod(uint32_t time)
+{
+    say("flush-period %u", (unsigned)time);
+    return CUPTI_SUCCESS;
+}
+
+/* Asks for one buffer, to log its size, and gives it back. */
+FAKE CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                                CUpti_BuffersCallbackCompleteFunc complete)
+{
+    uint8_t *buf = NULL;
+    size_t size = 0, max = 0;
+    if (getenv("FAKE_CUPTI_LOG") && request) {
+        request(&buf, &size, &max);
+        say("buffer %zu", size);
+        free(buf);
+    }
     return CUPTI_SUCCESS;
 }
