@@ -5,13 +5,16 @@ download), a batch of 8 prompts of 16 tokens, and a `finished` flag per sequence
 GPU; the loop checks it to stop early.
 
     hf_generate.py [--variant sync|fixed|alternate] [--generations N] [--new-tokens T]
-                   [--blocks B] [--first sync|fixed]
+                   [--blocks B] [--first sync|fixed] [--no-syncs ALLOW]
 
   sync   `if finished.all(): break` after every token (the line marked `# SYNC-LINE`): a
          Python branch on a GPU value, a readback and a sync a token
   fixed  the same check every 16 tokens (one sync in 16 is kept)
   alternate  B blocks (default 8) of N generations each, alternating sync and fixed, FIRST
          first (alternate.py: after an untimed fixed block; each block timed as the loop alone)
+  no-syncs  each token (its forward, its check), warm-up too, inside
+         `with syncbench.no_syncs(allow=ALLOW):` (step_blocks.py; what the blocks cost:
+         tests/gpu/audit_cost_real.py)
 
 EOS's logit is masked to -inf in both variants, so the stop never fires and both do the same
 work: T new tokens (default 128) a generation, each `model(input_ids=next_tokens,
@@ -21,7 +24,9 @@ tuples of transformers 4.x or its DynamicCache: whichever the model returns is p
 timed generations (default 6). Works with transformers 4.40 and later, 5.x included.
 
 Prints one JSON line: {"variant": ..., "steps": N x T tokens, "step_us": wall us per token (the
-prompts' prefill and a final torch.cuda.synchronize() included), "tokens_checksum": ...}; with
+prompts' prefill and a final torch.cuda.synchronize() included), "tokens_per_s",
+"tokens_checksum": ..., "no_syncs": ALLOW or null, "syncs_per_block": the blocking calls a
+token's block made (null without --no-syncs)}; with
 alternate, alternate.py's line (blocks, sync_us, fixed_us, saving_us; steps: N x T, a block's
 tokens). Exit 2 when torch has no CUDA device or transformers is missing."""
 import argparse
@@ -30,6 +35,7 @@ import sys
 import time
 
 import alternate  # beside this file
+import step_blocks  # beside this file
 
 BATCH, PROMPT, EOS, CHECK_EVERY, WARMUP = 8, 16, 0, 16, 2
 
@@ -41,36 +47,38 @@ def model_of():
     return GPT2LMHeadModel(config).cuda().eval()
 
 
-def generate(torch, model, prompt, new_tokens, check_every):
+def generate(torch, model, prompt, new_tokens, check_every, block):
     """Greedy decoding of T tokens after PROMPT; the stop checked after every token
-    (check_every 1), every N tokens, or never (0). Returns the tokens, (batch, T)."""
+    (check_every 1), every N tokens, or never (0); each token inside block() (--no-syncs).
+    Returns the tokens, (batch, T)."""
     eos_bias = torch.zeros(model.config.vocab_size, device=prompt.device)
     eos_bias[EOS] = float("-inf")  # the stop never fires: both variants do the same work
     finished = torch.zeros(prompt.shape[0], dtype=torch.bool, device=prompt.device)
     past, ids, out_tokens = None, prompt, []
     for t in range(new_tokens):
-        out = model(input_ids=ids, past_key_values=past, use_cache=True)
-        past = out.past_key_values
-        nxt = (out.logits[:, -1, :] + eos_bias).argmax(-1)
-        finished |= nxt == EOS
-        out_tokens.append(nxt)
-        ids = nxt[:, None]
-        if check_every == 1:
-            if finished.all():  # SYNC-LINE
+        with block():
+            out = model(input_ids=ids, past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            nxt = (out.logits[:, -1, :] + eos_bias).argmax(-1)
+            finished |= nxt == EOS
+            out_tokens.append(nxt)
+            ids = nxt[:, None]
+            if check_every == 1:
+                if finished.all():  # SYNC-LINE
+                    break
+            elif check_every and (t + 1) % check_every == 0 and finished.all():
                 break
-        elif check_every and (t + 1) % check_every == 0 and finished.all():
-            break
     return torch.stack(out_tokens, 1)
 
 
-def timed(torch, model, prompt, args, sync):
+def timed(torch, model, prompt, args, sync, block):
     """(wall us per token, tokens' checksum) of --generations generations, the stop checked
     every token (SYNC) or every CHECK_EVERY; the final read and synchronize() included."""
     every = 1 if sync else CHECK_EVERY
     t0 = time.perf_counter()
     checksum = 0
     for _ in range(args.generations):
-        checksum += generate(torch, model, prompt, args.new_tokens, every).sum()
+        checksum += generate(torch, model, prompt, args.new_tokens, every, block).sum()
     checksum = int(checksum)
     torch.cuda.synchronize()
     wall = time.perf_counter() - t0
@@ -83,10 +91,12 @@ def main():
     ap.add_argument("--generations", type=int, default=6)
     ap.add_argument("--new-tokens", type=int, default=128)
     alternate.add_arguments(ap)
+    step_blocks.add_argument(ap)
     args = ap.parse_args()
     if args.generations < 1 or args.new_tokens < 1:
         ap.error("--generations and --new-tokens must be at least 1")
     alternate.check_blocks(ap, args.blocks)
+    blocks = step_blocks.StepBlocks(args.no_syncs)
     import torch
     if not torch.cuda.is_available():
         print("hf_generate.py: torch has no CUDA device", file=sys.stderr)
@@ -101,16 +111,19 @@ def main():
     steps = args.generations * args.new_tokens
     with torch.inference_mode():
         for _ in range(WARMUP):
-            generate(torch, model, prompt, args.new_tokens, 0)
+            generate(torch, model, prompt, args.new_tokens, 0, blocks.block)
         torch.cuda.synchronize()
         if args.variant == "alternate":
             blocks = alternate.run(args.first, args.blocks,
-                                   lambda sync: timed(torch, model, prompt, args, sync)[0])
+                                   lambda sync: timed(torch, model, prompt, args, sync,
+                                                      blocks.block)[0])
             out = alternate.summary(args.first, steps, blocks)
         else:
-            step_us, checksum = timed(torch, model, prompt, args, args.variant == "sync")
+            step_us, checksum = timed(torch, model, prompt, args, args.variant == "sync",
+                                      blocks.block)
             out = {"variant": args.variant, "steps": steps, "step_us": step_us,
-                   "tokens_checksum": checksum}
+                   "tokens_per_s": 1e6 / step_us, "tokens_checksum": checksum,
+                   **blocks.fields()}
     print(json.dumps(out), flush=True)
     return 0
 

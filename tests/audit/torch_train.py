@@ -5,7 +5,7 @@ the loss read back every step. PyTorch runs every backward pass of a CUDA model 
 engine's own thread, so the loop's kernels are launched by two host threads.
 
     torch_train.py [--variant sync|fixed|alternate] [--size gpu|host] [--steps N] [--compile]
-                   [--count-threads] [--blocks B] [--first sync|fixed]
+                   [--count-threads] [--blocks B] [--first sync|fixed] [--no-syncs ALLOW]
 
   sync     `losses.append(loss.item())` each step (the line marked `# SYNC-LINE`): a sync a step
   fixed    the losses kept on the GPU and read once after the loop: the fix
@@ -17,10 +17,15 @@ engine's own thread, so the loop's kernels are launched by two host threads.
   count-threads  a hook on the first layer's weight gradient counts the host threads that ran a
            backward pass; off by default: a Python hook on the engine's thread takes the GIL
            each step, which a user's loop does not
+  no-syncs  each step (its readback included), warm-up too, inside
+           `with syncbench.no_syncs(allow=ALLOW):` (step_blocks.py; what the blocks cost:
+           tests/gpu/audit_cost_real.py)
 
 Prints one JSON line: {"variant": ..., "size": ..., "compile": ..., "steps": N, "step_us": wall
-us per step (after the warm-up, the final torch.cuda.synchronize() included), "threads": the
-host threads that ran a backward pass (null without --count-threads), "last_loss": ...}; with
+us per step (after the warm-up, the final torch.cuda.synchronize() included), "steps_per_s",
+"threads": the host threads that ran a backward pass (null without --count-threads),
+"last_loss": ..., "no_syncs": ALLOW or null, "syncs_per_block": the blocking calls a block
+made (null without --no-syncs)}; with
 alternate, alternate.py's line (blocks, sync_us, fixed_us, saving_us) with size and compile.
 Exit 2 when torch has no CUDA device."""
 import argparse
@@ -31,6 +36,7 @@ import time
 
 import alternate  # beside this file
 import mlp  # beside this file
+import step_blocks  # beside this file
 
 
 def build(torch, args):
@@ -49,17 +55,19 @@ def build(torch, args):
     return mlp.stepper(model, opt, torch.nn.functional.cross_entropy, x, y), threads
 
 
-def timed(torch, step, steps, sync):
+def timed(torch, step, steps, sync, block):
     """(wall us per step, the last loss) of STEPS steps, each loss read back at once (SYNC) or
-    kept on the GPU and read after the loop; the final torch.cuda.synchronize() included."""
+    kept on the GPU and read after the loop; the final torch.cuda.synchronize() included. Each
+    step runs inside block() (--no-syncs)."""
     losses = []
     t0 = time.perf_counter()
     for _ in range(steps):
-        loss = step()
-        if sync:
-            losses.append(loss.item())  # SYNC-LINE
-        else:
-            losses.append(loss.detach())
+        with block():
+            loss = step()
+            if sync:
+                losses.append(loss.item())  # SYNC-LINE
+            else:
+                losses.append(loss.detach())
     if not sync:
         losses = torch.stack(losses).tolist()
     torch.cuda.synchronize()
@@ -74,8 +82,10 @@ def main():
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--count-threads", action="store_true")
     alternate.add_arguments(ap)
+    step_blocks.add_argument(ap)
     args = ap.parse_args()
     alternate.check_blocks(ap, args.blocks)
+    blocks = step_blocks.StepBlocks(args.no_syncs)
     import torch
     if not torch.cuda.is_available():
         print("torch_train.py: torch has no CUDA device", file=sys.stderr)
@@ -84,17 +94,20 @@ def main():
     step, threads = build(torch, args)
 
     for _ in range(30 if args.compile else 20):  # torch.compile compiles on the first steps
-        step()
+        with blocks.block():
+            step()
     torch.cuda.synchronize()
     head = {"size": args.size, "compile": args.compile}
     if args.variant == "alternate":
         blocks = alternate.run(args.first, args.blocks,
-                               lambda sync: timed(torch, step, args.steps, sync)[0])
+                               lambda sync: timed(torch, step, args.steps, sync, blocks.block)[0])
         out = {**alternate.summary(args.first, args.steps, blocks), **head}
     else:
-        step_us, last_loss = timed(torch, step, args.steps, args.variant == "sync")
+        step_us, last_loss = timed(torch, step, args.steps, args.variant == "sync", blocks.block)
         out = {"variant": args.variant, **head, "steps": args.steps, "step_us": step_us,
-               "threads": None if threads is None else len(threads), "last_loss": last_loss}
+               "steps_per_s": 1e6 / step_us,
+               "threads": None if threads is None else len(threads), "last_loss": last_loss,
+               **blocks.fields()}
     print(json.dumps(out), flush=True)
     return 0
 

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""What the audit's cost measurements share (tests/gpu/activity_cost.sh and
+tests/gpu/audit_cost_real.py): the figures of paired and alternating runs and their tables, and
+the census of a kept record folder. No GPU; tests/cli/test_cost_stats.py holds it to canned
+numbers.
+
+    cost_stats.py pairs ROUNDS_FILE      the table of activity_cost.sh's pairs
+    cost_stats.py runs RUNS_DIR ROUNDS_FILE   the pairs file from a runs folder, and the table
+    cost_stats.py census DIR [DIR...]     what each kept record folder holds, per kernel
+
+A pairs file has a header line, then one line a pair: `ROUND VARIANT PLAIN_US AUDITED_US`
+(wall us per iteration; NA for a run that failed). Each pair's ratio is audited / plain; a
+variant's figure is the median of its pairs' ratios with their min and max, and, beside the
+full `--gpu-activity` variant ("gpu"), the median over the rounds both ran of its ratio minus
+gpu's: what turning that part off saved, in points of the plain run."""
+import collections
+import csv
+import json
+import os
+import statistics
+import sys
+
+FULL = "gpu"
+
+
+def spread(values):
+    """(n, median, min, max) of values; (0, None, None, None) when there are none."""
+    v = [x for x in values if x is not None]
+    if not v:
+        return 0, None, None, None
+    return len(v), statistics.median(v), min(v), max(v)
+
+
+def pct(ratio):
+    """A ratio as a signed percentage, '-' when None: 1.052 -> '+5.2 %'."""
+    return "-" if ratio is None else "%+.1f %%" % (100 * (ratio - 1))
+
+
+def points(delta):
+    """A difference of ratios in points of the plain run, '-' when None: -0.05 -> '-5.0'."""
+    return "-" if delta is None else "%+.1f" % (100 * delta)
+
+
+def read_pairs(lines):
+    """[(round, variant, plain_us, audited_us)] of a pairs file's lines (the header and blank
+    lines skipped; NA is None)."""
+    out = []
+    for line in lines:
+        f = line.split()
+        if len(f) < 4 or f[0] == "round":
+            continue
+        num = [None if x == "NA" else float(x) for x in f[2:4]]
+        out.append((int(f[0]), f[1], num[0], num[1]))
+    return out
+
+
+def wall_us(csv_path):
+    """The wall_us_per_iter median of a syncbench run's CSV; None when there is none."""
+    try:
+        with open(csv_path, newline="") as f:
+            for row in csv.DictReader(f):
+                if row.get("metric") == "wall_us_per_iter":
+                    return float(row["median"])
+    except (OSError, ValueError, KeyError):
+        pass
+    return None
+
+
+def pairs_of_runs(folder):
+    """[(round, variant, plain_us, audited_us)] of an activity_cost.sh runs folder: its index
+    (a line "ROUND VARIANT" a pair, in the order they ran) and each pair's two CSVs."""
+    out = []
+    with open(os.path.join(folder, "index")) as f:
+        for line in f:
+            rnd, var = line.split()
+            out.append((int(rnd), var, wall_us(os.path.join(folder, f"{rnd}-{var}-plain.csv")),
+                        wall_us(os.path.join(folder, f"{rnd}-{var}-audited.csv"))))
+    return out
+
+
+def pairs_lines(pairs):
+    """The pairs file's lines (with its header) of pairs."""
+    lines = ["round variant plain_us audited_us ratio"]
+    for rnd, var, p, a in pairs:
+        r = ratio(p, a)
+        lines.append("%d %s %s %s %s" % (rnd, var, "NA" if p is None else "%.3f" % p,
+                                         "NA" if a is None else "%.3f" % a,
+                                         "NA" if r is None else "%.4f" % r))
+    return lines
+
+
+def ratio(plain, audited):
+    return audited / plain if plain and audited is not None else None
+
+
+def pairs_rows(pairs):
+    """One dict a variant, in the order variants first appear: pairs (ratios there), failed
+    (pairs with a run that failed), plain and audited medians (us), the median ratio with min
+    and max, and vs_full: the median, min and max over rounds of ratio - gpu's ratio."""
+    by = collections.OrderedDict()
+    for rnd, var, p, a in pairs:
+        by.setdefault(var, {})[rnd] = (p, a, ratio(p, a))
+    full = by.get(FULL, {})
+    rows = []
+    for var, rounds in by.items():
+        rs = [r[2] for r in rounds.values()]
+        n, med, lo, hi = spread(rs)
+        deltas = [rounds[k][2] - full[k][2] for k in rounds
+                  if var != FULL and k in full and rounds[k][2] is not None
+                  and full[k][2] is not None]
+        rows.append({"variant": var, "pairs": n, "failed": len(rs) - n,
+                     "plain_us": spread([r[0] for r in rounds.values()])[1],
+                     "audited_us": spread([r[1] for r in rounds.values()])[1],
+                     "ratio": med, "min": lo, "max": hi, "vs_full": spread(deltas)[1:]})
+    return rows
+
+
+def us(x):
+    return "-" if x is None else "%.3f" % x
+
+
+def pairs_table(rows):
+    """The text table of pairs_rows."""
+    out = ["%-18s %5s %9s %9s %9s %-21s %s" % ("variant", "pairs", "plain us", "audit us",
+                                                 "overhead", "[min, max]",
+                                                 "vs gpu, points [min, max]")]
+    for r in rows:
+        vs = r["vs_full"]
+        vs_text = "" if r["variant"] == FULL or vs[0] is None else "%s [%s, %s]" % (
+            points(vs[0]), points(vs[1]), points(vs[2]))
+        failed = " (%d failed)" % r["failed"] if r["failed"] else ""
+        out.append("%-18s %5d %9s %9s %9s %-21s %s%s" % (
+            r["variant"], r["pairs"], us(r["plain_us"]), us(r["audited_us"]), pct(r["ratio"]),
+            "[%s, %s]" % (pct(r["min"]), pct(r["max"])), vs_text, failed))
+    return "\n".join(out)
+
+
+def rates_rows(results, plain="plain"):
+    """results: [(program, mode, round, rate or None)], rate in steps or tokens a second. One
+    dict a (program, mode), in first-seen order: runs, the rate's median, min and max, and the
+    slowdown: the median, min and max over the rounds of plain's rate / the mode's rate - 1 (a
+    round counts where both ran)."""
+    by = collections.OrderedDict()
+    for prog, mode, rnd, rate in results:
+        by.setdefault((prog, mode), {})[rnd] = rate
+    rows = []
+    for (prog, mode), rounds in by.items():
+        base = by.get((prog, plain), {})
+        slow = [base[k] / r - 1 for k, r in rounds.items()
+                if r and base.get(k) and mode != plain]
+        n, med, lo, hi = spread(rounds.values())
+        rows.append({"program": prog, "mode": mode, "runs": n,
+                     "failed": len(rounds) - n, "rate": med, "min": lo, "max": hi,
+                     "slowdown": spread(slow)[1:] if mode != plain else (None,) * 3})
+    return rows
+
+
+def rate(x):
+    return "-" if x is None else "%.1f" % x
+
+
+def slow(x):
+    return "-" if x is None else "%+.1f %%" % (100 * x)
+
+
+def rates_table(rows, units):
+    """The text table of rates_rows; units: {program: "steps/s"}."""
+    out = ["%-9s %-9s %4s %-31s %s" % ("program", "mode", "runs", "rate median [min, max]",
+                                       "slowdown vs plain, median [min, max]")]
+    for r in rows:
+        s = r["slowdown"]
+        failed = " (%d failed)" % r["failed"] if r["failed"] else ""
+        out.append("%-9s %-9s %4d %-31s %s%s" % (
+            r["program"], r["mode"], r["runs"],
+            "%s [%s, %s] %s" % (rate(r["rate"]), rate(r["min"]), rate(r["max"]),
+                                units.get(r["program"], "/s")),
+            "" if s[0] is None else "%s [%s, %s]" % (slow(s[0]), slow(s[1]), slow(s[2])),
+            failed))
+    return "\n".join(out)
+
+
+def census(folder):
+    """What a kept record folder holds: {"records": {type: n}, "api": {"rt NAME": n, ...},
+    "kernels": n, "kernel_launch": {"rt": n, "drv": n, "none": n}, "copy_launch": {"corr rt"...},
+    "proc": the first proc record's kinds}: each kernel by the domain of the API record whose
+    correlation id it carries, each copy or memset by which of its ids (corr, rcorr) found one
+    and that record's domain."""
+    recs = collections.Counter()
+    apis, api_dom, ops = collections.Counter(), {}, []
+    proc = {}
+    for name in sorted(os.listdir(folder)):
+        if not name.startswith("proc-"):
+            continue
+        with open(os.path.join(folder, name), errors="replace") as f:
+            for line in f:
+                try:
+                    o = json.loads(line)
+                except ValueError:
+                    recs["malformed"] += 1
+                    continue
+                t = o.get("t", "?")
+                recs[t] += 1
+                if t == "proc" and not proc:
+                    proc = {k: o.get(k) for k in ("kinds", "off", "buffer_mb", "flush_ms")}
+                elif t == "api":
+                    apis[f"{o.get('dom')} {o.get('api')}"] += 1
+                    doms = api_dom.setdefault(o.get("corr"), set())
+                    doms.add(o.get("dom"))
+                elif t in ("kernel", "copy", "memset"):
+                    ops.append((t, o.get("corr"), o.get("rcorr", 0)))
+    kernel_launch = collections.Counter()
+    copy_launch = collections.Counter()
+    def doms(corr):  # "rt", "drv", or "drv+rt" when records of both domains share the id
+        return "+".join(sorted(api_dom[corr]))
+
+    for t, corr, rcorr in ops:
+        if t == "kernel":
+            kernel_launch[doms(corr) if corr in api_dom else "none"] += 1
+        elif corr in api_dom:
+            copy_launch[f"{t} corr {doms(corr)}"] += 1
+        elif rcorr and rcorr in api_dom:
+            copy_launch[f"{t} rcorr {doms(rcorr)}"] += 1
+        else:
+            copy_launch[f"{t} none"] += 1
+    return {"records": dict(recs), "api": dict(apis), "kernels": recs["kernel"],
+            "kernel_launch": dict(kernel_launch), "copy_launch": dict(copy_launch),
+            "proc": proc}
+
+
+def fmt(x):
+    return "%.2f" % x if isinstance(x, (int, float)) else "-"
+
+
+def census_text(label, c, report=None):
+    """A census in a few lines; report: the audit's --json, for the replay's model."""
+    if not c["records"]:
+        return f"{label}: no records"
+    k = c["kernels"] or 1
+    out = [f"{label}: kinds {','.join(c['proc'].get('kinds') or [])}"
+           + (f" (off: {','.join(c['proc']['off'])})" if c["proc"].get("off") else "")]
+    out.append("  %d kernels; records per kernel: " % c["kernels"] + ", ".join(
+        "%s %.2f" % (t, n / k) for t, n in sorted(c["records"].items())
+        if t not in ("proc", "end", "stack", "pystack")))
+    out.append("  api records per kernel: " + (", ".join(
+        "%s %.2f" % (a, n / k) for a, n in sorted(c["api"].items(), key=lambda x: -x[1])[:8])
+        or "none"))
+    out.append("  kernels whose id an api record carries: " + ", ".join(
+        "%s %d" % kv for kv in sorted(c["kernel_launch"].items())))
+    if c["copy_launch"]:
+        out.append("  copies and memsets found by: " + ", ".join(
+            "%s %d" % kv for kv in sorted(c["copy_launch"].items())))
+    for p in (report or {}).get("processes", []):
+        pred = p.get("predicted") or {}
+        m = pred.get("model") or {}
+        out.append("  pid %s replay: ops %s, unplaced %s, syncs %s, untargeted %s, latency "
+                   "%s us, gap %s us, fetch %s us; all %s syncs removed: %s us a call typical, "
+                   "%s us the whole run" % (
+                       p.get("pid"), m.get("gpu_operations"), m.get("operations_unplaced"),
+                       m.get("syncs"), m.get("syncs_untargeted"), fmt(m.get("launch_latency_us")),
+                       fmt(m.get("gap_us")), fmt(m.get("fetch_us")), pred.get("calls"),
+                       fmt(pred.get("save_per_call_us_typical")), fmt(pred.get("save_wall_us"))))
+    return "\n".join(out)
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "pairs":
+        with open(argv[1]) as f:
+            print(pairs_table(pairs_rows(read_pairs(f))))
+        return 0
+    if len(argv) >= 3 and argv[0] == "runs":
+        pairs = pairs_of_runs(argv[1]) if os.path.exists(os.path.join(argv[1], "index")) else []
+        with open(argv[2], "w") as f:
+            f.write("\n".join(pairs_lines(pairs)) + "\n")
+        print(pairs_table(pairs_rows(pairs)))
+        return 0
+    if len(argv) >= 2 and argv[0] == "census":
+        for d in argv[1:]:
+            report = None
+            if os.path.exists(d + ".json"):
+                with open(d + ".json") as f:
+                    report = json.load(f)
+            print(census_text(os.path.basename(d.rstrip("/")), census(d), report))
+        return 0
+    print(__doc__.split("\n\n")[1], file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
