@@ -5,8 +5,11 @@
  * Python stack). From the call's end, the calling thread's signals within WAITER_BOUND_NS, in
  * their order: the first that woke a Python thread asleep since before the call ended names it;
  * one that woke a thread without Python is followed on from that thread's wake, WAITER_HOPS
- * hand-offs in all at most. The call keeps its own native frame; its Python stack becomes the
- * waiter's, and `waiter` says whose. */
+ * hand-offs in all at most. Where no chain of the calling thread's signals reaches one (XLA
+ * hands a copy's completion on through CUDA's host-callback thread and three of its own), the
+ * Python thread asleep across the whole call whose sleep ends first after it, within
+ * WAITER_BOUND_NS, is the one. The call keeps its own native frame; its Python stack becomes
+ * the waiter's, and `waiter` says whose. */
 #include "analyze/analyze.h"
 
 #include <stdlib.h>
@@ -75,6 +78,41 @@ static const sb_audit_wake *waiter_of(const signals *s, int64_t tid, int64_t t, 
     return NULL;
 }
 
+static int cmp_end(const void *a, const void *b)
+{
+    const sb_audit_wake *x = &g_wakes[*(const size_t *)a], *y = &g_wakes[*(const size_t *)b];
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+/* The Python threads' sleeps, by their end. */
+typedef struct {
+    size_t *order;
+    size_t n;
+} sleeps;
+
+/* The sleep of a Python thread over the whole of [start, end] that ends first, within the
+ * bound after end; NULL: none. */
+static const sb_audit_wake *asleep_across(const sb_audit_proc *p, const sleeps *z, int64_t start,
+                                          int64_t end)
+{
+    size_t lo = 0, hi = z->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->wakes[z->order[mid]].end < end)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < z->n; i++) {
+        const sb_audit_wake *w = &p->wakes[z->order[i]];
+        if (w->end > end + WAITER_BOUND_NS)
+            break;
+        if (w->start <= start && w->at >= end)
+            return w;
+    }
+    return NULL;
+}
+
 static int any_python_waiter(const sb_audit_proc *p)
 {
     for (size_t i = 0; i < p->nwakes; i++)
@@ -88,23 +126,34 @@ int sb_audit_waiter_sites(sb_audit_proc *p)
     if (!any_python_waiter(p)) /* no Python thread woken: nothing to name (and nothing spent) */
         return 0;
     signals s = {p, malloc(p->nwakes * sizeof *s.order), p->nwakes};
-    if (!s.order)
+    sleeps z = {malloc(p->nwakes * sizeof *z.order), 0};
+    if (!s.order || !z.order) {
+        free(s.order);
+        free(z.order);
         return -1;
-    for (size_t i = 0; i < s.n; i++)
+    }
+    for (size_t i = 0; i < s.n; i++) {
         s.order[i] = i;
+        if (python_waiter(p, &p->wakes[i]))
+            z.order[z.n++] = i;
+    }
     g_wakes = p->wakes;
     sb_sort(s.order, s.n, sizeof *s.order, cmp_signal);
+    sb_sort(z.order, z.n, sizeof *z.order, cmp_end);
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
         if (!sb_audit_blocking(c->cls) || c->py >= 0)
             continue;
         const sb_audit_wake *w = waiter_of(&s, c->tid, c->end, c->end, WAITER_HOPS);
+        if (!w)
+            w = asleep_across(p, &z, c->start, c->end);
         if (w) {
             c->py = w->py;
             c->waiter = (int)w->tid;
         }
     }
     free(s.order);
+    free(z.order);
     return 0;
 }
 

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import run
 
-PY, XLA, CALLBACK, OTHER = 10, 20, 30, 40  # thread ids
+PY, XLA, CALLBACK, OTHER, HOST_CB = 10, 20, 30, 40, 50  # thread ids
 MS = 1_000_000
 PROGRAM = """\
 import jax
@@ -159,17 +159,23 @@ def test_through_a_second_thread_without_python(tmp_path):
     assert row["python"]["line"] == line_of(PROGRAM, "SYNC-LINE"), row
 
 
-def test_three_threads_without_python_are_too_many(tmp_path):
+def test_no_chain_the_python_thread_asleep_across_the_call(tmp_path):
+    """No chain of XLA's signals reaches Python (its copy's completion goes through CUDA's
+    host-callback thread and three of XLA's, as on the H100): the Python thread asleep across
+    the whole call whose sleep ends first after it, within 5 ms, is the waiter; one asleep
+    across it but woken later is not taken, nor one that fell asleep during the call."""
     rec = Records(tmp_path)
     t = 10 * MS
     rec.call(XLA, t, t + MS)
-    rec.wake(CALLBACK, 0, t + MS + 30_000, XLA, t + MS + 10_000)
+    rec.wake(CALLBACK, 0, t + MS + 30_000, HOST_CB, t + MS + 10_000)
     rec.wake(OTHER, 0, t + MS + 60_000, CALLBACK, t + MS + 40_000)
-    rec.wake(OTHER + 1, 0, t + MS + 90_000, OTHER, t + MS + 70_000)
-    rec.wake(PY, t - MS, t + MS + 120_000, OTHER + 1, t + MS + 100_000, py=0)
+    rec.wake(OTHER + 2, t + MS // 2, t + MS + 70_000, OTHER, t + MS + 65_000, py=1)  # mid-call
+    rec.wake(OTHER + 1, t - 2 * MS, t + 3 * MS, OTHER, t + 3 * MS - 10_000, py=1)  # woken later
+    rec.wake(PY, t - MS, t + MS + 120_000, OTHER, t + MS + 100_000, py=0)
     r, rows, _ = rec.audit()
     (row,) = rows
-    assert row["site_from"] == "native" and row["python"] is None, row
+    assert (row["site_from"], row["waiter_tid"]) == ("waiter", PY), row
+    assert row["python"]["line"] == line_of(PROGRAM, "SYNC-LINE"), row
 
 
 def test_the_first_waiter_asleep_during_the_call_is_taken(tmp_path):
