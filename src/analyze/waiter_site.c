@@ -9,14 +9,24 @@
  * hands a copy's completion on through CUDA's host-callback thread and three of its own), the
  * Python thread asleep across the whole call whose sleep ends first after it, within
  * WAITER_BOUND_NS, is the one. The call keeps its own native frame; its Python stack becomes
- * the waiter's, and `waiter` says whose. */
+ * the waiter's, and `waiter` says whose.
+ *
+ * A readback into pinned memory does not block the thread that makes it, but a Python thread
+ * asleep for it waits for the GPU all the same: JAX's float(x) is XLA's async copy into a pinned
+ * buffer, and the Python thread sleeps until CUDA's host callback reports it done. Such a copy,
+ * made on a thread without Python while a Python thread waited for it, is a `waited` call at
+ * that thread's line (its blocked time is the copy call's own: the wait is the Python thread's). */
 #include "analyze/analyze.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define WAITER_BOUND_NS 5000000ll /* from a call's end (or a hop's wake) to the signal */
 #define WAITER_HOPS 3             /* hand-offs followed from the calling thread at most */
 #define WAITER_TRIES 8            /* a thread's signals looked at per hop at most */
+/* a readback is asked for, then waited for: the Python thread may fall asleep just after the
+ * runtime's thread made the copy (JAX's device_get: 3 us after, on the H100) */
+#define READBACK_SLACK_NS 200000ll
 
 typedef struct {
     const sb_audit_proc *p;
@@ -90,10 +100,10 @@ typedef struct {
     size_t n;
 } sleeps;
 
-/* The sleep of a Python thread over the whole of [start, end] that ends first, within the
- * bound after end; NULL: none. */
-static const sb_audit_wake *asleep_across(const sb_audit_proc *p, const sleeps *z, int64_t start,
-                                          int64_t end)
+/* The sleep of a Python thread that began by asleep_by and was ended after end, the first to
+ * end, within the bound after end; NULL: none. */
+static const sb_audit_wake *asleep_across(const sb_audit_proc *p, const sleeps *z,
+                                          int64_t asleep_by, int64_t end)
 {
     size_t lo = 0, hi = z->n;
     while (lo < hi) {
@@ -107,7 +117,7 @@ static const sb_audit_wake *asleep_across(const sb_audit_proc *p, const sleeps *
         const sb_audit_wake *w = &p->wakes[z->order[i]];
         if (w->end > end + WAITER_BOUND_NS)
             break;
-        if (w->start <= start && w->at >= end)
+        if (w->start <= asleep_by && w->at >= end)
             return w;
     }
     return NULL;
@@ -119,6 +129,13 @@ static int any_python_waiter(const sb_audit_proc *p)
         if (p->wakes[i].py >= 0)
             return 1;
     return 0;
+}
+
+/* An async copy from the device into pinned memory (it did not block its own thread). */
+static int pinned_readback(const sb_audit_call *c)
+{
+    return c->cls == SB_AUDIT_NONE &&
+           ((c->copy && !strcmp(c->copy, "DtoH")) || (!c->copy && strstr(c->api, "DtoH")));
 }
 
 int sb_audit_waiter_sites(sb_audit_proc *p)
@@ -142,12 +159,15 @@ int sb_audit_waiter_sites(sb_audit_proc *p)
     sb_sort(z.order, z.n, sizeof *z.order, cmp_end);
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
-        if (!sb_audit_blocking(c->cls) || c->py >= 0)
+        int readback = pinned_readback(c);
+        if ((!sb_audit_blocking(c->cls) && !readback) || c->py >= 0)
             continue;
         const sb_audit_wake *w = waiter_of(&s, c->tid, c->end, c->end, WAITER_HOPS);
         if (!w)
-            w = asleep_across(p, &z, c->start, c->end);
+            w = asleep_across(p, &z, readback ? c->end + READBACK_SLACK_NS : c->start, c->end);
         if (w) {
+            if (readback)
+                c->cls = SB_AUDIT_WAITED;
             c->py = w->py;
             c->waiter = (int)w->tid;
         }

@@ -276,13 +276,17 @@ static void site_details(FILE *f, const site_sum *s, const char *pad)
     } else {
         fprintf(f, "%swhat: unknown (no rule knows this call; see the native frame)\n", pad);
     }
+    int no_stack = !strcmp(s->native, "?"); /* an async copy into pinned memory: none taken */
     if (s->python)
-        fprintf(f, "%snative: %s\n", pad, SB_AUDIT_ESC(s->native));
+        fprintf(f, "%snative: %s\n", pad,
+                no_stack && s->waiter ? "none (an async copy into pinned memory: no stack taken)"
+                                      : SB_AUDIT_ESC(s->native));
     if (s->waiter) { /* made on a thread without Python (a runtime's worker), named by the
                       * object of its native frame */
-        char obj[256];
+        char obj[256] = "";
         int n = (int)strcspn(s->native, "!+");
-        snprintf(obj, sizeof obj, "of %.*s ", s->native[n] ? n : 0, s->native);
+        if (s->native[n])
+            snprintf(obj, sizeof obj, "of %.*s ", n, s->native);
         fprintf(f,
                 "%son:     a thread %swithout Python, while this line (thread %d) waited for it\n",
                 pad, SB_AUDIT_ESC(obj), s->waiter);

@@ -60,9 +60,12 @@ class Records:
         self.lines.append(json.dumps({"t": "pystack", "id": id,
                                       "frames": [[str(f), fn, n] for f, fn, n in frames]}))
 
-    def call(self, tid, start, end, stack=0, py=None, api="cudaStreamSynchronize_v3020"):
+    def call(self, tid, start, end, stack=0, py=None, api="cudaStreamSynchronize_v3020",
+             host=None):
         c = {"t": "call", "api": api, "dom": "rt", "tid": tid, "ctx": 1, "corr": len(self.lines),
              "start": start, "end": end, "ranges": [], "stack": stack}
+        if host:
+            c["host"] = host
         if py is not None:
             c["py"] = py
         self.lines.append(json.dumps(c))
@@ -239,3 +242,47 @@ def test_a_wake_whose_py_names_no_stack_is_no_python_waiter(tmp_path):
     r, rows, _ = rec.audit()
     (row,) = rows
     assert row["site_from"] == "native", row
+
+
+READBACK = "cuMemcpyDtoHAsync_v2"
+
+
+@pytest.mark.parametrize("asleep", ["before", "just-after"])
+def test_a_pinned_readback_a_python_thread_waited_for_is_counted_at_its_line(tmp_path, asleep):
+    """JAX's float(x): XLA's thread copies into a pinned buffer (an async call that does not
+    block it, recorded without a stack) and the Python thread sleeps until CUDA's host callback
+    hands the value over through threads of its own: a `waited` call at the Python line, one
+    per step, whether the Python thread fell asleep before the copy or just after it (3 us on
+    the H100: the value is asked for, then waited for)."""
+    rec = Records(tmp_path)
+    for i in range(4):
+        t = 10 * MS * (i + 1)
+        rec.call(XLA, t, t + 8_000, stack=-1, api=READBACK, host="pinned")
+        start = t - 20_000 if asleep == "before" else t + 8_000 + 3_000
+        rec.wake(PY, start, t + 130_000, OTHER, t + 120_000, py=0)
+    r, rows, _ = rec.audit("--max-syncs", "0")
+    assert r.returncode == 1, r.stderr
+    (row,) = rows
+    assert (row["class"], row["count"], row["site_from"]) == ("waited", 4, "waiter"), row
+    assert row["python"]["line"] == line_of(PROGRAM, "SYNC-LINE"), row
+    assert sync_line(rec) in r.stderr.split("audit gate")[1], r.stderr
+
+
+@pytest.mark.parametrize("case", ["nobody-asleep", "asleep-long-after", "host-to-device",
+                                  "woken-too-late"])
+def test_a_pinned_copy_no_python_thread_waited_for_is_not_counted(tmp_path, case):
+    """An async copy into pinned memory blocks nobody unless a Python thread slept for it: with
+    no sleep, a sleep begun 1 ms after it, a copy to the device, or a wake 6 ms later, it is
+    not a blocking call (no row; the gate passes)."""
+    rec = Records(tmp_path)
+    t = 10 * MS
+    api = "cuMemcpyHtoDAsync_v2" if case == "host-to-device" else READBACK
+    rec.call(XLA, t, t + 8_000, stack=-1, api=api, host="pinned")
+    if case == "asleep-long-after":
+        rec.wake(PY, t + MS, t + MS + 130_000, OTHER, t + MS + 120_000, py=0)
+    elif case == "host-to-device":
+        rec.wake(PY, t - 20_000, t + 130_000, OTHER, t + 120_000, py=0)
+    elif case == "woken-too-late":
+        rec.wake(PY, t - 20_000, t + 7 * MS, OTHER, t + 7 * MS - 10_000, py=0)
+    r, rows, _ = rec.audit("--max-syncs", "0")
+    assert r.returncode == 0 and rows == [], (r.stderr, rows)
