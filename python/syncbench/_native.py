@@ -3,9 +3,9 @@ where it is, attaching it to this process, and blocks that count the watched CUD
 
 The library is found, in order, at $SYNCBENCH_AUDIT_LIB; at $CUDA_INJECTION64_PATH when
 `syncbench audit` started this process (the same copy, so both share one CUPTI subscription);
-beside the `syncbench` on PATH (build/ or PREFIX/lib/syncbench/); under this package's install
-prefix (make install); in the source tree's build/ folder. The CUPTI it needs is found and
-loaded first (_cupti.py)."""
+in this package's _bin/ folder (the wheel); beside the `syncbench` on PATH (build/ or
+PREFIX/lib/syncbench/); under this package's install prefix (make install); in the source tree's
+build/ folder. The CUPTI it needs is found and loaded first (_cupti.py)."""
 import ctypes
 import os
 import shutil
@@ -46,10 +46,11 @@ def candidates():
     inj = os.environ.get("CUDA_INJECTION64_PATH")
     if inj and os.path.basename(inj) == LIB_NAME:
         out.append(Path(inj))
+    here = Path(__file__).resolve()
+    out.append(here.parent / "_bin" / LIB_NAME)  # the wheel's
     exe = shutil.which("syncbench")
     if exe:
         out += _beside(exe)
-    here = Path(__file__).resolve()
     # PREFIX/lib/pythonX.Y/site-packages/syncbench/_native.py -> PREFIX/lib/syncbench/
     if len(here.parents) > 4:
         out.append(here.parents[3] / "syncbench" / LIB_NAME)

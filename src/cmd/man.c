@@ -58,6 +58,8 @@ static void tail(FILE *f)
           ".TP\nSYNCBENCH_NO_TOOLKIT\n\\fB1\\fR: CUPTI and cuBLAS are not taken from a CUDA "
           "toolkit or the loader's own search\n"
           ".SH FILES\n"
+          ".TP\n\\fISITE\\fR/syncbench/_bin/\nthe binary and both libraries, where the wheel "
+          "installs them (the console script \\fBsyncbench\\fR runs the binary)\n"
           ".TP\n\\fIPREFIX\\fR/share/syncbench/configs/*.ini\nthe shipped suites\n"
           ".TP\n\\fIPREFIX\\fR/lib/syncbench/libsyncbench_audit.so\nthe audit's CUPTI library\n"
           ".TP\n\\fIPREFIX\\fR/lib/syncbench/libsyncbench_waits.so\nthe hand-offs between "
