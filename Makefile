@@ -15,6 +15,9 @@
 #   make test-valgrind  unit tests and the binary's CPU-only paths under valgrind
 #   make man        build/syncbench.1, the man page, its options printed from the option tables
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make wheel      dist/syncbench-VERSION-py3-none-manylinux_2_X_ARCH.whl: the Python package with
+#                   the binary and both libraries (pip install it; docs/python.md)
+#   make sdist      dist/syncbench-VERSION.tar.gz: `pip install` of it builds from source (make)
 #   make deps       check the Debian packages the build needs; install them when root
 #   make format     clang-format every C, CUDA and header file in place
 
@@ -31,7 +34,9 @@ V          ?= 0
 # python3-matplotlib land in /usr/bin/python3).
 PYTHON     ?= $(or $(shell for p in python3 /usr/bin/python3; do $$p -c 'import pytest, matplotlib' 2>/dev/null && { echo $$p; break; }; done),python3)
 
-VERSION := 0.1.0
+# The version's one place: VERSION, read here (the binary's --version) and by setup.py (the
+# Python package's metadata).
+VERSION := $(strip $(shell cat VERSION))
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 # Quiet by default ("  CC  src/cli.c"); V=1 prints the full commands.
@@ -61,8 +66,10 @@ NVFLAGS  := -O3 -std=c++17 $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra,-Werror
 # is static (it dlopens libcuda, so the binary starts without a driver and exits 3); cuBLAS has
 # no static library in the toolkit and is dlopened at run time (src/gpu/cublas_api.c), from
 # LD_LIBRARY_PATH or the rpath: --help, --list, --dry-run and compare need no CUDA library.
+# The wheel's copies are linked without the rpath (make wheel, below).
+CUDA_RPATH := -Wl,-rpath,$(CUDA_LIB)
 LDLIBS := $(DEPS_LIB) -l:libinih.a -l:libjansson.a -l:libcsv.a -L$(CUDA_LIB) -lcudart_static \
-          -Wl,-rpath,$(CUDA_LIB) -lstdc++ -ldl -lpthread -lrt -lm
+          $(CUDA_RPATH) -lstdc++ -ldl -lpthread -lrt -lm
 
 LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*/*.c))
 CU_SRC   := $(wildcard kernels/*.cu)
@@ -105,7 +112,8 @@ ASAN_WAITS_TEST := $(BUILD)/tests-asan/waits_handoffs
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all man run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
-        clean deps format test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps
+        clean deps format test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps \
+        wheel wheel-natives sdist
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) test-programs
@@ -306,13 +314,16 @@ $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): $(BUILD)/tests-asan/%: tests/unit/%.c $(
 	  $(BUILD)/libsyncbench-asan.a -lcmocka $(LDLIBS)
 
 # InitializeInjection and the in-process API (inject/api.h) are exported (-fvisibility=hidden
-# hides the rest); libcupti is found through the rpath.
-$(AUDIT_LIB): $(AUDIT_SRC) $(wildcard inject/*.h) $(wildcard src/record/*.h) src/base/utf8.h \
-              src/base/dynlib.h waits/waits.h | deps
+# hides the rest); libcupti is linked by its soname, found through the rpath, or where the
+# launcher and the Python package find it (src/cmd/cupti_find.c, python/syncbench/_cupti.py).
+AUDIT_DEPS := $(AUDIT_SRC) $(wildcard inject/*.h) $(wildcard src/record/*.h) src/base/utf8.h \
+              src/base/dynlib.h waits/waits.h
+AUDIT_LINK = $(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \
+	  -L$(CUDA_LIB) -lcupti $(1) -lpthread -ldl
+$(AUDIT_LIB): $(AUDIT_DEPS) | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \
-	  -L$(CUDA_LIB) -lcupti -Wl,-rpath,$(CUDA_LIB) -lpthread -ldl
+	$(Q)$(call AUDIT_LINK,$(CUDA_RPATH))
 
 # The waits library: the interposed calls and the API (waits/waits.h) are exported
 # (-fvisibility=hidden hides the rest); libc, libdl and libpthread only.
@@ -402,13 +413,16 @@ $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
 	$(call say,CC-SO,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $<
 
-# The Python package (python/: syncbench.no_syncs and its pytest plugin) goes where
-# `pip install ./python` puts it for $(PYTHON) (under DESTDIR when packaging); a Python whose
+# The Python package (python/: syncbench.no_syncs and its pytest plugin) goes where pip puts it
+# for $(PYTHON) (under DESTDIR when packaging), built from the project's setup.py alone
+# (SYNCBENCH_NATIVE=none: no binary, no libraries, no console script, which would replace the
+# binary on PATH; the package finds the library in PREFIX/lib/syncbench/); a Python whose
 # packages the system manages (PEP 668) takes it with --break-system-packages. Built from a copy:
 # pip leaves its build folders beside the sources.
 PIP := $(PYTHON) -m pip
-PIP_INSTALL := $(PIP) install -q --no-deps --no-build-isolation --no-index \
+PIP_INSTALL := SYNCBENCH_NATIVE=none $(PIP) install -q --no-deps --no-build-isolation --no-index \
                $(if $(DESTDIR),--root $(DESTDIR))
+PY_PROJECT := pyproject.toml setup.py MANIFEST.in VERSION README.md python
 # The man page: the prose of src/cmd/man.c, the option lists from the tables --help prints.
 MAN_PAGE := $(BUILD)/syncbench.1
 man: $(MAN_PAGE)
@@ -423,7 +437,7 @@ install: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(MAN_PAGE)
 	install -D -m 755 $(WAITS_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_waits.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
 	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
-	@src=$$(mktemp -d) && cp -r python/. "$$src" && \
+	@src=$$(mktemp -d) && cp -r $(PY_PROJECT) "$$src" && rm -rf "$$src/python/build" && \
 	  { $(PIP_INSTALL) --break-system-packages "$$src" 2>/dev/null || $(PIP_INSTALL) "$$src"; }; \
 	  rc=$$?; rm -rf "$$src"; exit $$rc
 
@@ -437,6 +451,43 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
+# The wheel: the Python package with the binary and both libraries in syncbench/_bin/ (the
+# console script `syncbench` runs the binary; docs/python.md), tagged manylinux_2_X for the
+# highest GLIBC_2.X their symbols need (setup.py, with objdump -T). The wheel's copies are linked
+# without the rpath to this machine's toolkit: they find CUPTI and cuBLAS where the user has
+# them (src/base/cudalib.h). Built offline with WHEEL_PYTHON's setuptools and wheel (the first
+# Python that has both); setup.py takes the copies from WHEEL_NATIVE (SYNCBENCH_NATIVE). From the
+# sdist, or `pip install .` of the tree, setup.py runs `make wheel-natives` itself.
+WHEEL_PYTHON ?= $(or $(shell for p in python3 /usr/bin/python3; do $$p -c 'import setuptools, wheel' 2>/dev/null && { echo $$p; break; }; done),python3)
+DIST ?= dist
+WHEEL_NATIVE := $(BUILD)/wheel
+wheel-natives: $(WHEEL_NATIVE)/syncbench $(WHEEL_NATIVE)/libsyncbench_audit.so \
+               $(WHEEL_NATIVE)/libsyncbench_waits.so
+
+$(WHEEL_NATIVE)/syncbench: $(BUILD)/obj/src/main.o $(BUILD)/libsyncbench.a
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(filter-out $(CUDA_RPATH),$(LDLIBS))
+
+$(WHEEL_NATIVE)/libsyncbench_audit.so: $(AUDIT_DEPS) | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC-SO,$@)
+	$(Q)$(call AUDIT_LINK,)
+
+$(WHEEL_NATIVE)/libsyncbench_waits.so: $(WAITS_LIB)
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
+wheel: wheel-natives
+	@rm -rf $(BUILD)/py
+	SYNCBENCH_NATIVE=$(abspath $(WHEEL_NATIVE)) SYNCBENCH_BUILD=$(BUILD) $(WHEEL_PYTHON) -m pip wheel \
+	  -q --no-deps --no-build-isolation --no-index -w $(DIST) .
+	@ls -1 $(DIST)/syncbench-$(VERSION)-*.whl
+
+sdist:
+	@rm -rf $(BUILD)/py
+	SYNCBENCH_NATIVE=none SYNCBENCH_BUILD=$(BUILD) $(WHEEL_PYTHON) setup.py -q sdist -d $(DIST)
+
 format:
 	clang-format -i src/*.c src/*/*.c src/*/*.h inject/*.c inject/*.h waits/*.c waits/*.h \
 	  kernels/*.cu kernels/*.h tests/unit/*.c tests/unit/*.h tests/nvtx/*.c tests/audit/*.c \
@@ -444,6 +495,9 @@ format:
 	  tests/waits/*.h tests/floor/*.c tests/floor/*.h
 
 # Debian packages the build and the tests need: pkg-config module or Python module -> package.
+# The Python modules (the tests' and the figures') are not asked for when every goal only
+# packages (make wheel, make sdist, and setup.py's make wheel-natives): DEPS_PY=0.
+DEPS_PY ?= $(if $(MAKECMDGOALS),$(if $(filter-out wheel wheel-natives sdist,$(MAKECMDGOALS)),1,0),1)
 DEPS_PC := inih:libinih-dev jansson:libjansson-dev cmocka:libcmocka-dev
 # libcsv has no pkg-config file: look for its header and static library.
 DEPS_CSV_OK = test -e $(DEPS_PREFIX)/include/csv.h -o -e /usr/include/csv.h
@@ -457,8 +511,10 @@ deps:
 	  missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ] && [ $$have_pc = 0 ]; then missing="pkg-config$$missing"; fi; \
 	$(DEPS_CSV_OK) || missing="$$missing libcsv-dev"; \
-	$(PYTHON) -c 'import pytest' 2>/dev/null || missing="$$missing python3-pytest"; \
-	$(PYTHON) -c 'import matplotlib' 2>/dev/null || missing="$$missing python3-matplotlib"; \
+	if [ "$(DEPS_PY)" = 1 ]; then \
+	  $(PYTHON) -c 'import pytest' 2>/dev/null || missing="$$missing python3-pytest"; \
+	  $(PYTHON) -c 'import matplotlib' 2>/dev/null || missing="$$missing python3-matplotlib"; \
+	fi; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "make deps: installing$$missing"; \

@@ -3,8 +3,9 @@ where it is, attaching it to this process, and blocks that count the watched CUD
 
 The library is found, in order, at $SYNCBENCH_AUDIT_LIB; at $CUDA_INJECTION64_PATH when
 `syncbench audit` started this process (the same copy, so both share one CUPTI subscription);
-beside the `syncbench` on PATH (build/ or PREFIX/lib/syncbench/); under this package's install
-prefix (make install); in the source tree's build/ folder."""
+in this package's _bin/ folder (the wheel); beside the `syncbench` on PATH (build/ or
+PREFIX/lib/syncbench/); under this package's install prefix (make install); in the source tree's
+build/ folder. The CUPTI it needs is found and loaded first (_cupti.py)."""
 import ctypes
 import os
 import shutil
@@ -12,6 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
+from . import _cupti
 from ._text import escape
 
 LIB_NAME = "libsyncbench_audit.so"
@@ -44,10 +46,11 @@ def candidates():
     inj = os.environ.get("CUDA_INJECTION64_PATH")
     if inj and os.path.basename(inj) == LIB_NAME:
         out.append(Path(inj))
+    here = Path(__file__).resolve()
+    out.append(here.parent / "_bin" / LIB_NAME)  # the wheel's
     exe = shutil.which("syncbench")
     if exe:
         out += _beside(exe)
-    here = Path(__file__).resolve()
     # PREFIX/lib/pythonX.Y/site-packages/syncbench/_native.py -> PREFIX/lib/syncbench/
     if len(here.parents) > 4:
         out.append(here.parents[3] / "syncbench" / LIB_NAME)
@@ -75,6 +78,9 @@ def analyzer():
 
 _lib = None
 _lib_path = None
+# The CUPTI loaded for it (_cupti.prepare): its path and where it was found ("a wheel", "the
+# toolkit", "already loaded in this process", ...); None where the loader found it.
+cupti_path = cupti_from = None
 _attached = None  # None: not tried; "" attached; else why not
 
 
@@ -90,6 +96,17 @@ def _forked():
 os.register_at_fork(after_in_child=_forked)
 
 
+def _load_cupti(path):
+    """The CUPTI the library at path needs, loaded first; None where the loader is left to find
+    it: what was looked in (for the message if it cannot)."""
+    global cupti_path, cupti_from
+    try:
+        cupti_path, cupti_from, looked = _cupti.prepare(str(path))
+    except LookupError as e:
+        raise SyncbenchUnavailable(str(e)) from None
+    return looked
+
+
 def _load():
     global _lib, _lib_path
     if _lib is not None:
@@ -99,9 +116,13 @@ def _load():
         if not path.is_file():
             tried.append(f"{path} (absent)")
             continue
+        looked = _load_cupti(path)
         try:
             lib = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
         except OSError as e:
+            soname = _cupti.needed_cupti(str(path))
+            if looked and soname and soname in str(e):  # nor did the loader find it
+                raise SyncbenchUnavailable(_cupti.not_found(str(path), soname, looked)) from None
             raise SyncbenchUnavailable(f"syncbench: cannot load {escape(path)}: "
                                        f"{escape(e)}") from None
         missing = [name for name in SYMBOLS if not hasattr(lib, name)]

@@ -27,6 +27,7 @@
 #include "report/report.h"
 #include "record/records.h"
 #include "cmd/audit_listen.h"
+#include "cmd/cupti_find.h"
 #include "base/clock.h"
 #include "base/dynlib.h"
 #include "base/env.h"
@@ -76,10 +77,11 @@ static int resolve_command(const char *name, char *path, size_t n)
     return sb_fail(127, "audit: %s: command not found", name);
 }
 
-/* The injection library: SYNCBENCH_AUDIT_LIB, else beside the binary (the build folder), else
- * PREFIX/lib/syncbench/ (make install). It is loaded here once to prove CUPTI loads (exit 3
- * with dlerror's line if not) and to learn libcupti's path, which NVTX_INJECTION64_PATH needs
- * for the NVTX ranges. */
+/* The injection library: SYNCBENCH_AUDIT_LIB, else beside the binary (the build folder, or the
+ * Python package's syncbench/_bin/), else PREFIX/lib/syncbench/ (make install). Its CUPTI is
+ * found and handed on to CMD (cupti_find.h); the library is loaded here once to prove CUPTI
+ * loads (exit 3 with dlerror's line if not) and to learn libcupti's path, which
+ * NVTX_INJECTION64_PATH needs for the NVTX ranges. */
 static int find_injection(char *lib, size_t n, char *cupti, size_t m)
 {
     const char *env = getenv("SYNCBENCH_AUDIT_LIB");
@@ -110,6 +112,9 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
     if (access(lib, R_OK) != 0)
         return sb_fail(SB_EXIT_NODEV, "audit: injection library %s (SYNCBENCH_AUDIT_LIB): %s", lib,
                        strerror(errno));
+    int rc = sb_cupti_prepare(lib); /* CUPTI found where the user has it, loaded first */
+    if (rc)
+        return rc;
     const char *names[] = {lib};
     char why[PATH_MAX + 256];
     void *h = sb_dynlib_open(names, 1, RTLD_NOW | RTLD_LOCAL, NULL, why, sizeof why);

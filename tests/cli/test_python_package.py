@@ -19,7 +19,7 @@ from conftest import ROOT
 PKG = ROOT / "python"
 LIB = os.environ.get("SYNCBENCH_AUDIT_LIB", str(ROOT / "build" / "libsyncbench_audit.so"))
 # the package's sources alone on the path: not an installation's metadata left beside them (a
-# `pip install ./python` leaves syncbench.egg-info there, whose entry point would register the
+# pip install of an older tree left syncbench.egg-info there, whose entry point would register the
 # plugin a second time next to -p)
 SRC = pathlib.Path(tempfile.mkdtemp(prefix="syncbench-pkg-"))
 atexit.register(shutil.rmtree, SRC, True)
@@ -333,14 +333,19 @@ def test_bad_markers_stop_the_session_before_any_test(tmp_path, mark, message):
 
 def install_package(tmp_path):
     """pip install --target: the package with its metadata, the pytest11 entry point included
-    (python/pyproject.toml), as an installation has it. The folder, or a skip without pip."""
+    (setup.py, the package alone as make install builds it: SYNCBENCH_NATIVE=none), as an
+    installation has it. The folder, or a skip without pip."""
     if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode:
         pytest.skip("no pip for this Python")
     target, src = tmp_path / "site", tmp_path / "src"
-    shutil.copytree(PKG, src)  # pip builds in the folder it is given: not in the tree
+    src.mkdir()  # pip builds in the folder it is given: not in the tree
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "VERSION", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(PKG / "syncbench", src / "python" / "syncbench")
     r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                         "--no-build-isolation", "--no-index", "--target", str(target), str(src)],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, SYNCBENCH_NATIVE="none"))
     if r.returncode and "setuptools" in (r.stderr + r.stdout):
         pytest.skip(f"pip cannot build here without setuptools: {r.stderr.strip()[-200:]}")
     assert r.returncode == 0, r.stderr
@@ -356,7 +361,8 @@ def installed_pytest(tmp_path, target, *args):
 
 
 def test_the_installed_package_registers_the_plugin_by_itself(tmp_path):
-    """pip install ./python: pytest finds the plugin through the entry point, no -p needed."""
+    """pip install of the package: pytest finds the plugin through the entry point, no -p
+    needed."""
     target = install_package(tmp_path)
     (tmp_path / "test_inner.py").write_text("def test_x(): pass\n")
     r = installed_pytest(tmp_path, target, "--markers")
@@ -413,6 +419,9 @@ def test_make_install_installs_the_package_beside_the_library(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     inits = list(dest.glob("usr/local/lib/python3*/*-packages/syncbench/__init__.py"))
     assert len(inits) == 1, list(dest.rglob("__init__.py"))
+    # the binary on PATH, not the wheel's console script in its place; no copy in the package
+    assert (dest / "usr/local/bin/syncbench").read_bytes()[:4] == b"\x7fELF"
+    assert not (inits[0].parent / "_bin").exists()
     site = inits[0].parent.parent
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": "",
            "SYNCBENCH_AUDIT_LIB": None, "CUDA_INJECTION64_PATH": None}
