@@ -123,6 +123,36 @@ static const sb_audit_wake *asleep_across(const sb_audit_proc *p, const sleeps *
     return NULL;
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The threads that ran Python: a call of theirs or a wake of theirs has a Python stack. An async
+ * copy into pinned memory gets no stack even there (inject/watch.c), so a call without one is
+ * not enough to tell. Sorted; *n of them; NULL out of memory. */
+static int64_t *python_threads(const sb_audit_proc *p, size_t *n)
+{
+    int64_t *tids = malloc((p->ncalls + p->nwakes + 1) * sizeof *tids);
+    if (!tids)
+        return NULL;
+    *n = 0;
+    for (size_t i = 0; i < p->ncalls; i++)
+        if (p->calls[i].py >= 0)
+            tids[(*n)++] = p->calls[i].tid;
+    for (size_t i = 0; i < p->nwakes; i++)
+        if (python_waiter(p, &p->wakes[i]))
+            tids[(*n)++] = p->wakes[i].tid;
+    sb_sort(tids, *n, sizeof *tids, cmp_tid);
+    return tids;
+}
+
+static int runs_python(const int64_t *tids, size_t n, int64_t tid)
+{
+    return bsearch(&tid, tids, n, sizeof *tids, cmp_tid) != NULL;
+}
+
 static int any_python_waiter(const sb_audit_proc *p)
 {
     for (size_t i = 0; i < p->nwakes; i++)
@@ -144,9 +174,12 @@ int sb_audit_waiter_sites(sb_audit_proc *p)
         return 0;
     signals s = {p, malloc(p->nwakes * sizeof *s.order), p->nwakes};
     sleeps z = {malloc(p->nwakes * sizeof *z.order), 0};
-    if (!s.order || !z.order) {
+    size_t npy = 0;
+    int64_t *py_tids = python_threads(p, &npy);
+    if (!s.order || !z.order || !py_tids) {
         free(s.order);
         free(z.order);
+        free(py_tids);
         return -1;
     }
     for (size_t i = 0; i < s.n; i++) {
@@ -160,7 +193,8 @@ int sb_audit_waiter_sites(sb_audit_proc *p)
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
         int readback = pinned_readback(c);
-        if ((!sb_audit_blocking(c->cls) && !readback) || c->py >= 0)
+        if ((!sb_audit_blocking(c->cls) && !readback) || c->py >= 0 ||
+            runs_python(py_tids, npy, c->tid))
             continue;
         const sb_audit_wake *w = waiter_of(&s, c->tid, c->end, c->end, WAITER_HOPS);
         if (!w)
@@ -174,6 +208,7 @@ int sb_audit_waiter_sites(sb_audit_proc *p)
     }
     free(s.order);
     free(z.order);
+    free(py_tids);
     return 0;
 }
 

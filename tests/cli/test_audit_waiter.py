@@ -286,3 +286,17 @@ def test_a_pinned_copy_no_python_thread_waited_for_is_not_counted(tmp_path, case
         rec.wake(PY, t - 20_000, t + 7 * MS, OTHER, t + 7 * MS - 10_000, py=0)
     r, rows, _ = rec.audit("--max-syncs", "0")
     assert r.returncode == 0 and rows == [], (r.stderr, rows)
+
+
+def test_a_python_threads_own_pinned_copy_is_not_another_threads_wait(tmp_path):
+    """An async copy into pinned memory gets no stack even on a Python thread (it cannot block
+    it): a worker thread's non_blocking readback while the main thread sleeps in join() is not
+    the main thread's wait. The worker is known to run Python by its other calls' stacks."""
+    rec = Records(tmp_path)
+    t = 10 * MS
+    rec.call(OTHER, t - MS, t - MS + 5_000, stack=1, py=1)  # the worker's own, with its stack
+    rec.call(OTHER, t, t + 8_000, stack=-1, api=READBACK, host="pinned")
+    rec.wake(PY, t - 2 * MS, t + 130_000, OTHER, t + 120_000, py=0)  # main, in join()
+    r, rows, _ = rec.audit()
+    assert all(row["class"] != "waited" for row in rows), rows
+    assert all(row["site_from"] != "waiter" for row in rows), rows
