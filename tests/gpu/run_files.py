@@ -7,8 +7,7 @@ job that failed, a line with the errors and the jobs that failed, and last, alon
     run_files.py [-j JOBS] [--timeout S] [--logs DIR] [--] JOB...
 
 A JOB is a test file or a folder; a folder of tests/gpu/ is split into one job per test_*.py
-file, a folder named with a trailing '/.' stays one job (tests/cli/. : the CLI tests in one
-process, as they always ran). SPLIT below cuts a long file into jobs by -k expression.
+file, a folder named with a trailing '/.' stays one job, except tests/cli/. (CLI_MAKE below). SPLIT below cuts a long file into jobs by -k expression.
 
 Side by side is safe because no GPU test compares a measured time with a threshold or with
 another (those are tests/validate/'s, `make validate`): contention makes them slower, never
@@ -37,23 +36,41 @@ SPLIT = {
     "test_sanitizer.py": ["memcheck or small_size", "racecheck", "synccheck"],
     "test_replay.py": ["truth or fix", "not truth and not fix"],
 }
+# tests/cli/. alone took over 4 minutes on the H100 beside the GPU jobs (one process, 860 tests):
+# it runs as several jobs, the files that run make in one of them (they share build/), the
+# others dealt round-robin into CLI_CHUNKS jobs.
+CLI_MAKE = ("test_build.py", "test_docs.py", "test_gate.py", "test_man.py",
+            "test_python_package.py", "test_wheel.py")
+CLI_CHUNKS = 4
 COUNTS = ("passed", "failed", "skipped", "errors", "xfailed", "xpassed", "deselected")
 
 
 class Job:
-    def __init__(self, path, expr=None):
-        self.path, self.expr = path, expr
-        name = path.rstrip("/.").replace("/", "_")
+    def __init__(self, path, expr=None, files=None, part=None):
+        """path: a file or a folder; files (with part, its name): those of the folder path."""
+        self.path, self.expr, self.files = path, expr, files
+        name = path.rstrip("/.").replace("/", "_") + (f"-{part}" if part else "")
         self.name = name + (f"-{re.sub(r'[^a-z0-9]+', '_', expr)}" if expr else "")
         base = os.path.basename(path.rstrip("/."))
-        self.expected = EXPECTED.get(base, 30) / (len(SPLIT.get(base, [])) or 1)
+        parts = CLI_CHUNKS + 1 if files else len(SPLIT.get(base, [])) or 1
+        self.expected = EXPECTED.get(base, 30) / parts
         self.proc = self.log = self.start = None
         self.counts, self.summary, self.rc, self.seconds = {}, "", None, 0.0
 
     def argv(self, python, basetemp):
         cmd = [python, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider",
-               f"--basetemp={basetemp}", self.path.rstrip("/.") or "."]
+               f"--basetemp={basetemp}"] + (self.files or [self.path.rstrip("/.") or "."])
         return cmd + (["-k", self.expr] if self.expr else [])
+
+
+def cli_jobs(path):
+    """tests/cli/. as CLI_CHUNKS + 1 jobs (CLI_MAKE's files in one)."""
+    files = sorted(str(f) for f in pathlib.Path(path[:-2]).glob("test_*.py"))
+    make = [f for f in files if os.path.basename(f) in CLI_MAKE]
+    rest = [f for f in files if f not in make]
+    chunks = [rest[i::CLI_CHUNKS] for i in range(CLI_CHUNKS)]
+    return [Job(path, files=make, part="make")] + [
+        Job(path, files=c, part=str(i + 1)) for i, c in enumerate(chunks) if c]
 
 
 def jobs_of(paths):
@@ -67,6 +84,9 @@ def jobs_of(paths):
             sys.exit(f"run_files.py: {p}: no such file or folder")
     out = []
     for p in jobs:
+        if p.endswith("/.") and os.path.basename(p[:-2]) == "cli":
+            out += cli_jobs(p)
+            continue
         exprs = SPLIT.get(os.path.basename(p))
         out += [Job(p, e) for e in exprs] if exprs else [Job(p)]
     return out
