@@ -50,7 +50,8 @@ WARN    := -Wall -Wextra -Werror
 # 12's -Wdangling-pointer when they are not taken as system headers)
 DEPS_INC := $(if $(DEPS_PREFIX),-isystem $(DEPS_PREFIX)/include)
 comma := ,
-DEPS_LIB := $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib -Wl$(comma)-rpath$(comma)$(abspath $(DEPS_PREFIX))/lib)
+DEPS_RPATH := $(if $(DEPS_PREFIX),-Wl$(comma)-rpath$(comma)$(abspath $(DEPS_PREFIX))/lib)
+DEPS_LIB := $(if $(DEPS_PREFIX),-L$(DEPS_PREFIX)/lib $(DEPS_RPATH))
 
 CPPFLAGS := -I. -Isrc -Ikernels -I$(CUDA_HOME)/include $(DEPS_INC) \
             -DSB_VERSION=\"$(VERSION)\" -DSB_GIT_REV=\"$(GIT_REV)\"
@@ -467,7 +468,7 @@ wheel-natives: $(WHEEL_NATIVE)/syncbench $(WHEEL_NATIVE)/libsyncbench_audit.so \
 $(WHEEL_NATIVE)/syncbench: $(BUILD)/obj/src/main.o $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(filter-out $(CUDA_RPATH),$(LDLIBS))
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(filter-out $(CUDA_RPATH) $(DEPS_RPATH),$(LDLIBS))
 
 $(WHEEL_NATIVE)/libsyncbench_audit.so: $(AUDIT_DEPS) | deps
 	@mkdir -p $(dir $@)

@@ -166,9 +166,10 @@ def test_syncbench_cupti_is_only_that_file(tmp_path, case):
 SRC = ROOT / "python"
 
 
-def py_cupti(env, preload=None):
+def py_cupti(env, preload=None, no_site=False):
     """The package's library loaded in a fresh Python: (exit code, the CUPTI's path and where
-    it came from, or the last line of the error)."""
+    it came from, or the last line of the error). no_site: without this Python's own
+    site-packages (-S), which may hold NVIDIA's CUPTI wheel (a machine with torch)."""
     code = textwrap.dedent(f"""
         import ctypes, os, syncbench
         from syncbench import _native
@@ -180,8 +181,8 @@ def py_cupti(env, preload=None):
     """)
     e = dict(env, PYTHONPATH=os.pathsep.join([str(SRC)] + env.get("PYTHONPATH", "").split(
         os.pathsep)).rstrip(os.pathsep), SYNCBENCH_AUDIT_LIB=LIB)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e,
-                       timeout=120)
+    r = subprocess.run([sys.executable] + (["-S"] if no_site else []) + ["-c", code],
+                       capture_output=True, text=True, env=e, timeout=120)
     if r.returncode:
         return r.returncode, (r.stderr.strip().splitlines() or [""])[-1]
     return 0, tuple(r.stdout.splitlines()[-2:])
@@ -244,21 +245,34 @@ def test_the_package_refuses_a_syncbench_cupti_that_is_not_it(tmp_path, case):
 def test_the_package_without_cupti_anywhere_names_where_it_looked(tmp_path):
     site = tmp_path / "site-packages"
     put(site / "nvidia" / "cuda_cupti" / "lib", name="libcupti.so.12")
-    rc, line = py_cupti(env_with(SYNCBENCH_NO_TOOLKIT=1, PYTHONPATH=site))
+    rc, line = py_cupti(env_with(SYNCBENCH_NO_TOOLKIT=1, PYTHONPATH=site), no_site=True)
     assert rc == 1
     prefix = ("syncbench.SyncbenchUnavailable: syncbench: CUPTI not found: libsyncbench_audit.so "
               "needs libcupti.so.13; looked in LD_LIBRARY_PATH (unset); the toolkit (skipped: "
               f"SYNCBENCH_NO_TOOLKIT=1); the wheels' nvidia/cu13/lib and nvidia/cuda_cupti/lib "
-              f"under {site}, ")
-    assert line.startswith(prefix), line  # then the other site-packages folders of sys.path
+              f"under {site}")
+    # then the other site-packages folders of sys.path, if any (none: -S)
+    assert line.startswith(prefix) and line[len(prefix)] in ",;", line
     assert line.endswith(f"; there: libcupti.so.12 in {site}/nvidia/cuda_cupti/lib; the "
                          f"loader's own search (skipped: SYNCBENCH_NO_TOOLKIT=1); set "
                          f"SYNCBENCH_CUPTI to a libcupti.so.13, or pip install nvidia-cuda-cupti "
                          f"(or install the CUDA toolkit)"), line
 
 
+def site_cupti():
+    """A CUPTI of NVIDIA's wheels on this Python's own sys.path (a machine with torch), or None."""
+    for d in sys.path:
+        for sub in ("nvidia/cu13/lib", "nvidia/cuda_cupti/lib"):
+            f = os.path.join(d, sub, "libcupti.so.13")
+            if os.path.exists(f):
+                return f
+    return None
+
+
 def test_a_marked_test_without_cupti_fails_with_where_it_looked(tmp_path):
     """The pytest plugin: the marker's block cannot record, the test fails with that error."""
+    if site_cupti():  # pytest itself comes from those site-packages: they cannot be left out
+        pytest.skip(f"this Python's site-packages hold a CUPTI ({site_cupti()})")
     (tmp_path / "test_inner.py").write_text(textwrap.dedent("""
         import pytest
         @pytest.mark.no_syncs
