@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,7 +56,7 @@ static _Thread_local int my_tid TLS_IE;
 static int tid(void)
 {
     if (!my_tid)
-        my_tid = (int)syscall(SYS_gettid);
+        my_tid = (int)gettid(); /* glibc's own: not through this library's syscall() */
     return my_tid;
 }
 
