@@ -298,8 +298,8 @@ API int InitializeInjection(void)
     /* the hand-offs between threads, when the launcher preloaded the library: for the replay,
      * and for a call made on a thread without Python while a Python thread waited for it (each
      * woken waiter's Python stack) */
-    int waits =
-        (plan.kinds & SBA_KIND_WAITS) && sba_handoffs_start(python ? sba_py_stack_here : NULL) == 0;
+    int waits = (plan.kinds & SBA_KIND_WAITS) &&
+                sba_handoffs_start(python ? sba_py_stack_waiting : NULL) == 0;
     char cmd[2048], esc[4096], clock[96], kinds[320];
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);

@@ -331,9 +331,11 @@ void sba_py_keep_lines(void)
 char *sba_py_stack_line(long id)
 {
     table_lock();
-    char *s = id >= 0 && id < TABLE_SIZE && lines[id] ? strdup(lines[id]) : NULL;
+    const char *line = id >= 0 && id < TABLE_SIZE ? lines[id] : NULL;
     table_unlock();
-    return s;
+    /* copied outside the lock (a kept line is never changed nor freed): an allocation that
+     * waits must not hold it */
+    return line ? strdup(line) : NULL;
 }
 
 static long ids[TABLE_SIZE];
@@ -427,8 +429,8 @@ static long new_stack(const sba_pywalk_stack *s)
     size_t len =
         dump_traceback ? sba_py_capture(text, sizeof text) : sba_pywalk_text(s, text, sizeof text);
     long id = sba_py_stack_id(text, len);
-    if (id < 0)
-        return id;
+    if (id < 0 || (dump_traceback && len >= sizeof text - 1))
+        return id; /* a dump the buffer cut cannot be checked: this stack is named each time */
     if (dump_traceback && !text_agrees(text, len, s)) {
         __atomic_store_n(&walk_on, 0, __ATOMIC_RELAXED);
         sba_out_printf("{\"t\":\"warn\",\"msg\":\"Python frames are read by CPython's "
@@ -491,7 +493,9 @@ long sba_py_stack_waiting(void)
     if (!ts || sba_pywalk_read(ts, &s) != 0)
         return -1;
     long id = known_stack(&s);
-    if (id < 0) { /* named by the raw reader's text (the writer's pipe is allocated) */
+    /* a new stack is named by the raw reader's text (the writer's pipe is allocated); not
+     * while the in-process API keeps each stack's line (a copy is allocated) */
+    if (id < 0 && !__atomic_load_n(&keep_lines, __ATOMIC_RELAXED)) {
         char text[16 << 10];
         size_t len = sba_pywalk_text(&s, text, sizeof text);
         if ((id = sba_py_stack_id(text, len)) >= 0) {

@@ -37,7 +37,8 @@ static const frame_layout layouts[] = {
 enum { FRAME_OWNED_BY_CSTACK = 3, OB_TYPE = 8 /* offsetof(PyObject, ob_type) */ };
 
 static const frame_layout *layout;
-static const void *code_type;                           /* &PyCode_Type */
+static const void *code_type; /* &PyCode_Type */
+static const void *str_type;  /* &PyUnicode_Type: a name of another type is not read */
 static int (*addr_to_line)(const void *code, int addr); /* PyCode_Addr2Line */
 
 int sba_pywalk_init(void *handle, const char *(*version)(void))
@@ -45,8 +46,10 @@ int sba_pywalk_init(void *handle, const char *(*version)(void))
 #if defined(__x86_64__) || defined(__aarch64__)
     int major = 0, minor = 0;
     code_type = dlsym(handle, "PyCode_Type");
+    str_type = dlsym(handle, "PyUnicode_Type");
     addr_to_line = (int (*)(const void *, int))dlsym(handle, "PyCode_Addr2Line");
-    if (!code_type || !version || sscanf(version(), "%d.%d", &major, &minor) != 2 || major != 3)
+    if (!code_type || !str_type || !version || sscanf(version(), "%d.%d", &major, &minor) != 2 ||
+        major != 3)
         return -1;
     /* a free-threaded build (3.13t) lays its objects out otherwise; it alone exports this */
     if (dlsym(handle, "_Py_MergeZeroLocalRefcount"))
@@ -109,6 +112,8 @@ int sba_pywalk_read(const void *tstate, sba_pywalk_stack *s)
     /* at most one shim between two frames: the loop ends within twice the frames kept */
     for (int steps = 0; frame && steps < 2 * SBA_PYWALK_MAX_FRAMES + 2; steps++) {
         int shim = l->has_owner && *((const char *)frame + l->owner) == FRAME_OWNED_BY_CSTACK;
+        if (shim && steps == 0)
+            return -1; /* the writer writes an innermost shim (3.12, a frame being cleared) */
         if (!shim) {
             if (s->frames == SBA_PYWALK_MAX_FRAMES) {
                 s->truncated = 1;
@@ -133,13 +138,16 @@ int sba_pywalk_read(const void *tstate, sba_pywalk_stack *s)
 typedef struct {
     char *buf;
     size_t n, len;
+    int full; /* a piece did not fit: nothing more is written (no half line) */
 } text_out;
 
 static void put(text_out *o, const char *s, size_t k)
 {
-    if (o->len + k < o->n) {
+    if (!o->full && o->len + k < o->n) {
         memcpy(o->buf + o->len, s, k);
         o->len += k;
+    } else {
+        o->full = 1;
     }
 }
 
@@ -148,6 +156,10 @@ static void put(text_out *o, const char *s, size_t k)
 static void put_str(text_out *o, const void *str)
 {
     const frame_layout *l = layout;
+    if (!str || ptr_at(str, OB_TYPE) != str_type) { /* a subclass of str is not read either */
+        put(o, "???", 3);
+        return;
+    }
     unsigned state = *(const unsigned *)((const char *)str + 32);
     unsigned kind = (state >> 2) & 7, compact = state >> 5 & 1, ascii = state >> 6 & 1;
     long size = *(const long *)((const char *)str + 16);
@@ -183,7 +195,8 @@ size_t sba_pywalk_text(const sba_pywalk_stack *s, char *buf, size_t n)
 {
     if (!layout || !addr_to_line || !n)
         return 0;
-    text_out o = {buf, n, 0};
+    text_out o = {buf, n, 0, 0};
+    put(&o, "Stack (most recent call first):\n", 32); /* the writer's header: one text, one id */
     for (int i = 0; i < s->frames; i++) {
         const void *code = s->code[i];
         char num[32];

@@ -196,9 +196,10 @@ int sb_audit_waiter_sites(sb_audit_proc *p)
         if ((!sb_audit_blocking(c->cls) && !readback) || c->py >= 0 ||
             runs_python(py_tids, npy, c->tid))
             continue;
-        const sb_audit_wake *w = waiter_of(&s, c->tid, c->end, c->end, WAITER_HOPS);
+        int64_t asleep_by = readback ? c->end + READBACK_SLACK_NS : c->end;
+        const sb_audit_wake *w = waiter_of(&s, c->tid, c->end, asleep_by, WAITER_HOPS);
         if (!w)
-            w = asleep_across(p, &z, readback ? c->end + READBACK_SLACK_NS : c->start, c->end);
+            w = asleep_across(p, &z, readback ? asleep_by : c->start, c->end);
         if (w) {
             if (readback)
                 c->cls = SB_AUDIT_WAITED;

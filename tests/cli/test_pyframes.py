@@ -309,3 +309,18 @@ def test_raw_identity_names_the_lines_python_sees(tmp_path, minor):
     (walking_off, ids_off, _), recs_off = runs[1]
     if recs_off:  # this Python exports the writer
         assert walking_off == 0 and ids == ids_off and recs == recs_off
+
+
+@pytest.mark.parametrize("minor", MINORS)
+def test_a_stack_first_named_for_a_woken_thread_keeps_its_id(tmp_path, minor):
+    """A stack first named by the woken-thread path (the raw reader's own text) and then met in
+    a CUDA call (the writer's, where this Python exports it) is one stack: one id, one record."""
+    out, stacks, prog = run_py(tmp_path, """\
+        def site(f):
+            return f()  # SITE
+        ids = [site(lib.sbp_capture_waiting), site(lib.sbp_capture)]
+        flush_and_print(ids)
+        """, python=PYTHONS[minor])
+    waiting, here = out
+    assert waiting >= 0 and waiting == here, out
+    assert len(one_file(stacks)) == 1, stacks

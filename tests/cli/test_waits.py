@@ -257,6 +257,20 @@ def test_a_woken_python_threads_stack_is_its_wake_records_py(tmp_path):
     assert all(names.index(w["py"]) < recs.index(w) for w in wakes), recs
 
 
+def test_a_woken_thread_is_never_named_by_the_writer(tmp_path):
+    """The probe runs inside the wait that woke the thread (an allocator's futex lock among
+    them): it reads the frames raw or names nothing, never through CPython's traceback writer
+    (a pipe, allocations). With the raw reader off (SYNCBENCH_PY_WALK=0) the wakes carry no
+    "py", while the writer still names the calls' stacks."""
+    keep = tmp_path / "recs"
+    r = audit("-q", "--keep", keep, "--", sys.executable, PY_WAITER,
+              extra_env={"SYNCBENCH_PY_WALK": "0"})
+    assert r.returncode == 0, r.stderr
+    main = json.loads(r.stdout)["main"]
+    wakes = [x for x in records(keep) if x["t"] == "wake" and x["tid"] == main]
+    assert wakes and all("py" not in x for x in wakes), wakes
+
+
 def test_the_users_ld_preload_is_kept(tmp_path):
     """The library goes first, the user's list after it, as given."""
     keep = tmp_path / "recs"

@@ -24,6 +24,12 @@ EXPORT long sbp_capture(void)
     return sba_py_stack_here();
 }
 
+/* The id as waits/'s probe takes it on a just-woken thread (raw reading only). */
+EXPORT long sbp_capture_waiting(void)
+{
+    return sba_py_stack_waiting();
+}
+
 /* Whether stacks are known by their raw identity (1) or by the writer's text at each call. */
 EXPORT int sbp_walking(void)
 {
