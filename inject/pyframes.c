@@ -151,7 +151,9 @@ static thread_pipe *thread_pipe_of(void)
     return t;
 }
 
-size_t sba_py_capture(char *buf, size_t n)
+/* The calling thread's Python stack as _Py_DumpTraceback writes it, into buf (NUL-ended);
+ * its length, 0 when the thread runs no Python. */
+static size_t sba_py_capture(char *buf, size_t n)
 {
     if (!__atomic_load_n(&py_ready, __ATOMIC_ACQUIRE) || !dump_traceback || !is_initialized() ||
         (is_finalizing && is_finalizing()))
@@ -341,7 +343,9 @@ char *sba_py_stack_line(long id)
 static long ids[TABLE_SIZE];
 static long next_id;
 
-long sba_py_stack_id(const char *text, size_t len)
+/* The id of the stack `text`, writing its record the first time; -1 when len == 0 or the table
+ * is full. */
+static long sba_py_stack_id(const char *text, size_t len)
 {
     if (!len)
         return -1;
@@ -415,9 +419,11 @@ static int text_agrees(const char *text, size_t len, const sba_pywalk_stack *s)
     return frames == s->frames && truncated == s->truncated;
 }
 
+/* The calling thread's stack as text, the writer's or the raw reader's: one buffer a thread. */
+static _Thread_local char text[32 << 10];
+
 static long stack_by_writer(void)
 {
-    static _Thread_local char text[32 << 10];
     return sba_py_stack_id(text, sba_py_capture(text, sizeof text));
 }
 
@@ -425,7 +431,6 @@ static long stack_by_writer(void)
  * (checked against the frames read raw), else by the raw reader's own text. */
 static long new_stack(const sba_pywalk_stack *s)
 {
-    static _Thread_local char text[32 << 10];
     size_t len =
         dump_traceback ? sba_py_capture(text, sizeof text) : sba_pywalk_text(s, text, sizeof text);
     long id = sba_py_stack_id(text, len);
@@ -496,9 +501,9 @@ long sba_py_stack_waiting(void)
     /* a new stack is named by the raw reader's text (the writer's pipe is allocated); not
      * while the in-process API keeps each stack's line (a copy is allocated) */
     if (id < 0 && !__atomic_load_n(&keep_lines, __ATOMIC_RELAXED)) {
-        char text[16 << 10];
-        size_t len = sba_pywalk_text(&s, text, sizeof text);
-        if ((id = sba_py_stack_id(text, len)) >= 0) {
+        char raw[16 << 10]; /* on the stack: the thread-local buffer may not exist yet */
+        size_t len = sba_pywalk_text(&s, raw, sizeof raw);
+        if ((id = sba_py_stack_id(raw, len)) >= 0) {
             table_lock();
             walk_slot(s.key, id);
             table_unlock();

@@ -16,12 +16,6 @@
 /* Looks CPython's functions up in the process (the interpreter executable or a loaded
  * libpython). Call once, at injection. */
 void sba_py_init(void);
-/* The calling thread's Python stack as _Py_DumpTraceback writes it, into buf (NUL-ended);
- * returns its length, 0 when the thread runs no Python. */
-size_t sba_py_capture(char *buf, size_t n);
-/* The id of the stack `text` (from sba_py_capture), writing its record the first time; -1
- * when len == 0 or the table is full. */
-long sba_py_stack_id(const char *text, size_t len);
 /* The calling thread's Python stack's id (capture and id in one), -1 when the thread runs no
  * Python or the table is full. */
 long sba_py_stack_here(void);
