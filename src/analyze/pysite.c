@@ -125,7 +125,8 @@ int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audi
 {
     const char *none = sb_audit_intern(&run->strs, "");
     *m = (sb_audit_made){
-        .via_site = none, .via_source = none, .lib_source = none, .library = none, .fix = none};
+        .via_site = none, .via_source = none, .lib_source = none, .library = none, .fix = none,
+        .fix_at = none};
     if (!none)
         return -1;
     if (!s || !s->nframes || !c->pyframe)

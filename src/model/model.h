@@ -135,6 +135,15 @@ typedef struct sb_audit_made {
     const char *fix; /* the rule's fix, or the library's ("inside transformers (...): ..."); "" */
     int compile;     /* made while torch.compile compiled, autotuned or benchmarked, or by one of
                         its workers (analyze/compile_group.c): apart from the gate and the replay */
+    /* analyze/frameworks.c: the framework table's row that names this sync of a library's own
+     * code (op and fix are then the row's); NULL: none */
+    const struct sb_fw_row *fw;
+    /* a row whose module and function the frame that made the call matches, but not its line's
+     * text (the library changed since the row was checked): op and fix say it is not known */
+    const struct sb_fw_row *fw_changed;
+    /* where the fix goes: the line of the user's code holding the row's `where` call
+     * ("train.py:31"), "" when not found on the stack's files or the row names none */
+    const char *fix_at;
 } sb_audit_made;
 
 typedef struct sb_audit_call {

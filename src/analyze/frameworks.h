@@ -1,0 +1,54 @@
+/* Syncs made by the frameworks people train with, as data (frameworks.c): one row per known
+ * sync of a library's own code, matched by the library frame's module, function and line text,
+ * with the option in the user's own code that removes it. docs/frameworks.md is the table a
+ * user reads; tests/unit/test_audit_frameworks.c iterates the real table. */
+#ifndef SB_FRAMEWORKS_H
+#define SB_FRAMEWORKS_H
+
+#include "model/model.h"
+
+typedef struct sb_fw_row {
+    const char *id;       /* "transformers.trainer.nan_inf_filter": unique, the reports' key */
+    const char *package;  /* the installed package whose code makes the sync ("transformers") */
+    const char *versions; /* the versions it was checked on ("5.17.0") */
+    /* how it is matched, each a list of alternatives "a|b": a Python frame between the user's
+     * line and the call whose file is `module` (whole path components from the package on), in
+     * a function named `func`, whose line holds `text` */
+    const char *module; /* "transformers/trainer.py" */
+    const char *func;   /* "_run_epoch|_inner_training_loop" */
+    const char *text;   /* "torch.isnan(tr_loss_step)" */
+    const char *what;   /* what the sync is, in the user's terms */
+    /* the fix a user applies in their own code: the option, argument or call; with `removes`
+     * 0, no option removes it and `fix` is the sync-free way for the library's authors */
+    const char *fix;
+    const char *caveat;   /* what the user gives up, or where the syncs move; "" when nothing */
+    const char *where;    /* the text of the call in the user's code to change
+                             ("TrainingArguments(|Seq2SeqTrainingArguments("); NULL: none */
+    const char *scenario; /* the syncbench scenario that prices it; NULL: none */
+    int removes;          /* 1: the option removes the line's syncs (checked on a GPU) */
+} sb_fw_row;
+
+/* The built-in table, NULL-terminated by id. */
+extern const sb_fw_row sb_fw_rows[];
+
+/* The rows a user added (--rules FILE, fw_file.c), tried before the built-in ones; NULL: none.
+ * The caller keeps them alive through the analysis. */
+void sb_fw_use_user_rows(const sb_fw_row *rows, size_t n);
+
+/* What the table says of one call with Python stack s, whose user's frame is c->pyframe: the
+ * first row (the user's, then the built-in) that a frame between the call and the user's line
+ * matches, innermost first; NULL when none. *changed is set when the frame that made the call
+ * matches a row's module and function but not its text (a release that changed the line: not
+ * known to syncbench), else cleared. */
+const sb_fw_row *sb_fw_match(const sb_fw_row *rows, const sb_audit_pystack *s,
+                             const sb_audit_call *c, sb_audit_run *run, const sb_fw_row **changed);
+
+/* Does any alternative of `alts` name whole path components of path ("torch/amp/grad_scaler.py"
+ * in ".../site-packages/torch/amp/grad_scaler.py")? */
+int sb_fw_module_is(const char *alts, const char *path);
+
+/* A row's checks (the built-in table's and a --rules file's): NULL when it is whole, else what is
+ * wrong ("no fix", "module not in its package", ...). */
+const char *sb_fw_row_problem(const sb_fw_row *r);
+
+#endif

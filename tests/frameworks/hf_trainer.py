@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""A Hugging Face Trainer fine-tune as users write it (the framework suite, tests/frameworks/):
+a GPT-2 built from a config (random weights, nothing downloaded) on synthetic token batches with
+an attention mask, as a tokenizer gives them, through Trainer.train() from one line.
+
+    hf_trainer.py [--fix nan-filter-off,non-blocking,no-mask] [--steps N] [--warmup W]
+                  [--size small|gpu]
+
+  nan-filter-off  TrainingArguments(logging_nan_inf_filter=False): no per-step isnan/isinf
+                  check of the loss on the host
+  non-blocking    TrainingArguments(accelerator_config={"non_blocking": True}) with the
+                  default dataloader_pin_memory=True: each batch copied from pinned memory
+                  without a wait
+  no-mask         the collator drops an attention mask that masks nothing: no check of it
+                  on the host in transformers' masking code
+
+Prints fw_common's JSON line."""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fw_common  # noqa: E402
+
+FIXES = ("nan-filter-off", "non-blocking", "no-mask")
+SIZES = {"small": dict(n_layer=2, n_embd=128, seq=64, batch=8),
+         "gpu": dict(n_layer=6, n_embd=768, seq=256, batch=16)}
+
+
+class Tokens:
+    """Synthetic token sequences, a fixed seed; input_ids, labels and an all-ones mask."""
+
+    def __init__(self, torch, n, seq, vocab):
+        g = torch.Generator().manual_seed(0)
+        self.ids = torch.randint(0, vocab, (n, seq), generator=g)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        ids = self.ids[i]
+        return {"input_ids": ids, "labels": ids, "attention_mask": ids.new_ones(ids.shape)}
+
+
+def collate(torch, drop_mask):
+    def fn(items):
+        batch = {k: torch.stack([it[k] for it in items]) for k in items[0]}
+        if drop_mask and bool(batch["attention_mask"].all()):  # on the CPU: no sync
+            del batch["attention_mask"]
+        return batch
+    return fn
+
+
+def main():
+    ap = fw_common.parser(__doc__, FIXES)
+    a = ap.parse_args()
+    fixes = fw_common.fixes_of(ap, a, FIXES)
+    torch = fw_common.need("torch")
+    fw_common.need("transformers")
+    fw_common.cuda_or_exit(torch)
+    from transformers import (GPT2Config, GPT2LMHeadModel, Trainer, TrainerCallback,
+                              TrainingArguments)
+    s = SIZES[a.size]
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=s["n_layer"], n_head=4, n_embd=s["n_embd"],
+                                       vocab_size=1000, n_positions=s["seq"]))
+    timer = fw_common.StepTimer(torch, a.warmup, a.steps)
+
+    class Timing(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            timer.step_done(state.global_step)
+
+    with tempfile.TemporaryDirectory() as out:
+        args = TrainingArguments(
+            output_dir=out, max_steps=a.steps, per_device_train_batch_size=s["batch"],
+            learning_rate=1e-4, save_strategy="no", report_to="none", disable_tqdm=True,
+            logging_steps=10**6, dataloader_pin_memory=True,
+            logging_nan_inf_filter="nan-filter-off" not in fixes,
+            accelerator_config={"non_blocking": "non-blocking" in fixes})
+        data = Tokens(torch, s["batch"] * (a.steps + 1), s["seq"], 1000)
+        trainer = Trainer(model=model, args=args, train_dataset=data,
+                          data_collator=collate(torch, "no-mask" in fixes), callbacks=[Timing()])
+        trainer.train()  # the user's one line
+    return fw_common.emit("hf_trainer", fixes, a, timer)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
