@@ -31,24 +31,26 @@ typedef struct sb_fw_row {
 /* The built-in table, NULL-terminated by id. */
 extern const sb_fw_row sb_fw_rows[];
 
-/* The rows a user added (--rules FILE, fw_file.c), tried before the built-in ones; NULL: none.
- * The caller keeps them alive through the analysis. */
+/* ---- fw_file.c: rows a user adds (--rules FILE), tried before the built-in ones ---- */
+/* Keeps rows (the caller keeps them alive through the analysis); NULL, 0: none. */
 void sb_fw_use_user_rows(const sb_fw_row *rows, size_t n);
+/* The rows kept, *n of them; NULL when none. */
+const sb_fw_row *sb_fw_user_rows(size_t *n);
 
 /* What the table says of one call with Python stack s, whose user's frame is c->pyframe: the
  * first row (the user's, then the built-in) that a frame between the call and the user's line
  * matches, innermost first; NULL when none. *changed is set when the frame that made the call
  * matches a row's module and function but not its text (a release that changed the line: not
  * known to syncbench), else cleared. */
-const sb_fw_row *sb_fw_match(const sb_fw_row *rows, const sb_audit_pystack *s,
-                             const sb_audit_call *c, sb_audit_run *run, const sb_fw_row **changed);
+const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call *c,
+                             sb_audit_run *run, const sb_fw_row **changed);
 
 /* Does any alternative of `alts` name whole path components of path ("torch/amp/grad_scaler.py"
  * in ".../site-packages/torch/amp/grad_scaler.py")? */
 int sb_fw_module_is(const char *alts, const char *path);
 
-/* A row's checks (the built-in table's and a --rules file's): NULL when it is whole, else what is
- * wrong ("no fix", "module not in its package", ...). */
+/* A row's checks (the built-in table's and a --rules file's; fw_file.c): NULL when it is whole,
+ * else what is wrong ("no fix", "module not in its package", ...). */
 const char *sb_fw_row_problem(const sb_fw_row *r);
 
 #endif
