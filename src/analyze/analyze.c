@@ -1,6 +1,7 @@
 /* Classification, cost and attribution of every recorded call; the rows (process x class x
  * range x site), the per-process summary and the range instances. */
 #include "analyze/analyze.h"
+#include "analyze/frameworks.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -537,7 +538,8 @@ static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
     if (sb_audit_py_made(run, ps, c, &cs->made) < 0)
         return -1;
     c->rule = sb_audit_rule_for(p, c);
-    if (sb_audit_name_call(&run->strs, c, &cs->made) < 0 ||
+    if (sb_fw_attribute(run, ps, c, &cs->made, &cs->fw_rule) < 0 ||
+        sb_audit_name_call(&run->strs, c, &cs->made) < 0 ||
         sb_audit_compile_name(run, p, ps, c, &cs->made) < 0)
         return -1;
     sb_audit_callsite_keep(cs, c);

@@ -51,6 +51,11 @@ const sb_audit_pyframe *sb_audit_py_lib_frame(const sb_audit_pystack *s, char *p
  * of memory. */
 int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audit_call *c,
                      sb_audit_made *m);
+/* "tests/train.py:31" (relative to the current folder when under it), interned. */
+const char *sb_audit_py_file_line(sb_strpool *strs, const char *file, int line);
+/* The number of the first line of file (interned) that holds an alternative of alts ("a|b");
+ * 0 when none does or the file cannot be read (a regular file only, as the source lines). */
+int sb_audit_py_find_line(sb_audit_run *run, const char *file, const char *alts);
 /* The frame's source line, stripped, interned; "" when the file cannot be read. */
 const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f);
 void sb_audit_py_cache_free(sb_audit_run *run);
@@ -134,6 +139,7 @@ typedef struct sb_audit_callsite {
     const sb_audit_pyframe *pyframe;
     const sb_audit_rule *rule;
     sb_audit_made made; /* the calls' `made` points here */
+    sb_audit_rule fw_rule; /* frameworks.c: a framework row's rule (rule points here) */
 } sb_audit_callsite;
 /* c's call site: found (*added 0) or added (*added 1: the caller attributes c and keeps it);
  * NULL out of memory. */

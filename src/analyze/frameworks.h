@@ -45,8 +45,16 @@ const sb_fw_row *sb_fw_user_rows(size_t *n);
 const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call *c,
                              sb_audit_run *run, const sb_fw_row **changed);
 
-/* Does any alternative of `alts` name whole path components of path ("torch/amp/grad_scaler.py"
- * in ".../site-packages/torch/amp/grad_scaler.py")? */
+/* c's row of the table (m->fw, m->fw_changed) and where its fix goes (m->fix_at: the line of the
+ * user's files on the stack that holds the row's `where` call); with a row, c->rule becomes
+ * `own`, the row's (its scenario). 0, or -1 out of memory. */
+struct sb_audit_rule;
+int sb_fw_attribute(sb_audit_run *run, const sb_audit_pystack *s, sb_audit_call *c,
+                    sb_audit_made *m, struct sb_audit_rule *own);
+
+/* Is an installed package's file, from its package on, one of the alternatives of `alts`
+ * ("torch/amp/grad_scaler.py" is ".../site-packages/torch/amp/grad_scaler.py", never
+ * ".../site-packages/mylib/torch/amp/grad_scaler.py")? */
 int sb_fw_module_is(const char *alts, const char *path);
 
 /* A row's checks (the built-in table's and a --rules file's; fw_file.c): NULL when it is whole,

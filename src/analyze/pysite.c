@@ -120,6 +120,13 @@ const char *sb_audit_py_site(sb_strpool *strs, const sb_audit_pyframe *f)
     return site_text(strs, f, 0);
 }
 
+const char *sb_audit_py_file_line(sb_strpool *strs, const char *file, int line)
+{
+    char buf[2048];
+    sb_audit_fmt(buf, sizeof buf, "%s:%d", shown_file(file, 0), line);
+    return sb_audit_intern(strs, buf);
+}
+
 int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audit_call *c,
                      sb_audit_made *m)
 {
@@ -204,23 +211,45 @@ static void read_source(source_file *s)
     s->text = text;
 }
 
-const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f)
+/* The file's lines, read once (file interned); NULL out of memory. */
+static source_file *source_of(sb_audit_run *run, const char *file)
 {
     source_cache *c = run->py_files;
     if (!c && !(c = run->py_files = calloc(1, sizeof *c)))
         return NULL;
-    source_file *s = NULL;
-    for (size_t i = 0; i < c->n && !s; i++)
-        if (c->f[i].file == f->file)
-            s = &c->f[i];
-    if (!s) {
-        if (sb_grow(&c->f, &c->cap, c->n, sizeof *c->f) < 0)
-            return NULL;
-        s = &c->f[c->n++];
-        memset(s, 0, sizeof *s);
-        s->file = f->file;
-        read_source(s);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->f[i].file == file)
+            return &c->f[i];
+    if (sb_grow(&c->f, &c->cap, c->n, sizeof *c->f) < 0)
+        return NULL;
+    source_file *s = &c->f[c->n++];
+    memset(s, 0, sizeof *s);
+    s->file = file;
+    read_source(s);
+    return s;
+}
+
+int sb_audit_py_find_line(sb_audit_run *run, const char *file, const char *alts)
+{
+    const source_file *s = source_of(run, file);
+    for (size_t i = 0; s && s->text && i < s->nlines; i++) {
+        const char *line = s->text + s->starts[i];
+        for (const char *a = alts; *a;) {
+            size_t n = strcspn(a, "|");
+            for (const char *p = line; n && (p = strchr(p, a[0])); p++)
+                if (!strncmp(p, a, n))
+                    return (int)i + 1;
+            a += n + (a[n] == '|');
+        }
     }
+    return 0;
+}
+
+const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f)
+{
+    source_file *s = source_of(run, f->file);
+    if (!s)
+        return NULL;
     if (!s->text || f->line <= 0 || (size_t)f->line > s->nlines)
         return sb_audit_intern(&run->strs, "");
     const char *line = s->text + s->starts[f->line - 1];

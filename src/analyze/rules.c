@@ -13,9 +13,11 @@
  * A sync inside a library's own code (a frame of an installed package other than the frameworks
  * between the user's line and the call) that no rule of that library names keeps the operation
  * its rule gives, and its fix says where it is and that the user cannot change it: "inside
- * transformers (_sample): an upstream change, or a different call". To add a pattern: one line
+ * transformers (_sample): not in syncbench's framework table; ...". Syncs of the frameworks people
+ * train with are rows of frameworks.c, tried first. To add a pattern: one line
  * here, one test in tests/unit/test_audit_python.c (test_audit_libsites.c for a library's). */
 #include "analyze/analyze.h"
+#include "analyze/frameworks.h"
 
 #include <string.h>
 
@@ -26,7 +28,6 @@
     "copy into a pinned buffer with non_blocking=True and read it after an event (double "         \
     "buffering), or keep the work on the GPU"
 #define SHAPE "data-dependent shape: "
-#define UPSTREAM "an upstream change, or a different call"
 #define GENERATION "transformers/generation/"
 #define NCCL_FIX                                                                                   \
     "a collective's result read on the host waits for every rank: read it every N steps"
@@ -77,8 +78,8 @@ const sb_audit_rule sb_audit_rules[] = {
      .source = "this_peer_finished_flag", .lib = GENERATION},
     {.op = "inside transformers: generate()'s stopping check after every token",
      .fix = "transformers' generate() reads on the host, after each new token, whether every "
-            "sequence has finished (a sync a token); no option of generate() skips it: " UPSTREAM
-            " (a decoding loop of your own that checks every N tokens)",
+            "sequence has finished (a sync a token); no option of generate() skips it: a decoding "
+            "loop of your own can check every N tokens",
      .scenario = "device-branch", .source = "this_peer_finished|unfinished_sequences",
      .lib = GENERATION},
     {.op = "inside transformers: generate()'s streamer gets each new token on the host",
@@ -383,21 +384,49 @@ const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_ca
     return NULL;
 }
 
+/* A sync of a library's own code that no framework row names, or whose row's line changed:
+ * where it is and that no option in the user's code is known to remove it, with the sync-free
+ * way as a hint for the library's authors. */
+static const char *unknown_fix(const sb_audit_made *m, const sb_audit_rule *r, char *buf,
+                               size_t n)
+{
+    const char *pkg = m->library[0] ? m->library : "torch";
+    const sb_audit_pyframe *f = m->lib ? m->lib : m->via;
+    char why[512];
+    if (m->fw_changed)
+        sb_audit_fmt(why, sizeof why,
+                     "the line differs from the one syncbench checked on %s %s (row %s): not "
+                     "known to syncbench",
+                     m->fw_changed->package, m->fw_changed->versions, m->fw_changed->id);
+    else
+        sb_audit_fmt(why, sizeof why, "not in syncbench's framework table (docs/frameworks.md)");
+    sb_audit_fmt(buf, n, "inside %s (%s): %s; no option in your code is known to remove it%s%s",
+                 pkg, f ? f->func : "?", why, r ? "; for the library's authors: " : "",
+                 r ? r->fix : "");
+    return buf;
+}
+
 int sb_audit_name_call(sb_strpool *strs, const sb_audit_call *c, sb_audit_made *m)
 {
     const sb_audit_rule *r = c->rule;
     const char *op = r ? r->op : NULL, *fix = r ? r->fix : "";
     char op_buf[512], fix_buf[2048];
-    if (m->lib && !(r && r->lib)) { /* the rule's fix is about the library's code */
+    if (m->fw) { /* a framework row: what it is, the option in the user's code, its caveat */
+        sb_audit_fmt(op_buf, sizeof op_buf, "inside %s: %s", m->fw->package, m->fw->what);
+        op = op_buf;
+        sb_audit_fmt(fix_buf, sizeof fix_buf, "%s%s%s", m->fw->fix,
+                     m->fw->caveat && m->fw->caveat[0] ? " (caveat: " : "",
+                     m->fw->caveat && m->fw->caveat[0] ? m->fw->caveat : "");
+        if (m->fw->caveat && m->fw->caveat[0])
+            strncat(fix_buf, ")", sizeof fix_buf - strlen(fix_buf) - 1);
+        fix = fix_buf;
+    } else if ((m->lib && !(r && r->lib)) || m->fw_changed) {
         if (!r) {
             sb_audit_fmt(op_buf, sizeof op_buf, "inside %s: an operation no rule knows",
-                         m->library);
+                         m->library[0] ? m->library : "torch");
             op = op_buf;
         }
-        sb_audit_fmt(fix_buf, sizeof fix_buf, "inside %s (%s): " UPSTREAM "%s%s%s", m->library,
-                     m->lib->func, r ? " (upstream, the sync-free way: " : "", r ? r->fix : "",
-                     r ? ")" : "");
-        fix = fix_buf;
+        fix = unknown_fix(m, r, fix_buf, sizeof fix_buf);
     }
     m->op = op ? sb_audit_intern(strs, op) : NULL;
     m->fix = sb_audit_intern(strs, fix);

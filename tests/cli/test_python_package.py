@@ -234,8 +234,8 @@ def test_a_sync_inside_a_library_shows_both_lines(tmp_path):
     assert lines[3].startswith("        fix: transformers' generate() reads on the host"), named
     assert lines[4] == ("      via transformers/masking_utils.py:2 in _ignore_causal_mask_sdpa: "
                         "if padding_mask.all():"), named
-    assert lines[6].startswith("        fix: inside transformers (_ignore_causal_mask_sdpa): an "
-                               "upstream change, or a different call"), named
+    assert lines[6].startswith("        fix: inside transformers (_ignore_causal_mask_sdpa): the "
+                               "line differs from the one syncbench checked"), named
     assert len(lines) == 7, named
     lines = records.splitlines()
     assert lines[0] == f"  {tmp_path}/train.py:2 in main", records

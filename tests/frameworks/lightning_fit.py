@@ -3,8 +3,8 @@
 LightningModule MLP that logs its loss with self.log(..., prog_bar=True), a DataLoader over host
 tensors, Trainer.fit() from one line, the progress bar on, nothing written to disk.
 
-    lightning_fit.py [--fix prog-bar-off,pinned,log-every] [--steps N] [--warmup W]
-                     [--size small|gpu]
+    lightning_fit.py [--fix prog-bar-off,pinned,log-every,metric-no-validate] [--steps N]
+                     [--warmup W] [--size small|gpu] [--package lightning|pytorch_lightning]
 
   prog-bar-off  self.log(..., prog_bar=False): the progress bar no longer reads the loss on
                 the host at each refresh
@@ -12,32 +12,35 @@ tensors, Trainer.fit() from one line, the progress bar on, nothing written to di
                 no longer wait on pageable memory
   log-every     self.log(..., on_step=False, on_epoch=True): the loss reduced on the GPU and read
                 once an epoch
+  metric-no-validate
+                torchmetrics' MulticlassAccuracy(..., validate_args=False): the metric, updated
+                each step, no longer checks its inputs' values on the host
 
-Prints fw_common's JSON line. Uses the `lightning` package, else `pytorch_lightning`."""
+Prints fw_common's JSON line. --package: the `lightning` package (default) or the older
+`pytorch_lightning` (with `lightning_fabric`)."""
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fw_common  # noqa: E402
 
-FIXES = ("prog-bar-off", "pinned", "log-every")
+FIXES = ("prog-bar-off", "pinned", "log-every", "metric-no-validate")
 SIZES = {"small": dict(width=512, depth=4, batch=64), "gpu": dict(width=4096, depth=8, batch=512)}
 
 
-def lightning_module():
-    try:
-        import lightning as L
-        return L
-    except ImportError:
-        return fw_common.need("pytorch_lightning")
+def lightning_module(name):
+    return fw_common.need(name)
 
 
 def main():
     ap = fw_common.parser(__doc__, FIXES)
+    ap.add_argument("--package", choices=("lightning", "pytorch_lightning"), default="lightning")
     a = ap.parse_args()
     fixes = fw_common.fixes_of(ap, a, FIXES)
     torch = fw_common.need("torch")
-    L = lightning_module()
+    L = lightning_module(a.package)
+    fw_common.need("torchmetrics")
+    from torchmetrics.classification import MulticlassAccuracy
     fw_common.cuda_or_exit(torch)
     s = SIZES[a.size]
     timer = fw_common.StepTimer(torch, a.warmup, a.steps)
@@ -51,10 +54,14 @@ def main():
             for _ in range(s["depth"]):
                 layers += [torch.nn.Linear(s["width"], s["width"]), torch.nn.ReLU()]
             self.net = torch.nn.Sequential(*layers, torch.nn.Linear(s["width"], 10))
+            self.acc = MulticlassAccuracy(num_classes=10,
+                                          validate_args="metric-no-validate" not in fixes)
 
         def training_step(self, batch, i):
             x, y = batch
-            loss = torch.nn.functional.cross_entropy(self.net(x), y)
+            logits = self.net(x)
+            loss = torch.nn.functional.cross_entropy(logits, y)
+            self.acc.update(logits, y)
             self.log("train_loss", loss, prog_bar=prog_bar, on_step=on_step, on_epoch=not on_step)
             return loss
 
