@@ -62,7 +62,7 @@ static void good_file(void **state)
                        "# the second\n"
                        "[other-lib_2]\n"
                        "  package = other-lib\n"
-                       "versions = 0.1|0.2\n"
+                       "versions = 0.1|0.2 ; both checked\n"
                        "module = other_lib/a/b.py|other_lib/c.py\r\n"
                        "function = f|g\n"
                        "text = x.cpu()\n"
