@@ -61,4 +61,13 @@ int sb_fw_module_is(const char *alts, const char *path);
  * else what is wrong ("no fix", "module not in its package", ...). */
 const char *sb_fw_row_problem(const sb_fw_row *r);
 
+/* A --rules FILE read into *rows (*n of them, every string owned; sb_fw_file_free releases
+ * them): an INI file, a section [ID] per row, keys package, versions, module, function (func),
+ * text, what and fix (required), caveat, where, scenario and removes (true/false, 1/0,
+ * yes/no). 0, or -1 with one line in err: "FILE:LINE: [ID]: problem" (LINE that of the row's
+ * header or of the key at fault), or "FILE: problem" for the file as a whole (cannot be opened,
+ * not a regular file, no rows). */
+int sb_fw_file_load(const char *path, sb_fw_row **rows, size_t *n, char *err, size_t errn);
+void sb_fw_file_free(sb_fw_row *rows, size_t n);
+
 #endif

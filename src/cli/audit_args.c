@@ -63,6 +63,10 @@ static const sb_optdef audit_optdefs[] = {
      "packages (user, the default), or the innermost frame"},
     {"no-python", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(no_python), NULL, NULL,
      "record no Python stacks (sites are native frames)"},
+    {"rules", 0, NULL, SB_OPT_TEXT, "FILE", 0, 0, NULL, AT(rules), NULL, NULL,
+     "your own rows of the framework table (docs/frameworks.md):\n"
+     "an INI file, a section per row; tried before the built-in\n"
+     "rows"},
     {"merge", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(merge), NULL, "Across ranks:",
      "A.json B.json ...: run nothing; line the ranks of these\n"
      "--json reports (one audit per machine) up in one view:\n"
@@ -94,9 +98,10 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     /* `--csv -- true`: the "--" was taken as the option's value */
     const struct {
         const char *name, *value;
-    } values[] = {{"csv", req->csv},   {"json", req->json},   {"trace", req->trace},
-                  {"keep", req->keep}, {"range", req->range}, {"py-site", req->py_site},
-                  {"from", req->from}, {"junit", req->junit}, {"ci", req->ci}};
+    } values[] = {{"csv", req->csv},    {"json", req->json},   {"trace", req->trace},
+                  {"keep", req->keep},  {"range", req->range}, {"py-site", req->py_site},
+                  {"from", req->from},  {"junit", req->junit}, {"ci", req->ci},
+                  {"rules", req->rules}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (values[i].value && !strcmp(values[i].value, "--"))
             return sb_fail(SB_EXIT_USAGE, "audit: --%s needs a value before \"--\"",

@@ -18,6 +18,7 @@ typedef struct sb_audit_request {
     int quiet, help, gpu_activity, no_python;
     int include_compile; /* the gate counts torch.compile's compile-time calls too */
     const char *py_site; /* "user" (default) or "innermost" */
+    const char *rules;   /* --rules FILE: the user's rows of the framework table */
     char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail); NULL with --from */
     int merge;           /* --merge: reports[0..nreports) (NULL-terminated) are --json reports */
     char **reports;

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "analyze/frameworks.h"
 #include "record/records.h"
 #include "cmd/audit_listen.h"
 #include "cmd/cupti_find.h"
@@ -692,6 +693,21 @@ static int report_kept(const sb_audit_request *req, output *outs, int nout)
     return rc ? rc : gate_rc;
 }
 
+/* --rules FILE: the user's rows of the framework table, read before anything runs (a bad file
+ * is one line and exit 2, CMD never started) and kept for the analysis until the audit ends. */
+static int load_rules(const sb_audit_request *req)
+{
+    if (!req->rules)
+        return 0;
+    static sb_fw_row *rows;
+    size_t n = 0;
+    char err[1024];
+    if (sb_fw_file_load(req->rules, &rows, &n, err, sizeof err) != 0)
+        return sb_fail(SB_EXIT_USAGE, "audit: %s", err);
+    sb_fw_use_user_rows(rows, n);
+    return 0;
+}
+
 /* --gpu-activity's calibration (audit_calibrate.c), unless SYNCBENCH_ACTIVITY_CALIBRATE=0, a
  * developer's knob (docs/dev/testing.md) for timing many audited runs of a program whose replay
  * is not wanted: said on stderr, so that such a run is not taken for a whole one. */
@@ -731,6 +747,8 @@ int sb_cmd_audit(int argc, char **argv)
         rc = sb_audit_merge_args(argc, argv, &req);
         return rc ? rc : sb_cmd_audit_merge(&req);
     }
+    if ((rc = load_rules(&req)) != 0)
+        return rc;
     static output outs[4];
     int nout = 0;
     if ((rc = prepare_outputs(&req, outs, &nout)) != 0)
