@@ -309,18 +309,3 @@ int sb_fw_attribute(sb_audit_run *run, const sb_audit_pystack *s, sb_audit_call 
     c->rule = own;
     return 0;
 }
-
-static const sb_fw_row *user_rows;
-static size_t nuser_rows;
-
-void sb_fw_use_user_rows(const sb_fw_row *rows, size_t n)
-{
-    user_rows = n ? rows : NULL;
-    nuser_rows = rows ? n : 0;
-}
-
-const sb_fw_row *sb_fw_user_rows(size_t *n)
-{
-    *n = nuser_rows;
-    return user_rows;
-}

@@ -77,6 +77,9 @@ static void every_row_is_whole_and_its_id_unique(void **state)
         for (const sb_fw_row *o = sb_fw_rows; o < r; o++)
             if (!strcmp(o->id, r->id))
                 fail_msg("row id %s twice", r->id);
+        const char *problem = sb_fw_row_problem(r); /* a --rules file's checks too */
+        if (problem)
+            fail_msg("row %s: %s", r->id, problem);
     }
     assert_true(rows >= 15);
 }
@@ -245,6 +248,28 @@ static void the_fix_names_the_users_line_and_unknown_syncs_say_so(void **state)
     sb_audit_free(run);
 }
 
+/* A user's row (--rules FILE) is tried before the built-in ones, on the same frame. */
+static void a_users_row_comes_first(void **state)
+{
+    (void)state;
+    const char *text = "if not sum(v.item() for v in optimizer_state[\"found_inf_per_device\"]):";
+    write_file("user", PKGS "torch/amp/grad_scaler.py", 2, text);
+    sb_fw_row mine = {.id = "mine.scaler", .package = "torch", .versions = "2.11.0",
+                      .module = "torch/amp/grad_scaler.py", .func = "_maybe_opt_step",
+                      .text = "found_inf_per_device", .what = "our scaler's read",
+                      .fix = "our own fix", .caveat = "", .removes = 1};
+    sb_fw_use_user_rows(&mine, 1);
+    sb_audit_run *run = one_call("user", PKGS "torch/amp/grad_scaler.py", "_maybe_opt_step", 2);
+    const sb_audit_call *c = &run->procs[0]->calls[0];
+    assert_ptr_equal(c->made->fw, &mine);
+    assert_true(!strncmp(c->made->fix, "our own fix", 11));
+    sb_audit_free(run);
+    sb_fw_use_user_rows(NULL, 0);
+    run = one_call("user", PKGS "torch/amp/grad_scaler.py", "_maybe_opt_step", 2);
+    assert_string_equal(run->procs[0]->calls[0].made->fw->id, "torch.amp.grad_scaler.found_inf");
+    sb_audit_free(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +278,7 @@ int main(void)
         cmocka_unit_test(the_recorded_library_lines_name_their_rows),
         cmocka_unit_test(every_removing_row_was_recorded_or_is_listed),
         cmocka_unit_test(the_fix_names_the_users_line_and_unknown_syncs_say_so),
+        cmocka_unit_test(a_users_row_comes_first),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
