@@ -1136,7 +1136,7 @@ static void reports_show_the_prediction(void **state)
     free(text);
     text = csv_text(run);
     assert_non_null(strstr(text, ",native_site,site_save_us,via_file,"));
-    assert_non_null(strstr(text, ",38,,,,,,run,native,\n")); /* the site: 3 x 11 + 5 us; no via */
+    assert_non_null(strstr(text, ",38,,,,,,run,native,,,,\n")); /* the site: 3 x 11 + 5 us; no via */
     free(text);
     json_t *doc = json_report(run);
     json_t *pred =
@@ -1187,7 +1187,7 @@ static void reports_say_unknown_when_threads_are_not_modelled(void **state)
     free(msg);
     text = csv_text(run);
     assert_non_null(strstr(text, ",native_site,site_save_us,via_file,"));
-    assert_null(strstr(text, ",0,,,,,,run,native,\n"));
+    assert_null(strstr(text, ",0,,,,,,run,native,,,,\n"));
     free(text);
     json_t *doc = json_report(run);
     json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
