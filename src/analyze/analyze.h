@@ -176,20 +176,30 @@ const char *sb_elf_sym_at(const sb_elf_syms *e, const sb_audit_frame *f, char *b
 void sb_elf_syms_free(sb_elf_syms *e);
 
 /* ---- savings.c: what removing syncs would save (the replay, replay.h) ---- */
-typedef enum { SB_SAVE_ALL, SB_SAVE_SITE, SB_SAVE_CLASS, SB_SAVE_RANGE } sb_audit_save_kind;
+/* SB_SAVE_LINE: the calls of one user's line (the site) made through one line inside a library
+ * (c->made->via_site, not ""), played alone: which library line, which option, is worth changing */
+typedef enum {
+    SB_SAVE_ALL,
+    SB_SAVE_SITE,
+    SB_SAVE_CLASS,
+    SB_SAVE_RANGE,
+    SB_SAVE_LINE
+} sb_audit_save_kind;
 typedef struct sb_audit_saving {
     int kind;              /* sb_audit_save_kind */
-    const char *key;       /* the site or the range name (interned); NULL: all, a class */
+    const char *key;       /* the site (sites, lines) or the range name (interned); NULL: all, a
+                              class */
+    const char *via;       /* lines: the library line (via_site, interned); else NULL */
     sb_audit_class cls;    /* SB_SAVE_CLASS */
     long calls;            /* blocking calls removed */
     double blocked_us;     /* their host time blocked */
     sb_replay_result r;    /* the predicted savings: the syncs and what goes with them */
     sb_replay_result kept; /* the same with their readbacks kept (SB_REPLAY_KEEP_READBACKS):
-                              sites and all only, else zero */
-    /* where producers hand work on (replay.h: r.producers > 0; sites and all only): the other
-     * reading of them. r keeps the figure the run's own waits support: that they keep up (the
-     * play's default), unless they held the syncing threads back at half the removed calls or
-     * more when held where recorded, in which case r and other swap and held_primary is 1 */
+                              sites, lines and all only, else zero */
+    /* where producers hand work on (replay.h: r.producers > 0; sites, lines and all only): the
+     * other reading of them. r keeps the figure the run's own waits support: that they keep up
+     * (the play's default), unless they held the syncing threads back at half the removed calls
+     * or more when held where recorded, in which case r and other swap and held_primary is 1 */
     sb_replay_result other;
     int held_primary;
     /* the other ranks of the job (analyze.c): each rank's replay keeps the collectives' times as
@@ -198,11 +208,18 @@ typedef struct sb_audit_saving {
     int ranks_unmodelled;
 } sb_audit_saving;
 /* Plays p's run (when its launches were recorded) with every sync removed, then with each of
- * the `top` most blocking sites and ranges and each class removed alone. 0, or -1 out of memory. */
+ * the `top` most blocking sites, ranges and library lines (site, via) and each class removed
+ * alone; p->savings: all, the sites, the classes, the ranges, the lines. A line that holds every
+ * call of its site takes the site's figures. 0, or -1 out of memory. */
 int sb_audit_savings(sb_audit_proc *p, int top);
-/* The saving of one selection (key: the interned site or range), or NULL when not played. */
+/* The saving of one selection (key: the interned site or range), or NULL when not played; a
+ * library line's: sb_audit_line_saving_of. */
 const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, const char *key,
                                           sb_audit_class cls);
+/* The saving of library line `via` (via_site, not "") under user's line `site` (both interned), or
+ * NULL when not played. */
+const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc *p, const char *site,
+                                               const char *via);
 /* What the reports give as a selection's saving: its removed calls at the saving per call typical
  * of the run (replay.h: typical_us; fewer calls than SB_REPLAY_WINDOWS: the whole run's play,
  * r.wall_us), not the whole run's play, which one stretch can move: a VM's slow spell lengthens the
@@ -226,6 +243,14 @@ const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const cha
 #define SB_AUDIT_UNMODELLED "unknown"
 const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *key,
                                  sb_audit_class cls, char *buf, size_t n);
+/* The same three of a library line (site, via): its saving summed over the processes that played
+ * it (NaN: none did), why it is no prediction (NULL: it is one), and its text ("", "unknown" or
+ * the milliseconds). */
+double sb_audit_run_line_saving(const sb_audit_run *run, const char *site, const char *via);
+const char *sb_audit_line_unmodelled_why(const sb_audit_run *run, const char *site,
+                                         const char *via);
+const char *sb_audit_line_saving_text(const sb_audit_run *run, const char *site, const char *via,
+                                      char *buf, size_t n);
 /* "host" when the host's launches then bound most GPU operations, else "gpu". */
 const char *sb_audit_bound_name(const sb_replay_result *r);
 

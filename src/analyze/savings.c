@@ -1,11 +1,12 @@
 /* What removing syncs would save, per process: the replay (replay.h) played once with every
- * blocking call removed, then once per site (the Python line or native frame), per class and
- * per innermost NVTX range, each removed alone (all and sites twice: with the readbacks the
- * syncs serve, and with them kept). Sites interact: removing one can make a later
+ * blocking call removed, then once per site (the Python line or native frame), per class, per
+ * innermost NVTX range and per library line (the calls a user's line made through one line inside
+ * a library: c->made->via_site), each removed alone (all, sites and lines twice: with the
+ * readbacks the syncs serve, and with them kept). Sites interact: removing one can make a later
  * sync wait longer (the GPU work it no longer waits for is still there), which its own figure
- * counts; the figure for every sync is its own play, not a sum. The most costly sites and
- * ranges (by host time blocked; as many as --top) are played, every class is. Calls made while
- * torch.compile compiled are never removed. */
+ * counts; the figure for every sync is its own play, not a sum. The most costly sites, ranges and
+ * library lines (by host time blocked; as many as --top) are played, every class is. Calls made
+ * while torch.compile compiled are never removed. */
 #include "analyze/analyze.h"
 
 #include <math.h>
@@ -21,8 +22,14 @@ static int removable(const sb_audit_call *c)
     return sb_audit_blocking(c->cls) && !sb_audit_compile_time(c);
 }
 
+/* The line inside a library that made call c ("" when the user's line made it itself). */
+static const char *via_of(const sb_audit_call *c)
+{
+    return c->made && c->made->via_site ? c->made->via_site : "";
+}
+
 typedef struct {
-    const char *key;
+    const char *key, *via; /* via: the library line of a (site, via) pair; NULL otherwise */
     long calls;
     double blocked_us;
 } group;
@@ -32,18 +39,25 @@ static int cmp_group(const void *a, const void *b)
     const group *x = a, *y = b;
     if (x->blocked_us != y->blocked_us)
         return x->blocked_us > y->blocked_us ? -1 : 1;
-    return strcmp(x->key, y->key);
+    int r = strcmp(x->key, y->key);
+    return r || !x->via ? r : strcmp(x->via, y->via);
 }
 
 static int cmp_ptr(const void *a, const void *b)
 {
-    uintptr_t x = (uintptr_t)((const group *)a)->key, y = (uintptr_t)((const group *)b)->key;
-    return x < y ? -1 : x > y;
+    const group *x = a, *y = b;
+    if (x->key != y->key)
+        return (uintptr_t)x->key < (uintptr_t)y->key ? -1 : 1;
+    return (uintptr_t)x->via < (uintptr_t)y->via ? -1 : (uintptr_t)x->via > (uintptr_t)y->via;
 }
 
+/* What the groups are keyed by. */
+typedef enum { BY_SITE, BY_RANGE, BY_LINE } group_by;
+
 /* The blocking calls grouped by an interned text (site or range; keys are pointers, equal text
- * is one pointer), most blocked first. range: by innermost range, calls outside any left out. */
-static group *groups_of(const sb_audit_proc *p, int range, size_t *n)
+ * is one pointer), or by a (site, library line) pair, most blocked first. By range: calls outside
+ * any left out; by line: calls the user's line made itself left out. */
+static group *groups_of(const sb_audit_proc *p, group_by by, size_t *n)
 {
     group *g = malloc((p->ncalls + 1) * sizeof *g);
     if (!g)
@@ -51,15 +65,16 @@ static group *groups_of(const sb_audit_proc *p, int range, size_t *n)
     size_t m = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        const char *key = range ? c->range : c->site;
-        if (!removable(c) || !key || (range && !key[0]))
+        const char *key = by == BY_RANGE ? c->range : c->site;
+        const char *via = by == BY_LINE ? via_of(c) : NULL;
+        if (!removable(c) || !key || (by == BY_RANGE && !key[0]) || (via && !via[0]))
             continue;
-        g[m++] = (group){key, 1, (double)(c->end - c->start) / 1e3};
+        g[m++] = (group){key, via, 1, (double)(c->end - c->start) / 1e3};
     }
     sb_sort(g, m, sizeof *g, cmp_ptr);
     size_t k = 0;
     for (size_t i = 0; i < m; i++) {
-        if (k && g[k - 1].key == g[i].key) {
+        if (k && g[k - 1].key == g[i].key && g[k - 1].via == g[i].via) {
             g[k - 1].calls++;
             g[k - 1].blocked_us += g[i].blocked_us;
         } else
@@ -87,85 +102,150 @@ static int producers_held(sb_replay_model *m, const unsigned char *mask, sb_audi
     return 0;
 }
 
+/* Does the play of selection s remove call c? */
+static int hits(const sb_audit_call *c, const sb_audit_saving *s)
+{
+    if (!removable(c))
+        return 0;
+    switch (s->kind) {
+    case SB_SAVE_SITE:
+        return c->site == s->key;
+    case SB_SAVE_LINE:
+        return c->site == s->key && via_of(c) == s->via;
+    case SB_SAVE_RANGE:
+        return c->range == s->key;
+    case SB_SAVE_CLASS:
+        return c->cls == s->cls;
+    default:
+        return 1;
+    }
+}
+
+/* The selections played again with their readbacks kept, and with the producers held. */
+static int played_twice(int kind)
+{
+    return kind == SB_SAVE_SITE || kind == SB_SAVE_ALL || kind == SB_SAVE_LINE;
+}
+
+/* A library line that holds every removable call of its site (the user's line leads into that
+ * one line only) is the site's play: its figures are taken, not played again. */
+static int same_as_site(const sb_audit_proc *p, sb_audit_saving *s)
+{
+    const sb_audit_saving *site =
+        s->kind == SB_SAVE_LINE ? sb_audit_saving_of(p, SB_SAVE_SITE, s->key, SB_AUDIT_NONE) : NULL;
+    if (!site || site->calls != s->calls)
+        return 0;
+    s->r = site->r;
+    s->kept = site->kept;
+    s->other = site->other;
+    s->held_primary = site->held_primary;
+    return 1;
+}
+
 static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask, sb_audit_saving *s)
 {
     s->calls = 0;
     s->blocked_us = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        int hit = removable(c);
-        switch (s->kind) {
-        case SB_SAVE_SITE:
-            hit = hit && c->site == s->key;
-            break;
-        case SB_SAVE_RANGE:
-            hit = hit && c->range == s->key;
-            break;
-        case SB_SAVE_CLASS:
-            hit = hit && c->cls == s->cls;
-            break;
-        default:
-            break;
-        }
+        int hit = hits(c, s);
         mask[i] = (unsigned char)hit;
         if (hit) {
             s->calls++;
             s->blocked_us += (double)(c->end - c->start) / 1e3;
         }
     }
+    if (same_as_site(p, s))
+        return 0;
     int rc = sb_replay_run(m, mask, 0, &s->r);
-    if (!rc && (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL))
+    if (!rc && played_twice(s->kind))
         rc = sb_replay_run(m, mask, SB_REPLAY_KEEP_READBACKS, &s->kept);
-    if (!rc && s->r.producers && (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL))
+    if (!rc && s->r.producers && played_twice(s->kind))
         rc = producers_held(m, mask, s);
     return rc;
+}
+
+/* The selections of p, in p->savings: all, the sites, the classes, the ranges, the lines. */
+static void select_all(sb_audit_proc *p, const group *sites, size_t nsites, const group *ranges,
+                       size_t nranges, const group *lines, size_t nlines)
+{
+    sb_audit_saving *s = p->savings;
+    s[p->nsavings++].kind = SB_SAVE_ALL;
+    for (size_t i = 0; i < nsites; i++)
+        s[p->nsavings++] = (sb_audit_saving){.kind = SB_SAVE_SITE, .key = sites[i].key};
+    for (int k = 1; k < SB_AUDIT_NCLASS; k++)
+        if (sb_audit_blocking((sb_audit_class)k) && p->counts[k])
+            s[p->nsavings++] = (sb_audit_saving){.kind = SB_SAVE_CLASS, .cls = k};
+    for (size_t i = 0; i < nranges; i++)
+        s[p->nsavings++] = (sb_audit_saving){.kind = SB_SAVE_RANGE, .key = ranges[i].key};
+    for (size_t i = 0; i < nlines; i++)
+        s[p->nsavings++] =
+            (sb_audit_saving){.kind = SB_SAVE_LINE, .key = lines[i].key, .via = lines[i].via};
 }
 
 int sb_audit_savings(sb_audit_proc *p, int top)
 {
     if (!p->kernels || !p->launches)
         return 0;
-    size_t nsites = 0, nranges = 0;
-    group *sites = groups_of(p, 0, &nsites), *ranges = groups_of(p, 1, &nranges);
+    size_t nsites = 0, nranges = 0, nlines = 0;
+    group *sites = groups_of(p, BY_SITE, &nsites), *ranges = groups_of(p, BY_RANGE, &nranges);
+    group *lines = groups_of(p, BY_LINE, &nlines);
     unsigned char *mask = malloc(p->ncalls + 1);
-    sb_replay_model *m = sites && ranges && mask ? sb_replay_build(p) : NULL;
+    sb_replay_model *m = sites && ranges && lines && mask ? sb_replay_build(p) : NULL;
     p->replay = malloc(sizeof *p->replay);
     if (nsites > (size_t)top)
         nsites = (size_t)top;
     if (nranges > (size_t)top)
         nranges = (size_t)top;
-    p->savings = calloc(1 + nsites + SB_AUDIT_NCLASS + nranges, sizeof *p->savings);
+    if (nlines > (size_t)top)
+        nlines = (size_t)top;
+    p->savings = calloc(1 + nsites + SB_AUDIT_NCLASS + nranges + nlines, sizeof *p->savings);
     int rc = m && p->replay && p->savings ? 0 : -1;
     if (!rc) {
         sb_replay_facts_of(m, p->replay);
-        sb_audit_saving *s = p->savings;
-        s[p->nsavings++].kind = SB_SAVE_ALL;
-        for (size_t i = 0; i < nsites; i++)
-            s[p->nsavings++] = (sb_audit_saving){.kind = SB_SAVE_SITE, .key = sites[i].key};
-        for (int k = 1; k < SB_AUDIT_NCLASS; k++)
-            if (sb_audit_blocking((sb_audit_class)k) && p->counts[k])
-                s[p->nsavings++] = (sb_audit_saving){.kind = SB_SAVE_CLASS, .cls = k};
-        for (size_t i = 0; i < nranges; i++)
-            s[p->nsavings++] = (sb_audit_saving){.kind = SB_SAVE_RANGE, .key = ranges[i].key};
+        select_all(p, sites, nsites, ranges, nranges, lines, nlines);
         for (size_t i = 0; !rc && i < p->nsavings; i++)
-            rc = play(m, p, mask, &s[i]);
+            rc = play(m, p, mask, &p->savings[i]);
     }
     sb_replay_free(m);
     free(sites);
     free(ranges);
+    free(lines);
     free(mask);
     return rc;
+}
+
+/* One selection: its kind, its key (site or range), its library line (lines), its class. */
+typedef struct {
+    int kind;
+    const char *key, *via;
+    sb_audit_class cls;
+} selection;
+
+static const sb_audit_saving *find(const sb_audit_proc *p, const selection *w)
+{
+    for (size_t i = 0; i < p->nsavings; i++) {
+        const sb_audit_saving *s = &p->savings[i];
+        if (s->kind != w->kind)
+            continue;
+        if (w->kind == SB_SAVE_CLASS
+                ? s->cls == w->cls
+                : s->key == w->key && (w->kind != SB_SAVE_LINE || s->via == w->via))
+            return s;
+    }
+    return NULL;
 }
 
 const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, const char *key,
                                           sb_audit_class cls)
 {
-    for (size_t i = 0; i < p->nsavings; i++) {
-        const sb_audit_saving *s = &p->savings[i];
-        if (s->kind == kind && (kind == SB_SAVE_CLASS ? s->cls == cls : s->key == key))
-            return s;
-    }
-    return NULL;
+    return find(p, &(selection){kind, key, NULL, cls});
+}
+
+const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc *p, const char *site,
+                                               const char *via)
+{
+    return find(p, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
 }
 
 const char *sb_audit_bound_name(const sb_replay_result *r)
@@ -191,12 +271,12 @@ double sb_audit_saving_us(const sb_audit_saving *s)
     return sb_audit_result_us(&s->r, s->calls);
 }
 
-double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls)
+static double run_saving(const sb_audit_run *run, const selection *w)
 {
     double sum = 0;
     int any = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_saving *s = sb_audit_saving_of(run->procs[i], kind, key, cls);
+        const sb_audit_saving *s = find(run->procs[i], w);
         if (s) {
             sum += sb_audit_saving_us(s);
             any = 1;
@@ -205,12 +285,11 @@ double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, s
     return any ? sum : NAN;
 }
 
-const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const char *key,
-                                    sb_audit_class cls)
+static const char *unmodelled_why(const sb_audit_run *run, const selection *w)
 {
     int ranks = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_saving *s = sb_audit_saving_of(run->procs[i], kind, key, cls);
+        const sb_audit_saving *s = find(run->procs[i], w);
         if (s && s->r.threads_unmodelled)
             return "threads not modelled";
         ranks |= s && s->ranks_unmodelled;
@@ -218,15 +297,47 @@ const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const cha
     return ranks ? "ranks not modelled" : NULL;
 }
 
-const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *key,
-                                 sb_audit_class cls, char *buf, size_t n)
+static const char *saving_text(const sb_audit_run *run, const selection *w, char *buf, size_t n)
 {
-    double us = sb_audit_run_saving(run, kind, key, cls);
+    double us = run_saving(run, w);
     if (isnan(us))
         snprintf(buf, n, "%s", "");
-    else if (sb_audit_unmodelled_why(run, kind, key, cls))
+    else if (unmodelled_why(run, w))
         snprintf(buf, n, "%s", SB_AUDIT_UNMODELLED);
     else
         snprintf(buf, n, "%.3f", us / 1e3);
     return buf;
+}
+
+double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls)
+{
+    return run_saving(run, &(selection){kind, key, NULL, cls});
+}
+
+const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const char *key,
+                                    sb_audit_class cls)
+{
+    return unmodelled_why(run, &(selection){kind, key, NULL, cls});
+}
+
+const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *key,
+                                 sb_audit_class cls, char *buf, size_t n)
+{
+    return saving_text(run, &(selection){kind, key, NULL, cls}, buf, n);
+}
+
+double sb_audit_run_line_saving(const sb_audit_run *run, const char *site, const char *via)
+{
+    return run_saving(run, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
+}
+
+const char *sb_audit_line_unmodelled_why(const sb_audit_run *run, const char *site, const char *via)
+{
+    return unmodelled_why(run, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
+}
+
+const char *sb_audit_line_saving_text(const sb_audit_run *run, const char *site, const char *via,
+                                      char *buf, size_t n)
+{
+    return saving_text(run, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE}, buf, n);
 }

@@ -356,7 +356,7 @@ typedef struct sb_audit_proc {
     double compile_blocked_us;
     long compile_polls, compile_blocking;
     /* savings.c: what removing syncs would save, from the replay (launches recorded) */
-    struct sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges */
+    struct sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges, lines */
     size_t nsavings;
     struct sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
 } sb_audit_proc;

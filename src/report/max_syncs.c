@@ -80,13 +80,30 @@ static void merge(offenders *s)
     sb_sort(s->o, s->n, sizeof *s->o, cmp_offender);
 }
 
+/* What removing an offender's library line alone saves, when it was played: " (removing the
+ * line saves X ms)", or "" */
+static const char *line_saving(const sb_audit_run *run, const offender *o, char *buf, size_t n)
+{
+    char ms[32] = "";
+    if (!o->made->compile) /* the replay removes no compile-time call */
+        sb_audit_line_saving_text(run, o->site, o->via, ms, sizeof ms);
+    if (!strcmp(ms, SB_AUDIT_UNMODELLED))
+        snprintf(buf, n, " (removing the line saves: unknown (%s))",
+                 sb_audit_line_unmodelled_why(run, o->site, o->via));
+    else if (*ms)
+        snprintf(buf, n, " (removing the line saves %s ms)", ms);
+    else
+        buf[0] = 0;
+    return buf;
+}
+
 static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, int top)
 {
     if (!s->n || !msg)
         return;
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++) {
-        char save[96] = "", ms[32] = "";
+        char save[96] = "", ms[32] = "", vsave[96];
         if (!s->o[i].made->compile) /* the replay removes no compile-time call */
             sb_audit_saving_text(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
         if (!strcmp(ms, SB_AUDIT_UNMODELLED))
@@ -98,7 +115,8 @@ static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, in
             SB_AUDIT_ESC(s->o[i].site),
             s->o[i].made->op ? SB_AUDIT_ESC(s->o[i].made->op) : "unknown operation", save);
         if (s->o[i].via[0]) /* the line inside a library that made them */
-            say(msg, "  %8s  %-14s   via %s\n", "", "", SB_AUDIT_ESC(s->o[i].via));
+            say(msg, "  %8s  %-14s   via %s%s\n", "", "", SB_AUDIT_ESC(s->o[i].via),
+                line_saving(run, &s->o[i], vsave, sizeof vsave));
     }
 }
 

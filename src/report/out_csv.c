@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "analyze/frameworks.h"
 #include "base/error.h"
 #include "sinks/sink.h"
 
@@ -25,12 +26,30 @@ static void frame_fields(FILE *f, const sb_audit_pyframe *py, const char *source
     field(f, source);
 }
 
+/* The row's library line's predicted saving (empty as site_save_us is, and when the site made
+ * the calls itself or the line was not played), the framework table's row that names it (its id,
+ * empty when none) and the line of the user's code where its fix goes (empty when unknown). */
+static void line_fields(FILE *f, const sb_audit_proc *p, const sb_audit_row *r)
+{
+    const char *via = r->made.via_site ? r->made.via_site : "";
+    const sb_audit_saving *sv =
+        r->made.compile || !via[0] ? NULL : sb_audit_line_saving_of(p, r->site, via);
+    if (sv && !sb_audit_unmodelled(sv))
+        fprintf(f, ",%.9g", sb_audit_saving_us(sv));
+    else
+        fputc(',', f);
+    fputc(',', f);
+    field(f, r->made.fw ? r->made.fw->id : "");
+    fputc(',', f);
+    field(f, r->made.fix_at ? r->made.fix_at : "");
+}
+
 int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
 {
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
           "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
           "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library,"
-          "phase,site_from,waiter_tid\n",
+          "phase,site_from,waiter_tid,via_save_us,framework,fix_at\n",
           f);
     for (size_t i = 0; i < run->nprocs; i++) {
         const sb_audit_proc *p = run->procs[i];
@@ -76,6 +95,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
             fprintf(f, ",%s,", sb_audit_site_from(r));
             if (r->waiter)
                 fprintf(f, "%d", r->waiter);
+            line_fields(f, p, r);
             fputc('\n', f);
         }
     }

@@ -2,6 +2,7 @@
  * instances and the gate. */
 #include "report/report.h"
 #include "report/json_build.h"
+#include "analyze/frameworks.h"
 #include "analyze/ranks.h"
 
 #include <jansson.h>
@@ -105,6 +106,8 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     json_t *o = json_object();
     if (key_name)
         set(o, key_name, key);
+    if (s->kind == SB_SAVE_LINE) /* the library line under its user's line (the site) */
+        set(o, "via", sb_json_str(s->via));
     set(o, "calls", json_integer(s->calls));
     set(o, "blocked_us", sb_json_num(s->blocked_us));
     /* what the reports give: the removed calls at the run's typical saving per call */
@@ -118,7 +121,7 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     set(o, "ranks_unmodelled", json_integer(s->ranks_unmodelled)); /* the same for other ranks */
     if (s->r.producers) /* threads that hand work on whose own pace the audit does not see */
         set_producers(o, s);
-    if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL) {
+    if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL || s->kind == SB_SAVE_LINE) {
         /* the same syncs removed with their readbacks kept, made asynchronous */
         set(o, "save_wall_us_readbacks_kept", sb_json_num(s->kept.wall_us));
         set(o, "save_per_call_us_readbacks_kept",
@@ -163,18 +166,22 @@ static json_t *predicted(const sb_audit_proc *p)
     set(model, "hand_offs_lost", json_integer(f->wakes_lost));
     set(o, "model", model);
     json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
+    json_t *lines = json_array();
     for (size_t i = 1; i < p->nsavings; i++) {
         const sb_audit_saving *s = &p->savings[i];
         if (s->kind == SB_SAVE_SITE)
             append(sites, saving(s, "site", sb_json_str(s->key)));
         else if (s->kind == SB_SAVE_CLASS)
             append(classes, saving(s, "class", sb_json_str(sb_audit_class_name(s->cls))));
+        else if (s->kind == SB_SAVE_LINE) /* a library line under a user's line, alone */
+            append(lines, saving(s, "site", sb_json_str(s->key)));
         else
             append(ranges, saving(s, "range", sb_json_str(s->key)));
     }
     set(o, "sites", sites);
     set(o, "classes", classes);
     set(o, "ranges", ranges);
+    set(o, "lines", lines);
     return o;
 }
 
@@ -250,16 +257,43 @@ static json_t *total(const sb_audit_run *run)
     return o;
 }
 
-/* The line inside a library that made a row's calls, its path as recorded; null when the site
+/* The line inside a library that made a row's calls, its path as recorded, and what removing
+ * its calls alone saves (null when not played or unknown, as site_save_us); null when the site
  * made them itself. */
-static json_t *via(const sb_audit_made *m)
+static json_t *via(const sb_audit_proc *p, const sb_audit_row *r)
 {
+    const sb_audit_made *m = &r->made;
     if (!m->via)
         return json_null();
     json_t *o =
         json_pack("{s:o, s:i, s:o, s:o}", "file", sb_json_str(m->via->file), "line", m->via->line,
                   "function", sb_json_str(m->via->func), "source", sb_json_str(m->via_source));
     set(o, "site", sb_json_str(m->via_site));
+    const sb_audit_saving *sv =
+        m->compile || !m->via_site ? NULL : sb_audit_line_saving_of(p, r->site, m->via_site);
+    set(o, "save_us",
+        sv && !sb_audit_unmodelled(sv) ? sb_json_num(sb_audit_saving_us(sv)) : json_null());
+    return o;
+}
+
+/* The framework table's row that names a row's calls (analyze/frameworks.h), with the line of
+ * the user's code where its fix goes, the run's blocking calls it names (every row's with it)
+ * and the run's blocking calls in all; null when none names them. */
+static json_t *framework(const sb_audit_run *run, const sb_audit_made *m)
+{
+    const sb_fw_row *fw = m->fw;
+    if (!fw)
+        return json_null();
+    json_t *o = json_object();
+    set(o, "id", sb_json_str(fw->id));
+    set(o, "package", sb_json_str(fw->package));
+    set(o, "versions", sb_json_str(fw->versions));
+    set(o, "removes", json_boolean(fw->removes));
+    set(o, "fix", sb_json_str(fw->fix));
+    set(o, "caveat", sb_json_str(fw->caveat));
+    set(o, "fix_at", m->fix_at && m->fix_at[0] ? sb_json_str(m->fix_at) : json_null());
+    set(o, "calls", json_integer(sb_audit_fw_calls(run, fw)));
+    set(o, "run_calls", json_integer(sb_audit_run_blocking(run)));
     return o;
 }
 
@@ -286,7 +320,7 @@ static json_t *rows(const sb_audit_run *run)
                                 "line", r->pyframe->line, "function", sb_json_str(r->pyframe->func),
                                 "source", sb_json_str(r->source))
                     : json_null());
-            set(o, "via", via(&r->made));
+            set(o, "via", via(p, r));
             set(o, "library", r->made.library[0] ? sb_json_str(r->made.library) : json_null());
             set(o, "operation", r->made.op ? sb_json_str(r->made.op) : json_null());
             set(o, "fix", r->made.op ? sb_json_str(r->made.fix) : json_null());
@@ -301,6 +335,9 @@ static json_t *rows(const sb_audit_run *run)
                                 : sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             set(o, "site_save_us",
                 sv && !sb_audit_unmodelled(sv) ? sb_json_num(sb_audit_saving_us(sv)) : json_null());
+            set(o, "framework", framework(run, &r->made));
+            set(o, "framework_changed",
+                r->made.fw_changed ? sb_json_str(r->made.fw_changed->id) : json_null());
             append(a, o);
         }
     }

@@ -2,6 +2,7 @@
  * the top call sites; what torch.compile made while compiling (analyze/compile_group.c) in a
  * section of its own, after the run time's. */
 #include "report/report.h"
+#include "analyze/frameworks.h"
 #include "analyze/ranks.h"
 
 #include <inttypes.h>
@@ -260,9 +261,47 @@ static int cmp_site_ptr(const void *a, const void *b)
 
 #define PAD "                                                           "
 
+long sb_audit_fw_calls(const sb_audit_run *run, const struct sb_fw_row *fw)
+{
+    long n = 0;
+    for (size_t i = 0; fw && i < run->nprocs; i++) {
+        const sb_audit_proc *p = run->procs[i];
+        for (size_t k = 0; k < p->nrows; k++)
+            if (p->rows[k].made.fw == fw && sb_audit_blocking(p->rows[k].cls))
+                n += p->rows[k].count;
+    }
+    return n;
+}
+
+long sb_audit_run_blocking(const sb_audit_run *run)
+{
+    long n = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        n += run->procs[i]->blocking;
+    return n;
+}
+
+/* Under an entry the framework table names (analyze/frameworks.h): where the fix goes in the
+ * user's code, and how many of the run's blocking calls the row's option removes. */
+static void fw_details(FILE *f, const sb_audit_run *run, const sb_audit_made *m, const char *pad)
+{
+    if (!m->fw)
+        return;
+    if (m->fix_at && m->fix_at[0])
+        fprintf(f, "%schange: %s\n", pad, SB_AUDIT_ESC(m->fix_at));
+    long n = sb_audit_fw_calls(run, m->fw), all = sb_audit_run_blocking(run);
+    if (m->fw->removes)
+        fprintf(f, "%sremoves %ld of the run's %ld blocking call%s\n", pad, n, all,
+                all == 1 ? "" : "s");
+    else
+        fprintf(f, "%sno option removes them (%ld of the run's %ld blocking call%s)\n", pad, n, all,
+                all == 1 ? "" : "s");
+}
+
 /* Under an entry: the text of its line (the library's for an entry made inside one), what made
- * it, the fix and the scenario that prices it, the native frame. */
-static void site_details(FILE *f, const site_sum *s, const char *pad)
+ * it, the fix and the scenario that prices it, where the fix goes and what it removes (the
+ * framework table's), the native frame. */
+static void site_details(FILE *f, const sb_audit_run *run, const site_sum *s, const char *pad)
 {
     const char *text = s->made->via ? s->made->via_source : s->source;
     if (s->python && text[0] && (!s->site_via || s->made->via))
@@ -276,6 +315,7 @@ static void site_details(FILE *f, const site_sum *s, const char *pad)
     } else {
         fprintf(f, "%swhat: unknown (no rule knows this call; see the native frame)\n", pad);
     }
+    fw_details(f, run, s->made, pad);
     int no_stack = !strcmp(s->native, "?"); /* an async copy into pinned memory: none taken */
     if (s->python)
         fprintf(f, "%snative: %s\n", pad,
@@ -367,8 +407,12 @@ static void site_entry(FILE *f, const sb_audit_run *run, const site_sum *s, size
             if (s[i].source[0])
                 fprintf(f, "%s| %s\n", PAD, SB_AUDIT_ESC(s[i].source));
         }
+        char line[32] = ""; /* the library line alone: "-" when not played */
+        if (replayed && s[i].made->via &&
+            !*sb_audit_line_saving_text(run, s[i].site, s[i].made->via_site, line, sizeof line))
+            snprintf(line, sizeof line, "-");
         fprintf(f, "%9ld  %-14s %-20s %10s    %s%s\n", s[i].count, sb_audit_class_name(s[i].cls),
-                range, "", s[i].made->via ? "via " : "(the line itself)",
+                range, line, s[i].made->via ? "via " : "(the line itself)",
                 SB_AUDIT_ESC(s[i].made->via_site));
     }
     size_t k = 0;
@@ -376,7 +420,7 @@ static void site_entry(FILE *f, const sb_audit_run *run, const site_sum *s, size
                       s[k].made->op == s[i].made->op && s[k].made->fix == s[i].made->fix))
         k++;
     if (k == i)
-        site_details(f, &s[i], s[i].site_via ? PAD "  " : PAD);
+        site_details(f, run, &s[i], s[i].site_via ? PAD "  " : PAD);
 }
 
 /* The top sites of the run time, or of the compile time (which the replay never removes). */
@@ -391,9 +435,11 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top, int compile)
         replayed |= run->procs[i]->nsavings > 0;
     if (n)
         fprintf(f, "\ntop sites%s\n%9s  %-14s %-20s %10s  %s\n",
-                compile    ? ", compile time (torch.compile)"
-                : replayed ? " (saves: removing every sync at the site, all its classes and ranges)"
-                           : "",
+                compile ? ", compile time (torch.compile)"
+                : replayed
+                    ? " (saves: removing every sync at the site, all its classes and ranges; "
+                      "at a library line under it, that line's alone)"
+                    : "",
                 "count", "class", "range", "saves ms", "site");
     for (size_t i = 0; i < n && (int)i < top; i++)
         site_entry(f, run, s, i, replayed);

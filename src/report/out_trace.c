@@ -165,6 +165,21 @@ static void python_frames(FILE *f, const sb_audit_pystack *s)
     fputc(']', f);
 }
 
+/* A sync's predicted savings, per call too: its site's, and its library line's alone. */
+static void saving_args(FILE *f, const sb_audit_proc *p, const sb_audit_call *c)
+{
+    const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, c->site, SB_AUDIT_NONE);
+    if (sv && !sb_audit_unmodelled(sv))
+        fprintf(f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
+                sv->r.typical_us);
+    sv = c->made->via_site && c->made->via_site[0]
+             ? sb_audit_line_saving_of(p, c->site, c->made->via_site)
+             : NULL;
+    if (sv && !sb_audit_unmodelled(sv))
+        fprintf(f, ",\"via_save_us\":%.3f,\"via_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
+                sv->r.typical_us);
+}
+
 static void calls(writer *w, const sb_audit_proc *p)
 {
     for (size_t i = 0; i < p->ncalls; i++) {
@@ -200,13 +215,8 @@ static void calls(writer *w, const sb_audit_proc *p)
         }
         if (blocking && p->kernels)
             fprintf(w->f, ",\"bubble_us\":%.3f", (double)c->bubble_ns / 1e3);
-        const sb_audit_saving *sv =
-            blocking && !sb_audit_compile_time(c)
-                ? sb_audit_saving_of(p, SB_SAVE_SITE, c->site, SB_AUDIT_NONE)
-                : NULL;
-        if (sv && !sb_audit_unmodelled(sv)) /* the site's predicted saving, per call too */
-            fprintf(w->f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f",
-                    sb_audit_saving_us(sv), sv->r.typical_us);
+        if (blocking && !sb_audit_compile_time(c))
+            saving_args(w->f, p, c);
         fputs("}}", w->f);
     }
 }

@@ -70,5 +70,10 @@ extern const sb_report_writer sb_report_github_writers[];
 
 /* ---- shared by the writers ----*/
 void sb_audit_json_str(FILE *f, const char *s); /* a JSON string literal (out_trace.c) */
+/* The run's blocking calls that framework table row fw (analyze/frameworks.h) names: the counts
+ * of every row whose made.fw is fw, summed (out_table.c). */
+long sb_audit_fw_calls(const sb_audit_run *run, const struct sb_fw_row *fw);
+/* The run's blocking calls in all, every process's (out_table.c). */
+long sb_audit_run_blocking(const sb_audit_run *run);
 
 #endif

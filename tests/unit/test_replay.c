@@ -5,6 +5,7 @@
  * own time taken out, and the replay's figures in the reports. Times are in microseconds here,
  * nanoseconds in the records. */
 #include "audit_stream.h"
+#include "analyze/frameworks.h"
 #include "tmpdir.h"
 
 #include <jansson.h>
@@ -1136,7 +1137,8 @@ static void reports_show_the_prediction(void **state)
     free(text);
     text = csv_text(run);
     assert_non_null(strstr(text, ",native_site,site_save_us,via_file,"));
-    assert_non_null(strstr(text, ",38,,,,,,run,native,\n")); /* the site: 3 x 11 + 5 us; no via */
+    assert_non_null(
+        strstr(text, ",38,,,,,,run,native,,,,\n")); /* the site: 3 x 11 + 5 us; no via */
     free(text);
     json_t *doc = json_report(run);
     json_t *pred =
@@ -1187,7 +1189,7 @@ static void reports_say_unknown_when_threads_are_not_modelled(void **state)
     free(msg);
     text = csv_text(run);
     assert_non_null(strstr(text, ",native_site,site_save_us,via_file,"));
-    assert_null(strstr(text, ",0,,,,,,run,native,\n"));
+    assert_null(strstr(text, ",0,,,,,,run,native,,,,\n"));
     free(text);
     json_t *doc = json_report(run);
     json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
@@ -1252,6 +1254,300 @@ static void every_rank_of_a_job_is_unknown(void **state)
     sb_audit_free(run);
 }
 
+/* ---- a price per library line (issue 44): a user's line that leads into two lines inside a
+ * library, each priced alone ---- */
+#define LIB "/venv/lib/python3.12/site-packages/mylib/"
+#define LINE_A "mylib/a.py:3 in fa"
+#define LINE_B "mylib/b.py:7 in fb"
+
+/* cudaStreamSynchronize of stream st at [t0, t1) by thread 1, made at Python stack py. */
+static void py_sync(stream *s, long long corr, long long t0, long long t1, int st, int py)
+{
+    line(s,
+         "{\"t\":\"call\",\"api\":\"cudaStreamSynchronize_v3020\",\"dom\":\"rt\",\"tid\":1,"
+         "\"ctx\":1,\"corr\":%lld,\"start\":%lld,\"end\":%lld,\"ranges\":[],\"stack\":-1,"
+         "\"py\":%d}",
+         corr, t0 * US, t1 * US, py);
+    line(s,
+         "{\"t\":\"sync\",\"type\":\"stream\",\"ctx\":1,\"stream\":%d,\"corr\":%lld,"
+         "\"sync_id\":-1,\"start\":%lld,\"end\":%lld}",
+         st, corr, t0 * US, t1 * US);
+}
+
+/* The user's line train.py:10 and, under it, the library lines a.py:3 (stack 1) and b.py:7
+ * (stack 2). */
+static void lib_stacks(stream *s)
+{
+    line(s, "{\"t\":\"pystack\",\"id\":1,\"frames\":[[\"" LIB
+            "a.py\",\"fa\",3],[\"/work/train.py\",\"main\",10]]}");
+    line(s, "{\"t\":\"pystack\",\"id\":2,\"frames\":[[\"" LIB
+            "b.py\",\"fb\",7],[\"/work/train.py\",\"main\",10]]}");
+}
+
+/* n steps of 140 us, each: a 100 us kernel on stream 7 that line A waits for (107 us blocked),
+ * then a 5 us kernel on stream 8 that line B waits for (12 us). Without A's syncs the host
+ * launches the short kernel without waiting for the long one; without B's it only skips B's
+ * short wait. */
+static sb_audit_run *two_lines_run(int n)
+{
+    stream s;
+    begin(&s);
+    lib_stacks(&s);
+    for (long long i = 0; i < n; i++) {
+        long long h = 140 * i, corr = 4 * i + 1;
+        launch(&s, corr, h, 7, h + 5, h + 105);
+        py_sync(&s, corr + 1, h + 3, h + 110, 7, 1);
+        launch(&s, corr + 2, h + 112, 8, h + 117, h + 122);
+        py_sync(&s, corr + 3, h + 115, h + 127, 8, 2);
+    }
+    replay_end(&s, 140 * n);
+    return analyzed(&s);
+}
+
+/* The interned site and library line of the first call made at Python stack py. */
+static const sb_audit_call *call_at(const sb_audit_proc *p, int py)
+{
+    for (size_t i = 0; i < p->ncalls; i++)
+        if (p->calls[i].py == py)
+            return &p->calls[i];
+    fail_msg("no call at pystack %d", py);
+    return NULL;
+}
+
+static void two_library_lines_are_priced_apart(void **state)
+{
+    (void)state;
+    enum { N = 30 };
+    sb_audit_run *run = two_lines_run(N);
+    const sb_audit_proc *p = run->procs[0];
+    const sb_audit_call *a = call_at(p, 1), *b = call_at(p, 2);
+    assert_ptr_equal(a->site, b->site); /* one user's line, two library lines */
+    assert_string_equal(a->made->via_site, LINE_A);
+    assert_string_equal(b->made->via_site, LINE_B);
+    const sb_audit_saving *la = sb_audit_line_saving_of(p, a->site, a->made->via_site);
+    const sb_audit_saving *lb = sb_audit_line_saving_of(p, b->site, b->made->via_site);
+    const sb_audit_saving *site = sb_audit_saving_of(p, SB_SAVE_SITE, a->site, SB_AUDIT_NONE);
+    assert_non_null(la);
+    assert_non_null(lb);
+    assert_non_null(site);
+    assert_int_equal(la->kind, SB_SAVE_LINE);
+    assert_ptr_equal(la->via, a->made->via_site);
+    assert_int_equal(la->calls, N);
+    assert_int_equal(lb->calls, N);
+    assert_int_equal(site->calls, 2 * N);
+    near(la->blocked_us, 107.0 * N);
+    near(lb->blocked_us, 12.0 * N);
+    /* each its own play: the line that blocked longer saves more, and neither is the site's */
+    double sa = sb_audit_saving_us(la), sb = sb_audit_saving_us(lb);
+    assert_true(sb > 0);
+    assert_true(sa > 2 * sb);
+    /* not the site's figure, either of them (the site's typical saving is of its 60 calls) */
+    assert_true(fabs(sa - sb_audit_saving_us(site)) > 1 && fabs(sb - sb_audit_saving_us(site)) > 1);
+    /* played twice, as a site is: the readbacks kept too */
+    assert_true(la->kept.wall_us > 0);
+    /* over the run, and as text */
+    near(sb_audit_run_line_saving(run, a->site, a->made->via_site), sa);
+    char buf[32];
+    char want[32];
+    snprintf(want, sizeof want, "%.3f", sa / 1e3);
+    assert_string_equal(sb_audit_line_saving_text(run, a->site, a->made->via_site, buf, sizeof buf),
+                        want);
+    assert_string_equal(sb_audit_line_saving_text(run, a->site, "", buf, sizeof buf), "");
+    assert_null(sb_audit_line_saving_of(p, a->site, b->site)); /* no such pair */
+    assert_null(sb_audit_saving_of(p, SB_SAVE_LINE, NULL, SB_AUDIT_NONE));
+    sb_audit_free(run);
+}
+
+/* A user's line whose calls all go through one library line: the line's play is the site's. */
+static void a_lone_library_line_is_its_sites_play(void **state)
+{
+    (void)state;
+    stream s;
+    begin(&s);
+    lib_stacks(&s);
+    for (long long i = 0; i < 25; i++) {
+        long long h = 112 * i;
+        launch(&s, 2 * i + 1, h, 7, h + 5, h + 105);
+        py_sync(&s, 2 * i + 2, h + 3, h + 110, 7, 1);
+    }
+    replay_end(&s, 112 * 25);
+    sb_audit_run *run = analyzed(&s);
+    const sb_audit_proc *p = run->procs[0];
+    const sb_audit_call *a = call_at(p, 1);
+    const sb_audit_saving *line = sb_audit_line_saving_of(p, a->site, a->made->via_site);
+    const sb_audit_saving *site = sb_audit_saving_of(p, SB_SAVE_SITE, a->site, SB_AUDIT_NONE);
+    assert_non_null(line);
+    assert_non_null(site);
+    assert_int_equal(line->calls, site->calls);
+    near(sb_audit_saving_us(line), sb_audit_saving_us(site));
+    near(line->kept.wall_us, site->kept.wall_us);
+    near(sb_audit_saving_us(line), 11.0 * 25); /* gpu_bound_loop_saves_the_gaps' 11 us a step */
+    sb_audit_free(run);
+}
+
+/* The row of the JSON report whose via site is `via`. */
+static json_t *row_via(json_t *doc, const char *via)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(doc, "rows"), i, r)
+    {
+        json_t *v = json_object_get(r, "via");
+        if (json_is_object(v) && !strcmp(json_string_value(json_object_get(v, "site")), via))
+            return r;
+    }
+    fail_msg("no row via %s", via);
+    return NULL;
+}
+
+/* The entry of predicted.lines whose via is `via`. */
+static json_t *line_entry(json_t *pred, const char *via)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(pred, "lines"), i, e)
+    {
+        if (!strcmp(json_string_value(json_object_get(e, "via")), via))
+            return e;
+    }
+    fail_msg("no line %s in predicted.lines", via);
+    return NULL;
+}
+
+/* The reports give each library line's saving beside it: the JSON (rows' via.save_us, the
+ * process's predicted.lines), the CSV (via_save_us), the trace (via_save_us), the table (the
+ * library line's saves ms) and the gate's message. */
+static void reports_give_each_library_lines_saving(void **state)
+{
+    (void)state;
+    sb_audit_run *run = two_lines_run(30);
+    const sb_audit_proc *p = run->procs[0];
+    const sb_audit_call *a = call_at(p, 1), *b = call_at(p, 2);
+    double sa = sb_audit_saving_us(sb_audit_line_saving_of(p, a->site, a->made->via_site));
+    double sb = sb_audit_saving_us(sb_audit_line_saving_of(p, b->site, b->made->via_site));
+    json_t *doc = json_report(run);
+    near(
+        json_number_value(json_object_get(json_object_get(row_via(doc, LINE_A), "via"), "save_us")),
+        sa);
+    near(
+        json_number_value(json_object_get(json_object_get(row_via(doc, LINE_B), "via"), "save_us")),
+        sb);
+    json_t *pred =
+        json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "predicted");
+    assert_int_equal(json_array_size(json_object_get(pred, "lines")), 2);
+    json_t *ea = line_entry(pred, LINE_A);
+    assert_string_equal(json_string_value(json_object_get(ea, "site")), a->site);
+    assert_int_equal(json_integer_value(json_object_get(ea, "calls")), 30);
+    near(json_number_value(json_object_get(ea, "save_us")), sa);
+    near(json_number_value(json_object_get(ea, "blocked_us")), 107.0 * 30);
+    /* the same fields as a site's entry */
+    json_t *site = json_array_get(json_object_get(pred, "sites"), 0);
+    const char *k;
+    json_t *v;
+    json_object_foreach(site, k, v)
+    {
+        if (!json_object_get(ea, k))
+            fail_msg("predicted.lines lacks the sites' field %s", k);
+    }
+    json_decref(doc);
+
+    char *csv = csv_text(run);
+    assert_non_null(strstr(csv, ",waiter_tid,via_save_us,framework,fix_at\n"));
+    char want[256];
+    snprintf(want, sizeof want, ",run,python,,%.9g,,\n", sa);
+    assert_non_null(strstr(csv, want));
+    snprintf(want, sizeof want, ",run,python,,%.9g,,\n", sb);
+    assert_non_null(strstr(csv, want));
+    free(csv);
+
+    char *trace = report_text(run, AS_TRACE, NULL, NULL);
+    snprintf(want, sizeof want, "\"via_save_us\":%.3f", sa);
+    assert_non_null(strstr(trace, want));
+    free(trace);
+
+    char *table = table_text(run);
+    snprintf(want, sizeof want, "%10.3f    via " LINE_A "\n", sa / 1e3);
+    assert_non_null(strstr(table, want));
+    snprintf(want, sizeof want, "%10.3f    via " LINE_B "\n", sb / 1e3);
+    assert_non_null(strstr(table, want));
+    free(table);
+
+    char *msg = gate_failed(run);
+    snprintf(want, sizeof want, "via " LINE_A " (removing the line saves %.3f ms)\n", sa / 1e3);
+    assert_non_null(strstr(msg, want));
+    free(msg);
+    sb_audit_free(run);
+}
+
+/* The framework table's rows (analyze/frameworks.h) in the reports: made.fw set by hand on the
+ * rows of line A (an option removes them; the fix goes at train.py:31) and of line B (no option
+ * does; B's frame also looks like A's row changed). */
+static void reports_carry_the_framework_row(void **state)
+{
+    (void)state;
+    static const sb_fw_row fa = {.id = "mylib.a.check",
+                                 .package = "mylib",
+                                 .versions = "1.2.3",
+                                 .module = "mylib/a.py",
+                                 .func = "fa",
+                                 .text = "x",
+                                 .what = "a check",
+                                 .fix = "Trainer(check=False)",
+                                 .caveat = "no check",
+                                 .where = "Trainer(",
+                                 .removes = 1};
+    static const sb_fw_row fb = {.id = "mylib.b.read",
+                                 .package = "mylib",
+                                 .versions = "1.2.3",
+                                 .fix = "none",
+                                 .caveat = "",
+                                 .removes = 0};
+    sb_audit_run *run = two_lines_run(30);
+    sb_audit_proc *p = run->procs[0];
+    for (size_t k = 0; k < p->nrows; k++) {
+        sb_audit_made *m = &p->rows[k].made;
+        if (!strcmp(m->via_site, LINE_A)) {
+            m->fw = &fa;
+            m->fix_at = "train.py:31";
+        } else if (!strcmp(m->via_site, LINE_B)) {
+            m->fw = &fb;
+            m->fw_changed = &fa;
+        }
+    }
+    json_t *doc = json_report(run);
+    json_t *fw = json_object_get(row_via(doc, LINE_A), "framework");
+    assert_true(json_is_object(fw));
+    assert_string_equal(json_string_value(json_object_get(fw, "id")), "mylib.a.check");
+    assert_string_equal(json_string_value(json_object_get(fw, "package")), "mylib");
+    assert_string_equal(json_string_value(json_object_get(fw, "versions")), "1.2.3");
+    assert_true(json_is_true(json_object_get(fw, "removes")));
+    assert_string_equal(json_string_value(json_object_get(fw, "fix")), "Trainer(check=False)");
+    assert_string_equal(json_string_value(json_object_get(fw, "caveat")), "no check");
+    assert_string_equal(json_string_value(json_object_get(fw, "fix_at")), "train.py:31");
+    assert_int_equal(json_integer_value(json_object_get(fw, "calls")), 30);
+    assert_int_equal(json_integer_value(json_object_get(fw, "run_calls")), 60);
+    assert_true(json_is_null(json_object_get(row_via(doc, LINE_A), "framework_changed")));
+    json_t *rb = row_via(doc, LINE_B);
+    fw = json_object_get(rb, "framework");
+    assert_true(json_is_false(json_object_get(fw, "removes")));
+    assert_true(json_is_null(json_object_get(fw, "fix_at")));
+    assert_string_equal(json_string_value(json_object_get(rb, "framework_changed")),
+                        "mylib.a.check");
+    json_decref(doc);
+
+    char *csv = csv_text(run);
+    assert_non_null(strstr(csv, ",mylib.a.check,train.py:31\n"));
+    assert_non_null(strstr(csv, ",mylib.b.read,\n"));
+    free(csv);
+
+    char *table = table_text(run);
+    assert_non_null(strstr(table, "change: train.py:31\n"));
+    assert_non_null(strstr(table, "removes 30 of the run's 60 blocking calls\n"));
+    assert_non_null(strstr(table, "no option removes them (30 of the run's 60 blocking calls)\n"));
+    free(table);
+    sb_audit_free(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1292,6 +1588,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(calibration_records_give_the_median_oh, make_tmpdir,
                                         remove_tmpdir),
         cmocka_unit_test(reports_show_the_prediction),
+        cmocka_unit_test(two_library_lines_are_priced_apart),
+        cmocka_unit_test(a_lone_library_line_is_its_sites_play),
+        cmocka_unit_test(reports_give_each_library_lines_saving),
+        cmocka_unit_test(reports_carry_the_framework_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
