@@ -229,11 +229,30 @@ static source_file *source_of(sb_audit_run *run, const char *file)
     return s;
 }
 
+/* Does a triple quote open or close a string on this line (an odd count of them)? */
+static int toggles_docstring(const char *line)
+{
+    int n = 0;
+    for (const char *p = line; *p; p++)
+        if ((p[0] == '"' || p[0] == '\'') && p[1] == p[0] && p[2] == p[0]) {
+            n++;
+            p += 2;
+        }
+    return n % 2;
+}
+
 int sb_audit_py_find_line(sb_audit_run *run, const char *file, const char *alts)
 {
     const source_file *s = source_of(run, file);
+    int in_string = 0; /* inside a docstring: text, not code */
     for (size_t i = 0; s && s->text && i < s->nlines; i++) {
         const char *line = s->text + s->starts[i];
+        int was = in_string;
+        in_string ^= toggles_docstring(line);
+        const char *code = line + strspn(line, " \t");
+        if (was || in_string || code[0] == '#' || !strncmp(code, "\"\"\"", 3) ||
+            !strncmp(code, "\'\'\'", 3))
+            continue;
         for (const char *a = alts; *a;) {
             size_t n = strcspn(a, "|");
             for (const char *p = line; n && (p = strchr(p, a[0])); p++)

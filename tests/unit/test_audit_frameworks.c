@@ -223,8 +223,10 @@ static void the_fix_names_the_users_line_and_unknown_syncs_say_so(void **state)
     snprintf(user, sizeof user, "%s/at/train.py", tmpdir);
     FILE *f = fopen(user, "w");
     assert_non_null(f);
-    fputs("import torch\nmodel = build()\nopt = torch.optim.AdamW(model.parameters())\n"
-          "scaler = torch.amp.GradScaler()\n\n\nscaler.step(opt)\n",
+    /* the docstring and the comment name AdamW( too: text, not the call */
+    fputs("\"\"\"Trains with torch.optim.AdamW(\n...).\"\"\"\n# AdamW(model.parameters())\n"
+          "opt = torch.optim.AdamW(model.parameters())\n"
+          "scaler = torch.amp.GradScaler()\n\nscaler.step(opt)\n",
           f);
     fclose(f);
     sb_audit_run *run = one_call("at", PKGS "torch/amp/grad_scaler.py", "_maybe_opt_step", 2);
@@ -232,7 +234,7 @@ static void the_fix_names_the_users_line_and_unknown_syncs_say_so(void **state)
     assert_non_null(c->made->fw);
     assert_string_equal(c->made->fw->id, "torch.amp.grad_scaler.found_inf");
     char want[600];
-    snprintf(want, sizeof want, "%s:3", user);
+    snprintf(want, sizeof want, "%s:4", user);
     assert_string_equal(c->made->fix_at, want);
     assert_null(strstr(c->made->fix, "keep it on the GPU"));
     assert_non_null(strstr(c->made->fix, "fused=True"));
