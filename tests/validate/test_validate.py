@@ -24,7 +24,8 @@ def test_every_check_has_a_name_a_group_and_a_target(registry):
     names = [c.name for c in registry.CHECKS]
     assert len(names) == len(set(names)), "two checks share a name"
     assert {c.group for c in registry.CHECKS} == {"scenarios", "audit", "python", "replay",
-                                                  "gate", "multi-gpu", "sanitizer", "floor"}
+                                                  "gate", "multi-gpu", "sanitizer", "floor",
+                                                  "frameworks"}
     for c in registry.CHECKS:
         assert c.name and c.target and callable(c.func), c
     # the default set holds the replay's four fix scenarios where the model applies

@@ -20,6 +20,9 @@ The checks (tests/validate/*_checks.py; --list names them all):
              build/syncbench-floor plainly and as the scenario, beside syncbench, in pairs
              (SYNCBENCH_FLOOR_PAIRS, 8); as the scenario <= 1.10 x (tests/validate/floor_checks.py)
   sanitizer  compute-sanitizer's GEMM racecheck and synccheck (--full)
+  frameworks each option the framework table claims, on the GPU (tests/frameworks/): the
+             claimed library line's calls audited before and after, the predicted saving a step
+             against the measured one (tests/validate/frameworks_checks.py; about 8 minutes)
 
 --only: the checks of the groups named, or whose name contains the pattern (case-insensitive;
 long ones included: `--only train-gpu` runs that entry of the replay's suite);
@@ -59,7 +62,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 MODULES = ["scenario_checks", "audit_checks", "python_checks", "replay_checks", "gate_checks",
-           "multi_gpu_checks", "sanitizer_checks", "floor_checks"]
+           "multi_gpu_checks", "sanitizer_checks", "floor_checks", "frameworks_checks"]
 RESULTS = ("PASS", "MISS", "NOTE", "SKIP", "ERROR")
 NO_GPU = "validate: no NVIDIA GPU on this machine (nvidia-smi -L): nothing was validated"
 

@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+"""Each framework option the table claims, checked on the GPU, not asserted (issue 44, part 4):
+the framework suite's programs (tests/frameworks/) with and without the option, audited once
+each (`syncbench audit --gpu-activity --json`), then run plainly, alternating, for the time a
+step takes.
+
+Per claim (CLAIMS below: the program, its --fix, the framework table's row, the library line the
+option removes and the count it leaves):
+  line count   the blocking calls made at the claimed line (rows whose `via` site is in the
+               module and function; polls and compile-time rows never count), before -> after
+  run total    the run's blocking calls (processes' `blocking_calls`), before -> after
+  moved        library lines whose count rose by more than 2 with the option (reported)
+  measured     per round (baseline, fix 1, fix 2, ... one plain process each) the baseline's
+               step_us minus the fix's: the median and [min, max]
+  predicted    the baseline audit's predicted saving at the line (processes' predicted.lines
+               whose via is the line: save_us summed) over the run's steps (warm-up included)
+
+Verdict: PASS when the count target is met (after <= expected; or <= a share of before; or
+fewer than before) AND the prediction lies within 25 % of the measured median or inside the
+measured [min, max] ("within"), or the spread includes 0 and |predicted| is below its half-width
+("below the noise"). A line that made no call before, a missing prediction, or a predicted line
+whose `framework` id is not the claimed row is a MISS. A program that exits 2 with fw_common's
+line (no CUDA, torch or framework) makes its claims SKIP; the check fails (ERROR) when every
+claim skipped: a gate that could not check has not passed.
+
+Budget: the audits first, then rounds across the programs; a round is not started past the
+budget (--budget-s, SYNCBENCH_FRAMEWORKS_BUDGET_S; 480 s), counting the last round's length,
+and the table says so; every program gets at least one round. Rounds: --rounds,
+SYNCBENCH_FRAMEWORKS_ROUNDS, else validate's --rounds, else 3. Files (validate's --keep DIR:
+DIR/frameworks/): every audit's JSON, frameworks.jsonl (every run and every claim's figures, a
+JSON object a line) and frameworks.md (the table, also printed on stderr).
+
+    frameworks_checks.py [--rounds R] [--budget-s B] [--steps S] [--warmup W]
+                         [--program NAME[,NAME]] [--out DIR]
+
+run alone on a GPU machine prints the table on stdout; exit 1 on a MISS or ERROR, else 0.
+Environment: SYNCBENCH (the binary; build/syncbench), TORCH_PYTHON (the interpreter; python3)."""
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from registry import ROOT, check, workdir  # noqa: E402  (after the path)
+
+GROUP = "frameworks"
+SUITE = ROOT / "tests" / "frameworks"
+
+# The framework table's row ids (docs/frameworks.md), one place to rename them.
+ROW_IDS = {
+    "found_inf": "torch.amp.grad_scaler.found_inf",
+    "nan_inf_filter": "transformers.trainer.nan_inf_filter",
+    "send_to_device": "accelerate.send_to_device",
+    "to_item": "lightning.to_item",
+    "batch_to": "lightning.batch_to",
+}
+
+STEPS, WARMUP, ROUNDS, BUDGET_S = 30, 10, 3, 480.0
+TOLERANCE = 0.25   # a prediction within 25 % of the measured median
+MOVED_OVER = 2     # a library line "moved" when its count rose by more than this
+RUN_TIMEOUT_S = 300
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    program: str         # tests/frameworks/PROGRAM.py
+    fix: str             # its --fix name
+    row: str             # the framework table's row id
+    line: str            # "module/path.py:function" (alternatives: "f|g")
+    expect: tuple = ("max", 0)  # ("max", N): after <= N; ("share", x): after <= x * before;
+    #                             ("fewer",): after < before
+    cls: str = None      # count only the rows of this class
+
+    @property
+    def name(self):
+        return f"{self.program} {self.fix}"
+
+    @property
+    def module(self):
+        return self.line.rsplit(":", 1)[0]
+
+    @property
+    def functions(self):
+        return tuple(self.line.rsplit(":", 1)[1].split("|"))
+
+
+CLAIMS = [
+    Claim("amp_loop", "fused", ROW_IDS["found_inf"],
+          "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>"),
+    Claim("amp_loop", "bf16", ROW_IDS["found_inf"],
+          "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>"),
+    Claim("hf_trainer", "nan-filter-off", ROW_IDS["nan_inf_filter"],
+          "transformers/trainer.py:_run_epoch"),
+    Claim("hf_trainer", "non-blocking", ROW_IDS["send_to_device"],
+          "accelerate/utils/operations.py:send_to_device"),
+    Claim("lightning_fit", "prog-bar-off", ROW_IDS["to_item"],
+          "lightning/fabric/utilities/apply_func.py:to_item"),
+    # the per-epoch reads remain: a few
+    Claim("lightning_fit", "log-every", ROW_IDS["to_item"],
+          "lightning/fabric/utilities/apply_func.py:to_item", expect=("share", 0.10)),
+    Claim("lightning_fit", "pinned", ROW_IDS["batch_to"],
+          "lightning/fabric/utilities/apply_func.py:batch_to", expect=("fewer",),
+          cls="copy-pageable"),
+]
+
+
+# ---- what one audit's JSON says ----
+
+def site_function(site):
+    """The function of a site text "path.py:LINE in FUNC" (None when it names none)."""
+    m = re.search(r" in (\S+)$", site or "")
+    return m.group(1) if m else None
+
+
+def in_module(site, module):
+    """Whether SITE ("transformers/trainer.py:1847 in _run_epoch") is a line of MODULE; a site
+    given with more of its path (".../site-packages/transformers/...") counts too."""
+    site = site or ""
+    return site.startswith(module + ":") or ("/" + module + ":") in site
+
+
+def line_matches(via, claim):
+    """Whether a row's via (None, a dict with "site"/"function", or a site text) is the claimed
+    line: in its module, one of its functions."""
+    if not via:
+        return False
+    if isinstance(via, str):
+        site, func = via, site_function(via)
+    else:
+        site, func = via.get("site"), via.get("function") or site_function(via.get("site"))
+    return in_module(site, claim.module) and func in claim.functions
+
+
+def counted(row):
+    """A report row that counts: a blocking call of the run (no poll, no compile time)."""
+    return (row.get("phase") != "compile" and row.get("group") != "poll" and
+            row.get("class") != "poll")
+
+
+def line_count(report, claim):
+    """The blocking calls at the claimed line (of the claimed class, where it names one)."""
+    return sum(int(r.get("count") or 0) for r in report.get("rows") or []
+               if counted(r) and line_matches(r.get("via"), claim) and
+               (claim.cls is None or r.get("class") == claim.cls))
+
+
+def run_total(report):
+    return sum(int(p.get("blocking_calls") or 0) for p in report.get("processes") or [])
+
+
+def library_lines(report):
+    """{via site: blocking calls} of every library line of the run."""
+    out = {}
+    for r in report.get("rows") or []:
+        via = r.get("via")
+        if counted(r) and via and via.get("site"):
+            out[via["site"]] = out.get(via["site"], 0) + int(r.get("count") or 0)
+    return out
+
+
+def moved(before, after, over=MOVED_OVER):
+    """[(site, count before, count after)] of the library lines whose count rose by more than
+    OVER from report BEFORE to report AFTER, the largest rise first."""
+    b, a = library_lines(before), library_lines(after)
+    rows = [(s, b.get(s, 0), n) for s, n in a.items() if n - b.get(s, 0) > over]
+    return sorted(rows, key=lambda x: (x[1] - x[2], x[0]))
+
+
+def predicted(report, claim, steps):
+    """(predicted saving at the claimed line in us a step, or None when no predicted line is
+    the claimed one; [framework ids named by those lines and the line's report rows that are
+    not the claimed row])."""
+    total, hits, wrong = 0.0, 0, []
+    for p in report.get("processes") or []:
+        for x in ((p.get("predicted") or {}).get("lines") or []):
+            if line_matches(x.get("via"), claim):
+                hits += 1
+                total += float(x.get("save_us") or 0.0)
+                fw = x.get("framework")
+                if fw and fw.get("id") != claim.row:
+                    wrong.append(fw.get("id"))
+    for r in report.get("rows") or []:
+        fw = r.get("framework")
+        if fw and counted(r) and line_matches(r.get("via"), claim) and fw.get("id") != claim.row:
+            wrong.append(fw.get("id"))
+    return (total / steps if hits else None), sorted(set(map(str, wrong)))
+
+
+# ---- the rules ----
+
+def count_target(claim, before, after):
+    """(met, the target as text): after <= expected, a share of before, or fewer than before.
+    A line that made no call before cannot show the option removing it: not met."""
+    kind = claim.expect[0]
+    if kind == "max":
+        text, ok = f"<= {claim.expect[1]}", after <= claim.expect[1]
+    elif kind == "share":
+        text = f"<= {100 * claim.expect[1]:g} % of {before}"
+        ok = after <= claim.expect[1] * before
+    elif kind == "fewer":
+        text, ok = f"< {before}", after < before
+    else:
+        raise ValueError(f"unknown target {claim.expect!r}")
+    if not before:
+        return False, text + " (no call before)"
+    return ok, text
+
+
+def spread(diffs):
+    """(median, min, max) of the measured savings a step, or Nones."""
+    if not diffs:
+        return None, None, None
+    return statistics.median(diffs), min(diffs), max(diffs)
+
+
+def error_pct(pred, measured):
+    if pred is None or not measured:
+        return None
+    return 100 * (pred - measured) / abs(measured)
+
+
+def saving_verdict(pred, diffs):
+    """(ok, text) of a predicted saving against the measured ones: below the noise (the spread
+    includes 0 and |pred| is below its half-width), within (25 % of the median or inside
+    [min, max]), else a miss; no prediction or no measurement is a miss."""
+    med, lo, hi = spread(diffs)
+    if pred is None:
+        return False, "no predicted line"
+    if med is None:
+        return False, "not measured"
+    if lo <= 0 <= hi and abs(pred) < (hi - lo) / 2:
+        return True, "below the noise"
+    if abs(pred - med) <= TOLERANCE * abs(med) or lo <= pred <= hi:
+        return True, "within"
+    return False, "predicted off"
+
+
+def judge(claim, data):
+    """One claim's row from DATA: {"skip": reason} or {"error": text}, else the figures
+    {"before", "after", "total_before", "total_after", "moved", "predicted", "ids", "diffs"}.
+    Its "result" is PASS, MISS, SKIP or ERROR, "verdict" the reason."""
+    row = {"claim": claim.name, "program": claim.program, "fix": claim.fix, "row": claim.row,
+           "line": claim.line, **data}
+    if data.get("skip"):
+        return {**row, "result": "SKIP", "verdict": f"SKIP: {data['skip']}"}
+    if data.get("error"):
+        return {**row, "result": "ERROR", "verdict": f"ERROR: {data['error']}"}
+    why = []
+    ok_count, target = count_target(claim, data["before"], data["after"])
+    row["target"] = target
+    if not ok_count:
+        why.append(f"count {data['after']} not {target}")
+    if data.get("ids"):
+        why.append(f"framework id {', '.join(data['ids'])} is not {claim.row}")
+    ok_save, text = saving_verdict(data.get("predicted"), data.get("diffs") or [])
+    if not ok_save:
+        why.append(text)
+    med, _, _ = spread(data.get("diffs") or [])
+    row["error_pct"] = error_pct(data.get("predicted"), med)
+    if why:
+        return {**row, "result": "MISS", "verdict": "MISS: " + "; ".join(why)}
+    return {**row, "result": "PASS", "verdict": f"PASS: {text}"}
+
+
+def skip_reason(rc, stderr):
+    """The reason a suite program gave for not running (exit 2 with fw_common's line: no CUDA
+    device, torch or the framework), else None (an exit 2 of a usage error is no skip)."""
+    if rc != 2:
+        return None
+    for line in reversed((stderr or "").splitlines()):
+        m = re.search(r"error: (\S+ is not installed|torch sees no CUDA device)", line)
+        if m:
+            return m.group(1)
+    return None
+
+
+def overall(rows, note=""):
+    """validate's (measured, ok) of all the claims' rows: ok when none is MISS or ERROR and
+    some ran; every claim skipped raises (ERROR: nothing was checked)."""
+    n = {k: sum(1 for r in rows if r["result"] == k) for k in ("PASS", "MISS", "SKIP", "ERROR")}
+    if rows and n["SKIP"] == len(rows):
+        reasons = sorted({r["skip"] for r in rows})
+        raise RuntimeError(f"every claim skipped ({'; '.join(reasons)}): nothing was checked")
+    bad = [r["claim"] for r in rows if r["result"] in ("MISS", "ERROR")]
+    text = (f"{len(rows)} claims: {n['PASS']} PASS, {n['MISS']} MISS, {n['SKIP']} SKIP, "
+            f"{n['ERROR']} ERROR" + (f" ({', '.join(bad)})" if bad else "") + note)
+    return text, not bad
+
+
+# ---- the table ----
+
+def fmt(x, digits=1):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def cells(r):
+    if r["result"] in ("SKIP", "ERROR"):
+        return [r["claim"], r["row"], "-", "-", "-", "-", "-", "-", r["verdict"]]
+    med, lo, hi = spread(r.get("diffs") or [])
+    mv = ", ".join(f"{s} {b}->{a}" for s, b, a in r.get("moved") or []) or "none"
+    measured = "-" if med is None else f"{med:.1f} [{lo:.1f}, {hi:.1f}] ({len(r['diffs'])})"
+    err = r.get("error_pct")
+    return [r["claim"], r["row"], f"{r['before']} -> {r['after']} ({r.get('target', '')})",
+            f"{r['total_before']} -> {r['total_after']}", mv, measured, fmt(r.get("predicted")),
+            "-" if err is None else f"{err:+.0f} %", r["verdict"]]
+
+
+HEAD = ("claim", "row id", "line count before -> after", "run total before -> after",
+        "moved lines", "measured us/step median [min, max] (rounds)", "predicted us/step",
+        "error", "verdict")
+
+
+def table(rows, note=""):
+    body = [[" ".join(str(c).split()).replace("|", "/") for c in cells(r)] for r in rows]
+    width = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(HEAD)]
+    line = lambda xs: "| " + " | ".join(x.ljust(w) for x, w in zip(xs, width)) + " |"  # noqa
+    out = [line(HEAD), line(["-" * w for w in width])] + [line(b) for b in body]
+    return "\n".join(out + ([note.strip()] if note else []))
+
+
+# ---- running the programs ----
+
+def subprocess_runner(cmd, timeout):
+    """(exit code, stdout, stderr) of CMD."""
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout,
+                       cwd=ROOT)
+    return r.returncode, r.stdout, r.stderr
+
+
+def step_us_of(stdout):
+    """The step_us of the JSON line a suite program prints last, or None."""
+    for line in reversed((stdout or "").splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line).get("step_us")
+            except ValueError:
+                return None
+    return None
+
+
+class Suite:
+    """The runs of the claims' programs: the audits, then the plain rounds across programs
+    within the budget; RUNNER and CLOCK are the test's to replace."""
+
+    def __init__(self, claims, out, python=None, binary=None, steps=STEPS, warmup=WARMUP,
+                 rounds=ROUNDS, budget_s=BUDGET_S, runner=subprocess_runner,
+                 clock=time.monotonic, log=None):
+        self.claims, self.out = claims, pathlib.Path(out)
+        self.python = python or os.environ.get("TORCH_PYTHON") or "python3"
+        self.binary = binary or os.environ.get("SYNCBENCH") or str(ROOT / "build" / "syncbench")
+        self.steps, self.warmup, self.rounds, self.budget_s = steps, warmup, rounds, budget_s
+        self.runner, self.clock = runner, clock
+        self.log = log or (lambda text: print(f"frameworks: {text}", file=sys.stderr,
+                                              flush=True))
+        self.records = []
+        self.note = ""
+
+    def program_cmd(self, program, fix):
+        cmd = [self.python, SUITE / f"{program}.py", "--size", "gpu", "--steps", self.steps,
+               "--warmup", self.warmup]
+        return cmd + (["--fix", fix] if fix else [])
+
+    def record(self, **x):
+        self.records.append(x)
+        with open(self.out / "frameworks.jsonl", "a") as f:
+            f.write(json.dumps(x, default=str) + "\n")
+
+    def run(self, kind, program, fix, rnd=None):
+        """(rc, stderr tail, report or step_us) of one audited or plain run."""
+        label = f"{program}{' --fix ' + fix if fix else ''}"
+        t = self.clock()
+        if kind == "audit":
+            path = self.out / f"{program}-{fix or 'baseline'}.json"
+            cmd = [self.binary, "audit", "-q", "--gpu-activity", "--json", path, "--",
+                   *self.program_cmd(program, fix)]
+        else:
+            cmd = self.program_cmd(program, fix)
+        self.log(f"{kind} {label}" + (f" (round {rnd})" if rnd else ""))
+        try:
+            rc, stdout, stderr = self.runner(cmd, RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            rc, stdout, stderr = 124, "", f"timed out after {RUN_TIMEOUT_S} s"
+        value = None
+        if rc == 0 and kind == "audit":
+            try:
+                value = json.loads(path.read_text())
+            except (OSError, ValueError) as e:
+                rc, stderr = 1, f"{stderr}\nthe audit's JSON: {e}"
+        elif rc == 0:
+            value = step_us_of(stdout)
+            if value is None:
+                rc, stderr = 1, f"{stderr}\nno step_us in its last JSON line"
+        tail = " ".join((stderr or "").strip().splitlines()[-2:])[-300:]
+        self.record(kind=kind, program=program, fix=fix or None, round=rnd, rc=rc,
+                    seconds=round(self.clock() - t, 2), cmd=" ".join(map(str, cmd)),
+                    step_us=value if kind == "plain" else None,
+                    json=str(path) if kind == "audit" else None, stderr=tail)
+        return rc, stderr, value
+
+    @staticmethod
+    def failure(kind, fix, rc, stderr):
+        """{"skip": ...} or {"error": ...} of a run that failed."""
+        reason = skip_reason(rc, stderr)
+        if reason:
+            return {"skip": reason}
+        tail = " ".join((stderr or "").strip().splitlines()[-1:])[-200:]
+        return {"error": f"{kind} of {fix or 'the baseline'}: exit {rc}: {tail}"}
+
+    def measure(self):
+        """{claim: data for judge()}."""
+        t0 = self.clock()
+        programs = list(dict.fromkeys(c.program for c in self.claims))
+        data = {}
+        for prog in programs:
+            mine = [c for c in self.claims if c.program == prog]
+            rc, err, base = self.run("audit", prog, None)
+            if rc != 0:
+                for c in mine:
+                    data[c] = self.failure("the audit", None, rc, err)
+                continue
+            for c in mine:
+                rc, err, rep = self.run("audit", prog, c.fix)
+                if rc != 0:
+                    data[c] = self.failure("the audit", c.fix, rc, err)
+                    continue
+                pred, ids = predicted(base, c, self.steps)
+                data[c] = {"before": line_count(base, c), "after": line_count(rep, c),
+                           "total_before": run_total(base), "total_after": run_total(rep),
+                           "moved": moved(base, rep), "predicted": pred, "ids": ids,
+                           "diffs": []}
+        live = [p for p in programs
+                if any(c.program == p and "diffs" in data[c] for c in self.claims)]
+        done, last = {p: 0 for p in live}, {}
+        for rnd in range(1, self.rounds + 1):
+            for prog in live:
+                mine = [c for c in self.claims if c.program == prog and "diffs" in data[c]]
+                if not mine:
+                    continue
+                elapsed = self.clock() - t0
+                if rnd > 1 and elapsed + last.get(prog, 0.0) > self.budget_s:
+                    self.note = (f"budget {self.budget_s:.0f} s: rounds stopped at "
+                                 f"{elapsed:.0f} s; rounds run: " +
+                                 ", ".join(f"{p} {done[p]} of {self.rounds}" for p in live))
+                    self.log(self.note)
+                    return data
+                t = self.clock()
+                rc, err, base_us = self.run("plain", prog, None, rnd)
+                if rc != 0:
+                    for c in mine:
+                        data[c] = self.failure("a plain run", None, rc, err)
+                    continue
+                for c in mine:
+                    rc, err, fix_us = self.run("plain", prog, c.fix, rnd)
+                    if rc != 0:
+                        data[c] = self.failure("a plain run", c.fix, rc, err)
+                    else:
+                        data[c]["diffs"].append(base_us - fix_us)
+                done[prog], last[prog] = rnd, self.clock() - t
+        return data
+
+    def rows(self):
+        data = self.measure()
+        rows = [judge(c, data[c]) for c in self.claims]
+        for r in rows:
+            self.record(kind="claim", **{k: v for k, v in r.items() if k != "kind"})
+        text = table(rows, self.note)
+        (self.out / "frameworks.md").write_text(text + "\n")
+        return rows, text
+
+
+def rounds_default():
+    for var in ("SYNCBENCH_FRAMEWORKS_ROUNDS", "SYNCBENCH_REPLAY_ROUNDS"):
+        if os.environ.get(var):
+            return int(os.environ[var])
+    return ROUNDS
+
+
+@check("frameworks: each option the framework table claims, on the GPU (tests/frameworks/: "
+       "the claimed line's calls, before -> after, audited; the predicted saving a step "
+       "against the measured one, plain runs alternating)",
+       "count after <= the claim's; predicted within 25 % or the measured [min, max] (or "
+       "below the noise); every claim skipped fails", GROUP)
+def frameworks():
+    suite = Suite(CLAIMS, workdir("frameworks"), rounds=rounds_default(),
+                  budget_s=float(os.environ.get("SYNCBENCH_FRAMEWORKS_BUDGET_S") or BUDGET_S))
+    rows, text = suite.rows()
+    print(text, file=sys.stderr, flush=True)
+    return overall(rows, f"; {suite.note}" if suite.note else "")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=rounds_default())
+    ap.add_argument("--budget-s", type=float,
+                    default=float(os.environ.get("SYNCBENCH_FRAMEWORKS_BUDGET_S") or BUDGET_S))
+    ap.add_argument("--steps", type=int, default=STEPS)
+    ap.add_argument("--warmup", type=int, default=WARMUP)
+    ap.add_argument("--program", help="only these programs' claims (comma-separated)")
+    ap.add_argument("--out", help="where the files go (a temporary folder)")
+    a = ap.parse_args(argv)
+    claims = CLAIMS
+    if a.program:
+        names = set(a.program.split(","))
+        claims = [c for c in CLAIMS if c.program in names]
+        if not claims:
+            ap.error(f"no claim of {a.program!r}")
+    out = pathlib.Path(a.out) if a.out else workdir("frameworks")
+    out.mkdir(parents=True, exist_ok=True)
+    suite = Suite(claims, out, steps=a.steps, warmup=a.warmup, rounds=a.rounds,
+                  budget_s=a.budget_s)
+    rows, text = suite.rows()
+    print(text)
+    try:
+        measured, ok = overall(rows)
+    except RuntimeError as e:
+        measured, ok = str(e), False
+    print(f"frameworks: {measured}; files in {out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
