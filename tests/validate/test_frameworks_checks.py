@@ -17,7 +17,9 @@ import frameworks_checks as fc
 AMP = fc.CLAIMS[0]
 TRAINER = next(c for c in fc.CLAIMS if c.fix == "nan-filter-off")
 PINNED = next(c for c in fc.CLAIMS if c.fix == "pinned")
-LOG_EVERY = next(c for c in fc.CLAIMS if c.fix == "log-every")
+LOG_EVERY = fc.Claim("lightning_fit", "log-every", fc.ROW_IDS["to_item"],
+                     "lightning/fabric/utilities/apply_func.py:to_item", expect=("share", 0.10))
+METRIC = next(c for c in fc.CLAIMS if c.fix == "metric-no-validate")
 
 
 def via(site, function=None):
@@ -39,6 +41,7 @@ def report(rows, blocking=(100,), lines=None):
 def test_claims_are_the_programs_options():
     names = {c.name for c in fc.CLAIMS}
     assert len(names) == len(fc.CLAIMS) == 7
+    assert len(LINE_CLAIMS) == 7
     assert set(c.row for c in fc.CLAIMS) <= set(fc.ROW_IDS.values())
     for c in fc.CLAIMS:
         src = (fc.SUITE / f"{c.program}.py").read_text()
@@ -183,6 +186,13 @@ def test_overall_and_every_skip_fails():
     assert "SKIP: torch sees no CUDA device" in fc.table(rows)
 
 
+# the suite's shape as these tests know it: the claims judged on a line and their saving
+LINE_CLAIMS = [c for c in fc.CLAIMS if not c.by_row] + [
+    fc.Claim("amp_loop", "bf16", fc.ROW_IDS["found_inf"],
+             "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>"), LOG_EVERY]
+LINE_CLAIMS.sort(key=lambda c: ["amp_loop", "hf_trainer", "lightning_fit"].index(c.program))
+
+
 class FakeRunner:
     """Plays the suite programs and the audit: a baseline makes 30 calls at each claimed line, a
     fix none at the lines it claims; plain runs print step_us (baseline 1000, a fix 1000 - 20), the
@@ -209,12 +219,12 @@ class FakeRunner:
         if not audited:
             return 0, "log\n" + json.dumps({"step_us": 1000.0 - (20.0 if fix else 0.0)}), ""
         rows, lines, seen = [], [], set()
-        for c in fc.CLAIMS:  # a line once, removed by each fix that claims it
+        for c in LINE_CLAIMS:  # a line once, removed by each fix that claims it
             if c.program != program or c.line in seen:
                 continue
             seen.add(c.line)
             site = f"{c.module}:1 in {c.functions[0]}"
-            n = 0 if fix in {d.fix for d in fc.CLAIMS if d.line == c.line} else 30
+            n = 0 if fix in {d.fix for d in LINE_CLAIMS if d.line == c.line} else 30
             rows.append(row(n, site, cls=c.cls or "sync-stream"))
             lines.append({"site": "x.py:1 in f", "via": site, "calls": n,
                           "save_us": self.predicted_us, "framework": {"id": c.row}})
@@ -224,7 +234,7 @@ class FakeRunner:
 
 
 def suite(tmp_path, fake, **kw):
-    return fc.Suite(fc.CLAIMS, tmp_path, python="py", binary="sb", runner=fake,
+    return fc.Suite(LINE_CLAIMS, tmp_path, python="py", binary="sb", runner=fake,
                     clock=fake.clock, log=lambda text: None, **kw)
 
 
@@ -298,3 +308,17 @@ def test_suite_a_prediction_off_is_a_miss(tmp_path):
     rows, text = suite(tmp_path, fake, rounds=1).rows()
     assert all(r["result"] == "MISS" for r in rows)
     assert "+100 %" in text
+
+
+def test_a_row_claim_counts_the_rows_its_row_names_and_is_judged_on_counts():
+    report = {"rows": [
+        {"class": "sync-stream", "count": 30, "phase": "run",
+         "via": {"site": "torch/functional.py:1100 in _return_output"},
+         "framework": {"id": fc.ROW_IDS["validate_args"]}},
+        {"class": "sync-stream", "count": 7, "phase": "run",
+         "via": {"site": "torch/functional.py:1100 in _return_output"}, "framework": None}]}
+    assert fc.line_count(report, METRIC) == 30
+    data = {"before": 30, "after": 0, "total_before": 90, "total_after": 60, "moved": [],
+            "predicted": None, "ids": [], "diffs": [1.0, 2.0]}
+    assert fc.judge(METRIC, data)["result"] == "PASS"
+    assert fc.judge(METRIC, {**data, "after": 1})["result"] == "MISS"
