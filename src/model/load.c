@@ -351,13 +351,12 @@ static const int_field wake_fields[] = {I64(sb_audit_wake, tid, 0), I64(sb_audit
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Reads fields[0..n) into rec. */
-static int read_ints(json_t *o, void *rec, const int_field *fields, size_t n)
+static void read_ints(json_t *o, void *rec, const int_field *fields, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         int64_t v = num_or(o, fields[i].key, fields[i].dflt);
         memcpy((char *)rec + fields[i].off, &v, sizeof v);
     }
-    return 1;
 }
 
 /* A field whose value is one of names[0..n): its index, -1 when absent or none of them. */
@@ -374,7 +373,8 @@ static int read_event(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     (void)run;
     sb_audit_evrec e = {0};
-    return read_ints(o, &e, event_fields, COUNT(event_fields)) ? APPEND(p, evrecs, e) : BAD;
+    read_ints(o, &e, event_fields, COUNT(event_fields));
+    return APPEND(p, evrecs, e);
 }
 
 static int read_sync(sb_audit_run *run, sb_audit_proc *p, json_t *o)
@@ -382,7 +382,8 @@ static int read_sync(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     (void)run;
     static const char *const types[] = {"event", "wait", "stream", "context"};
     sb_audit_syncrec y = {.type = read_name(o, "type", types, 4)};
-    if (!read_ints(o, &y, sync_fields, COUNT(sync_fields)) || y.type < 0)
+    read_ints(o, &y, sync_fields, COUNT(sync_fields));
+    if (y.type < 0)
         return BAD;
     return APPEND(p, syncrecs, y);
 }
@@ -392,7 +393,8 @@ static int read_gstream(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     (void)run;
     static const char *const flags[] = {"null", "blocking", "non-blocking"};
     sb_audit_gstream g = {.flag = read_name(o, "flag", flags, 3)};
-    if (!read_ints(o, &g, gstream_fields, COUNT(gstream_fields)) || g.flag < 0)
+    read_ints(o, &g, gstream_fields, COUNT(gstream_fields));
+    if (g.flag < 0)
         return BAD;
     return APPEND(p, gstreams, g);
 }
@@ -402,8 +404,8 @@ static int read_wake(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     (void)run;
     sb_audit_wake w;
-    if (!read_ints(o, &w, wake_fields, COUNT(wake_fields)) || w.end < w.start || w.at < w.start ||
-        w.at > w.end || w.tid == w.by)
+    read_ints(o, &w, wake_fields, COUNT(wake_fields));
+    if (w.end < w.start || w.at < w.start || w.at > w.end || w.tid == w.by)
         return BAD;
     return APPEND(p, wakes, w);
 }
@@ -412,7 +414,8 @@ static int read_pause(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     (void)run;
     sb_audit_pause z;
-    if (!read_ints(o, &z, pause_fields, COUNT(pause_fields)) || z.end < z.start)
+    read_ints(o, &z, pause_fields, COUNT(pause_fields));
+    if (z.end < z.start)
         return BAD;
     return APPEND(p, pauses, z);
 }
