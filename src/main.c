@@ -9,6 +9,7 @@
 #include "cmd/launch_cost.h"
 #include "cmd/list.h"
 #include "cmd/man.h"
+#include "cmd/record_schema.h"
 #include "cmd/run.h"
 #include "cmd/sched_worker.h"
 #include "cli/compare_args.h"
@@ -21,9 +22,10 @@ static const struct {
     {"compare", sb_compare_main},
     {"list", sb_cmd_list},
     {"audit", sb_cmd_audit},
-    {SB_SCHED_WORKER_CMD, sb_cmd_sched_worker}, /* hidden: the sched scenario's helper */
-    {SB_LAUNCH_COST_CMD, sb_cmd_launch_cost},   /* hidden: the audit's calibration */
-    {SB_MAN_CMD, sb_cmd_man},                   /* hidden: the man page, syncbench.1 */
+    {SB_SCHED_WORKER_CMD, sb_cmd_sched_worker},   /* hidden: the sched scenario's helper */
+    {SB_LAUNCH_COST_CMD, sb_cmd_launch_cost},     /* hidden: the audit's calibration */
+    {SB_MAN_CMD, sb_cmd_man},                     /* hidden: the man page, syncbench.1 */
+    {SB_RECORD_SCHEMA_CMD, sb_cmd_record_schema}, /* hidden: the record table, checks */
 };
 
 static int finish(int rc)

@@ -1,6 +1,8 @@
-/* Reading the record streams (records.h) with jansson: one JSON object per line. A line that is
- * not a JSON object, or a known record without the fields it needs, is skipped and counted;
- * unknown "t" values and unknown fields are ignored. */
+/* Reading the record streams (records.h) with jansson: one JSON object per line, dispatched on
+ * its "t" by the record table (record/schema.c), which also says the fields each kind requires. A
+ * line that is not a JSON object, or a known record without a required field (or with one the
+ * reader cannot use), is skipped and counted; unknown "t" values and unknown fields are
+ * ignored. */
 #include "model/model.h"
 
 #include <dirent.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "record/records.h"
+#include "record/schema.h"
 #include "base/error.h"
 
 /* An integer field (a real is truncated); 0 and *ok = 0 when absent. */
@@ -319,8 +322,8 @@ static int read_api(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 }
 
 /* The integer fields of a record that has only those (and a name from a list): each one's key
- * is its member's name; REQUIRED: a record without it is malformed, else its default. */
-#define REQUIRED INT64_MIN
+ * is its member's name, with its default when absent. Which are required is the record table's
+ * (record/schema.c), checked before: their default is never used. */
 typedef struct {
     const char *key;
     size_t off; /* of an int64_t member */
@@ -331,34 +334,29 @@ typedef struct {
 #member, offsetof(type, member), dflt                                                      \
     }
 
-static const int_field event_fields[] = {I64(sb_audit_evrec, stream, REQUIRED),
-                                         I64(sb_audit_evrec, sync_id, REQUIRED),
+static const int_field event_fields[] = {I64(sb_audit_evrec, stream, 0),
+                                         I64(sb_audit_evrec, sync_id, 0),
                                          I64(sb_audit_evrec, ctx, 0), I64(sb_audit_evrec, corr, 0)};
 static const int_field sync_fields[] = {
-    I64(sb_audit_syncrec, corr, REQUIRED), I64(sb_audit_syncrec, ctx, 0),
-    I64(sb_audit_syncrec, stream, -1),     I64(sb_audit_syncrec, sync_id, -1),
-    I64(sb_audit_syncrec, start, 0),       I64(sb_audit_syncrec, end, 0)};
-static const int_field gstream_fields[] = {I64(sb_audit_gstream, stream, REQUIRED),
+    I64(sb_audit_syncrec, corr, 0),    I64(sb_audit_syncrec, ctx, 0),
+    I64(sb_audit_syncrec, stream, -1), I64(sb_audit_syncrec, sync_id, -1),
+    I64(sb_audit_syncrec, start, 0),   I64(sb_audit_syncrec, end, 0)};
+static const int_field gstream_fields[] = {I64(sb_audit_gstream, stream, 0),
                                            I64(sb_audit_gstream, ctx, 0)};
-static const int_field pause_fields[] = {I64(sb_audit_pause, tid, REQUIRED),
-                                         I64(sb_audit_pause, start, REQUIRED),
-                                         I64(sb_audit_pause, end, REQUIRED)};
-static const int_field wake_fields[] = {
-    I64(sb_audit_wake, tid, REQUIRED), I64(sb_audit_wake, start, REQUIRED),
-    I64(sb_audit_wake, end, REQUIRED), I64(sb_audit_wake, by, REQUIRED),
-    I64(sb_audit_wake, at, REQUIRED),  I64(sb_audit_wake, py, -1)};
+static const int_field pause_fields[] = {I64(sb_audit_pause, tid, 0), I64(sb_audit_pause, start, 0),
+                                         I64(sb_audit_pause, end, 0)};
+static const int_field wake_fields[] = {I64(sb_audit_wake, tid, 0), I64(sb_audit_wake, start, 0),
+                                        I64(sb_audit_wake, end, 0), I64(sb_audit_wake, by, 0),
+                                        I64(sb_audit_wake, at, 0),  I64(sb_audit_wake, py, -1)};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Reads fields[0..n) into rec. 0 when a required one is absent. */
-static int read_ints(json_t *o, void *rec, const int_field *fields, size_t n)
+/* Reads fields[0..n) into rec. */
+static void read_ints(json_t *o, void *rec, const int_field *fields, size_t n)
 {
-    int ok = 1;
     for (size_t i = 0; i < n; i++) {
-        const int_field *f = &fields[i];
-        int64_t v = f->dflt == REQUIRED ? num(o, f->key, &ok) : num_or(o, f->key, f->dflt);
-        memcpy((char *)rec + f->off, &v, sizeof v);
+        int64_t v = num_or(o, fields[i].key, fields[i].dflt);
+        memcpy((char *)rec + fields[i].off, &v, sizeof v);
     }
-    return ok;
 }
 
 /* A field whose value is one of names[0..n): its index, -1 when absent or none of them. */
@@ -371,44 +369,53 @@ static int read_name(json_t *o, const char *key, const char *const *names, int n
     return -1;
 }
 
-static int read_event(sb_audit_proc *p, json_t *o)
+static int read_event(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
+    (void)run;
     sb_audit_evrec e = {0};
-    return read_ints(o, &e, event_fields, COUNT(event_fields)) ? APPEND(p, evrecs, e) : BAD;
+    read_ints(o, &e, event_fields, COUNT(event_fields));
+    return APPEND(p, evrecs, e);
 }
 
-static int read_sync(sb_audit_proc *p, json_t *o)
+static int read_sync(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
+    (void)run;
     static const char *const types[] = {"event", "wait", "stream", "context"};
     sb_audit_syncrec y = {.type = read_name(o, "type", types, 4)};
-    if (!read_ints(o, &y, sync_fields, COUNT(sync_fields)) || y.type < 0)
+    read_ints(o, &y, sync_fields, COUNT(sync_fields));
+    if (y.type < 0)
         return BAD;
     return APPEND(p, syncrecs, y);
 }
 
-static int read_gstream(sb_audit_proc *p, json_t *o)
+static int read_gstream(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
+    (void)run;
     static const char *const flags[] = {"null", "blocking", "non-blocking"};
     sb_audit_gstream g = {.flag = read_name(o, "flag", flags, 3)};
-    if (!read_ints(o, &g, gstream_fields, COUNT(gstream_fields)) || g.flag < 0)
+    read_ints(o, &g, gstream_fields, COUNT(gstream_fields));
+    if (g.flag < 0)
         return BAD;
     return APPEND(p, gstreams, g);
 }
 
 /* A hand-off: the signal that ended the wait falls inside it, and comes from another thread */
-static int read_wake(sb_audit_proc *p, json_t *o)
+static int read_wake(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
+    (void)run;
     sb_audit_wake w;
-    if (!read_ints(o, &w, wake_fields, COUNT(wake_fields)) || w.end < w.start || w.at < w.start ||
-        w.at > w.end || w.tid == w.by)
+    read_ints(o, &w, wake_fields, COUNT(wake_fields));
+    if (w.end < w.start || w.at < w.start || w.at > w.end || w.tid == w.by)
         return BAD;
     return APPEND(p, wakes, w);
 }
 
-static int read_pause(sb_audit_proc *p, json_t *o)
+static int read_pause(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
+    (void)run;
     sb_audit_pause z;
-    if (!read_ints(o, &z, pause_fields, COUNT(pause_fields)) || z.end < z.start)
+    read_ints(o, &z, pause_fields, COUNT(pause_fields));
+    if (z.end < z.start)
         return BAD;
     return APPEND(p, pauses, z);
 }
@@ -429,54 +436,101 @@ static int read_warn(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     return OK;
 }
 
+static int read_unwatched(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    return (p->unwatched = str(run, o, "why", "")) ? OK : NOMEM;
+}
+
+static int read_end(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    p->complete = 1;
+    p->dropped = num_or(o, "dropped", 0);
+    p->wakes_lost = num_or(o, "wakes_lost", 0);
+    if (!(p->why = str(run, o, "why", "exit")))
+        return NOMEM;
+    if (!p->has_proc) {
+        p->clock_ns = num_or(o, "clock_ns", 0);
+        p->mono_ns = num_or(o, "mono_ns", p->clock_ns);
+    }
+    return OK;
+}
+
+static int read_pystack(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    return read_stack(run, p, o, 1);
+}
+
+static int read_native_stack(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    return read_stack(run, p, o, 0);
+}
+
+static int read_kernel(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    return read_act(run, p, o, SB_ACT_KERNEL);
+}
+
+static int read_copy(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    return read_act(run, p, o, SB_ACT_COPY);
+}
+
+static int read_memset(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    return read_act(run, p, o, SB_ACT_MEMSET);
+}
+
+/* The reader of each kind of the record table, by its row. */
+typedef int (*record_reader)(sb_audit_run *run, sb_audit_proc *p, json_t *o);
+static const record_reader readers[SB_REC_NKINDS] = {
+    [SB_REC_PROC] = read_proc,
+    [SB_REC_CALL] = read_call,
+    [SB_REC_RANGE] = read_range,
+    [SB_REC_PYSTACK] = read_pystack,
+    [SB_REC_STACK] = read_native_stack,
+    [SB_REC_KERNEL] = read_kernel,
+    [SB_REC_COPY] = read_copy,
+    [SB_REC_MEMSET] = read_memset,
+    [SB_REC_API] = read_api,
+    [SB_REC_EVENT] = read_event,
+    [SB_REC_SYNC] = read_sync,
+    [SB_REC_GSTREAM] = read_gstream,
+    [SB_REC_PAUSE] = read_pause,
+    [SB_REC_WAKE] = read_wake,
+    [SB_REC_UNWATCHED] = read_unwatched,
+    [SB_REC_WARN] = read_warn,
+    [SB_REC_END] = read_end,
+};
+
+/* Whether o holds every field its kind requires, each of a type the reader takes: an integer
+ * field a number within NUM_LIMIT (a real is truncated). */
+static int has_required(const sb_rec_def *def, json_t *o)
+{
+    for (size_t i = 0; i < def->nfields; i++) {
+        const sb_rec_field *f = &def->fields[i];
+        json_t *v = json_object_get(o, f->name);
+        int ok = 1;
+        if (!f->required)
+            continue;
+        if (f->type == SB_FT_INT)
+            num(o, f->name, &ok);
+        else
+            ok = f->type == SB_FT_STR ? json_is_string(v) : json_is_array(v);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
 static int read_line(sb_audit_run *run, sb_audit_proc *p, json_t *o)
 {
     const char *t = json_string_value(json_object_get(o, "t"));
     if (!t)
         return BAD;
-    if (strcmp(t, "proc") == 0)
-        return read_proc(run, p, o);
-    if (strcmp(t, "call") == 0)
-        return read_call(run, p, o);
-    if (strcmp(t, "range") == 0)
-        return read_range(run, p, o);
-    if (strcmp(t, "stack") == 0 || strcmp(t, "pystack") == 0)
-        return read_stack(run, p, o, t[0] == 'p');
-    if (strcmp(t, "kernel") == 0)
-        return read_act(run, p, o, SB_ACT_KERNEL);
-    if (strcmp(t, "copy") == 0)
-        return read_act(run, p, o, SB_ACT_COPY);
-    if (strcmp(t, "memset") == 0)
-        return read_act(run, p, o, SB_ACT_MEMSET);
-    if (strcmp(t, "api") == 0)
-        return read_api(run, p, o);
-    if (strcmp(t, "event") == 0)
-        return read_event(p, o);
-    if (strcmp(t, "sync") == 0)
-        return read_sync(p, o);
-    if (strcmp(t, "gstream") == 0)
-        return read_gstream(p, o);
-    if (strcmp(t, "pause") == 0)
-        return read_pause(p, o);
-    if (strcmp(t, "wake") == 0)
-        return read_wake(p, o);
-    if (strcmp(t, "unwatched") == 0)
-        return (p->unwatched = str(run, o, "why", "")) ? OK : NOMEM;
-    if (strcmp(t, "warn") == 0)
-        return read_warn(run, p, o);
-    if (strcmp(t, "end") == 0) {
-        p->complete = 1;
-        p->dropped = num_or(o, "dropped", 0);
-        p->wakes_lost = num_or(o, "wakes_lost", 0);
-        if (!(p->why = str(run, o, "why", "exit")))
-            return NOMEM;
-        if (!p->has_proc) {
-            p->clock_ns = num_or(o, "clock_ns", 0);
-            p->mono_ns = num_or(o, "mono_ns", p->clock_ns);
-        }
-        return OK;
-    }
-    return OK; /* a newer writer's record */
+    const sb_rec_def *def = sb_rec_find(t);
+    if (!def || !readers[def->kind])
+        return OK; /* a newer writer's record */
+    return has_required(def, o) ? readers[def->kind](run, p, o) : BAD;
 }
 
 static sb_audit_proc *new_proc(sb_audit_run *run, const char *name)

@@ -36,6 +36,11 @@ typedef struct sb_audit_run sb_audit_run; /* every process of one audit */
 int sb_audit_load_dir(const char *dir, sb_audit_run **out);
 /* One process's stream from a FILE (tests). */
 int sb_audit_load_stream(sb_audit_run *run, FILE *f, const char *name);
+/* Whether one record line keeps to the record table (record/schema.c) as a writer must, which
+ * is stricter than the reader: a JSON object whose "t" is a kind of the table, each field one the
+ * kind declares, of its declared type (an integer written as one), every required field there.
+ * 1 when it does; else 0 with the first fault, a phrase, in why (conform.c). */
+int sb_audit_record_conforms(const char *line, size_t len, char *why, size_t whylen);
 sb_audit_run *sb_audit_run_new(void);
 /* The launcher's facts: the command line, its wall time, CMD's exit status text. */
 void sb_audit_set_wall(sb_audit_run *run, const char *cmd, double wall_s, int64_t t0_mono_ns);

@@ -26,7 +26,9 @@ each other's outputs and nothing lands in the checkout):
   - anything else fails, naming the document, the line and the command.
 
 Also: README.md has at most 300 lines, and every relative link of README.md and the docs (the
-docs/ links of the README among them) points to a file that exists."""
+docs/ links of the README among them) points to a file that exists. And docs/record-format.md
+keeps to the record table (src/record/schema.c): its field table is `syncbench __record-schema`'s
+output, and its sections under "Records" name each kind of the table, and no other."""
 import os
 import pathlib
 import re
@@ -306,3 +308,40 @@ def test_the_docs_hold_commands_that_run_here():
     assert any("--dry-run" in c.text for c in syncbench)
     assert any(c.text.startswith("syncbench compare") for c in syncbench)
     assert any(c.expect_err for c in syncbench)
+
+
+RECORD_DOC = ROOT / "docs" / "record-format.md"
+SCHEMA_BEGIN = "<!-- record-schema: begin (syncbench __record-schema) -->\n"
+SCHEMA_END = "<!-- record-schema: end -->\n"
+
+
+def record_schema():
+    r = subprocess.run([BIN, "__record-schema"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_the_record_formats_field_table_is_the_record_table():
+    """Every kind and field of src/record/schema.c in the doc, as the table says it, and no
+    other: the table between the markers is the command's output, byte for byte."""
+    text = RECORD_DOC.read_text(encoding="utf-8")
+    assert text.count(SCHEMA_BEGIN) == 1 and text.count(SCHEMA_END) == 1, RECORD_DOC
+    shown = text[text.index(SCHEMA_BEGIN) + len(SCHEMA_BEGIN):text.index(SCHEMA_END)]
+    assert shown == record_schema(), (
+        f"{RECORD_DOC.relative_to(ROOT)}: the field table differs from the record table "
+        "(src/record/schema.c): put `syncbench __record-schema`'s output between the markers")
+
+
+def test_the_record_formats_sections_are_the_tables_kinds():
+    """One `### kind[, kind...] — what` section per kind under "## Records": a kind the doc
+    describes is one the reader knows, and every kind the reader knows is described."""
+    rows = [line.split("|") for line in record_schema().splitlines()[2:]]
+    table = {row[1].strip().strip("`") for row in rows}
+    text = RECORD_DOC.read_text(encoding="utf-8")
+    records = text[text.index("\n## Records\n") + 1:]
+    records = records[:records.find("\n## ")] if "\n## " in records else records
+    described = set()
+    for m in re.finditer(r"^### (.+?) — ", records, re.M):
+        described |= {k.strip() for k in m.group(1).split(",")}
+    assert described - table == set(), "kinds the doc describes that the record table lacks"
+    assert table - described == set(), "kinds of the record table the doc does not describe"

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT
+from conftest import BIN, ROOT
 
 PROBE = str(ROOT / "build" / "tests" / "libpyframes_probe.so")
 
@@ -44,8 +44,14 @@ def run_py(tmp_path, body, name="prog.py", python=sys.executable, env=None):
     r = subprocess.run([python, str(prog), PROBE, str(recs)], capture_output=True,
                        text=True, timeout=300, cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
+    files = sorted(recs.glob("proc-*.jsonl"))
+    # the pystack writer held to the record table (src/record/schema.c), as a writer must keep it
+    if files:
+        check = subprocess.run([BIN, "__record-schema", "--check", *map(str, files)],
+                               capture_output=True, text=True, timeout=60)
+        assert check.returncode == 0, check.stdout + check.stderr
     stacks = {}
-    for f in recs.glob("proc-*.jsonl"):
+    for f in files:
         for line in f.read_text(encoding="utf-8").splitlines():
             rec = json.loads(line)
             if rec["t"] == "pystack":

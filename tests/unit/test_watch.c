@@ -20,6 +20,7 @@
 #include "inject/ranges.h"
 #include "inject/stacks.h"
 #include "inject/watch.h"
+#include "model/model.h"
 
 /* ---- stand-ins, each counting its calls ---- */
 
@@ -279,6 +280,18 @@ static void a_block_alone_works_out_the_blocking_calls_only(void **state)
     free(text);
 }
 
+/* Every line of the record file kept to the record table (record/schema.c), as a writer must:
+ * its kind and fields declared, of their types, the required ones there. */
+static void assert_lines_keep_to_the_table(const char *file)
+{
+    char why[256];
+    int lines = 0;
+    for (const char *s = file, *eol; (eol = strchr(s, '\n')); s = eol + 1, lines++)
+        if (!sb_audit_record_conforms(s, (size_t)(eol - s), why, sizeof why))
+            fail_msg("%.*s: %s", (int)(eol - s), s, why);
+    assert_true(lines > 0);
+}
+
 static void a_record_file_gets_every_call_and_the_block_the_same(void **state)
 {
     (void)state;
@@ -299,6 +312,7 @@ static void a_record_file_gets_every_call_and_the_block_the_same(void **state)
     assert_int_equal(fake.py, CALLS);
     assert_non_null(strstr(fake.file, "\"api\":\"cudaStreamQuery_v3020\""));
     assert_non_null(strstr(fake.file, "\"copy\":\"DtoD\""));
+    assert_lines_keep_to_the_table(fake.file);
     /* the same counts, and the same kept lines, as with the block alone */
     assert_memory_equal(c, alone, sizeof c);
     assert_int_equal(len, alone_len);
