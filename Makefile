@@ -98,7 +98,7 @@ BIN      := $(BUILD)/syncbench
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
 AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
 AUDIT_SRC := $(wildcard inject/*.c) src/record/json_text.c src/record/classes.c src/base/utf8.c \
-             src/base/dynlib.c
+             src/base/dynlib.c src/base/envvars.c
 # The hand-offs between the audited program's threads (waits/): libc only, no CUPTI; the launcher
 # preloads it with --gpu-activity from beside the injection library (make install puts it there).
 WAITS_LIB := $(BUILD)/libsyncbench_waits.so
@@ -318,7 +318,7 @@ $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): $(BUILD)/tests-asan/%: tests/unit/%.c $(
 # hides the rest); libcupti is linked by its soname, found through the rpath, or where the
 # launcher and the Python package find it (src/cmd/cupti_find.c, python/syncbench/_cupti.py).
 AUDIT_DEPS := $(AUDIT_SRC) $(wildcard inject/*.h) $(wildcard src/record/*.h) src/base/utf8.h \
-              src/base/dynlib.h waits/waits.h
+              src/base/dynlib.h src/base/envvars.h waits/waits.h
 AUDIT_LINK = $(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(AUDIT_SRC) \
 	  -L$(CUDA_LIB) -lcupti $(1) -lpthread -ldl
 $(AUDIT_LIB): $(AUDIT_DEPS) | deps
@@ -402,7 +402,7 @@ $(FAKE_CUPTI): tests/inject/fake_cupti.c tests/inject/fake_cupti.map
 
 $(PYFRAMES_PROBE): tests/inject/pyframes_probe.c inject/pyframes.c inject/pywalk.c inject/out.c \
                    src/record/json_text.c src/base/utf8.c src/base/dynlib.c src/base/dynlib.h \
-                   $(wildcard inject/*.h)
+                   src/base/envvars.c src/base/envvars.h $(wildcard inject/*.h)
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(filter %.c,$^) \

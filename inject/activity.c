@@ -8,16 +8,14 @@
 
 #include "launches.h"
 #include "out.h"
+#include "base/envvars.h"
 
 #define ALIGN 8
-#define BUFFER_MB 8 /* SYNCBENCH_ACTIVITY_BUFFER_MB's default */
-#define BUFFER_MB_MAX 1024
-/* records reach the file at least every half second: a killed process keeps most */
-#define FLUSH_MS 500 /* SYNCBENCH_ACTIVITY_FLUSH_MS's default */
-#define FLUSH_MS_MAX 60000
+/* the knobs' defaults and ranges: src/base/envvars.c. By default, records reach the file at
+ * least every half second: a killed process keeps most. */
 
 static int trace_mode;
-static size_t buffer_bytes = (size_t)BUFFER_MB << 20;
+static size_t buffer_bytes; /* the plan's, set before CUPTI asks for a buffer */
 static int buffers_zeroed;
 static uint64_t dropped;
 
@@ -69,18 +67,18 @@ static unsigned parse_off(sba_activity_plan *p, const char *s)
     return off;
 }
 
-/* A knob's whole number from lo to hi, dflt when unset; a bad one is a warning and dflt. */
-static long parse_num(sba_activity_plan *p, const char *var, long lo, long hi, long dflt)
+/* A knob's whole number within its range (envvars.c), its default when unset; a bad one is a
+ * warning and the default. */
+static long parse_num(sba_activity_plan *p, sb_env_id id)
 {
-    const char *s = getenv(var);
-    if (!s || !*s)
-        return dflt;
-    char *end, why[96];
-    long v = strtol(s, &end, 10);
-    if (*end || end == s || v < lo || v > hi) {
-        snprintf(why, sizeof why, "not a whole number from %ld to %ld; %ld used", lo, hi, dflt);
-        plan_warn(p, var, s, why);
-        return dflt;
+    int bad;
+    long v = sb_env_long(id, &bad);
+    if (bad) {
+        const sb_env_var *var = sb_env_var_of(id);
+        char why[96];
+        snprintf(why, sizeof why, "not a whole number from %ld to %ld; %ld used", var->lo, var->hi,
+                 var->dflt);
+        plan_warn(p, var->name, sb_env_str(id), why);
     }
     return v;
 }
@@ -97,16 +95,15 @@ void sba_activity_plan_make(sba_activity_plan *p, int gpu, int trace)
                      : gpu == 1 ? SBA_KIND_MEMCPY | SBA_KIND_MEMSET
                                 : 0;
     level |= SBA_KIND_WAITS;
-    p->buffer_bytes = (size_t)BUFFER_MB << 20;
-    p->flush_ms = FLUSH_MS;
-    p->off = parse_off(p, getenv("SYNCBENCH_ACTIVITY_OFF")) & level;
+    p->buffer_bytes = (size_t)sb_env_var_of(SB_ENV_ACTIVITY_BUFFER_MB)->dflt << 20;
+    p->flush_ms = (unsigned)sb_env_var_of(SB_ENV_ACTIVITY_FLUSH_MS)->dflt;
+    p->off = parse_off(p, sb_env_str(SB_ENV_ACTIVITY_OFF)) & level;
     p->kinds = level & ~p->off;
     if (level == SBA_KIND_WAITS)
         return; /* no GPU activity: no buffers to tune */
-    p->buffer_bytes =
-        (size_t)parse_num(p, "SYNCBENCH_ACTIVITY_BUFFER_MB", 1, BUFFER_MB_MAX, BUFFER_MB) << 20;
-    p->flush_ms = (unsigned)parse_num(p, "SYNCBENCH_ACTIVITY_FLUSH_MS", 0, FLUSH_MS_MAX, FLUSH_MS);
-    p->zeroed = (int)parse_num(p, "SYNCBENCH_ACTIVITY_ZEROED", 0, 1, 0);
+    p->buffer_bytes = (size_t)parse_num(p, SB_ENV_ACTIVITY_BUFFER_MB) << 20;
+    p->flush_ms = (unsigned)parse_num(p, SB_ENV_ACTIVITY_FLUSH_MS);
+    p->zeroed = (int)parse_num(p, SB_ENV_ACTIVITY_ZEROED);
 }
 
 /* ,"KEY":["name",...] of the kinds in bits */

@@ -23,6 +23,7 @@
 #include "record/records.h"
 #include "base/clock.h"
 #include "base/dynlib.h"
+#include "base/envvars.h"
 
 typedef int (*cu_init_fn)(unsigned);
 typedef int (*cu_count_fn)(int *);
@@ -75,8 +76,8 @@ API int syncbench_attach(char *why, size_t n)
     if (!attached) {
         attached = driver_ready(why_not, sizeof why_not) == 0 ? 1 : -1;
         if (attached > 0 && !sba_out_recording()) { /* injected: InitializeInjection did this */
-            sba_stacks_init((int)sba_env_long(SB_AUDIT_ENV_DEPTH, 16));
-            if (sba_env_long(SB_AUDIT_ENV_PYTHON, 1))
+            sba_stacks_init((int)sb_env_long(SB_ENV_AUDIT_DEPTH, NULL));
+            if (sb_env_long(SB_ENV_AUDIT_PYTHON, NULL))
                 sba_py_init();
         }
         if (attached > 0 && sba_subscribe(why_not, sizeof why_not) != 0)

@@ -30,6 +30,7 @@
 #include "watch.h"
 #include "record/records.h"
 #include "base/clock.h"
+#include "base/envvars.h"
 
 static CUpti_SubscriberHandle subscriber;
 static int finished;
@@ -201,16 +202,6 @@ static void command_line(char *buf, size_t n)
             buf[i] = ' ';
 }
 
-long sba_env_long(const char *name, long def)
-{
-    const char *s = getenv(name);
-    char *end;
-    if (!s || !*s)
-        return def;
-    long v = strtol(s, &end, 10);
-    return *end ? def : v;
-}
-
 static void warn_cupti(const char *what, CUptiResult r)
 {
     const char *msg = "?";
@@ -267,7 +258,7 @@ API int InitializeInjection(void)
     static int done;
     if (done++)
         return 1;
-    const char *dir = getenv(SB_AUDIT_ENV_DIR);
+    const char *dir = sb_env_raw(SB_ENV_AUDIT_DIR);
     if (!dir)
         return 1; /* not started by syncbench audit: stay out of the way */
     sba_status_init();
@@ -279,17 +270,16 @@ API int InitializeInjection(void)
     if (!opened)
         return 1; /* nowhere to write: the launcher knows, and the gate fails */
     sba_out_atfork();
-    const char *mode = getenv(SB_AUDIT_ENV_MODE);
-    int trace = mode && !strcmp(mode, "trace");
-    sba_stacks_init((int)sba_env_long(SB_AUDIT_ENV_DEPTH, 16));
-    int python = sba_env_long(SB_AUDIT_ENV_PYTHON, 1) != 0;
+    int trace = sb_env_is(SB_ENV_AUDIT_MODE, "trace");
+    sba_stacks_init((int)sb_env_long(SB_ENV_AUDIT_DEPTH, NULL));
+    int python = sb_env_long(SB_ENV_AUDIT_PYTHON, NULL) != 0;
     if (python)
         sba_py_init();
 
     /* GPU activity: 0 none (the default: async copies are classed by the driver's answer
      * about their host pointer), 1 copies and memsets, 2 kernels too (a cost per launch),
      * 3 the launches and stream order too (the replay: --gpu-activity, --trace) */
-    long gpu = sba_env_long(SB_AUDIT_ENV_GPU, 0);
+    long gpu = sb_env_long(SB_ENV_AUDIT_GPU, NULL);
     if (trace && gpu < 3)
         gpu = 3;
     /* the mode's kinds of record, less those a developer's knob turned off (activity.h) */
@@ -308,8 +298,8 @@ API int InitializeInjection(void)
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
         "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d%s,"
         "\"symsize\":1}",
-        SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sba_env_long("RANK", -1),
-        sba_env_long("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
+        SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sb_env_long_named("RANK", -1),
+        sb_env_long_named("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
         trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits, kinds);
     sba_activity_warn(&plan);
 

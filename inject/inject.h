@@ -9,8 +9,6 @@
 int sba_subscribe(char *why, size_t n);
 /* Nonzero in a child forked without exec from a CUDA process: nothing is recorded there. */
 int sba_forked(void);
-/* An integer environment variable; def when unset, empty or not a whole number. */
-long sba_env_long(const char *name, long def);
 /* Stops (0) or restarts (1) every callback and activity record the library enabled. */
 void sba_recording(int on);
 

@@ -7,15 +7,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "record/records.h"
+#include "base/envvars.h"
 
 static struct sockaddr_un addr;
 static socklen_t addr_len; /* 0: no launcher listening */
 
 void sba_status_init(void)
 {
-    const char *name = getenv(SB_AUDIT_ENV_SOCK);
-    if (!name || !*name || strlen(name) + 1 >= sizeof addr.sun_path)
+    const char *name = sb_env_str(SB_ENV_AUDIT_SOCK);
+    if (!name || strlen(name) + 1 >= sizeof addr.sun_path)
         return;
     addr.sun_family = AF_UNIX;
     addr.sun_path[0] = 0; /* the abstract namespace: no file */

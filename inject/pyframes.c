@@ -15,6 +15,7 @@
 #include "out.h"
 #include "pywalk.h"
 #include "base/dynlib.h"
+#include "base/envvars.h"
 #include "base/utf8.h"
 
 #define TABLE_SIZE 8192 /* distinct Python stacks; more are written without an id */
@@ -63,9 +64,9 @@ void sba_py_init(void)
         {"Py_IsFinalizing", (void **)&is_finalizing, 1, "_Py_IsFinalizing"},
     };
     const sb_dynsym *missing = sb_dynlib_resolve(h, syms, sizeof syms / sizeof *syms, NULL, 0);
-    const char *walk = getenv("SYNCBENCH_PY_WALK"); /* "0": the writer for every call */
+    int writer_only = sb_env_is(SB_ENV_PY_WALK, "0"); /* the writer for every call */
     version_fn version = (version_fn)dlsym(h, "Py_GetVersion");
-    walk_on = !missing && !(walk && !strcmp(walk, "0")) && sba_pywalk_init(h, version) == 0;
+    walk_on = !missing && !writer_only && sba_pywalk_init(h, version) == 0;
     if (missing || (!dump && !walk_on)) {
         sba_out_printf("{\"t\":\"warn\",\"msg\":\"Python frames cannot be recorded: this Python "
                        "exports no %s%s\"}",

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/envvars.h"
 #include "base/error.h"
 
 #define MAX_SITES 16
@@ -49,8 +50,7 @@ static void put_path(text *t, const char *path)
 
 int sb_cudalib_no_toolkit(void)
 {
-    const char *v = getenv("SYNCBENCH_NO_TOOLKIT");
-    return v && !strcmp(v, "1");
+    return sb_env_is(SB_ENV_NO_TOOLKIT, "1");
 }
 
 const char *sb_cudalib_from_name(sb_cudalib_from from)
@@ -96,7 +96,7 @@ static void add_prefix_sites(sites *s, const char *var)
 static void find_sites(sites *s)
 {
     s->n = 0;
-    const char *list = getenv("SYNCBENCH_SITE_PACKAGES");
+    const char *list = sb_env_str(SB_ENV_SITE_PACKAGES);
     char copy[8192];
     snprintf(copy, sizeof copy, "%s", list ? list : "");
     for (char *rest = copy, *d; (d = strsep(&rest, ":"));)

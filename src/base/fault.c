@@ -2,10 +2,11 @@
 
 #include <stdlib.h>
 
+#include "base/envvars.h"
 #include "base/textutil.h"
 
 int sb_fault(const char *name)
 {
-    const char *list = getenv("SYNCBENCH_FAULT");
-    return list && *list && sb_list_contains(list, name);
+    const char *list = sb_env_str(SB_ENV_FAULT);
+    return list && sb_list_contains(list, name);
 }

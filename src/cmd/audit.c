@@ -32,6 +32,7 @@
 #include "base/clock.h"
 #include "base/dynlib.h"
 #include "base/env.h"
+#include "base/envvars.h"
 #include "base/error.h"
 #include "base/nvml.h"
 #include "base/textutil.h"
@@ -85,8 +86,8 @@ static int resolve_command(const char *name, char *path, size_t n)
  * NVTX_INJECTION64_PATH needs for the NVTX ranges. */
 static int find_injection(char *lib, size_t n, char *cupti, size_t m)
 {
-    const char *env = getenv("SYNCBENCH_AUDIT_LIB");
-    if (env && *env) {
+    const char *env = sb_env_str(SB_ENV_AUDIT_LIB);
+    if (env) {
         snprintf(lib, n, "%s", env);
     } else {
         char exe[PATH_MAX];
@@ -145,11 +146,11 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
 static int find_waits(const sb_audit_request *req, const char *audit_lib, char *path, size_t n)
 {
     char real[PATH_MAX], shown[PATH_MAX];
-    const char *env = getenv("SYNCBENCH_WAITS_LIB");
+    const char *env = sb_env_str(SB_ENV_WAITS_LIB);
     path[0] = 0;
     if (!req->gpu_activity && !req->trace && req->no_python)
         return 0;
-    if (env && *env) {
+    if (env) {
         if (!realpath(env, real) || access(real, R_OK) != 0)
             return sb_fail(SB_EXIT_NODEV, "audit: waits library %s (SYNCBENCH_WAITS_LIB): %s",
                            (sb_escape(env, shown, sizeof shown), shown), strerror(errno));
@@ -713,8 +714,7 @@ static int load_rules(const sb_audit_request *req)
  * is not wanted: said on stderr, so that such a run is not taken for a whole one. */
 static void calibrate(const char *dir)
 {
-    const char *knob = getenv("SYNCBENCH_ACTIVITY_CALIBRATE");
-    if (knob && !strcmp(knob, "0"))
+    if (sb_env_is(SB_ENV_ACTIVITY_CALIBRATE, "0"))
         fprintf(stderr, "syncbench: audit: SYNCBENCH_ACTIVITY_CALIBRATE=0: no calibration; the "
                         "replay takes out only the time each call recorded\n");
     else

@@ -91,7 +91,7 @@ void sb_audit_calibrate(const char *dir)
     ok = ok && launch_cost(caldir, v) == 0;
     ok = take_records(caldir, oh) == 0 && ok; /* without them it was not recorded */
     /* each pair and each "oh" that was measured: the replay uses the figures whose inputs are
-     * all there (audit/calibration.c) */
+     * all there (model/calibration.c) */
     json_t *o = ok ? json_object() : NULL;
     for (int i = 0; o && i < SB_CAL_NPAIRS; i += 2)
         if (v[i] > 0 && v[i + 1] > 0) {

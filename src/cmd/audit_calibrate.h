@@ -3,7 +3,7 @@
  * a kernel launch and a watched call with the recording off and on in turns (cmd/launch_cost.h).
  * The figures and the median time the library itself timed around those calls ("oh") go to
  * DIR/calibration.json (records.h); the replay takes out, per launch, what recording added to
- * it, and per watched call what it added beside its own "oh" (audit/replay.h). About 1 s. */
+ * it, and per watched call what it added beside its own "oh" (replay/replay.h). About 1 s. */
 #ifndef SB_CMD_AUDIT_CALIBRATE_H
 #define SB_CMD_AUDIT_CALIBRATE_H
 

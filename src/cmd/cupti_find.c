@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/cudalib.h"
+#include "base/envvars.h"
 #include "base/error.h"
 
 /* Where CUPTI is under a toolkit's root (the toolkit's extras first: it holds CUPTI alone) and
@@ -139,9 +140,9 @@ int sb_cupti_prepare(const char *lib)
         return 0; /* not an ELF file, or no CUPTI needed: loading it says what is wrong */
     const char *base = strrchr(lib, '/');
     sb_escape(base ? base + 1 : lib, name, sizeof name);
-    const char *env = getenv("SYNCBENCH_CUPTI");
+    const char *env = sb_env_str(SB_ENV_CUPTI);
     sb_cudalib_from from = SB_CUDALIB_NONE;
-    if (env && *env) {
+    if (env) {
         int rc = named(env, soname, name, path, sizeof path);
         if (rc)
             return rc;

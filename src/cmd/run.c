@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/envvars.h"
 #include "base/error.h"
 #include "base/nvml.h"
 #include "base/recording_switch.h"
@@ -159,10 +160,11 @@ static int fit_gpus(sb_plan *plan, int *visible, char *note, size_t n)
  * device is opened, by its variable; its switch once CUDA has loaded it: recording_switch). */
 static int recording_turns_wanted(int *wanted)
 {
-    const char *v = getenv("SYNCBENCH_RECORDING_TURNS");
-    *wanted = v && !strcmp(v, "1");
-    if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-        return sb_fail(SB_EXIT_USAGE, "SYNCBENCH_RECORDING_TURNS=%s: 0 or 1", v);
+    int bad;
+    *wanted = sb_env_long(SB_ENV_RECORDING_TURNS, &bad) == 1;
+    if (bad)
+        return sb_fail(SB_EXIT_USAGE, "SYNCBENCH_RECORDING_TURNS=%s: 0 or 1",
+                       sb_env_str(SB_ENV_RECORDING_TURNS));
     const char *lib = getenv("CUDA_INJECTION64_PATH");
     if (*wanted && (!lib || !*lib))
         return sb_fail(SB_EXIT_USAGE, "SYNCBENCH_RECORDING_TURNS=1: only under `syncbench audit "

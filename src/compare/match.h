@@ -1,5 +1,5 @@
 /* Rows by key (scenario, variant, params, metric): a hash table of row numbers over interned key
- * pointers (compare/strpool.h), so the reader's duplicate check and the matching of two files
+ * pointers (base/strpool.h), so the reader's duplicate check and the matching of two files
  * take expected constant time per row instead of a scan of every other row. */
 #ifndef SB_MATCH_H
 #define SB_MATCH_H

@@ -9,8 +9,8 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "engine/clock_watch.h"
-#include "engine/recorder.h"
 #include "engine/stopping.h"
+#include "scenarios/recorder.h"
 #include "scenarios/registry.h"
 #include "gpu/trace.h"
 

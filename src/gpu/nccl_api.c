@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/dynlib.h"
+#include "base/envvars.h"
 #include "base/error.h"
 
 sb_nccl_api sb_nccl;
@@ -74,8 +75,8 @@ int sb_nccl_load(void)
     if (!st.tried) {
         st.tried = 1;
         sb_nccl_defaults();
-        const char *path = getenv("SYNCBENCH_NCCL_LIB");
-        if (path && *path)
+        const char *path = sb_env_str(SB_ENV_NCCL_LIB);
+        if (path)
             st.ok = sb_nccl_open(&path, 1, st.why, sizeof st.why) == 0;
         else
             st.ok = sb_nccl_open(default_names, 2, st.why, sizeof st.why) == 0;

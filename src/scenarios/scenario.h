@@ -74,7 +74,7 @@ typedef struct sb_run {
 typedef struct sb_recorder sb_recorder;
 
 /* Appends one sample of a declared metric (a programming error otherwise: the engine fails the
- * measurement naming the metric). */
+ * measurement naming the metric). The recorder is recorder.h's. */
 void sb_record(sb_recorder *rec, const char *metric, double value);
 
 /* Value of a declared parameter (aborts on an undeclared name: a programming error). */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the audit's cost measurements share (tests/gpu/activity_cost.sh and
 tests/gpu/audit_cost_real.py): the figures of paired and alternating runs and their tables, and
-the census of a kept record folder. No GPU; tests/cli/test_cost_stats.py holds it to canned
+the census of a kept record folder. No GPU; tests/cli/test_cost_scripts.py holds it to canned
 numbers.
 
     cost_stats.py pairs ROUNDS_FILE      the table of activity_cost.sh's pairs

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "engine/clock_watch.h"
 #include "engine/measure.h"
-#include "engine/recorder.h"
+#include "scenarios/recorder.h"
 #include "scenarios/registry.h"
 #include "fake_scenario.h"
 

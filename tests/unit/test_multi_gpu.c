@@ -12,7 +12,7 @@
 #include "cli_args.h"
 #include "cmd/list.h"
 #include "cmd/run.h"
-#include "engine/recorder.h"
+#include "scenarios/recorder.h"
 #include "scenarios/multi_gpu.h"
 #include "scenarios/rank_waits.h"
 #include "scenarios/registry.h"

@@ -1,4 +1,4 @@
-#include "engine/recorder.h"
+#include "scenarios/recorder.h"
 
 #include <stdlib.h>
 #include <string.h>

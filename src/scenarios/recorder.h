@@ -1,6 +1,8 @@
-/* Per-metric sample arrays for one measurement (one sample per repetition and metric). */
-#ifndef SB_RECORDER_H
-#define SB_RECORDER_H
+/* Per-metric sample arrays for one measurement (one sample per repetition and metric): the
+ * scenarios append with sb_record (scenario.h), the engine (engine/measure.c) makes, reads and
+ * resets them. Here, below the engine, so that the scenarios call nothing above them. */
+#ifndef SB_SCENARIOS_RECORDER_H
+#define SB_SCENARIOS_RECORDER_H
 
 #include "scenarios/scenario.h"
 
