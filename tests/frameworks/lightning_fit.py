@@ -61,7 +61,7 @@ def main():
             x, y = batch
             logits = self.net(x)
             loss = torch.nn.functional.cross_entropy(logits, y)
-            self.acc.update(logits, y)
+            self.acc.update(logits.argmax(1), y)  # labels: the values are checked
             self.log("train_loss", loss, prog_bar=prog_bar, on_step=on_step, on_epoch=not on_step)
             return loss
 
