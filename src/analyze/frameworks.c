@@ -68,12 +68,6 @@ const sb_fw_row sb_fw_rows[] = {
      .fix = "build the model on the GPU (with torch.device(\"cuda\"): Model(...)) or load its "
             "weights there; " ONCE,
      .caveat = "", .where = ".cuda(|.to(", .scenario = "copy", .removes = 0},
-    {.id = "torch.cuda.empty_cache", .package = "torch", .versions = TORCH,
-     .module = "torch/cuda/memory.py", .func = "empty_cache", .text = "_cuda_emptyCache",
-     .what = "torch.cuda.empty_cache(): the caching allocator gives its free blocks back "
-             "(cudaFree waits for the GPU)",
-     .fix = "do not empty the cache in the loop: the caching allocator reuses its blocks",
-     .caveat = "", .where = "empty_cache(", .scenario = "alloc", .removes = 1},
     {.id = "torch.utils.data.pin_memory", .package = "torch", .versions = TORCH,
      .module = "torch/utils/data/_utils/pin_memory.py", .func = "pin_memory",
      .text = "pin_memory(",
@@ -103,7 +97,7 @@ const sb_fw_row sb_fw_rows[] = {
      .module = "transformers/trainer.py", .func = "_finalize_training|_inner_training_loop",
      .text = "_tr_loss.item()|torch.tensor(0.0, device",
      .what = "the Trainer sets up and reads its loss total at the start and end of train()",
-     .fix = "none needed: " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
+     .fix = "none needed in transformers' Trainer: " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
     /* transformers: masks and generate() */
     {.id = "transformers.masking.sdpa_check", .package = "transformers", .versions = HF,
      .module = MASKING, .func = "_ignore_causal_mask_sdpa", .text = "fast_all(",
@@ -127,19 +121,19 @@ const sb_fw_row sb_fw_rows[] = {
      .module = GENERATION, .func = "__call__",
      .text = "unfinished_sequences.max() == 0",
      .what = "generate() reads on the host after every token whether every sequence has finished",
-     .fix = "no option of generate() skips it on CUDA (its DeferredStopCheck, which reads the "
-            "flag a token late, runs on mps only); a decoding loop of your own can check every "
-            "N tokens",
+     .fix = "no option of transformers' generate() skips it on CUDA (its DeferredStopCheck, "
+            "which reads the flag a token late, runs on mps only); a decoding loop of your own "
+            "can check every N tokens",
      .caveat = "", .where = NULL, .scenario = "device-branch", .removes = 0},
     {.id = "transformers.generate.special_tokens", .package = "transformers", .versions = HF,
      .module = GENERATION, .func = "_tensor_or_none|_prepare_special_tokens",
      .text = "torch.tensor(token|.any()",
      .what = "generate() makes and checks its special-token tensors on the host at each call",
-     .fix = "none needed: " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
+     .fix = "none needed in transformers' generate(): " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
     {.id = "transformers.generate.right_padding", .package = "transformers", .versions = HF,
      .module = GENERATION, .func = "generate", .text = "has_right_padding",
      .what = "generate() checks the prompts for right padding on the host at each call",
-     .fix = "none needed: " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
+     .fix = "none needed in transformers' generate(): " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
     /* accelerate */
     {.id = "accelerate.send_to_device", .package = "accelerate", .versions = ACCEL,
      .module = "accelerate/utils/operations.py", .func = "send_to_device",
@@ -174,12 +168,14 @@ const sb_fw_row sb_fw_rows[] = {
      .module = "lightning/pytorch/utilities/data.py", .func = "has_len_all_ranks",
      .text = "total_length|local_length",
      .what = "fit() sums the loader's length over the ranks and reads it on the host",
-     .fix = "none needed: " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
+     .fix = "none needed in lightning's fit(): " ONCE, .caveat = "", .where = NULL,
+     .scenario = NULL, .removes = 0},
     {.id = "pytorch_lightning.has_len_all_ranks", .package = "pytorch_lightning",
      .versions = LIGHTNING, .module = "pytorch_lightning/utilities/data.py",
      .func = "has_len_all_ranks", .text = "total_length|local_length",
      .what = "fit() sums the loader's length over the ranks and reads it on the host",
-     .fix = "none needed: " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
+     .fix = "none needed in pytorch_lightning's fit(): " ONCE, .caveat = "", .where = NULL,
+     .scenario = NULL, .removes = 0},
     /* torchmetrics */
     {.id = "torchmetrics.validate_args", .package = "torchmetrics", .versions = TM,
      .module = "torchmetrics/functional/classification/stat_scores.py",
