@@ -45,12 +45,15 @@ Figures:
 import csv
 import math
 import os
+import shutil
+import signal
 import struct
 import sys
 import tempfile
 from collections import OrderedDict, defaultdict
 
-from plotkit import BadInput, Parser, clip, pyplot, regular_size, size_text, too_large
+from plotkit import (BadInput, Interrupted, Parser, clip, pyplot, regular_size, size_text,
+                     too_large)
 from plotkit import main as plotkit_main
 
 REQUIRED = ["timestamp", "gpu", "scenario", "variant", "params", "metric", "median"]
@@ -682,13 +685,16 @@ def png_size(path):
 
 
 class Output:
-    """The output folder and what this run put in it, so that a failure can take it back."""
+    """The output folder and what this run put in it, so that a failure can take it back: the
+    folders it made, its temporary PNGs, and the figures it placed with the older file each
+    replaced, kept (a hard link, or a copy) until every figure is in place."""
 
     def __init__(self, folder):
         self.folder = folder
         self.created = []  # folders this run made, deepest first
-        self.temps = []    # temporary PNGs not yet renamed
-        self.placed = []   # PNGs renamed into place
+        self.temps = []    # (temporary PNG, its final name) not yet renamed
+        self.placed = []   # (final name, the older file kept aside or None) renamed into place
+        self.kept = None   # the older file kept aside for the rename under way
         mode = os.umask(0)
         os.umask(mode)
         self.file_mode = 0o666 & ~mode
@@ -718,6 +724,15 @@ class Output:
         except OSError as e:
             raise BadInput(f"{f}: cannot write there: {e.strerror}")
 
+    def check(self, names):
+        """Every target a figure can replace: a folder in a PNG's place is refused before
+        anything is drawn or replaced (it used to fail the third rename, after two older PNGs
+        were gone)."""
+        for name in names:
+            path = os.path.join(self.folder, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                raise BadInput(f"{path}: is a folder, not a figure to replace; nothing written")
+
     def save(self, plt, fig, name):
         """The figure as a temporary PNG in the folder, at most MAX_PX in either dimension."""
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.folder)
@@ -737,16 +752,64 @@ class Output:
         finally:
             plt.close(fig)
 
+    def keep_aside(self, final, tmp):
+        """The file at final kept under a new name beside it (a hard link: the same file, or a
+        copy where links are refused); None when there is none."""
+        if not os.path.lexists(final):
+            return None
+        kept = tmp + ".old"
+        try:
+            os.link(final, kept, follow_symlinks=False)
+        except OSError:
+            if os.path.islink(final) or not os.path.isfile(final):
+                raise
+            shutil.copy2(final, kept)
+        return kept
+
     def commit(self):
-        while self.temps:
-            tmp, final = self.temps[0]
-            os.replace(tmp, final)
-            self.temps.pop(0)
-            self.placed.append(final)
-        return self.placed
+        """Every temporary PNG renamed into place, or none: the targets are checked first; a
+        rename that fails, or SIGINT/SIGTERM (held until the renames are done), puts back the
+        older files replaced so far (discard)."""
+        self.check([os.path.basename(final) for _, final in self.temps])
+        signals = {signal.SIGINT, signal.SIGTERM}
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        try:
+            while self.temps:
+                tmp, final = self.temps[0]
+                self.kept = self.keep_aside(final, tmp)
+                os.replace(tmp, final)
+                self.temps.pop(0)
+                self.placed.append((final, self.kept))
+                self.kept = None
+            pending = signals & signal.sigpending()
+            if pending:  # Ctrl-C during the renames: undone, then reported as an interruption
+                raise Interrupted(min(pending))
+            for _, kept in self.placed:
+                if kept:
+                    try:
+                        os.remove(kept)
+                    except OSError:
+                        pass
+            return [final for final, _ in self.placed]
+        except BaseException:
+            self.discard()
+            raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def discard(self):
-        for path in [t for t, _ in self.temps] + self.placed:
+        """Undo: each figure placed gives way to the file it replaced (or is removed when it
+        replaced none); the temporary PNGs are removed, and the folders this run made."""
+        for final, kept in reversed(self.placed):
+            try:
+                if kept:
+                    os.replace(kept, final)
+                else:
+                    os.remove(final)
+            except OSError:
+                pass
+        paths = [t for t, _ in self.temps] + ([self.kept] if self.kept else [])
+        for path in paths:
             try:
                 os.remove(path)
             except OSError:
@@ -756,7 +819,7 @@ class Output:
                 os.rmdir(d)
             except OSError:
                 pass
-        self.temps, self.placed, self.created = [], [], []
+        self.temps, self.placed, self.created, self.kept = [], [], [], None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -780,6 +843,7 @@ def run(args, notes):
             notes.clear()
             raise BadInput(f"{args.csv}: no rows any figure can use (scenarios: "
                            f"{', '.join(sorted({clip(r['scenario']) for r in rows}))})")
+        out.check([name for name, _, _ in todo])
         plt = pyplot()
         for name, draw, data in todo:
             out.save(plt, draw(plt, data, meta), name)

@@ -101,7 +101,8 @@ def main(prog, make_parser, run, argv=None):
     """Parses the arguments, runs run(args, notes) -> the path or paths written, and maps every
     failure to one line on stderr and an exit code: 2 bad input, 1 matplotlib missing or a bug
     (nothing left behind: run cleans up), 128 + N on signal N. Then the notes, then the paths
-    on stdout (escaped: an -o name with control characters reaches no terminal raw)."""
+    on stdout (escaped: an -o name with control characters reaches no terminal raw); stdout
+    closed or failing (a full disk): one line, exit 1, the files left written."""
     def on_signal(signum, _frame):
         raise Interrupted(signum)
 
@@ -128,9 +129,22 @@ def main(prog, make_parser, run, argv=None):
     for note in notes:
         print(f"{prog}: note: {clip(note, 400)}", file=sys.stderr)
     try:
+        if sys.stdout is None:  # started with stdout closed (>&-): nowhere to say what was written
+            raise OSError("standard output is closed")
         for path in [written] if isinstance(written, str) else written:
             print(escape(path))  # the -o text: escaped as every message is
         sys.stdout.flush()
     except BrokenPipeError:  # ... | head -1
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        # A write error on stdout (> /dev/full, >&-) is exit 1 with one line, as syncbench's own
+        # (docs/exit-codes.md); the PNGs are written. stdout's buffer is dropped so that the
+        # interpreter's exit does not fail on it again with a second message.
+        print(f"{prog}: cannot write to standard output", file=sys.stderr)
+        if sys.stdout is not None:
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+        return 1
     return 0

@@ -33,15 +33,18 @@ out).
 
 Exit status: 0 PNG written (its path printed on stdout); 2 bad input or usage: unreadable
 file, not JSON, no "traceEvents" list, a malformed "X" event, a bad or empty window, an output
-name not ending in .png or a folder that cannot be written (one line on stderr:
-`timeline.py: reason`, nothing written); 1 a bug or no matplotlib (one line); 130 or 143
-interrupted (SIGINT, SIGTERM), nothing written.
+name not ending in .png, the input trace, or a folder that cannot be written (one line on
+stderr: `timeline.py: reason`, nothing written); 1 a bug, no matplotlib, or stdout that cannot
+be written (closed, a full disk: the PNG is written; one line); 130 or 143 interrupted
+(SIGINT, SIGTERM), nothing written.
 
-Limits: the trace at most MAX_TRACE_BYTES (2 GiB; a million kernels with their launches and
-flows are a few hundred MB): a larger file is refused before it is read (`timeline.py: PATH:
-larger than 2 GiB, the most timeline.py reads`, exit 2); a pipe or device is read as it comes
-and stops there, or at its first NUL byte (`PATH: binary data (a NUL byte): not JSON`:
-/dev/zero stops at once).
+Limits: the trace a regular file (checked once opened, without blocking: a FIFO, a pipe, a
+device such as /dev/zero or a folder is refused at once, `timeline.py: PATH: not a regular
+file`, exit 2; a FIFO with no writer used to block for ever) of at most MAX_TRACE_BYTES (2 GiB;
+a million kernels with their launches and flows are a few hundred MB): a larger file is refused
+before it is read (`timeline.py: PATH: larger than 2 GiB, the most timeline.py reads`, exit 2),
+and a NUL byte stops the read (`PATH: binary data (a NUL byte): not JSON`). The output may not
+be the trace itself (`t.png -o t.png`, a link to it): refused, exit 2, nothing written.
 
 Text from outside (file names, -o, --title, names in the trace) shows in every message, the
 figure and the path printed on stdout escaped as syncbench's C side escapes it
@@ -51,13 +54,14 @@ import json
 import math
 import os
 import re
+import stat
 import struct
 import sys
 import tempfile
 from collections import Counter, OrderedDict
 
 import plotkit
-from plotkit import BadInput, Parser, clip, pyplot, regular_size, size_text, too_large
+from plotkit import BadInput, Parser, clip, pyplot, size_text, too_large
 from plotkit import main as plotkit_main
 
 DPI = 120
@@ -76,8 +80,14 @@ SYNC_COLOR = "#d62728"
 NVTX_COLORS = ["#fdd49e", "#fdbb84", "#fc8d59", "#ef6548"]
 
 
-def finite(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def within(v, bound):
+    """v a JSON number (not a bool), finite and of magnitude at most bound. An integer is
+    compared as one: a "ts" of 400 digits does not fit a float (OverflowError)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    if isinstance(v, int):
+        return abs(v) <= bound
+    return math.isfinite(v) and abs(v) <= bound
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,29 +189,37 @@ def trace_events(text, path):
 
 
 def read_text(path):
-    """The whole file as text, at most MAX_TRACE_BYTES: a regular file larger than that is
-    refused before it is read; anything else (a pipe, /dev/zero) is read in chunks, counted, and
-    stops at the first NUL byte (JSON holds none) or past the limit. Raises BadInput."""
+    """The whole file as text. Only a regular file is read, checked once open: it is opened
+    without blocking, so that a FIFO with no writer (which blocked open() for ever) is refused
+    at once, as a folder, a pipe or a device (/dev/zero) is. At most MAX_TRACE_BYTES: a larger
+    file is refused before it is read, one that grows past it while read stops there; the first
+    NUL byte (JSON holds none) stops it as binary data. Raises BadInput."""
     try:
-        with open(path, "rb") as f:
-            size = regular_size(f)
-            if size is not None:
-                if size > MAX_TRACE_BYTES:
-                    raise too_large(path, MAX_TRACE_BYTES, "timeline.py")
-                data = f.read()  # one read of the file's size, as text mode's read() did
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise BadInput(f"{path}: is a folder")
+            if not stat.S_ISREG(st.st_mode):
+                raise BadInput(f"{path}: not a regular file")
+            os.set_blocking(fd, True)
+            f = os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+        with f:
+            if st.st_size > MAX_TRACE_BYTES:
+                raise too_large(path, MAX_TRACE_BYTES, "timeline.py")
+            data = bytearray()
+            while True:
+                chunk = f.read(READ_CHUNK)
+                if not chunk:
+                    break
+                if b"\0" in chunk:
+                    raise BadInput(f"{path}: binary data (a NUL byte): not JSON")
+                data += chunk
                 if len(data) > MAX_TRACE_BYTES:  # it grew meanwhile
                     raise too_large(path, MAX_TRACE_BYTES, "timeline.py")
-            else:
-                data = bytearray()
-                while True:
-                    chunk = f.read(READ_CHUNK)
-                    if not chunk:
-                        break
-                    if b"\0" in chunk:
-                        raise BadInput(f"{path}: binary data (a NUL byte): not JSON")
-                    data += chunk
-                    if len(data) > MAX_TRACE_BYTES:
-                        raise too_large(path, MAX_TRACE_BYTES, "timeline.py")
             return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise BadInput(f"{path}: not JSON ({clip(e, 120)})")
@@ -229,10 +247,10 @@ def load(path):
                         tnames[(key(e.get("pid")), key(e.get("tid")))] = name
             elif ph == "X":
                 ts, dur = e.get("ts"), e.get("dur", 0)
-                if not finite(ts) or abs(ts) > MAX_TIME_US:
+                if not within(ts, MAX_TIME_US):
                     raise BadInput(f"{path}: traceEvents[{i}]: \"ts\" is not a number within "
                                    f"+-{MAX_TIME_US:.0e} us")
-                if not finite(dur) or dur < 0 or dur > MAX_TIME_US:
+                if not within(dur, MAX_TIME_US) or dur < 0:
                     raise BadInput(f"{path}: traceEvents[{i}]: \"dur\" is not a number >= 0 "
                                    f"(and at most {MAX_TIME_US:.0e} us)")
                 args = e.get("args") if isinstance(e.get("args"), dict) else {}
@@ -463,6 +481,15 @@ def save(plt, fig, out):
         plt.close(fig)
 
 
+def same_file(a, b):
+    """a and b name one file: the same inode (a hard link, a symlink followed) or, where a does
+    not exist yet, the same path once symlinks are resolved."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
 def run(args, notes):
     out = args.out
     if not out.lower().endswith(".png"):
@@ -472,6 +499,8 @@ def run(args, notes):
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):
         raise BadInput(f"-o '{clip(out)}': no folder {clip(folder, 80)}")
+    if same_file(out, args.trace):  # `timeline.py t.png -o t.png` replaced its input
+        raise BadInput(f"-o '{clip(out)}': is the input trace ('{clip(args.trace)}')")
     window = parse_window(args.window) if args.window is not None else None
     events, pnames, tnames = load(args.trace)
     t0 = min(e["ts"] for e in events)
@@ -497,10 +526,10 @@ def make_parser():
                 description="syncbench audit --trace JSON -> PNG timeline",
                 epilog="Without --window: the first 5 sync events of the range holding the "
                        "most, widened by a quarter of their span (50 us at least) each side. "
-                       f"Limits: the trace at most {size_text(MAX_TRACE_BYTES)} (a million "
-                       f"kernels are a few hundred MB), no NUL byte; past them (/dev/zero, a pipe "
-                       f"that never ends): one line on stderr naming the file, exit 2, nothing "
-                       f"written. Messages and the path printed show control characters "
+                       f"Limits: the trace a regular file (not a FIFO, pipe or device) of at "
+                       f"most {size_text(MAX_TRACE_BYTES)} (a million kernels are a few hundred "
+                       f"MB), no NUL byte; past them: one line on stderr naming the file, exit "
+                       f"2, nothing written. Messages and the path printed show control characters "
                        f"escaped (\\x1b, \\xc2\\x9b), as syncbench does.")
     ap.add_argument("trace", help="a Chrome trace (syncbench audit --trace PATH)")
     ap.add_argument("-o", "--out", required=True, help="the PNG to write")

@@ -422,3 +422,90 @@ def test_the_paths_printed_are_escaped(tmp_path):
     assert r.returncode == 0, r.stderr
     assert os.listdir(out) == [b"copies.png"]
     assert r.stdout == os.fsencode(tmp_path) + b"/o\\x1b[2J\\xc2\\x9b\\xff/copies.png\n"
+
+
+# --- issue 47 item 2: PNGs already there stay as they were on any failure ------------------
+
+
+def old_figures(out):
+    """An output folder holding older figures and, where readback.png goes, a folder."""
+    out.mkdir()
+    (out / "forced_sync_gemm.png").write_bytes(b"older forced")
+    (out / "overhead_share.png").write_bytes(b"older overhead")
+    (out / "readback.png").mkdir()
+    return {"forced_sync_gemm.png": b"older forced", "overhead_share.png": b"older overhead"}
+
+
+def assert_as_before(out, old):
+    assert sorted(os.listdir(out)) == sorted(list(old) + ["readback.png"])  # no temporary
+    for name, data in old.items():
+        assert (out / name).read_bytes() == data, name
+    assert (out / "readback.png").is_dir() and os.listdir(out / "readback.png") == []
+
+
+def test_a_folder_in_a_figures_place_replaces_nothing(tmp_path):
+    out = tmp_path / "D"
+    old = old_figures(out)
+    one_line_exit_2(plot(RUN_CSV, out), "readback.png: is a folder")
+    assert_as_before(out, old)
+
+
+def plot_with_replace(action, tmp_path):
+    """plot.py on the real run into tmp_path/out (readback.png there a file), os.replace
+    doing `action` on its third call: by then two PNGs have replaced older ones."""
+    code = (f"import os, signal, sys; sys.path.insert(0, {str(ROOT / 'plot')!r}); import plot\n"
+            f"real, calls = os.replace, []\n"
+            f"def replace(a, b):\n"
+            f"    calls.append(b)\n"
+            f"    if len(calls) == 3:\n"
+            f"        {action}\n"
+            f"    return real(a, b)\n"
+            f"os.replace = replace\n"
+            f"sys.exit(plot.main([{str(RUN_CSV)!r}, '-o', {str(tmp_path / 'out')!r}]))\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def old_files(out):
+    out.mkdir()
+    old = {name: f"older {name}".encode() for name in ("forced_sync_gemm.png",
+                                                      "overhead_share.png", "readback.png")}
+    for name, data in old.items():
+        (out / name).write_bytes(data)
+    return old
+
+
+def assert_files_as_before(out, old):
+    assert sorted(os.listdir(out)) == sorted(old)  # no new PNG, no temporary, no backup
+    for name, data in old.items():
+        assert (out / name).read_bytes() == data, name
+
+
+def test_a_failed_replace_restores_the_figures_replaced(tmp_path):
+    old = old_files(tmp_path / "out")
+    r = plot_with_replace("raise PermissionError(1, 'Operation not permitted')", tmp_path)
+    one_line_exit_2(r, "cannot write there: Operation not permitted")
+    assert_files_as_before(tmp_path / "out", old)
+
+
+def test_ctrl_c_while_replacing_restores_the_figures_replaced(tmp_path):
+    old = old_files(tmp_path / "out")
+    r = plot_with_replace("os.kill(os.getpid(), signal.SIGINT)", tmp_path)
+    one_line(r, 130, "interrupted")
+    assert_files_as_before(tmp_path / "out", old)
+
+
+# --- issue 47 item 11: stdout closed or full ------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["closed", "full"])
+def test_stdout_that_cannot_be_written_is_one_line_exit_1(tmp_path, how):
+    rows = subset(tmp_path, lambda row: row["scenario"] == "copy")
+    cmd = [sys.executable, PLOT, str(rows), "-o", str(tmp_path / "out")]
+    if how == "closed":
+        r = subprocess.run(cmd, stdout=None, stderr=subprocess.PIPE, text=True,
+                           pass_fds=(), preexec_fn=lambda: os.close(1))
+    else:
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.splitlines() == ["plot.py: cannot write to standard output"], r.stderr

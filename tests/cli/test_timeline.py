@@ -227,11 +227,12 @@ def timeline_patched(args, limit, stdin=None):
     return plot_tool_patched("timeline", "MAX_TRACE_BYTES", limit, args, stdin)
 
 
-def test_dev_zero_stops_at_once(tmp_path):
+def test_dev_zero_is_refused_at_once(tmp_path):
+    """/dev/zero was read until its first chunk's NUL byte; a device is no trace: refused
+    before a byte is read (issue 47 item 10: only regular files)."""
     r = subprocess.run([sys.executable, TIMELINE, "/dev/zero", "-o", str(tmp_path / "t.png")],
                        capture_output=True, text=True, timeout=60, preexec_fn=capped())
-    assert_bad(r, tmp_path, "timeline.py: /dev/zero: binary data (a NUL byte): not JSON",
-               keep=())
+    assert_bad(r, tmp_path, "timeline.py: /dev/zero: not a regular file", keep=())
 
 
 def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path):
@@ -240,9 +241,14 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path):
     assert_bad(r, tmp_path, "trace.json: larger than 1000 bytes, the most timeline.py reads")
 
 
-def test_an_endless_pipe_stops_at_the_size_limit(tmp_path):
-    """JSON that never ends, through a pipe (no size to check first): read in chunks, counted,
-    stopped past the limit."""
+def test_a_nul_byte_is_binary_data(tmp_path):
+    r = timeline(write(tmp_path, '{"traceEvents": [\0]}'), "-o", tmp_path / "t.png")
+    assert_bad(r, tmp_path, "trace.json: binary data (a NUL byte): not JSON")
+
+
+def test_an_endless_pipe_is_refused_at_once(tmp_path):
+    """JSON that never ends, through a pipe: refused without reading it (it used to be read
+    up to the size limit)."""
     writer = subprocess.Popen(["sh", "-c", "printf '{\"traceEvents\": ['; yes '{},'"],
                               stdout=subprocess.PIPE)
     try:
@@ -252,11 +258,11 @@ def test_an_endless_pipe_stops_at_the_size_limit(tmp_path):
         writer.stdout.close()
         writer.kill()
         writer.wait()
-    assert_bad(r, tmp_path, "/dev/stdin: larger than 1 MiB, the most timeline.py reads",
-               keep=())
+    assert_bad(r, tmp_path, "/dev/stdin: not a regular file", keep=())
 
 
-def test_a_trace_through_a_pipe_is_read(tmp_path):
+def test_a_trace_from_a_regular_stdin_is_read(tmp_path):
+    """/dev/stdin redirected from a file is that file: read."""
     trace = write(tmp_path, synthetic())
     out = tmp_path / "t.png"
     with open(trace, "rb") as f:
@@ -268,7 +274,8 @@ def test_a_trace_through_a_pipe_is_read(tmp_path):
 def test_the_limits_are_in_help():
     r = timeline("--help")
     assert r.returncode == 0
-    assert "the trace at most 2 GiB" in " ".join(r.stdout.split()), r.stdout
+    text = " ".join(r.stdout.split())
+    assert "the trace a regular file (not a FIFO, pipe or device) of at most 2 GiB" in text, text
 
 
 # --- issue 32 item 8: the path printed is escaped -------------------------------------------
@@ -281,3 +288,64 @@ def test_the_path_printed_is_escaped(tmp_path):
     assert r.returncode == 0, r.stderr
     assert os.path.getsize(out) > 1000
     assert r.stdout == os.fsencode(tmp_path) + b"/t\\x1b[2J\\xc2\\x9b\\xff.png\n"
+
+
+# --- issue 47 ---------------------------------------------------------------------------------
+
+
+def test_a_fifo_is_refused_at_once(tmp_path):
+    """Item 10: a FIFO with no writer blocked open() for ever; only regular files are read."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    r = subprocess.run([sys.executable, TIMELINE, str(fifo), "-o", str(tmp_path / "t.png")],
+                       capture_output=True, text=True, timeout=20)
+    assert_bad(r, tmp_path, f"timeline.py: {fifo}: not a regular file", keep=("fifo.json",))
+
+
+def test_a_folder_is_refused(tmp_path):
+    (tmp_path / "d.json").mkdir()
+    r = timeline(tmp_path / "d.json", "-o", tmp_path / "t.png")
+    assert_bad(r, tmp_path, "d.json: is a folder", keep=("d.json",))
+
+
+@pytest.mark.parametrize("digits", [400, 40])
+def test_a_time_of_many_digits_is_bad_input(tmp_path, digits):
+    """Item 11: an integer "ts" of 400 digits ended in "internal error: OverflowError"."""
+    big = "1" + "0" * (digits - 1)
+    for field in ("ts", "dur"):
+        text = '{"traceEvents": [{"ph": "X", "ts": 1, "dur": 1}]}'
+        text = text.replace(f'"{field}": 1', f'"{field}": {big}')
+        r = timeline(write(tmp_path, text), "-o", tmp_path / "t.png")
+        assert_bad(r, tmp_path, f'"{field}" is not a number')
+
+
+@pytest.mark.parametrize("how", ["closed", "full"])
+def test_stdout_that_cannot_be_written_is_one_line_exit_1(tmp_path, how):
+    """Item 11: `>&-` and `> /dev/full` ended in a traceback."""
+    cmd = [sys.executable, TIMELINE, str(write(tmp_path, synthetic(procs=1))), "-o",
+           str(tmp_path / "t.png")]
+    if how == "closed":
+        r = subprocess.run(cmd, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: os.close(1))
+    else:
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[-1] == "timeline.py: cannot write to standard output", r.stderr
+    assert [ln for ln in lines[:-1] if not ln.startswith("timeline.py: note: ")] == [], r.stderr
+
+
+@pytest.mark.parametrize("form", ["same", "dot", "symlink", "hardlink"])
+def test_the_output_is_the_input_trace(tmp_path, form):
+    """Item 16: `timeline.py t.png -o t.png` overwrote its input."""
+    trace = write(tmp_path, synthetic(procs=1), name="t.png")
+    data = trace.read_bytes()
+    out = {"same": trace, "dot": tmp_path / "." / "t.png"}.get(form, tmp_path / "o.png")
+    if form == "symlink":
+        out.symlink_to("t.png")
+    elif form == "hardlink":
+        os.link(trace, out)
+    keep = ("t.png",) if form in ("same", "dot") else ("t.png", "o.png")
+    assert_bad(timeline(trace, "-o", out), tmp_path, "is the input trace", keep=keep)
+    assert trace.read_bytes() == data
