@@ -661,8 +661,7 @@ static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
     const char *folder = req->from ? req->from : req->keep;
     char **inputs = NULL;
     int rc = folder ? folder_inputs(folder, &inputs) : 0, n = 0;
-    /* a record that links to a file elsewhere is that file */
-    sb_outset_rules rules = {"audit: ", SB_CLASH_WRITE_SAME, (const char *const *)inputs};
+    sb_outset_rules rules = {"audit: ", SB_CLASH_WRITE_SAME, NULL};
     sb_out_file *earlier[SB_OUTPUT_FORMATS_MAX];
     for (const sb_output_format *f = sb_output_formats; !rc && f->name; f++) {
         const char *path = f->audit ? sb_optdefs_text(sb_audit_optdefs(), req, f->option) : NULL;
@@ -672,6 +671,8 @@ static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
         rc = sb_outset_add(&outs[n].out, f->option, path, &rules, earlier, (size_t)n);
         if (!rc && folder)
             rc = sb_out_check_folder(&outs[n].out, req->from ? "--from" : "--keep", folder);
+        if (!rc) /* a record that links to a file elsewhere is that file */
+            rc = sb_out_check_inputs(&outs[n].out, (const char *const *)inputs);
         earlier[n] = &outs[n].out;
         n += !rc;
     }
