@@ -20,7 +20,7 @@ const sb_output_format sb_output_formats[] = {
     {.name = "CSV", .option = "csv", .run = &sb_csv_sink, .audit = audit_csv},
     {.name = "JSON", .option = "json", .run = &sb_json_sink, .audit = sb_audit_write_json},
     {.name = "Markdown", .option = "markdown", .run = &sb_markdown_sink,
-     .compare = sb_compare_out_markdown},
+     .audit = sb_audit_write_markdown, .compare = sb_compare_out_markdown},
     {.name = "Chrome trace", .option = "trace", .audit = audit_trace},
     {.name = "samples CSV", .option = "samples", .run = &sb_samples_sink},
     {.name = "verdicts CSV", .option = "verdicts", .compare = sb_compare_out_verdicts},

@@ -17,6 +17,10 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run);
 int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
                         const sb_env *env);
 int sb_audit_write_trace(FILE *f, const sb_audit_run *run);
+/* --markdown: the rows of every process as one GitHub-flavoured Markdown table (pid, class,
+ * site, calls, blocked ms, saving ms, operation, fix) under the command (out_markdown.c). */
+int sb_audit_write_markdown(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+                            const sb_env *env);
 
 /* The gate: 0 when it passes (or there is none), 1 when more than max_syncs blocking calls
  * were made (in the whole run, or in some instance of --range). Writes the verdict and the
