@@ -101,6 +101,22 @@ const sb_optdef *sb_optdef_by_key(const sb_optdef *defs, const char *key)
     return NULL;
 }
 
+const sb_optdef *sb_optdef_by_name(const sb_optdef *defs, const char *name)
+{
+    for (int i = 0; defs[i].name; i++)
+        if (!strcmp(defs[i].name, name))
+            return &defs[i];
+    return NULL;
+}
+
+const char *sb_optdefs_text(const sb_optdef *defs, const void *base, const char *name)
+{
+    const sb_optdef *d = sb_optdef_by_name(defs, name);
+    if (!d || d->type != SB_OPT_TEXT)
+        return NULL;
+    return *(const char *const *)((const char *)base + d->offset);
+}
+
 int sb_optdefs_count(const sb_optdef *defs)
 {
     int n = 0;

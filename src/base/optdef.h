@@ -42,5 +42,11 @@ void sb_optdef_copy(const sb_optdef *d, void *dst, const void *src);
 /* The option whose suite key is `key`, or NULL. Tables end with a NULL name. */
 const sb_optdef *sb_optdef_by_key(const sb_optdef *defs, const char *key);
 int sb_optdefs_count(const sb_optdef *defs);
+/* The option named `name` (without its dashes), or NULL. */
+const sb_optdef *sb_optdef_by_name(const sb_optdef *defs, const char *name);
+/* The value of the SB_OPT_TEXT option `name` in the struct at base: NULL when the table has no
+ * such text option or it was not given. How a command finds the PATH of each output format's
+ * option (outputs/formats.h). */
+const char *sb_optdefs_text(const sb_optdef *defs, const void *base, const char *name);
 
 #endif

@@ -28,6 +28,9 @@ static const sb_optdef audit_optdefs[] = {
      "one row per process x class x range x call site"},
     {"json", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(json), NULL, NULL,
      "the report with the environment record"},
+    {"markdown", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(markdown), NULL, NULL,
+     "the report as a Markdown table (pull requests, wikis): per\n"
+     "site its calls, blocked time, saving, operation and fix"},
     {"trace", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(trace), NULL, NULL,
      "Chrome trace (Perfetto, chrome://tracing): host calls\n"
      "with the syncs marked, kernels and copies per stream,\n"
@@ -98,9 +101,11 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     /* `--csv -- true`: the "--" was taken as the option's value */
     const struct {
         const char *name, *value;
-    } values[] = {{"csv", req->csv},    {"json", req->json},   {"trace", req->trace},
-                  {"keep", req->keep},  {"range", req->range}, {"py-site", req->py_site},
-                  {"from", req->from},  {"junit", req->junit}, {"ci", req->ci},
+    } values[] = {{"csv", req->csv},         {"json", req->json},
+                  {"trace", req->trace},     {"markdown", req->markdown},
+                  {"keep", req->keep},       {"range", req->range},
+                  {"py-site", req->py_site}, {"from", req->from},
+                  {"junit", req->junit},     {"ci", req->ci},
                   {"rules", req->rules}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (values[i].value && !strcmp(values[i].value, "--"))

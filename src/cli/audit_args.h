@@ -12,9 +12,10 @@ typedef struct sb_audit_request {
     long long top;
     long long depth; /* native frames per stack */
     const char *csv, *json, *trace, *keep;
-    const char *junit; /* --junit PATH: the gate as JUnit XML */
-    const char *ci;    /* --ci github|none; NULL: github under GITHUB_ACTIONS=true */
-    const char *from;  /* --from DIR: report kept records, run nothing */
+    const char *markdown; /* --markdown PATH: the report as a Markdown table */
+    const char *junit;    /* --junit PATH: the gate as JUnit XML */
+    const char *ci;       /* --ci github|none; NULL: github under GITHUB_ACTIONS=true */
+    const char *from;     /* --from DIR: report kept records, run nothing */
     int quiet, help, gpu_activity, no_python;
     int include_compile; /* the gate counts torch.compile's compile-time calls too */
     const char *py_site; /* "user" (default) or "innermost" */

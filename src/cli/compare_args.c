@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/textutil.h"
 #include "cli/args.h"
+#include "outputs/formats.h"
 #include "sinks/github.h"
 
 #define AT(field) offsetof(sb_compare_request, field)
@@ -125,6 +126,18 @@ static int metric_list(const char *arg, sb_compare_request *req)
     return 0;
 }
 
+/* The files asked for, in the registry's order: each format with a compare writer whose option
+ * was given. */
+static void list_outputs(sb_compare_request *req)
+{
+    req->n_outputs = 0;
+    for (const sb_output_format *f = sb_output_formats; f->name; f++) {
+        const char *path = f->compare ? sb_optdefs_text(compare_optdefs, req, f->option) : NULL;
+        if (path && req->n_outputs < SB_COMPARE_MAX_OUTPUTS)
+            req->outputs[req->n_outputs++] = (sb_compare_output){f->option, path, f->compare};
+    }
+}
+
 int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req)
 {
     sb_compare_request_defaults(req);
@@ -144,6 +157,7 @@ int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req)
                                       "--help)");
     req->baseline = argv[first];
     req->current = argv[first + 1];
+    list_outputs(req);
     return 0;
 }
 

@@ -39,6 +39,8 @@
 #include "cli/audit_args.h"
 #include "sinks/github.h"
 #include "sinks/outfile.h"
+#include "sinks/outset.h"
+#include "outputs/formats.h"
 
 #define LIB_NAME "libsyncbench_audit.so"
 #define WAITS_LIB_NAME "libsyncbench_waits.so"
@@ -474,7 +476,7 @@ static int make_records_dir(const sb_audit_request *req, char *dir, size_t n)
 
 typedef struct {
     const char *opt, *path;
-    const sb_report_writer *writer;
+    const sb_output_format *format; /* its row of the output registry */
     sb_out_file out;
 } output;
 
@@ -539,17 +541,23 @@ static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const 
     for (int i = 0; i < nout; i++)
         if (outs[i].out.to_stdout)
             to = stderr;
+    static const struct {
+        const char *name;
+        sb_audit_write_fn write;
+    } ci_writers[] = {{"annotations", sb_audit_write_annotations},
+                      {"summary", sb_audit_write_summary}};
     int rc = 0;
-    for (const sb_report_writer *w = sb_report_github_writers; !rc && w->name; w++) {
+    for (size_t i = 0; !rc && i < sizeof ci_writers / sizeof ci_writers[0]; i++) {
+        const char *name = ci_writers[i].name;
         sb_memtext m;
         if (!sb_memtext_open(&m))
             return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
-        rc = w->write(m.f, run, o, env);
+        rc = ci_writers[i].write(m.f, run, o, env);
         char *text = sb_memtext_close(&m);
         size_t n = m.len;
         if (!text && !rc)
             rc = sb_fail(SB_EXIT_FAIL, "audit: out of memory");
-        if (!rc && !strcmp(w->name, "summary"))
+        if (!rc && !strcmp(name, "summary"))
             sb_gh_summary(text, n);
         else if (!rc && (fwrite(text, 1, n, to) != n || fflush(to) != 0))
             rc =
@@ -597,7 +605,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     for (int i = 0; !rc && i < nout; i++) {
         if ((rc = sb_out_open(&outs[i].out, &env)) != 0)
             break;
-        int wrc = outs[i].writer->write(outs[i].out.f, run, &o, &env);
+        int wrc = outs[i].format->audit(outs[i].out.f, run, &o, &env);
         rc = wrc ? wrc : sb_out_commit(&outs[i].out);
         if (rc)
             sb_out_abort(&outs[i].out);
@@ -650,31 +658,23 @@ static void free_inputs(char **paths)
  * replace a record or be read as one. */
 static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
 {
-    /* sb_report_writers' order */
-    const char *paths[] = {req->csv, req->json, req->trace, req->junit};
     const char *folder = req->from ? req->from : req->keep;
     char **inputs = NULL;
     int rc = folder ? folder_inputs(folder, &inputs) : 0, n = 0;
-    _Static_assert(sizeof paths / sizeof paths[0] == 4, "one path per file writer");
-    for (size_t i = 0; !rc && i < sizeof paths / sizeof paths[0]; i++) {
-        if (!paths[i])
+    sb_outset_rules rules = {"audit: ", SB_CLASH_WRITE_SAME, NULL};
+    sb_out_file *earlier[SB_OUTPUT_FORMATS_MAX];
+    for (const sb_output_format *f = sb_output_formats; !rc && f->name; f++) {
+        const char *path = f->audit ? sb_optdefs_text(sb_audit_optdefs(), req, f->option) : NULL;
+        if (!path)
             continue;
-        memset(&outs[n], 0, sizeof outs[n]);
-        outs[n].opt = sb_report_writers[i].name;
-        outs[n].path = paths[i];
-        outs[n].writer = &sb_report_writers[i];
-        if ((rc = sb_out_prepare(&outs[n].out, outs[n].opt, outs[n].path)) != 0)
-            break;
-        /* the same file by another name too: ./a.csv, a symlink, /dev/stdout and - */
-        for (int j = 0; !rc && j < n; j++)
-            if (sb_out_same(&outs[j].out, &outs[n].out))
-                rc = sb_fail(SB_EXIT_USAGE, "audit: --%s %s and --%s %s write the same file",
-                             outs[j].opt, outs[j].path, outs[n].opt, outs[n].path);
+        outs[n] = (output){.opt = f->option, .path = path, .format = f};
+        rc = sb_outset_add(&outs[n].out, f->option, path, &rules, earlier, (size_t)n);
         if (!rc && folder)
             rc = sb_out_check_folder(&outs[n].out, req->from ? "--from" : "--keep", folder);
         if (!rc) /* a record that links to a file elsewhere is that file */
             rc = sb_out_check_inputs(&outs[n].out, (const char *const *)inputs);
-        n++;
+        earlier[n] = &outs[n].out;
+        n += !rc;
     }
     free_inputs(inputs);
     *nout = n;
@@ -749,7 +749,7 @@ int sb_cmd_audit(int argc, char **argv)
     }
     if ((rc = load_rules(&req)) != 0)
         return rc;
-    static output outs[4];
+    static output outs[SB_OUTPUT_FORMATS_MAX];
     int nout = 0;
     if ((rc = prepare_outputs(&req, outs, &nout)) != 0)
         return rc;

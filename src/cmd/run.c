@@ -14,6 +14,7 @@
 #include "base/recording_switch.h"
 #include "cli/cli.h"
 #include "cmd/list.h"
+#include "outputs/formats.h"
 #include "gpu/device.h"
 #include "gpu/peers.h"
 #include "suite/config.h"
@@ -111,15 +112,14 @@ static int add_sinks(const sb_options *o, const char *suite_samples, sb_sinks *s
 {
     const char *inputs[] = {o->config, NULL};
     int rc = 0;
-    if (o->csv)
-        rc = sb_sinks_add(sinks, &sb_csv_sink, "csv", o->csv, inputs);
-    if (!rc && o->json)
-        rc = sb_sinks_add(sinks, &sb_json_sink, "json", o->json, inputs);
-    if (!rc && o->markdown)
-        rc = sb_sinks_add(sinks, &sb_markdown_sink, "markdown", o->markdown, inputs);
-    const char *samples = o->samples ? o->samples : *suite_samples ? suite_samples : NULL;
-    if (!rc && samples)
-        rc = sb_sinks_add(sinks, &sb_samples_sink, "samples", samples, inputs);
+    /* every format with a run sink whose option was given, in the registry's order */
+    for (const sb_output_format *f = sb_output_formats; !rc && f->name; f++) {
+        const char *path = f->run ? sb_optdefs_text(sb_cli_optdefs(), o, f->option) : NULL;
+        if (f->run == &sb_samples_sink && !path && *suite_samples)
+            path = suite_samples; /* a suite may set samples = PATH */
+        if (path)
+            rc = sb_sinks_add(sinks, f->run, f->option, path, inputs);
+    }
     /* the table, unless quiet or stdout already carries an output ("-", /dev/stdout, ...) */
     int table = !o->quiet;
     for (int i = 0; i < sinks->n; i++)

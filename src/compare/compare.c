@@ -18,6 +18,7 @@
 #include "sinks/github.h"
 #include "sinks/grid.h"
 #include "sinks/outfile.h"
+#include "sinks/outset.h"
 #include "sinks/sink.h"
 
 void sb_compare_request_defaults(sb_compare_request *req)
@@ -289,8 +290,8 @@ static int write_verdicts(FILE *f, const sb_compare_request *req, const line *l,
     return ferror(f) ? sb_fail(SB_EXIT_FAIL, "compare: --verdicts: write error") : 0;
 }
 
-/* The confirmation suite for the REGRESSION and inconclusive rows, written to out. */
-static int write_rerun(const sb_compare_request *req, const line *l, size_t n, sb_out_file *out,
+/* The confirmation suite for the REGRESSION and inconclusive rows, written to f. */
+static int write_rerun(const sb_compare_request *req, const line *l, size_t n, FILE *f,
                        int *sections)
 {
     sb_rerun_item *items = malloc(sizeof *items * (n ? n : 1));
@@ -301,19 +302,19 @@ static int write_rerun(const sb_compare_request *req, const line *l, size_t n, s
         if (l[i].v == SB_REGRESSION || l[i].v == SB_INCONCLUSIVE)
             items[k++] = (sb_rerun_item){l[i].cur, l[i].v, l[i].change};
     sb_rerun_opts o = {req->rerun_reps, req->baseline, req->current};
-    int rc = sb_rerun_write(out->f, items, k, &o, sections);
+    int rc = sb_rerun_write(f, items, k, &o, sections);
     free(items);
-    return rc ? rc : sb_out_commit(out);
+    return rc;
 }
 
 /* One comparison: its inputs, outputs and verdicts (zeroed: nothing held yet). */
-typedef struct {
+typedef struct sb_compare_result {
     const sb_compare_request *req;
     sb_strpool pool; /* one pool for both files: the same text is the same pointer */
     sb_cmp_table base, cur;
     samples_file bs, cs;
-    int use_samples; /* both runs have samples */
-    sb_out_file md, rr, vd, ju;
+    int use_samples;                         /* both runs have samples */
+    sb_out_file out[SB_COMPARE_MAX_OUTPUTS]; /* req->outputs' files, in their order */
     int github; /* --ci github, or GitHub Actions: annotations and the step summary */
     line *lines;
     size_t n, left_out; /* rows compared; baseline rows --subset left out */
@@ -327,10 +328,8 @@ typedef struct {
 
 static void comparison_free(comparison *c)
 {
-    sb_out_abort(&c->md);
-    sb_out_abort(&c->rr);
-    sb_out_abort(&c->vd);
-    sb_out_abort(&c->ju);
+    for (int i = 0; i < c->req->n_outputs; i++)
+        sb_out_abort(&c->out[i]);
     free(c->cells);
     free(c->lines);
     sb_cmp_table_free(&c->base);
@@ -358,52 +357,31 @@ static int read_inputs(comparison *c)
     return read_samples(req, &c->pool, &c->base, &c->cur, &c->bs, &c->cs, &c->use_samples);
 }
 
-/* The files compare writes, each with its option. */
-enum { N_OUTPUTS = 4 };
-typedef struct {
-    sb_out_file *f;
-    const char *opt, *path; /* path NULL: not asked for */
-} output;
-
-static void list_outputs(comparison *c, output o[N_OUTPUTS])
-{
-    o[0] = (output){&c->md, "markdown", c->req->markdown};
-    o[1] = (output){&c->rr, "rerun", c->req->rerun};
-    o[2] = (output){&c->vd, "verdicts", c->req->verdicts};
-    o[3] = (output){&c->ju, "junit", c->req->junit};
-}
-
-/* The outputs are checked now and created once the verdicts are in: a signal during the
- * bootstrap leaves no empty PATH.partial behind. None may be an input or another output. */
+/* The outputs (req->outputs, in the registry's order) are checked now and created once the
+ * verdicts are in: a signal during the bootstrap leaves no empty PATH.partial behind. None may
+ * be an input or another output (sinks/outset.h). */
 static int prepare_outputs(comparison *c)
 {
     const sb_compare_request *req = c->req;
     const char *inputs[] = {req->baseline, req->current, c->bs.path ? c->bs.path : c->cs.path,
                             c->bs.path ? c->cs.path : NULL, NULL};
-    output outs[N_OUTPUTS];
-    list_outputs(c, outs);
+    sb_outset_rules r = {"compare: ", SB_CLASH_SAME_AS, inputs};
+    sb_out_file *earlier[SB_COMPARE_MAX_OUTPUTS];
     int rc;
-    for (size_t i = 0; i < N_OUTPUTS; i++) {
-        if (!outs[i].path)
-            continue;
-        if ((rc = sb_out_prepare(outs[i].f, outs[i].opt, outs[i].path)) != 0 ||
-            (rc = sb_out_check_inputs(outs[i].f, inputs)) != 0)
+    for (int i = 0; i < req->n_outputs; i++) {
+        const sb_compare_output *o = &req->outputs[i];
+        if ((rc = sb_outset_add(&c->out[i], o->opt, o->path, &r, earlier, (size_t)i)) != 0)
             return rc;
-        for (size_t j = 0; j < i; j++)
-            if (outs[j].path && sb_out_same(outs[j].f, outs[i].f))
-                return sb_fail(SB_EXIT_USAGE, "compare: --%s %s: same file as --%s %s", outs[i].opt,
-                               outs[i].path, outs[j].opt, outs[j].path);
+        earlier[i] = &c->out[i];
     }
     return 0;
 }
 
 static int open_outputs(comparison *c)
 {
-    output outs[N_OUTPUTS];
-    list_outputs(c, outs);
     int rc;
-    for (size_t i = 0; i < N_OUTPUTS; i++)
-        if (outs[i].path && (rc = sb_out_open(outs[i].f, NULL)) != 0)
+    for (int i = 0; i < c->req->n_outputs; i++)
+        if ((rc = sb_out_open(&c->out[i], NULL)) != 0)
             return rc;
     return 0;
 }
@@ -599,31 +577,42 @@ static int write_outputs(comparison *c)
 {
     const sb_compare_request *req = c->req;
     make_layout(&c->t, !c->use_samples || c->by_summary, c->by_samples, req->confidence_pct);
-    if ((!req->quiet || c->md.f || c->github) &&
-        !(c->cells = table_cells(&c->pool, &c->t, c->lines, c->n)))
+    if (!(c->cells = table_cells(&c->pool, &c->t, c->lines, c->n)))
         return sb_fail(SB_EXIT_FAIL, "out of memory");
     print_report(c);
     int rc;
-    if (c->md.f) {
-        markdown_report(c, c->md.f);
-        if ((rc = sb_out_commit(&c->md)) != 0)
+    for (int i = 0; i < req->n_outputs; i++)
+        if ((rc = req->outputs[i].write(c->out[i].f, c)) != 0 ||
+            (rc = sb_out_commit(&c->out[i])) != 0)
             return rc;
-    }
-    if (c->vd.f && ((rc = write_verdicts(c->vd.f, req, c->lines, c->n)) != 0 ||
-                    (rc = sb_out_commit(&c->vd)) != 0))
-        return rc;
-    if (c->rr.f) {
-        int sections;
-        if ((rc = write_rerun(req, c->lines, c->n, &c->rr, &sections)) != 0)
-            return rc;
-        if (!req->quiet)
-            printf("rerun: %d measurement%s to confirm in %s\n", sections, sections == 1 ? "" : "s",
-                   req->rerun);
-    }
-    if (c->ju.f && ((rc = sb_compare_write_junit(c->ju.f, req, c->lines, c->n, c->rule)) != 0 ||
-                    (rc = sb_out_commit(&c->ju)) != 0))
-        return rc;
     return c->github ? report_github(c) : 0;
+}
+
+/* ---- the writers of the output registry (outputs/formats.h) ---- */
+
+int sb_compare_out_markdown(FILE *f, sb_compare_result *c)
+{
+    markdown_report(c, f);
+    return 0;
+}
+
+int sb_compare_out_verdicts(FILE *f, sb_compare_result *c)
+{
+    return write_verdicts(f, c->req, c->lines, c->n);
+}
+
+int sb_compare_out_rerun(FILE *f, sb_compare_result *c)
+{
+    int sections, rc = write_rerun(c->req, c->lines, c->n, f, &sections);
+    if (!rc && !c->req->quiet)
+        printf("rerun: %d measurement%s to confirm in %s\n", sections, sections == 1 ? "" : "s",
+               c->req->rerun);
+    return rc;
+}
+
+int sb_compare_out_junit(FILE *f, sb_compare_result *c)
+{
+    return sb_compare_write_junit(f, c->req, c->lines, c->n, c->rule);
 }
 
 /* The gate: exit 1 on a regression, and with --strict on an inconclusive row. */

@@ -8,9 +8,22 @@
 #ifndef SB_COMPARE_H
 #define SB_COMPARE_H
 
+#include <stdio.h>
+
 #include "compare/verdict.h"
 
 #define SB_COMPARE_MAX_METRICS 64
+
+/* A comparison done, as its writers read it (compare.c; the writers: compare/outputs.h). */
+typedef struct sb_compare_result sb_compare_result;
+/* One output format's writer for compare (outputs/formats.h): 0, or the exit code. */
+typedef int (*sb_compare_write_fn)(FILE *f, sb_compare_result *r);
+/* An output asked for: --OPT PATH and the writer of its format. */
+typedef struct sb_compare_output {
+    const char *opt, *path;
+    sb_compare_write_fn write;
+} sb_compare_output;
+#define SB_COMPARE_MAX_OUTPUTS 16
 
 typedef struct sb_compare_request {
     sb_compare_opts opts;
@@ -42,6 +55,10 @@ typedef struct sb_compare_request {
     int strict;           /* --strict: an inconclusive row fails the gate */
     int quiet;
     int help;
+    /* the files asked for, in the registry's order (cli/compare_args.c fills it from the
+     * options and outputs/formats.h's rows); compare.c checks, writes and commits each */
+    sb_compare_output outputs[SB_COMPARE_MAX_OUTPUTS];
+    int n_outputs;
 } sb_compare_request;
 
 /* Defaults: threshold 5 %, noise-k 3, run noise 2 %, confidence 99 %, rerun reps 30, every

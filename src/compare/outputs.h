@@ -39,4 +39,12 @@ int sb_compare_annotate(FILE *f, const sb_compare_request *req, const sb_cmp_lin
 int sb_compare_write_junit(FILE *f, const sb_compare_request *req, const sb_cmp_line *l, size_t n,
                            const char *rule);
 
+/* compare's writers as the output registry names them (outputs/formats.h; compare.c):
+ * --markdown (the table, the summary and the advice), --verdicts (every row's verdict as CSV),
+ * --rerun (the confirmation suite), --junit (above). */
+int sb_compare_out_markdown(FILE *f, sb_compare_result *r);
+int sb_compare_out_verdicts(FILE *f, sb_compare_result *r);
+int sb_compare_out_rerun(FILE *f, sb_compare_result *r);
+int sb_compare_out_junit(FILE *f, sb_compare_result *r);
+
 #endif

@@ -1,5 +1,6 @@
-/* The audit's reports, each a writer behind one interface (sb_report_writers: the way
- * sinks/ serves run), the table on stderr, and the gate's verdict. */
+/* The audit's reports, each a writer of one signature (outputs/formats.h's sb_audit_write_fn:
+ * the registry names the audit's writer of each format), the table on stderr, and the gate's
+ * verdict. */
 #ifndef SB_REPORT_H
 #define SB_REPORT_H
 
@@ -16,6 +17,10 @@ int sb_audit_write_csv(FILE *f, const sb_audit_run *run);
 int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
                         const sb_env *env);
 int sb_audit_write_trace(FILE *f, const sb_audit_run *run);
+/* --markdown: the rows of every process as one GitHub-flavoured Markdown table (pid, class,
+ * site, calls, blocked ms, saving ms, operation, fix) under the command (out_markdown.c). */
+int sb_audit_write_markdown(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+                            const sb_env *env);
 
 /* The gate: 0 when it passes (or there is none), 1 when more than max_syncs blocking calls
  * were made (in the whole run, or in some instance of --range). Writes the verdict and the
@@ -56,17 +61,6 @@ int sb_audit_write_annotations(FILE *f, const sb_audit_run *run, const sb_audit_
 /* The step summary's Markdown: the verdict, the offending sites as a table, the audit's table. */
 int sb_audit_write_summary(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
                            const sb_env *env);
-
-/* The file writers by option name ("csv", "json", "trace", "junit"), NULL-terminated: the one
- * interface cmd/audit.c writes every --OPTION PATH through. */
-typedef struct sb_report_writer {
-    const char *name;
-    int (*write)(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env);
-} sb_report_writer;
-extern const sb_report_writer sb_report_writers[];
-/* The CI writers, not named by a path: "annotations" (workflow commands for stdout) and
- * "summary" (Markdown for $GITHUB_STEP_SUMMARY), NULL-terminated. */
-extern const sb_report_writer sb_report_github_writers[];
 
 /* ---- shared by the writers ----*/
 void sb_audit_json_str(FILE *f, const char *s); /* a JSON string literal (out_trace.c) */

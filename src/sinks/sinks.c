@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "sinks/outset.h"
 #include "sinks/sink.h"
 
 int sb_sinks_add(sb_sinks *all, const sb_sink_ops *ops, const char *opt, const char *path,
@@ -9,21 +10,15 @@ int sb_sinks_add(sb_sinks *all, const sb_sink_ops *ops, const char *opt, const c
 {
     if (all->n == SB_MAX_SINKS)
         return sb_fail(SB_EXIT_FAIL, "internal: more than %d outputs", SB_MAX_SINKS);
+    sb_out_file *earlier[SB_MAX_SINKS];
+    for (int i = 0; i < all->n; i++)
+        earlier[i] = &all->s[i].out;
     sb_sink *s = &all->s[all->n];
     memset(s, 0, sizeof *s);
-    int rc = sb_out_prepare(&s->out, opt, path);
-    if (!rc)
-        rc = sb_out_check_inputs(&s->out, inputs);
-    for (int i = 0; !rc && i < all->n; i++) {
-        const sb_out_file *o = &all->s[i].out;
-        if (sb_out_same(o, &s->out))
-            rc = sb_fail(SB_EXIT_USAGE, "--%s %s: same file as --%s %s", opt, path, o->opt,
-                         o->pattern);
-    }
-    if (rc) {
-        memset(s, 0, sizeof *s);
+    sb_outset_rules r = {"", SB_CLASH_SAME_AS, inputs};
+    int rc = sb_outset_add(&s->out, opt, path, &r, earlier, (size_t)all->n);
+    if (rc)
         return rc;
-    }
     s->ops = ops;
     all->n++;
     return 0;

@@ -510,3 +510,23 @@ def test_the_python_escaper_is_the_c_one(tmp_path):
     assert title == want_title and message.endswith("; params " + want_params), (line, r.stdout)
     assert "\\x1b[1m\\x7f\\xc2\\x85\u00e9" in title
     assert rest == "a%25b%0Dc%0Ad%2Ce%3Af"
+
+
+# ---- the audit's --markdown (one writer file and one registry row) ---------------------------
+
+def test_the_audit_writes_its_report_as_a_markdown_table(tmp_path):
+    k = gate_records(tmp_path)
+    out = tmp_path / "audit.md"
+    r = run_env("audit", "-q", "--from", k, "--markdown", str(out), "--ci", "none",
+                env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert text.startswith("### syncbench audit\n\n`")
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("| pid"))
+    assert [c.strip() for c in lines[head].strip("|").split("|")] == [
+        "pid", "class", "site", "calls", "blocked ms", "saving ms", "operation", "fix"]
+    body = lines[head + 2:]
+    assert len(body) == 3
+    assert any("train.py:42" in row and "scalar read: .item()" in row for row in body)
+    assert not (tmp_path / "audit.md.partial").exists()

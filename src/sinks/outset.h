@@ -1,0 +1,27 @@
+/* The output files of one command, checked once: every output of run, the audit and compare is
+ * prepared here (sinks/outfile.h: a path that can be written), refused when it is one of the
+ * command's inputs, and refused when two outputs land on one file (`a.csv`, `./a.csv`, a
+ * symlink to it, `-` and /dev/stdout). */
+#ifndef SB_OUTSET_H
+#define SB_OUTSET_H
+
+#include <stddef.h>
+
+#include "sinks/outfile.h"
+
+/* How a clash is worded: "PREFIX--NEW PATH: same file as --OLD PATH" (run, compare) or
+ * "PREFIX--OLD PATH and --NEW PATH write the same file" (the audit). */
+typedef enum { SB_CLASH_SAME_AS, SB_CLASH_WRITE_SAME } sb_clash_wording;
+
+typedef struct sb_outset_rules {
+    const char *prefix; /* starts every message: "", "compare: ", "audit: " */
+    sb_clash_wording wording;
+    const char *const *inputs; /* NULL-terminated, may be NULL: files an output must not be */
+} sb_outset_rules;
+
+/* Prepares `o` as --OPT PATH and checks it against the inputs and against the outputs already
+ * checked (earlier[0..n), each prepared). 0, or exit 2 with one line; `o` is then not kept. */
+int sb_outset_add(sb_out_file *o, const char *opt, const char *path, const sb_outset_rules *r,
+                  sb_out_file *const *earlier, size_t n);
+
+#endif
