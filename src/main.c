@@ -6,20 +6,20 @@
 
 #include "base/error.h"
 #include "cmd/audit.h"
+#include "cmd/compare_cmd.h"
 #include "cmd/launch_cost.h"
 #include "cmd/list.h"
 #include "cmd/man.h"
 #include "cmd/record_schema.h"
 #include "cmd/run.h"
 #include "cmd/sched_worker.h"
-#include "cli/compare_args.h"
 
 static const struct {
     const char *name;
     int (*main)(int argc, char **argv); /* argv[0] is the subcommand's name */
 } commands[] = {
     {"run", sb_cmd_run},
-    {"compare", sb_compare_main},
+    {"compare", sb_cmd_compare},
     {"list", sb_cmd_list},
     {"audit", sb_cmd_audit},
     {SB_SCHED_WORKER_CMD, sb_cmd_sched_worker},   /* hidden: the sched scenario's helper */

@@ -161,19 +161,6 @@ int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req)
     return 0;
 }
 
-int sb_compare_main(int argc, char **argv)
-{
-    sb_compare_request req;
-    int rc = sb_compare_parse_args(argc, argv, &req);
-    if (rc)
-        return rc;
-    if (req.help) {
-        sb_compare_usage(stdout);
-        return 0;
-    }
-    return sb_compare_run(&req);
-}
-
 /* --help: the text around the options. */
 static const char usage_head[] =
     "usage: syncbench compare BASELINE.csv CURRENT.csv [options]\n"

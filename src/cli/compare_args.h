@@ -14,8 +14,4 @@ void sb_compare_usage(FILE *f);
 /* compare's option table (--help and the man page print it). */
 const sb_optdef *sb_compare_optdefs(void);
 
-/* The subcommand, main.c's one call: parse, --help, run. Exit 0 no regression, 1 regression,
- * 2 bad input. */
-int sb_compare_main(int argc, char **argv);
-
 #endif

@@ -3,7 +3,7 @@
  * current run's samples (--samples files; the current's default to the baseline's). With one
  * part the file is compared with itself, without samples. Each CSV is read by
  * compare/csv_read.c, with its samples when given, then everything goes through the whole
- * subcommand, sb_compare_main (cli/compare_args.c: reading, matching, the verdicts on samples or
+ * subcommand, sb_cmd_compare (cmd/compare_cmd.c: reading, matching, the verdicts on samples or
  * on the summary, the table, printed to /dev/null). Checked besides memory and undefined
  * behaviour: every row read has a scenario, variant and metric, finite figures and a line number
  * not below the previous row's, is found by its own key, and compares with itself as "same";
@@ -15,9 +15,10 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "cli/compare_args.h"
+#include "cmd/compare_cmd.h"
 #include "compare/csv_read.h"
 #include "compare/match.h"
+#include "compare/verdict.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -116,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int argc = n > 2 ? 7 : 3;
     argv[argc] = NULL;
     sb_error_clear();
-    int rc = sb_compare_main(argc, argv);
+    int rc = sb_cmd_compare(argc, argv);
     FUZZ_CHECK(rc == 0 || rc == SB_EXIT_FAIL || rc == SB_EXIT_USAGE);
     FUZZ_CHECK(rc == sb_error_code());
     if (rc)

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "cli/compare_args.h"
+#include "cmd/compare_cmd.h"
 #include "compare/csv_read.h"
 #include "compare/match.h"
 #include "compare/verdict.h"
@@ -153,7 +153,7 @@ static int compare_args(const char *base, const char *cur, const char *opt, cons
     fflush(stdout);
     FILE *saved = stdout;
     stdout = fopen("/dev/null", "w"); /* the table is not what is tested here */
-    int rc = sb_compare_main(argc, argv);
+    int rc = sb_cmd_compare(argc, argv);
     fclose(stdout);
     stdout = saved;
     return rc;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "cli/compare_args.h"
+#include "cmd/compare_cmd.h"
 #include "compare/csv_read.h"
 #include "compare/rerun.h"
 #include "suite/config.h"
@@ -134,7 +134,7 @@ static int compare_out(char **out, const char *const *args)
     const char *path = at("stdout.txt");
     stdout = fopen(path, "w");
     assert_non_null(stdout);
-    int rc = sb_compare_main(argc, argv);
+    int rc = sb_cmd_compare(argc, argv);
     fclose(stdout);
     stdout = saved;
     if (out)
