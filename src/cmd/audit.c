@@ -567,6 +567,12 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     int rc = sb_audit_load_dir(dir, &run);
     if (!rc && (rc = sb_audit_set_status(run, heard->procs, heard->n)) != 0)
         sb_audit_free(run);
+    if (!rc && req->from && !sb_audit_nprocs(run)) { /* nothing to report, nothing to gate */
+        char shown[PATH_MAX];
+        rc = sb_fail(SB_EXIT_USAGE, "audit: --from %s: no records (proc-*.jsonl) in the folder",
+                     (sb_escape(req->from, shown, sizeof shown), shown));
+        sb_audit_free(run);
+    }
     if (rc)
         return rc;
     if (wall_s < 0) /* --from: the records' own span, their first command */
@@ -579,6 +585,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     o.top = (int)req->top;
     o.py_innermost = req->py_site && !strcmp(req->py_site, "innermost");
     o.include_compile = req->include_compile;
+    o.allow_no_cuda = req->allow_no_cuda;
     rc = sb_audit_analyze(run, &o);
     sb_env env;
     memset(&env, 0, sizeof env);
@@ -602,8 +609,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
         if (rc)
             sb_out_abort(&outs[i].out);
     }
-    /* with no process that used CUDA a whole-run gate holds (0 blocking calls), and a range
-     * gate fails: its range was never entered (sb_audit_gate says so) */
+    /* with no process that used CUDA the gate fails, nothing was watched (a whole-run gate
+     * passes with --allow-no-cuda; a range gate fails then too: its range was never entered) */
     if (!rc)
         *gate_rc = sb_audit_gate(run, &o, stderr);
     if (!rc && sb_ci_github(req->ci))

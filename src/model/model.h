@@ -26,6 +26,7 @@ typedef struct sb_audit_opts {
     int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
     int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
     int include_compile;    /* the gate counts calls made while torch.compile compiled too (0) */
+    int allow_no_cuda;      /* the gate passes a run in which no process used CUDA (0) */
 } sb_audit_opts;
 void sb_audit_opts_default(sb_audit_opts *o);
 

@@ -185,5 +185,8 @@ def test_a_line_just_over_the_limit_is_refused(tmp_path):
 
 def test_a_gate_with_no_cuda_process_says_nothing_was_watched():
     r = run("audit", "--max-syncs", "0", "--", "/bin/true")
+    assert r.returncode == 1, r.stderr  # issue 47, item 7: it fails unless --allow-no-cuda
+    assert "nothing was watched" in r.stderr, r.stderr
+    r = run("audit", "--max-syncs", "0", "--allow-no-cuda", "--", "/bin/true")
     assert r.returncode == 0, r.stderr
     assert "nothing was watched" in r.stderr, r.stderr

@@ -3,7 +3,7 @@ could not check fails. Items 5, 7, 10 (the audit's part), 12 and 13."""
 import os
 import subprocess
 
-from conftest import BIN, NO_GPU, run
+from conftest import BIN, NO_GPU, ROOT, run
 
 
 def one_line(r, code, message):
@@ -35,3 +35,59 @@ def test_a_suite_from_a_pipe_still_reports_its_errors():
                        text=False, env={**os.environ, **NO_GPU}, timeout=60)
     assert r.returncode == 2, r.stderr
     assert b"/dev/stdin:3: unknown key 'bogus'" in r.stderr, r.stderr
+
+
+# ---- item 7: a gate that watched nothing does not pass ----
+
+FAKE = str(ROOT / "build" / "tests" / "fake_cuda")
+FAKE_CUPTI = ROOT / "build" / "tests" / "fake-cupti"
+
+
+def fake_cupti_env():
+    old = os.environ.get("LD_LIBRARY_PATH")
+    return {"LD_LIBRARY_PATH": str(FAKE_CUPTI) + (":" + old if old else "")}
+
+
+def test_an_empty_record_folder_is_refused(tmp_path):
+    """`audit --from EMPTY --max-syncs 0` said "passed ... nothing was watched", exit 0."""
+    empty = tmp_path / "recs"
+    empty.mkdir()
+    (empty / "calibration.json").write_text("{}\n")  # not a process's record
+    for gate in (("--max-syncs", "0"), ()):
+        one_line(run("audit", "--from", empty, *gate, env=NO_GPU), 2,
+                 f"audit: --from {empty}: no records (proc-*.jsonl)")
+
+
+def test_a_command_that_never_used_cuda_fails_the_gate(tmp_path):
+    """A CI job whose GPU went missing (or whose script fell back to the CPU) must not go
+    green: the gate watched nothing."""
+    j = tmp_path / "a.json"
+    r = run("audit", "--json", j, "--max-syncs", "0", "--", "true", env=NO_GPU)
+    assert r.returncode == 1, r.stderr
+    assert "audit gate: FAILED: no process initialized CUDA" in r.stderr, r.stderr
+    assert "--allow-no-cuda" in r.stderr, r.stderr
+    assert j.exists()  # the report is written all the same
+    # CMD's own failure still wins
+    assert run("audit", "--max-syncs", "0", "--", "sh", "-c", "exit 5",
+               env=NO_GPU).returncode == 5
+
+
+def test_allow_no_cuda_asks_for_that_pass(tmp_path):
+    r = run("audit", "--max-syncs", "0", "--allow-no-cuda", "--", "true", env=NO_GPU)
+    assert r.returncode == 0, r.stderr
+    assert "audit gate: passed" in r.stderr and "nothing was watched" in r.stderr, r.stderr
+    one_line(run("audit", "--allow-no-cuda", "--", "true", env=NO_GPU), 2,
+             "--allow-no-cuda needs --max-syncs N")
+
+
+def test_a_cuda_process_whose_records_vanished_fails_the_gate(tmp_path):
+    """The status socket heard the process start CUDA; no record came: unwatched, not 0."""
+    r = run("audit", "--max-syncs", "0", "--", "sh", "-c",
+            f'{FAKE}; rm -f "$SYNCBENCH_AUDIT_DIR"/proc-*.jsonl', env=fake_cupti_env())
+    assert r.returncode == 1, r.stderr
+    assert "audit gate: FAILED: pid" in r.stderr and "record file is missing" in r.stderr, \
+        r.stderr
+    # --allow-no-cuda is no excuse: that process did use CUDA
+    r = run("audit", "--max-syncs", "0", "--allow-no-cuda", "--", "sh", "-c",
+            f'{FAKE}; rm -f "$SYNCBENCH_AUDIT_DIR"/proc-*.jsonl', env=fake_cupti_env())
+    assert r.returncode == 1, r.stderr
