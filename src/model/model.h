@@ -395,8 +395,9 @@ struct sb_audit_run {
 };
 
 /* ---- calibration.c ---- */
-/* The calibrated figures of dir's calibration.json into every process of run (none: 0). */
-void sb_audit_read_calibration(sb_audit_run *run, const char *dir);
+/* The calibrated figures of dir's calibration.json into every process of run (none: 0). 0, or
+ * exit 2 with one line when it is not a regular file (a FIFO, a device, a folder). */
+int sb_audit_read_calibration(sb_audit_run *run, const char *dir);
 
 /* ---- timeline.c ---- */
 /* Builds the union of [start, end) of the given intervals (sorted in place). */

@@ -91,3 +91,58 @@ def test_a_cuda_process_whose_records_vanished_fails_the_gate(tmp_path):
     r = run("audit", "--max-syncs", "0", "--allow-no-cuda", "--", "sh", "-c",
             f'{FAKE}; rm -f "$SYNCBENCH_AUDIT_DIR"/proc-*.jsonl', env=fake_cupti_env())
     assert r.returncode == 1, r.stderr
+
+
+# ---- item 10: the audit opens only regular files ----
+
+def fifo(path):
+    os.mkfifo(path)
+    return path
+
+
+def kept(tmp_path, frames=None):
+    from ci_records import TORCH_ITEM, Site, write_records
+    site = Site(None, 0, "", "", 2, native=frames or TORCH_ITEM)
+    return write_records(tmp_path / "K", [site])
+
+
+def test_a_record_that_is_a_fifo_is_refused(tmp_path):
+    """`audit --from D` with D/proc-1.jsonl a FIFO never returned (open waited for a writer)."""
+    k = kept(tmp_path)
+    fifo(k / "proc-1.jsonl")
+    one_line(run("audit", "-q", "--from", k, timeout=10), 2,
+             f"{k}/proc-1.jsonl: not a regular file")
+
+
+def test_a_record_linked_to_a_device_is_refused(tmp_path):
+    """A link to /dev/urandom: lines that never end in a record that never ends."""
+    k = kept(tmp_path)
+    (k / "proc-1.jsonl").symlink_to("/dev/urandom")
+    one_line(run("audit", "-q", "--from", k, timeout=10), 2,
+             f"{k}/proc-1.jsonl: not a regular file")
+
+
+def test_a_calibration_that_is_a_fifo_is_refused(tmp_path):
+    k = kept(tmp_path)
+    fifo(k / "calibration.json")
+    one_line(run("audit", "-q", "--from", k, timeout=10), 2,
+             f"{k}/calibration.json: not a regular file")
+
+
+def test_a_library_that_is_a_fifo_is_not_opened(tmp_path):
+    """A stack record naming a FIFO as its library: the symbolizer waited on it forever. The
+    frame stays unnamed; the report is made."""
+    lib = fifo(tmp_path / "libfifo.so")
+    k = kept(tmp_path, frames=[str(lib), "", 64, 140000000000000])
+    j = tmp_path / "a.json"
+    r = run("audit", "-q", "--from", k, "--json", j, timeout=10)
+    assert r.returncode == 0, r.stderr
+    assert "libfifo.so" in j.read_text()
+
+
+def test_a_merge_report_that_is_a_fifo_is_refused(tmp_path):
+    from test_audit_merge import audit_report
+    a, _ = audit_report(tmp_path, "a", [(7, 0, [100]), (8, 1, [100])])
+    f = fifo(tmp_path / "fifo.json")
+    one_line(run("audit", "--merge", a, f, timeout=10), 2,
+             f"audit: --merge: {f}: not a regular file")
