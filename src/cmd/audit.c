@@ -135,6 +135,26 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
     return 0; /* the handle stays: unloading CUPTI buys nothing */
 }
 
+/* A waits library named by SYNCBENCH_WAITS_LIB checked as the injection library is, before CMD
+ * runs: a regular file, an ELF shared object dlopen accepts, exporting the waits API (waits.h).
+ * Anything else (a folder, /etc/passwd, another library) would be preloaded into every process
+ * CMD starts, each printing ld.so's errors. NULL, or why not (in why). */
+static const char *not_waits_lib(const char *path, char *why, size_t n)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return "not a regular file";
+    const char *names[] = {path};
+    void *h = sb_dynlib_open(names, 1, RTLD_NOW | RTLD_LOCAL, NULL, why, n);
+    if (!h)
+        return why;
+    void *start;
+    const sb_dynsym sym = {"sbw_start", &start, 0, NULL};
+    if (sb_dynlib_resolve(h, &sym, 1, NULL, 0))
+        return "not syncbench's waits library (no sbw_start)";
+    return NULL; /* the handle stays, as the injection library's: it is inert until started */
+}
+
 /* The waits library (waits/), which records the hand-offs between the program's threads: for the
  * replay (--gpu-activity, --trace), and to name the Python line that waited for a call made on a
  * thread without Python (not with --no-python alone: it would have nothing to name). Found at
@@ -151,9 +171,13 @@ static int find_waits(const sb_audit_request *req, const char *audit_lib, char *
     if (!req->gpu_activity && !req->trace && req->no_python)
         return 0;
     if (env) {
-        if (!realpath(env, real) || access(real, R_OK) != 0)
+        char why[PATH_MAX + 256];
+        const char *bad = !realpath(env, real) || access(real, R_OK) != 0
+                              ? strerror(errno)
+                              : not_waits_lib(real, why, sizeof why);
+        if (bad)
             return sb_fail(SB_EXIT_NODEV, "audit: waits library %s (SYNCBENCH_WAITS_LIB): %s",
-                           (sb_escape(env, shown, sizeof shown), shown), strerror(errno));
+                           (sb_escape(env, shown, sizeof shown), shown), bad);
         snprintf(path, n, "%s", real);
         return 0;
     }

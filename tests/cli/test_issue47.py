@@ -146,3 +146,31 @@ def test_a_merge_report_that_is_a_fifo_is_refused(tmp_path):
     f = fifo(tmp_path / "fifo.json")
     one_line(run("audit", "--merge", a, f, timeout=10), 2,
              f"audit: --merge: {f}: not a regular file")
+
+
+# ---- item 12: SYNCBENCH_WAITS_LIB is checked as SYNCBENCH_AUDIT_LIB is ----
+
+AUDIT_LIB = ROOT / "build" / "libsyncbench_audit.so"
+
+
+def audit_with_waits(tmp_path, waits):
+    env = {**fake_cupti_env(), "SYNCBENCH_WAITS_LIB": str(waits)}
+    return run("audit", "--", "touch", tmp_path / "ran", env=env, timeout=60)
+
+
+def test_a_waits_lib_that_is_no_waits_library_is_refused(tmp_path):
+    """/tmp, /etc/passwd or another library: the command started and every process printed
+    ld.so's errors. Now exit 3 before the command, as for SYNCBENCH_AUDIT_LIB."""
+    for waits, why in ((tmp_path, "not a regular file"),
+                       ("/etc/passwd", ""),  # dlerror's words: invalid ELF header, ...
+                       (AUDIT_LIB, "not syncbench's waits library")):
+        r = audit_with_waits(tmp_path, waits)
+        one_line(r, 3, "(SYNCBENCH_WAITS_LIB)")
+        assert why in r.stderr, r.stderr
+        assert not (tmp_path / "ran").exists()
+
+
+def test_the_real_waits_lib_is_taken(tmp_path):
+    r = audit_with_waits(tmp_path, ROOT / "build" / "libsyncbench_waits.so")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "ran").exists()
