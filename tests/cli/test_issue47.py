@@ -174,3 +174,28 @@ def test_the_real_waits_lib_is_taken(tmp_path):
     r = audit_with_waits(tmp_path, ROOT / "build" / "libsyncbench_waits.so")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "ran").exists()
+
+
+# ---- item 13: a record reads only Python sources ----
+
+def test_a_frame_naming_a_file_that_is_not_python_shows_no_line(tmp_path):
+    """A hostile record whose Python frame names /etc/shadow line 1 printed that line: the
+    source text of a frame is read only from a regular *.py file."""
+    from ci_records import Site, write_records
+    secret = tmp_path / "shadow"
+    py = tmp_path / "train.py"
+    k = write_records(tmp_path / "K", [Site(str(secret), 1, "<module>", "root:SECRET:1", 2),
+                                       Site(str(py), 3, "step", "loss.item()", 1)])
+    j = tmp_path / "a.json"
+    r = run("audit", "--from", k, "--json", j, "--csv", tmp_path / "a.csv")
+    assert r.returncode == 0, r.stderr
+    assert "SECRET" not in r.stderr + r.stdout + j.read_text() + \
+        (tmp_path / "a.csv").read_text()
+    assert "loss.item()" in r.stderr  # a Python source still shows its line
+    # a link named *.py to a file that is not is still a *.py path: only its text is shown,
+    # which the user put there; a FIFO named *.py is not read
+    os.mkfifo(tmp_path / "fifo.py")
+    k2 = write_records(tmp_path / "K2", [Site(str(py), 3, "step", "loss.item()", 1)])
+    recs = (k2 / "proc-7.jsonl").read_text().replace(str(py), str(tmp_path / "fifo.py"))
+    (k2 / "proc-7.jsonl").write_text(recs)
+    assert run("audit", "-q", "--from", k2, timeout=10).returncode == 0
