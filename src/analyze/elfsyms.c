@@ -4,6 +4,7 @@
  * answer); a symbol names a frame here only when its [value, value + size) holds the address.
  * 64-bit little-endian ELF only (what CUDA runs on); anything else reads as no symbols. */
 #include "analyze/analyze.h"
+#include "base/regfile.h"
 
 #include <elf.h>
 #include <stdio.h>
@@ -92,9 +93,9 @@ static int read_tables(sb_elf_syms *e, const Elf64_Ehdr *h)
 
 sb_elf_syms *sb_elf_syms_open(const char *path)
 {
-    FILE *f = path[0] == '/' ? fopen(path, "rb") : NULL;
+    FILE *f = NULL; /* a regular file only: a record may name a FIFO, which would block */
     Elf64_Ehdr h;
-    if (!f)
+    if (path[0] != '/' || sb_open_regular(path, &f) != SB_REG_OK)
         return NULL;
     if (!read_at(f, 0, &h, sizeof h) || memcmp(h.e_ident, ELFMAG, SELFMAG) != 0 ||
         h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_ident[EI_DATA] != ELFDATA2LSB ||

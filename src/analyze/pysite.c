@@ -1,10 +1,9 @@
 /* The Python line a user sees for a blocking call: the innermost frame of their own code, its
  * file shown relative to the current folder, and the text of that line. */
 #include "analyze/analyze.h"
+#include "base/regfile.h"
 
-#include <fcntl.h>
 #include <limits.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,21 +170,22 @@ typedef struct {
 
 #define SOURCE_MAX (16 << 20) /* larger files are not read */
 
+/* A path that names a Python source: *.py. */
+static int is_py(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 3 && !strcmp(path + n - 3, ".py") && path[n - 4] != '/';
+}
+
 static void read_source(source_file *s)
 {
-    /* a regular file only: a record may name a FIFO or a device, which could block */
-    int fd = s->file[0] == '/' ? open(s->file, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        close(fd);
-        fd = -1;
-    }
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
+    /* a Python source only, a regular file: a record (--from) may name a FIFO or a device,
+     * which could block, or /etc/shadow, whose line the report would show */
+    FILE *f;
+    char real[PATH_MAX];
+    if (s->file[0] != '/' || !is_py(s->file) || !realpath(s->file, real) || !is_py(real) ||
+        sb_open_regular(real, &f) != SB_REG_OK)
         return;
-    }
     char *text = malloc(SOURCE_MAX + 1);
     size_t n = text ? fread(text, 1, SOURCE_MAX + 1, f) : 0;
     fclose(f);

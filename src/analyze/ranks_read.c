@@ -13,6 +13,7 @@
 
 #include "analyze/analyze.h"
 #include "base/error.h"
+#include "base/regfile.h"
 
 __attribute__((format(printf, 2, 3))) static int bad(const char *path, const char *fmt, ...)
 {
@@ -152,14 +153,12 @@ static int read_rank(sb_ranks *rk, const char *path, const char *env_host, size_
 
 int sb_ranks_read_report(sb_ranks *rk, const char *path, sb_ranks_report *info)
 {
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return bad(path, "%s", strerror(errno));
-    if (S_ISDIR(st.st_mode))
+    FILE *f; /* a FIFO or a device would never be read to its end */
+    int why = sb_open_regular(path, &f);
+    if (why == SB_REG_DIR)
         return bad(path, "a folder, not a report");
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return bad(path, "%s", strerror(errno));
+    if (why)
+        return bad(path, "%s", sb_regular_why(why));
     json_error_t err;
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &err);
     fclose(f);

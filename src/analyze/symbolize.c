@@ -8,6 +8,7 @@
  * library+offset. Frames of a statically linked cudart then read cudart::..., and the site
  * choice skips them. */
 #include "analyze/analyze.h"
+#include "base/regfile.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -46,8 +47,8 @@ static int find_on_path(const char *prog, char *out, size_t n)
 static int elf_type(const char *obj)
 {
     unsigned char h[18];
-    FILE *f = fopen(obj, "rb");
-    if (!f)
+    FILE *f; /* a regular file only: addr2line would wait on a FIFO as the read would */
+    if (sb_open_regular(obj, &f) != SB_REG_OK)
         return -1;
     size_t got = fread(h, 1, sizeof h, f);
     fclose(f);

@@ -24,6 +24,11 @@ static const sb_optdef audit_optdefs[] = {
      "compiles, autotunes and benchmarks, and those of its\n"
      "workers, too (by default they are apart: reported, not\n"
      "gated)"},
+    {"allow-no-cuda", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(allow_no_cuda), NULL, NULL,
+     "with --max-syncs: pass a run in which no process used\n"
+     "CUDA (a CPU-only job); by default such a run fails the\n"
+     "gate: nothing was watched (a missing GPU or driver, a CPU\n"
+     "fallback, an environment that dropped the library)"},
     {"csv", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(csv), NULL, "Output:",
      "one row per process x class x range x call site"},
     {"json", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(json), NULL, NULL,
@@ -125,6 +130,9 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     if (req->include_compile && req->max_syncs < 0)
         return sb_fail(SB_EXIT_USAGE,
                        "audit: --include-compile needs --max-syncs N (the gate it widens)");
+    if (req->allow_no_cuda && req->max_syncs < 0)
+        return sb_fail(SB_EXIT_USAGE,
+                       "audit: --allow-no-cuda needs --max-syncs N (the gate it relaxes)");
     if (req->junit && req->max_syncs < 0)
         return sb_fail(SB_EXIT_USAGE, "audit: --junit needs --max-syncs N (the gate it reports)");
     if ((rc = sb_ci_check("audit: ", req->ci)) != 0)
@@ -164,7 +172,8 @@ static const char usage_tail[] =
     "\n"
     "PATH - is stdout. Exit codes: CMD's own (128+N when a signal N ended it); 1 when CMD\n"
     "succeeded but the gate failed (or a process's records are incomplete: lost to a full\n"
-    "disk, a file that could not be created, a kill); 2 bad options; 3 CUPTI cannot be\n"
+    "disk, a file that could not be created, a kill; or no process used CUDA, unless\n"
+    "--allow-no-cuda); 2 bad options; 3 CUPTI cannot be\n"
     "loaded; 126 CMD is not executable, 127 not found. --merge: 0, or 2 with one line for a\n"
     "report it cannot merge (nothing written).\n";
 

@@ -18,6 +18,7 @@ typedef struct sb_audit_request {
     const char *from;     /* --from DIR: report kept records, run nothing */
     int quiet, help, gpu_activity, no_python;
     int include_compile; /* the gate counts torch.compile's compile-time calls too */
+    int allow_no_cuda;   /* the gate passes a run in which no process used CUDA */
     const char *py_site; /* "user" (default) or "innermost" */
     const char *rules;   /* --rules FILE: the user's rows of the framework table */
     char **cmd;          /* CMD [ARGS...], NULL-terminated (argv's tail); NULL with --from */

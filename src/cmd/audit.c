@@ -137,6 +137,26 @@ static int find_injection(char *lib, size_t n, char *cupti, size_t m)
     return 0; /* the handle stays: unloading CUPTI buys nothing */
 }
 
+/* A waits library named by SYNCBENCH_WAITS_LIB checked as the injection library is, before CMD
+ * runs: a regular file, an ELF shared object dlopen accepts, exporting the waits API (waits.h).
+ * Anything else (a folder, /etc/passwd, another library) would be preloaded into every process
+ * CMD starts, each printing ld.so's errors. NULL, or why not (in why). */
+static const char *not_waits_lib(const char *path, char *why, size_t n)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return "not a regular file";
+    const char *names[] = {path};
+    void *h = sb_dynlib_open(names, 1, RTLD_NOW | RTLD_LOCAL, NULL, why, n);
+    if (!h)
+        return why;
+    void *start;
+    const sb_dynsym sym = {"sbw_start", &start, 0, NULL};
+    if (sb_dynlib_resolve(h, &sym, 1, NULL, 0))
+        return "not syncbench's waits library (no sbw_start)";
+    return NULL; /* the handle stays, as the injection library's: it is inert until started */
+}
+
 /* The waits library (waits/), which records the hand-offs between the program's threads: for the
  * replay (--gpu-activity, --trace), and to name the Python line that waited for a call made on a
  * thread without Python (not with --no-python alone: it would have nothing to name). Found at
@@ -153,9 +173,13 @@ static int find_waits(const sb_audit_request *req, const char *audit_lib, char *
     if (!req->gpu_activity && !req->trace && req->no_python)
         return 0;
     if (env) {
-        if (!realpath(env, real) || access(real, R_OK) != 0)
+        char why[PATH_MAX + 256];
+        const char *bad = !realpath(env, real) || access(real, R_OK) != 0
+                              ? strerror(errno)
+                              : not_waits_lib(real, why, sizeof why);
+        if (bad)
             return sb_fail(SB_EXIT_NODEV, "audit: waits library %s (SYNCBENCH_WAITS_LIB): %s",
-                           (sb_escape(env, shown, sizeof shown), shown), strerror(errno));
+                           (sb_escape(env, shown, sizeof shown), shown), bad);
         snprintf(path, n, "%s", real);
         return 0;
     }
@@ -575,6 +599,12 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     int rc = sb_audit_load_dir(dir, &run);
     if (!rc && (rc = sb_audit_set_status(run, heard->procs, heard->n)) != 0)
         sb_audit_free(run);
+    if (!rc && req->from && !sb_audit_nprocs(run)) { /* nothing to report, nothing to gate */
+        char shown[PATH_MAX];
+        rc = sb_fail(SB_EXIT_USAGE, "audit: --from %s: no records (proc-*.jsonl) in the folder",
+                     (sb_escape(req->from, shown, sizeof shown), shown));
+        sb_audit_free(run);
+    }
     if (rc)
         return rc;
     if (wall_s < 0) /* --from: the records' own span, their first command */
@@ -587,6 +617,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     o.top = (int)req->top;
     o.py_innermost = req->py_site && !strcmp(req->py_site, "innermost");
     o.include_compile = req->include_compile;
+    o.allow_no_cuda = req->allow_no_cuda;
     rc = sb_audit_analyze(run, &o);
     sb_env env;
     memset(&env, 0, sizeof env);
@@ -610,8 +641,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
         if (rc)
             sb_out_abort(&outs[i].out);
     }
-    /* with no process that used CUDA a whole-run gate holds (0 blocking calls), and a range
-     * gate fails: its range was never entered (sb_audit_gate says so) */
+    /* with no process that used CUDA the gate fails, nothing was watched (a whole-run gate
+     * passes with --allow-no-cuda; a range gate fails then too: its range was never entered) */
     if (!rc)
         *gate_rc = sb_audit_gate(run, &o, stderr);
     if (!rc && sb_ci_github(req->ci))

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
+#include "base/regfile.h"
 #include "record/records.h"
 #include "engine/stats.h"
 
@@ -32,7 +34,8 @@ void sb_audit_median_ohs(const char *path, double oh[SB_OH_N])
 {
     double *v[SB_OH_N] = {NULL};
     size_t n[SB_OH_N] = {0}, cap[SB_OH_N] = {0};
-    FILE *f = fopen(path, "r");
+    FILE *f;
+    sb_open_regular(path, &f);
     char line[1 << 16], base[128];
     while (f && fgets(line, sizeof line, f)) {
         json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
@@ -73,11 +76,17 @@ static double clamp_figure(double ns)
     return ns > 0 && ns < 1e6 ? ns : 0;
 }
 
-void sb_audit_read_calibration(sb_audit_run *run, const char *dir)
+int sb_audit_read_calibration(sb_audit_run *run, const char *dir)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, SB_AUDIT_CALIBRATION_FILE);
-    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    FILE *f; /* absent or unreadable: no figures; a FIFO or a device: bad input, never read */
+    int why = sb_open_regular(path, &f);
+    if (why == SB_REG_DIR || why == SB_REG_OTHER)
+        return sb_fail(SB_EXIT_USAGE, "%s: %s", path, sb_regular_why(why));
+    json_t *o = f ? json_loadf(f, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (f)
+        fclose(f);
     double v[SB_CAL_NKEYS];
     unsigned have = 0;
     for (int i = 0; i < SB_CAL_NKEYS; i++) {
@@ -130,4 +139,5 @@ void sb_audit_read_calibration(sb_audit_run *run, const char *dir)
         p->alloc_extra_ns = ns[3];
         p->copy_extra_ns = ns[4];
     }
+    return 0;
 }

@@ -16,6 +16,7 @@
 #include "record/records.h"
 #include "record/schema.h"
 #include "base/error.h"
+#include "base/regfile.h"
 
 /* An integer field (a real is truncated); 0 and *ok = 0 when absent. */
 /* Numbers beyond +-(2^62 - 1) are refused (taken as absent): no record field holds one (CUPTI's
@@ -667,9 +668,12 @@ int sb_audit_load_dir(const char *dir, sb_audit_run **out)
     for (size_t i = 0; i < n && !rc; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        FILE *f = fopen(path, "r");
-        if (!f) {
-            rc = sb_fail(SB_EXIT_FAIL, "cannot read %s: %s", path, strerror(errno));
+        FILE *f;
+        int why = sb_open_regular(path, &f); /* a FIFO or a device is no record */
+        if (why) {
+            rc = why == SB_REG_ERRNO
+                     ? sb_fail(SB_EXIT_FAIL, "cannot read %s: %s", path, strerror(errno))
+                     : sb_fail(SB_EXIT_USAGE, "%s: %s", path, sb_regular_why(why));
             break;
         }
         rc = sb_audit_load_stream(run, f, path);
@@ -682,7 +686,10 @@ int sb_audit_load_dir(const char *dir, sb_audit_run **out)
         sb_audit_free(run);
         return rc;
     }
-    sb_audit_read_calibration(run, dir);
+    if ((rc = sb_audit_read_calibration(run, dir)) != 0) {
+        sb_audit_free(run);
+        return rc;
+    }
     *out = run;
     return 0;
 }

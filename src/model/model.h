@@ -26,6 +26,7 @@ typedef struct sb_audit_opts {
     int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
     int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
     int include_compile;    /* the gate counts calls made while torch.compile compiled too (0) */
+    int allow_no_cuda;      /* the gate passes a run in which no process used CUDA (0) */
 } sb_audit_opts;
 void sb_audit_opts_default(sb_audit_opts *o);
 
@@ -394,8 +395,9 @@ struct sb_audit_run {
 };
 
 /* ---- calibration.c ---- */
-/* The calibrated figures of dir's calibration.json into every process of run (none: 0). */
-void sb_audit_read_calibration(sb_audit_run *run, const char *dir);
+/* The calibrated figures of dir's calibration.json into every process of run (none: 0). 0, or
+ * exit 2 with one line when it is not a regular file (a FIFO, a device, a folder). */
+int sb_audit_read_calibration(sb_audit_run *run, const char *dir);
 
 /* ---- timeline.c ---- */
 /* Builds the union of [start, end) of the given intervals (sorted in place). */

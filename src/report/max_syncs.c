@@ -284,6 +284,12 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
         return 0;
     if (gate_incomplete(run, o, msg))
         return 1;
+    if (!run->nprocs && !o->allow_no_cuda) {
+        say(msg, "audit gate: FAILED: no process initialized CUDA with the audit's library "
+                 "loaded: nothing was watched (no GPU or driver, a CPU fallback, or an environment "
+                 "that dropped the library: sudo, env -i); --allow-no-cuda passes such a run\n");
+        return 1;
+    }
     if (o->range)
         return gate_range(run, o, msg);
     long total = run_total(run, o);

@@ -17,6 +17,8 @@
 /* inih passes at most 49 characters of a section name (MAX_SECTION in its ini.c): a longer one
  * would not be found again when its keys arrive */
 #define MAX_SECTION_NAME 49
+/* a suite is a few hundred short lines; this bounds what a link to /dev/zero costs */
+#define MAX_SUITE_BYTES (16u << 20)
 
 typedef struct {
     char *key, *value;
@@ -32,13 +34,19 @@ typedef struct {
 
 typedef struct {
     const char *path;
-    FILE *f;
+    char *text; /* the whole file, read once: a pipe (`--config <(...)`) cannot be read twice */
+    size_t len, pos;
     int line;        /* of the line inih is handling */
     sb_suite *suite; /* its `samples = PATH`: set once, by the key before the first section */
     cfg_section *sections;
     int n_sections;
     int failed; /* the exit code of the first error, 0 if none */
 } cfg_file;
+
+static int cfg_getc(cfg_file *c)
+{
+    return c->pos < c->len ? (unsigned char)c->text[c->pos++] : EOF;
+}
 
 static int cfg_error(cfg_file *c, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -58,11 +66,8 @@ static int cfg_error(cfg_file *c, int line, const char *fmt, ...)
  * first header, and plan the defaults without a word. */
 static int cr_ends_line(cfg_file *c, int lineno)
 {
-    int next = getc(c->f);
-    if (next == '\n' || next == EOF) {
-        ungetc(next, c->f);
+    if (c->pos == c->len || c->text[c->pos] == '\n')
         return 1;
-    }
     cfg_error(c, lineno,
               "carriage return without a line feed (CR-only line endings?); save the file with "
               "LF or CRLF line endings");
@@ -79,7 +84,7 @@ static int cr_ends_line(cfg_file *c, int lineno)
 static char *get_line(cfg_file *c, char *buf, int num, int *lineno)
 {
     int len = 0, ch = EOF;
-    while (len < num - 1 && (ch = getc(c->f)) != EOF) {
+    while (len < num - 1 && (ch = cfg_getc(c)) != EOF) {
         if (ch == '\0') {
             cfg_error(c, *lineno + 1, "NUL byte in the line (not a text file?)");
             return NULL;
@@ -94,7 +99,7 @@ static char *get_line(cfg_file *c, char *buf, int num, int *lineno)
         return NULL;
     buf[len] = '\0';
     ++*lineno;
-    if (len == num - 1 && buf[len - 1] != '\n' && (ch = getc(c->f)) != EOF) {
+    if (len == num - 1 && buf[len - 1] != '\n' && (ch = cfg_getc(c)) != EOF) {
         if (buf[len - 1] == '\r' && ch == '\n') {
             buf[len - 1] = '\n'; /* CRLF: the line fits */
         } else {
@@ -232,9 +237,7 @@ static int scan_headers(cfg_file *c)
     }
     if (c->failed)
         return c->failed;
-    if (ferror(c->f))
-        return cfg_error(c, n, "read error: %s", strerror(errno));
-    rewind(c->f);
+    c->pos = 0; /* inih reads the keys from the start again */
     return 0;
 }
 
@@ -317,6 +320,44 @@ static int section_spec(cfg_file *c, const cfg_section *s, sb_run_spec *spec)
     return 0;
 }
 
+/* The file into c->text, once: a pipe, /dev/stdin or a FIFO cannot be rewound for the second
+ * pass, so both passes read this copy. */
+static int read_suite(cfg_file *c, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return sb_fail(SB_EXIT_USAGE, "--config %s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+        rc = sb_fail(SB_EXIT_USAGE, "--config %s: is a directory", path);
+    size_t cap = 0;
+    while (!rc) {
+        if (c->len == cap && cap == MAX_SUITE_BYTES) {
+            rc = sb_fail(SB_EXIT_USAGE, "--config %s: %u MiB or more (not a suite file?)", path,
+                         MAX_SUITE_BYTES >> 20);
+            break;
+        }
+        if (c->len == cap) {
+            char *t = realloc(c->text, cap ? 2 * cap : 4096);
+            if (!t) {
+                rc = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
+                break;
+            }
+            c->text = t;
+            cap = cap ? 2 * cap : 4096;
+        }
+        size_t got = fread(c->text + c->len, 1, cap - c->len, f);
+        c->len += got;
+        if (got == 0 && ferror(f))
+            rc = sb_fail(SB_EXIT_USAGE, "--config %s: read error: %s", path, strerror(errno));
+        else if (got == 0)
+            break;
+    }
+    fclose(f);
+    return rc;
+}
+
 int sb_suite_load(const char *path, sb_suite *s)
 {
     memset(s, 0, sizeof *s);
@@ -327,24 +368,19 @@ int sb_suite_load(const char *path, sb_suite *s)
     s->text = c;
     c->path = path;
     c->suite = s;
-    c->f = fopen(path, "r");
-    if (!c->f)
-        return sb_fail(SB_EXIT_USAGE, "--config %s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(c->f), &st) == 0 && S_ISDIR(st.st_mode))
-        return sb_fail(SB_EXIT_USAGE, "--config %s: is a directory", path);
+    int rc = read_suite(c, path);
+    if (rc)
+        return rc;
     c->sections = calloc(MAX_SECTIONS, sizeof *c->sections);
     if (!c->sections)
         return sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
-    int rc = scan_headers(c);
+    rc = scan_headers(c);
     if (!rc) {
         int line = ini_parse_stream(read_line, c, on_key, c);
         rc = c->failed;
         if (!rc && line > 0)
             rc = cfg_error(c, line, "syntax error: expected [name], key = value or a ; comment");
     }
-    fclose(c->f);
-    c->f = NULL;
     if (!rc && c->n_sections == 0)
         rc = sb_fail(SB_EXIT_USAGE, "%s: no runs (sections) in the file", path);
     if (!rc && !(s->specs = calloc((size_t)c->n_sections, sizeof *s->specs)))
@@ -359,8 +395,7 @@ void sb_suite_free(sb_suite *s)
 {
     cfg_file *c = s->text;
     if (c) {
-        if (c->f)
-            fclose(c->f);
+        free(c->text);
         cfg_free(c);
         free(c);
     }

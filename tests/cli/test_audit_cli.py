@@ -80,8 +80,13 @@ def test_no_cuda_command(tmp_path):
     assert "/bin/true" in json.dumps(rep["command"])
 
 
-def test_no_cuda_passes_a_gate():
+def test_no_cuda_fails_a_gate_unless_allowed():
+    """A gate that watched nothing does not pass (issue 47, item 7): a CI job whose GPU went
+    missing must not go green; --allow-no-cuda asks for that pass."""
     r = audit("--max-syncs", "0", "--", "/bin/true", env=NO_GPU)
+    assert r.returncode == 1, r.stderr
+    assert "audit gate: FAILED: no process initialized CUDA" in r.stderr
+    r = audit("--max-syncs", "0", "--allow-no-cuda", "--", "/bin/true", env=NO_GPU)
     assert r.returncode == 0, r.stderr
 
 
@@ -89,6 +94,10 @@ def test_a_range_gate_fails_when_the_range_was_never_entered():
     """A gate that checked nothing must not pass: a command that never uses CUDA never entered
     the range either."""
     r = audit("--max-syncs", "0", "--range", "train_step", "--", "/bin/true", env=NO_GPU)
+    assert r.returncode == 1, r.stderr
+    assert "no process initialized CUDA" in r.stderr
+    r = audit("--max-syncs", "0", "--range", "train_step", "--allow-no-cuda", "--", "/bin/true",
+              env=NO_GPU)
     assert r.returncode == 1, r.stderr
     assert "never entered" in r.stderr
 

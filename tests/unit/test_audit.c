@@ -725,8 +725,16 @@ static void no_cuda(void **state)
     char *buf = table_text(run);
     assert_non_null(strstr(buf, "ls -l never initialized CUDA: nothing to audit"));
     free(buf);
-    char *msg;
-    assert_int_equal(gate(run, NULL, 0, &msg), 0); /* 0 blocking calls <= 0 */
+    char *msg; /* nothing was watched: the gate fails (issue 47, item 7) ... */
+    assert_int_equal(gate(run, NULL, 0, &msg), 1);
+    assert_non_null(strstr(msg, "FAILED: no process initialized CUDA"));
+    free(msg);
+    sb_audit_opts o; /* ... unless --allow-no-cuda: 0 blocking calls <= 0 */
+    sb_audit_opts_default(&o);
+    o.max_syncs = 0;
+    o.allow_no_cuda = 1;
+    assert_int_equal(gate_message(run, &o, &msg), 0);
+    assert_non_null(strstr(msg, "nothing was watched"));
     free(msg);
     sb_audit_free(run);
 }
