@@ -626,11 +626,18 @@ static int write_outputs(comparison *c)
     return c->github ? report_github(c) : 0;
 }
 
-/* The gate: exit 1 on a regression, and with --strict on an inconclusive row. */
+/* The gate: exit 1 on a regression, and with --strict on an inconclusive row; also when no
+ * row is in both files: a gate that judged nothing has not passed. */
 static int gate(const comparison *c)
 {
     const sb_compare_request *req = c->req;
     double pct = req->opts.threshold_pct;
+    size_t judged = c->n - c->count[SB_NEW] - c->count[SB_MISSING];
+    if (judged == 0)
+        return sb_fail(SB_EXIT_FAIL,
+                       "compare: no row in both files to judge (%zu missing, %zu new): the "
+                       "gate cannot pass on nothing",
+                       c->count[SB_MISSING], c->count[SB_NEW]);
     size_t fails = c->count[SB_REGRESSION], unsure = req->strict ? c->count[SB_INCONCLUSIVE] : 0;
     if (fails && unsure)
         return sb_fail(SB_EXIT_FAIL,
