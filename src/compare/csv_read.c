@@ -66,6 +66,7 @@ struct reader {
     long start;           /* the line the current record starts on */
     size_t rec_len;       /* bytes of the current record fed so far */
     int in_record;        /* a record has begun and not ended */
+    int after_cr;         /* the piece before ended with a CR: an LF next ends no line */
     int ended;            /* a record ended in the piece just fed */
     long records;         /* records so far, the header included */
     int col[MAX_COLUMNS]; /* column of each wanted name, -1 if absent */
@@ -446,21 +447,23 @@ static int feed(reader *r, struct csv_parser *p, const char *s, size_t n)
         }
         char last = s[len - 1];
         int eol = last == '\n' || last == '\r';
+        /* a line ends at a CR, an LF or a CRLF (whose LF is a piece of its own) */
+        int ends_line = last == '\r' || (last == '\n' && !(len == 1 && r->after_cr));
+        r->after_cr = last == '\r';
         if (r->ended || (!r->in_record && eol && blank(s, len))) {
             /* a record ended here, or a blank line that libcsv skips: the next record starts
              * after this piece */
             r->ended = 0;
             r->in_record = 0;
             r->rec_len = 0;
-            r->start = last == '\n' ? r->line + 1 : r->line;
+            r->start = r->line + ends_line;
         } else if (!r->in_record && blank(s, len)) {
             /* blanks, the line not ended yet: they count towards the record's length (an
              * endless line of spaces is an endless line) */
         } else {
             r->in_record = 1;
         }
-        if (last == '\n')
-            r->line++;
+        r->line += ends_line;
         s += len;
         n -= len;
     }
