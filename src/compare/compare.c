@@ -419,6 +419,17 @@ static int match_rows(comparison *c)
         free(pairs);
         return sb_fail(SB_EXIT_FAIL, "out of memory");
     }
+    long clash = sb_match_unit_clash(pairs, n);
+    if (clash >= 0) {
+        const sb_cmp_row *b = pairs[clash].base, *k = pairs[clash].cur;
+        int rc = sb_fail(SB_EXIT_USAGE,
+                         "compare: %s %s %s %s: unit '%s' in %s:%ld, '%s' in %s:%ld: rows in "
+                         "different units are not compared",
+                         b->scenario, b->variant, b->params, b->metric, b->unit, req->baseline,
+                         b->line, k->unit, req->current, k->line);
+        free(pairs);
+        return rc;
+    }
     if (req->subset) { /* only the rows CURRENT has: a confirmation run re-measures a few */
         size_t k = 0;
         for (size_t i = 0; i < n; i++)

@@ -674,6 +674,56 @@ static int attach(samples_state *st, sb_cmp_table *t)
     return 0;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether a row's samples have its median: the CSV's median is the engine's, of the same
+ * samples unrounded (engine/stats.c), and both files print at 9 significant digits
+ * (sinks/csv.c, sinks/samples.c), so they agree within 1e-8 of the figures' magnitude. tmp holds
+ * n doubles. */
+static int median_agrees(const sb_cmp_row *row, double *tmp)
+{
+    int n = row->n_samples;
+    memcpy(tmp, row->samples, sizeof *tmp * (size_t)n);
+    qsort(tmp, (size_t)n, sizeof *tmp, by_value);
+    double a = tmp[(n - 1) / 2], b = tmp[n / 2], m = (a + b) / 2;
+    double scale = fmax(fmax(fabs(a), fabs(b)), fabs(row->median));
+    return fabs(m - row->median) <= 1e-8 * scale;
+}
+
+/* Every row with samples has its samples' median (samples of another run beside a CSV, or a
+ * CSV edited after its samples were written, are refused). 0, or the error's code. */
+static int check_medians(const char *path, const char *csv_path, const sb_cmp_table *t)
+{
+    int most = 0;
+    for (size_t i = 0; i < t->n; i++)
+        most = t->rows[i].n_samples > most ? t->rows[i].n_samples : most;
+    double *tmp = malloc(sizeof *tmp * (size_t)(most ? most : 1));
+    if (!tmp)
+        return sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
+    size_t bad = t->n;
+    for (size_t i = 0; i < t->n && bad == t->n; i++)
+        if (t->rows[i].n_samples && !median_agrees(&t->rows[i], tmp))
+            bad = i;
+    double m = bad < t->n
+                   ? tmp[(t->rows[bad].n_samples - 1) / 2] / 2 + tmp[t->rows[bad].n_samples / 2] / 2
+                   : 0;
+    free(tmp);
+    if (bad == t->n)
+        return 0;
+    const sb_cmp_row *r = &t->rows[bad];
+    char s[64], v[64], p[64], k[64], c[256];
+    return sb_fail(SB_EXIT_USAGE,
+                   "%s: the samples of %s %s %s %s have median %.9g, but %s:%ld says %.9g "
+                   "(samples of another run, or a CSV changed after them?)",
+                   path, shown(r->scenario, s, sizeof s), shown(r->variant, v, sizeof v),
+                   shown(r->params, p, sizeof p), shown(r->metric, k, sizeof k), m,
+                   shown_path(csv_path, c, sizeof c), r->line, r->median);
+}
+
 void sb_samples_detach(sb_cmp_table *t)
 {
     for (size_t i = 0; i < t->n; i++) {
@@ -711,6 +761,10 @@ int sb_samples_read(const char *path, const char *csv_path, sb_strpool *pool, sb
         rc = sb_fail(SB_EXIT_USAGE, "%s: no samples after the header", path);
     if (!rc && attach(&st, t) != 0)
         rc = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
+    if (!rc)
+        rc = check_medians(path, csv_path, t);
+    if (rc)
+        sb_samples_detach(t);
     free(st.values);
     free(st.row_of);
     free(st.count);
