@@ -289,21 +289,30 @@ static int write_verdicts(FILE *f, const sb_compare_request *req, const line *l,
     return ferror(f) ? sb_fail(SB_EXIT_FAIL, "compare: --verdicts: write error") : 0;
 }
 
-/* The confirmation suite for the REGRESSION and inconclusive rows, written to out. */
-static int write_rerun(const sb_compare_request *req, const line *l, size_t n, sb_out_file *out,
-                       int *sections)
+/* The confirmation suite for the REGRESSION and inconclusive rows, into memory: built before
+ * any output is opened, so that a row a suite cannot hold leaves no file behind. */
+static int build_rerun(const sb_compare_request *req, const line *l, size_t n, char **text,
+                       size_t *len, int *sections)
 {
     sb_rerun_item *items = malloc(sizeof *items * (n ? n : 1));
-    if (!items)
+    sb_memtext m;
+    FILE *f = items ? sb_memtext_open(&m) : NULL;
+    if (!f) {
+        free(items);
         return sb_fail(SB_EXIT_FAIL, "out of memory");
+    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (l[i].v == SB_REGRESSION || l[i].v == SB_INCONCLUSIVE)
             items[k++] = (sb_rerun_item){l[i].cur, l[i].v, l[i].change};
     sb_rerun_opts o = {req->rerun_reps, req->baseline, req->current};
-    int rc = sb_rerun_write(out->f, items, k, &o, sections);
+    int rc = sb_rerun_write(f, items, k, &o, sections);
     free(items);
-    return rc ? rc : sb_out_commit(out);
+    *text = sb_memtext_close(&m);
+    *len = m.len;
+    if (!rc && !*text)
+        rc = sb_fail(SB_EXIT_FAIL, "out of memory");
+    return rc;
 }
 
 /* One comparison: its inputs, outputs and verdicts (zeroed: nothing held yet). */
@@ -314,6 +323,9 @@ typedef struct {
     samples_file bs, cs;
     int use_samples; /* both runs have samples */
     sb_out_file md, rr, vd, ju;
+    char *rerun_text; /* --rerun's suite, built before the outputs are opened */
+    size_t rerun_len;
+    int rerun_sections;
     int github; /* --ci github, or GitHub Actions: annotations and the step summary */
     line *lines;
     size_t n, left_out; /* rows compared; baseline rows --subset left out */
@@ -332,6 +344,7 @@ static void comparison_free(comparison *c)
     sb_out_abort(&c->vd);
     sb_out_abort(&c->ju);
     free(c->cells);
+    free(c->rerun_text);
     free(c->lines);
     sb_cmp_table_free(&c->base);
     sb_cmp_table_free(&c->cur);
@@ -636,8 +649,9 @@ static int write_outputs(comparison *c)
                     (rc = sb_out_commit(&c->vd)) != 0))
         return rc;
     if (c->rr.f) {
-        int sections;
-        if ((rc = write_rerun(req, c->lines, c->n, &c->rr, &sections)) != 0)
+        int sections = c->rerun_sections;
+        fwrite(c->rerun_text, 1, c->rerun_len, c->rr.f);
+        if ((rc = sb_out_commit(&c->rr)) != 0)
             return rc;
         if (!req->quiet)
             printf("rerun: %d measurement%s to confirm in %s\n", sections, sections == 1 ? "" : "s",
@@ -684,7 +698,10 @@ int sb_compare_run(const sb_compare_request *req)
     sb_strpool_init(&c.pool);
     int rc;
     if ((rc = read_inputs(&c)) == 0 && (rc = prepare_outputs(&c)) == 0 &&
-        (rc = match_rows(&c)) == 0 && (rc = decide_rows(&c)) == 0 && (rc = open_outputs(&c)) == 0) {
+        (rc = match_rows(&c)) == 0 && (rc = decide_rows(&c)) == 0 &&
+        (!req->rerun || (rc = build_rerun(req, c.lines, c.n, &c.rerun_text, &c.rerun_len,
+                                          &c.rerun_sections)) == 0) &&
+        (rc = open_outputs(&c)) == 0) {
         if (c.use_samples)
             describe_samples_rule(&c);
         else

@@ -90,11 +90,11 @@ def test_rerun_refuses_what_the_suite_reader_refuses(tmp_path, scenario, variant
     key = (scenario, variant, params, "kernel_us")
     base = write_run(tmp_path / "b", [row(*key, "lower", noise(10, 0.01))])
     cur = write_run(tmp_path / "c", [row(*key, "lower", noise(20, 0.01))], run_id="r2")
-    suite = tmp_path / "r.ini"
-    r = run("compare", base, cur, "--rerun", suite)
+    suite, md = tmp_path / "r.ini", tmp_path / "t.md"
+    r = run("compare", base, cur, "--rerun", suite, "--markdown", md)
     one_line_error(r, 2, "compare: --rerun: ")
     assert what in r.stderr and "c.csv:2" in r.stderr
-    assert not suite.exists()
+    assert not suite.exists() and not md.exists() and not r.stdout
 
 
 def test_rerun_suite_of_known_rows_passes_dry_run(tmp_path):
