@@ -339,6 +339,11 @@ static int read_text(reader *r, sb_cmp_row *row)
  * error naming the first's line. 0, or the error's code. */
 static int place_row(reader *r, sb_cmp_table *t, const sb_cmp_row *row)
 {
+    if (t->n == SB_CSV_MAX_ROWS)
+        return fail_at(r, r->start,
+                       "more than %d rows, the most compare reads (it holds every "
+                       "row in memory)",
+                       SB_CSV_MAX_ROWS);
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 1024;
         sb_cmp_row *rows = realloc(t->rows, sizeof *rows * cap);
@@ -472,8 +477,10 @@ static int feed(reader *r, struct csv_parser *p, const char *s, size_t n)
 
 static int too_big(const char *path)
 {
-    return sb_fail(SB_EXIT_USAGE, "%s: larger than %lld GiB, the most compare reads", path,
-                   SB_CSV_MAX_FILE >> 30);
+    return sb_fail(SB_EXIT_USAGE,
+                   "%s: larger than %lld MiB, the most compare reads (it holds every row in "
+                   "memory)",
+                   path, SB_CSV_MAX_FILE >> 20);
 }
 
 /* Feeds the file at r->path through libcsv into r->data_row. 0, or the first error's code. */

@@ -2,10 +2,11 @@
 samples that disagree with their rows are refused, --rerun writes only what the suite reader
 takes, the per-file input ceiling, and messages that name the right line, path and reason."""
 import os
+import subprocess
 
 import pytest
 
-from conftest import run
+from conftest import BIN, run
 from synth_runs import HEADER, noise, row, write_run
 
 GEMM = ("small-gemm", "sync-stream", "m=512;n=512;k=512;dtype=fp16;tf32=0", "kernel_us")
@@ -111,11 +112,22 @@ def test_rerun_suite_of_known_rows_passes_dry_run(tmp_path):
 def test_a_file_over_the_ceiling_is_refused_before_reading(tmp_path):
     big = tmp_path / "big.csv"
     with open(big, "wb") as f:
-        f.truncate((1 << 30) + 1)  # sparse: costs no disk
+        f.truncate((256 << 20) + 1)  # sparse: costs no disk
     small = write_run(tmp_path / "c", [row(*GEMM, "lower", noise(10, 0.01))])
     r = run("compare", big, small)
-    one_line_error(r, 2, f"{big}: larger than 1 GiB, the most compare reads")
+    one_line_error(r, 2, f"{big}: larger than 256 MiB, the most compare reads")
+    # a pipe has no size: the bytes are counted as read
+    # (made by a shell: 256 MiB of text in this process would raise every later child's max RSS,
+    # which a child inherits from its parent at fork, and test_plot.py measures it)
+    r = subprocess.run(["sh", "-c", "{ echo scenario,variant,params,metric,better,median,mean,"
+                        "stddev,cv; head -c 268435456 /dev/zero | tr '\\0' '\\n'; } | "
+                        '"$0" compare /dev/stdin "$1"', BIN, small],
+                       capture_output=True, text=True, timeout=120)
+    one_line_error(r, 2, "/dev/stdin: larger than 256 MiB, the most compare reads")
 
+
+# the row ceiling (2 million) is tested in tests/unit/test_compare.c (too_many_rows): its
+# ~500 MB would stay in this worker's children's max RSS, which other tests measure
 
 # ---- item 17: messages ----
 
