@@ -183,7 +183,8 @@ static const char usage_head[] =
     "`no-baseline`, which is counted in the summary and is never a REGRESSION.\n";
 static const char usage_tail[] =
     "\n"
-    "Inputs: at most 4 GiB per file, 64 KiB per record, 64 fields; no NUL bytes.\n"
+    "Inputs: at most 256 MiB and 2 million rows per file, 64 KiB per record, 64 fields;\n"
+    "no NUL bytes.\n"
     "Files from different GPUs are compared with a warning on stderr.\n"
     "Exit codes: 0 no regression, 1 regression (or inconclusive with --strict),\n"
     "2 bad input.\n";

@@ -290,13 +290,18 @@ static int write_verdicts(FILE *f, const sb_compare_request *req, const line *l,
     return ferror(f) ? sb_fail(SB_EXIT_FAIL, "compare: --verdicts: write error") : 0;
 }
 
-/* The confirmation suite for the REGRESSION and inconclusive rows, written to f. */
-static int write_rerun(const sb_compare_request *req, const line *l, size_t n, FILE *f,
-                       int *sections)
+/* The confirmation suite for the REGRESSION and inconclusive rows, into memory: built before
+ * any output is opened, so that a row a suite cannot hold leaves no file behind. */
+static int build_rerun(const sb_compare_request *req, const line *l, size_t n, char **text,
+                       size_t *len, int *sections)
 {
     sb_rerun_item *items = malloc(sizeof *items * (n ? n : 1));
-    if (!items)
+    sb_memtext m;
+    FILE *f = items ? sb_memtext_open(&m) : NULL;
+    if (!f) {
+        free(items);
         return sb_fail(SB_EXIT_FAIL, "out of memory");
+    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (l[i].v == SB_REGRESSION || l[i].v == SB_INCONCLUSIVE)
@@ -304,6 +309,10 @@ static int write_rerun(const sb_compare_request *req, const line *l, size_t n, F
     sb_rerun_opts o = {req->rerun_reps, req->baseline, req->current};
     int rc = sb_rerun_write(f, items, k, &o, sections);
     free(items);
+    *text = sb_memtext_close(&m);
+    *len = m.len;
+    if (!rc && !*text)
+        rc = sb_fail(SB_EXIT_FAIL, "out of memory");
     return rc;
 }
 
@@ -315,6 +324,9 @@ typedef struct sb_compare_result {
     samples_file bs, cs;
     int use_samples;                         /* both runs have samples */
     sb_out_file out[SB_COMPARE_MAX_OUTPUTS]; /* req->outputs' files, in their order */
+    char *rerun_text; /* --rerun's suite, built before the outputs are opened */
+    size_t rerun_len;
+    int rerun_sections;
     int github; /* --ci github, or GitHub Actions: annotations and the step summary */
     line *lines;
     size_t n, left_out; /* rows compared; baseline rows --subset left out */
@@ -331,6 +343,7 @@ static void comparison_free(comparison *c)
     for (int i = 0; i < c->req->n_outputs; i++)
         sb_out_abort(&c->out[i]);
     free(c->cells);
+    free(c->rerun_text);
     free(c->lines);
     sb_cmp_table_free(&c->base);
     sb_cmp_table_free(&c->cur);
@@ -396,6 +409,17 @@ static int match_rows(comparison *c)
         !(c->lines = calloc(n ? n : 1, sizeof *c->lines))) {
         free(pairs);
         return sb_fail(SB_EXIT_FAIL, "out of memory");
+    }
+    long clash = sb_match_unit_clash(pairs, n);
+    if (clash >= 0) {
+        const sb_cmp_row *b = pairs[clash].base, *k = pairs[clash].cur;
+        int rc = sb_fail(SB_EXIT_USAGE,
+                         "compare: %s %s %s %s: unit '%s' in %s:%ld, '%s' in %s:%ld: rows in "
+                         "different units are not compared",
+                         b->scenario, b->variant, b->params, b->metric, b->unit, req->baseline,
+                         b->line, k->unit, req->current, k->line);
+        free(pairs);
+        return rc;
     }
     if (req->subset) { /* only the rows CURRENT has: a confirmation run re-measures a few */
         size_t k = 0;
@@ -572,6 +596,8 @@ static int report_github(comparison *c)
     return rc;
 }
 
+/* --junit: the report, committed. A write that failed inside the writer is named by the
+ * commit, with the path and the reason (a full disk), not as a bare write error. */
 /* The table, the summary and the files asked for. */
 static int write_outputs(comparison *c)
 {
@@ -603,23 +629,36 @@ int sb_compare_out_verdicts(FILE *f, sb_compare_result *c)
 
 int sb_compare_out_rerun(FILE *f, sb_compare_result *c)
 {
-    int sections, rc = write_rerun(c->req, c->lines, c->n, f, &sections);
-    if (!rc && !c->req->quiet)
+    int sections = c->rerun_sections; /* built before any output was opened */
+    fwrite(c->rerun_text, 1, c->rerun_len, f);
+    if (!c->req->quiet)
         printf("rerun: %d measurement%s to confirm in %s\n", sections, sections == 1 ? "" : "s",
                c->req->rerun);
-    return rc;
+    return 0;
 }
 
 int sb_compare_out_junit(FILE *f, sb_compare_result *c)
 {
-    return sb_compare_write_junit(f, c->req, c->lines, c->n, c->rule);
+    int rc = sb_compare_write_junit(f, c->req, c->lines, c->n, c->rule);
+    if (rc == SB_EXIT_FAIL && ferror(f)) { /* the commit names the path and the reason */
+        sb_error_clear();
+        rc = 0;
+    }
+    return rc;
 }
 
-/* The gate: exit 1 on a regression, and with --strict on an inconclusive row. */
+/* The gate: exit 1 on a regression, and with --strict on an inconclusive row; also when no
+ * row is in both files: a gate that judged nothing has not passed. */
 static int gate(const comparison *c)
 {
     const sb_compare_request *req = c->req;
     double pct = req->opts.threshold_pct;
+    size_t judged = c->n - c->count[SB_NEW] - c->count[SB_MISSING];
+    if (judged == 0)
+        return sb_fail(SB_EXIT_FAIL,
+                       "compare: no row in both files to judge (%zu missing, %zu new): the "
+                       "gate cannot pass on nothing",
+                       c->count[SB_MISSING], c->count[SB_NEW]);
     size_t fails = c->count[SB_REGRESSION], unsure = req->strict ? c->count[SB_INCONCLUSIVE] : 0;
     if (fails && unsure)
         return sb_fail(SB_EXIT_FAIL,
@@ -644,7 +683,10 @@ int sb_compare_run(const sb_compare_request *req)
     sb_strpool_init(&c.pool);
     int rc;
     if ((rc = read_inputs(&c)) == 0 && (rc = prepare_outputs(&c)) == 0 &&
-        (rc = match_rows(&c)) == 0 && (rc = decide_rows(&c)) == 0 && (rc = open_outputs(&c)) == 0) {
+        (rc = match_rows(&c)) == 0 && (rc = decide_rows(&c)) == 0 &&
+        (!req->rerun || (rc = build_rerun(req, c.lines, c.n, &c.rerun_text, &c.rerun_len,
+                                          &c.rerun_sections)) == 0) &&
+        (rc = open_outputs(&c)) == 0) {
         if (c.use_samples)
             describe_samples_rule(&c);
         else

@@ -66,6 +66,7 @@ struct reader {
     long start;           /* the line the current record starts on */
     size_t rec_len;       /* bytes of the current record fed so far */
     int in_record;        /* a record has begun and not ended */
+    int after_cr;         /* the piece before ended with a CR: an LF next ends no line */
     int ended;            /* a record ended in the piece just fed */
     long records;         /* records so far, the header included */
     int col[MAX_COLUMNS]; /* column of each wanted name, -1 if absent */
@@ -338,6 +339,11 @@ static int read_text(reader *r, sb_cmp_row *row)
  * error naming the first's line. 0, or the error's code. */
 static int place_row(reader *r, sb_cmp_table *t, const sb_cmp_row *row)
 {
+    if (t->n == SB_CSV_MAX_ROWS)
+        return fail_at(r, r->start,
+                       "more than %d rows, the most compare reads (it holds every "
+                       "row in memory)",
+                       SB_CSV_MAX_ROWS);
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 1024;
         sb_cmp_row *rows = realloc(t->rows, sizeof *rows * cap);
@@ -446,21 +452,23 @@ static int feed(reader *r, struct csv_parser *p, const char *s, size_t n)
         }
         char last = s[len - 1];
         int eol = last == '\n' || last == '\r';
+        /* a line ends at a CR, an LF or a CRLF (whose LF is a piece of its own) */
+        int ends_line = last == '\r' || (last == '\n' && !(len == 1 && r->after_cr));
+        r->after_cr = last == '\r';
         if (r->ended || (!r->in_record && eol && blank(s, len))) {
             /* a record ended here, or a blank line that libcsv skips: the next record starts
              * after this piece */
             r->ended = 0;
             r->in_record = 0;
             r->rec_len = 0;
-            r->start = last == '\n' ? r->line + 1 : r->line;
+            r->start = r->line + ends_line;
         } else if (!r->in_record && blank(s, len)) {
             /* blanks, the line not ended yet: they count towards the record's length (an
              * endless line of spaces is an endless line) */
         } else {
             r->in_record = 1;
         }
-        if (last == '\n')
-            r->line++;
+        r->line += ends_line;
         s += len;
         n -= len;
     }
@@ -469,8 +477,10 @@ static int feed(reader *r, struct csv_parser *p, const char *s, size_t n)
 
 static int too_big(const char *path)
 {
-    return sb_fail(SB_EXIT_USAGE, "%s: larger than %lld GiB, the most compare reads", path,
-                   SB_CSV_MAX_FILE >> 30);
+    return sb_fail(SB_EXIT_USAGE,
+                   "%s: larger than %lld MiB, the most compare reads (it holds every row in "
+                   "memory)",
+                   path, SB_CSV_MAX_FILE >> 20);
 }
 
 /* Feeds the file at r->path through libcsv into r->data_row. 0, or the first error's code. */
@@ -671,6 +681,56 @@ static int attach(samples_state *st, sb_cmp_table *t)
     return 0;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether a row's samples have its median: the CSV's median is the engine's, of the same
+ * samples unrounded (engine/stats.c), and both files print at 9 significant digits
+ * (sinks/csv.c, sinks/samples.c), so they agree within 1e-8 of the figures' magnitude. tmp holds
+ * n doubles. */
+static int median_agrees(const sb_cmp_row *row, double *tmp)
+{
+    int n = row->n_samples;
+    memcpy(tmp, row->samples, sizeof *tmp * (size_t)n);
+    qsort(tmp, (size_t)n, sizeof *tmp, by_value);
+    double a = tmp[(n - 1) / 2], b = tmp[n / 2], m = (a + b) / 2;
+    double scale = fmax(fmax(fabs(a), fabs(b)), fabs(row->median));
+    return fabs(m - row->median) <= 1e-8 * scale;
+}
+
+/* Every row with samples has its samples' median (samples of another run beside a CSV, or a
+ * CSV edited after its samples were written, are refused). 0, or the error's code. */
+static int check_medians(const char *path, const char *csv_path, const sb_cmp_table *t)
+{
+    int most = 0;
+    for (size_t i = 0; i < t->n; i++)
+        most = t->rows[i].n_samples > most ? t->rows[i].n_samples : most;
+    double *tmp = malloc(sizeof *tmp * (size_t)(most ? most : 1));
+    if (!tmp)
+        return sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
+    size_t bad = t->n;
+    for (size_t i = 0; i < t->n && bad == t->n; i++)
+        if (t->rows[i].n_samples && !median_agrees(&t->rows[i], tmp))
+            bad = i;
+    double m = bad < t->n
+                   ? tmp[(t->rows[bad].n_samples - 1) / 2] / 2 + tmp[t->rows[bad].n_samples / 2] / 2
+                   : 0;
+    free(tmp);
+    if (bad == t->n)
+        return 0;
+    const sb_cmp_row *r = &t->rows[bad];
+    char s[64], v[64], p[64], k[64], c[256];
+    return sb_fail(SB_EXIT_USAGE,
+                   "%s: the samples of %s %s %s %s have median %.9g, but %s:%ld says %.9g "
+                   "(samples of another run, or a CSV changed after them?)",
+                   path, shown(r->scenario, s, sizeof s), shown(r->variant, v, sizeof v),
+                   shown(r->params, p, sizeof p), shown(r->metric, k, sizeof k), m,
+                   shown_path(csv_path, c, sizeof c), r->line, r->median);
+}
+
 void sb_samples_detach(sb_cmp_table *t)
 {
     for (size_t i = 0; i < t->n; i++) {
@@ -708,6 +768,10 @@ int sb_samples_read(const char *path, const char *csv_path, sb_strpool *pool, sb
         rc = sb_fail(SB_EXIT_USAGE, "%s: no samples after the header", path);
     if (!rc && attach(&st, t) != 0)
         rc = sb_fail(SB_EXIT_FAIL, "out of memory reading %s", path);
+    if (!rc)
+        rc = check_medians(path, csv_path, t);
+    if (rc)
+        sb_samples_detach(t);
     free(st.values);
     free(st.row_of);
     free(st.count);

@@ -127,3 +127,14 @@ int sb_match(const sb_cmp_table *base, const sb_cmp_table *cur, const char *cons
     *n = k;
     return 0;
 }
+
+long sb_match_unit_clash(const sb_pair *pairs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const sb_cmp_row *b = pairs[i].base, *c = pairs[i].cur;
+        /* interned: equal text is one pointer; "" is a file without the unit column */
+        if (b && c && b->unit != c->unit && b->unit[0] && c->unit[0])
+            return (long)i;
+    }
+    return -1;
+}

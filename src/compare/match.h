@@ -30,4 +30,8 @@ typedef struct sb_pair {
 int sb_match(const sb_cmp_table *base, const sb_cmp_table *cur, const char *const *metrics,
              int n_metrics, sb_pair **out, size_t *n);
 
+/* The first pair whose rows are in different units (a file without the unit column matches
+ * any), or -1: a change from us to ms is no change of speed, so such rows are not compared. */
+long sb_match_unit_clash(const sb_pair *pairs, size_t n);
+
 #endif

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/optdef.h"
+#include "scenarios/registry.h"
+#include "suite/run_spec.h"
 
 /* The suite loader reads lines of at most INI_MAX_LINE - 3 bytes (inih's default 200). */
 #define MAX_LINE 190
@@ -81,6 +84,71 @@ static int refuse(const sb_rerun_opts *o, const sb_cmp_row *r, const char *what,
                    "compare: --rerun: %s:%ld: %s '%s' cannot be written to a suite (expected "
                    "plain names%s)",
                    c, r->line, what, t, strcmp(what, "params") ? "" : " in k=v;k=v");
+}
+
+/* A row the suite reader would refuse: one line naming the CSV's line and why. */
+static int refuse_known(const sb_rerun_opts *o, const sb_cmp_row *r, const char *why)
+{
+    char c[96];
+    comment_text(o->current ? o->current : "CURRENT", c, 80);
+    return sb_fail(SB_EXIT_USAGE, "compare: --rerun: %s:%ld: %s (a suite of it would be refused)",
+                   c, r->line, why);
+}
+
+/* The measurement of r as the suite reader takes it: a scenario of the registry, params it
+ * declares with values it parses, iters in the suite's range, a combination its check takes.
+ * 0, or the error's code. */
+static int measurement_known(const sb_rerun_opts *o, const sb_cmp_row *r)
+{
+    char why[512], err[256];
+    const sb_scenario *sc = sb_scenario_find(r->scenario);
+    if (!sc) {
+        sb_unknown_scenario(r->scenario, why, sizeof why);
+        return refuse_known(o, r, why);
+    }
+    const sb_param_def *defs = sc->params;
+    long long v[SB_MAX_PARAMS], sweep[SB_MAX_SWEEP];
+    for (int i = 0; defs && defs[i].name; i++) { /* the default, its first value when a sweep */
+        int n = 0;
+        if (sb_param_parse_list(&defs[i], defs[i].def, sweep, &n, err, sizeof err) != 0 || !n)
+            return refuse_known(o, r, err);
+        v[i] = sweep[0];
+    }
+    for (const char *p = r->params; *p;) { /* params_ok: "k=v;k=v" of plain names */
+        const char *end = strchr(p, ';'), *eq = strchr(p, '=');
+        char key[128], val[128];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+        snprintf(val, sizeof val, "%.*s", (int)((end ? end : eq + strlen(eq)) - eq - 1), eq + 1);
+        int k = defs ? sb_param_index(defs, key) : -1;
+        if (k < 0)
+            snprintf(why, sizeof why, "unknown parameter '%s' of %s", key, sc->name);
+        if (k < 0 || sb_param_parse(&defs[k], val, &v[k], err, sizeof err) != 0)
+            return refuse_known(o, r, k < 0 ? why : err);
+        p = end ? end + 1 : eq + strlen(eq);
+    }
+    const sb_optdef *iters = sb_optdef_by_key(sb_run_optdefs, "iters");
+    if (r->iters && iters && (r->iters < iters->lo || r->iters > iters->hi)) {
+        snprintf(why, sizeof why, "iters %d out of range (%g to %g)", r->iters, iters->lo,
+                 iters->hi);
+        return refuse_known(o, r, why);
+    }
+    sb_param_values pv = {defs, v};
+    if (sc->check && sc->check(&pv, err, sizeof err) != 0) {
+        snprintf(why, sizeof why, "%s %s: %s", sc->name, r->params, err);
+        return refuse_known(o, r, why);
+    }
+    return 0;
+}
+
+/* r's variant is one of its scenario's (known: measurement_known passed). */
+static int variant_known(const sb_rerun_opts *o, const sb_cmp_row *r)
+{
+    const sb_scenario *sc = sb_scenario_find(r->scenario);
+    if (sc && sb_variant_index(sc, r->variant) >= 0)
+        return 0;
+    char why[256];
+    snprintf(why, sizeof why, "unknown variant '%s' of %s", r->variant, r->scenario);
+    return refuse_known(o, r, why);
 }
 
 /* One comment line per row: what is confirmed and why (perf-check prints them). */
@@ -182,7 +250,11 @@ int sb_rerun_write(FILE *f, const sb_rerun_item *items, size_t n, const sb_rerun
                 rc = refuse(o, r, "scenario", r->scenario);
             else if (!params_ok(r->params))
                 rc = refuse(o, r, "params", r->params);
-            else if (groups == SB_RERUN_MAX_SECTIONS)
+            else
+                rc = measurement_known(o, r);
+            if (rc)
+                break;
+            if (groups == SB_RERUN_MAX_SECTIONS)
                 rc = sb_fail(SB_EXIT_USAGE,
                              "compare: --rerun: more than %d measurements to confirm (the most "
                              "a suite holds)",
@@ -195,6 +267,8 @@ int sb_rerun_write(FILE *f, const sb_rerun_item *items, size_t n, const sb_rerun
             next[tail[g]] = (int)i;
         }
         tail[g] = (int)i;
+        if ((rc = variant_known(o, r)) != 0)
+            break;
         if (add_variant(variants[g], VARIANTS, r->variant) != 0)
             rc = refuse(o, r, "variants", variants[g]);
     }

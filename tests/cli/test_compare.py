@@ -59,7 +59,7 @@ def test_help_documents_options_and_verdicts():
     r = run("compare", "--help")
     assert r.returncode == 0
     for word in ["--threshold", "--noise-k", "--run-noise", "--metric", "--markdown", "--quiet",
-                 "no-baseline", "4 GiB", "64 KiB"]:
+                 "no-baseline", "256 MiB", "64 KiB"]:
         assert word in r.stdout, word
 
 
@@ -177,13 +177,13 @@ def test_long_record_and_many_fields(tmp_path):
     one_line_error(run("compare", wide, wide), f"{wide}:1: more than 64 fields")
 
 
-def test_file_over_4_gib_is_refused_before_reading(tmp_path):
+def test_file_over_256_mib_is_refused_before_reading(tmp_path):
     huge = tmp_path / "huge.csv"
     with open(huge, "wb") as f:
         f.write(HEADER.encode())
-        f.truncate((4 << 30) + 1)  # sparse: no disk used
+        f.truncate((256 << 20) + 1)  # sparse: no disk used
     one_line_error(run("compare", huge, huge, timeout=20),
-                   f"{huge}: larger than 4 GiB, the most compare reads")
+                   f"{huge}: larger than 256 MiB, the most compare reads")
 
 
 # ---- scale ----

@@ -395,7 +395,7 @@ static void input_limits(void **state)
     read_error_n(text, (size_t)k, ":2: binary data (a NUL byte): not a CSV file");
     free(text);
 
-    /* a file over 4 GiB (sparse: no disk used), refused before reading */
+    /* a file over 256 MiB (sparse: no disk used), refused before reading */
     char path[128];
     snprintf(path, sizeof path, "%s/huge.csv", tmpdir);
     FILE *f = fopen(path, "w");
@@ -410,7 +410,9 @@ static void input_limits(void **state)
         sb_error_clear();
         assert_int_equal(sb_csv_read(path, &pool, &t), SB_EXIT_USAGE);
         char want[256];
-        snprintf(want, sizeof want, "%s: larger than 4 GiB, the most compare reads", path);
+        snprintf(want, sizeof want,
+                 "%s: larger than 256 MiB, the most compare reads (it holds every row in memory)",
+                 path);
         assert_string_equal(sb_error_message(), want);
         sb_strpool_free(&pool);
     }
@@ -418,6 +420,34 @@ static void input_limits(void **state)
 }
 
 /* /dev/zero is binary: refused at once (it used to be read into memory until 1.8 GB). */
+/* More rows than SB_CSV_MAX_ROWS: refused at the first row past it, naming its line. Here, not
+ * in tests/cli: reading them takes ~500 MB, which a pytest worker's children's max RSS (which
+ * other tests measure) would keep. */
+static void too_many_rows(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/many.csv", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("scenario,variant,params,metric,better,median,mean,stddev,cv\n", f);
+    for (long i = 0; i <= SB_CSV_MAX_ROWS; i++)
+        fprintf(f, "s,v,%ld,m,lower,1,1,0,0\n", i);
+    fclose(f);
+    sb_strpool pool;
+    sb_strpool_init(&pool);
+    sb_cmp_table t;
+    sb_error_clear();
+    assert_int_equal(sb_csv_read(path, &pool, &t), SB_EXIT_USAGE);
+    char want[256];
+    snprintf(want, sizeof want,
+             "%s:%d: more than %d rows, the most compare reads (it holds every row in memory)",
+             path, SB_CSV_MAX_ROWS + 2, SB_CSV_MAX_ROWS);
+    assert_string_equal(sb_error_message(), want);
+    sb_strpool_free(&pool);
+    unlink(path);
+}
+
 static void dev_zero_fails_fast(void **state)
 {
     (void)state;
@@ -598,6 +628,7 @@ int main(void)
         cmocka_unit_test(reps_is_an_integer),
         cmocka_unit_test(duplicate_columns),
         cmocka_unit_test(input_limits),
+        cmocka_unit_test(too_many_rows),
         cmocka_unit_test(dev_zero_fails_fast),
         cmocka_unit_test(reads_what_syncbench_writes),
         cmocka_unit_test(reads_minimal_columns),

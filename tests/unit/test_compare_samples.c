@@ -180,7 +180,7 @@ static void attaches_samples(void **state)
     (void)state;
     write_text(at("a.csv"), "scenario,variant,params,metric,better,median,mean,stddev,cv,run_id\n"
                             "s,v,p=1,x,lower,2,2,1,50,r\n"
-                            "s,v,p=1,y,lower,5,5,1,20,r\n"
+                            "s,v,p=1,y,lower,5.5,5,1,20,r\n"
                             "s,v,p=2,x,lower,9,9,1,10,r\n");
     /* y's samples are split by x's: grouped by row all the same */
     write_text(at("a.samples.csv"), "run_id,scenario,variant,params,metric,rep,value\n"
@@ -256,6 +256,11 @@ static void samples_errors_name_lines(void **state)
     SAMPLES_ERROR(HEAD "r,s,v,\"p=1\nq=2\",x,1,1\n"
                        "r,s,v,p=1,x,1,1\n",
                   "%s:2: sample of s v p=1\\nq=2 x, which e.csv has no row for");
+    /* samples whose median is not their row's: another run's, or the CSV changed after */
+    SAMPLES_ERROR(HEAD "r,s,v,p=1,x,1,5\n"
+                       "r,s,v,p=1,x,2,6\n",
+                  "%s: the samples of s v p=1 x have median 5.5, but e.csv:2 says 2 (samples of "
+                  "another run, or a CSV changed after them?)");
     SAMPLES_ERROR(HEAD "r,s,v,p=1,x,0,1\n", "%s:2: rep '0' is not an integer from 1 to 2147483647");
     SAMPLES_ERROR(HEAD "r,s,v,p=1,x,1.5,1\n",
                   "%s:2: rep '1.5' is not an integer from 1 to 2147483647");
