@@ -567,6 +567,20 @@ static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const 
     return rc;
 }
 
+/* One report. On stdout under GitHub, through the guard (sinks/github.h): no text of the
+ * records (a range, a file, a symbol) begins a line GitHub would run as a command. */
+static int write_output(const output *out, const sb_audit_run *run, const sb_audit_opts *o,
+                        const sb_env *env, int github)
+{
+    FILE *f = github && out->out.to_stdout ? sb_gh_guard(out->out.f) : out->out.f;
+    if (!f)
+        return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
+    int rc = out->format->audit(f, run, o, env);
+    if (f != out->out.f && fclose(f) != 0 && !rc)
+        rc = sb_fail(SB_EXIT_FAIL, "audit: writing to stdout failed");
+    return rc;
+}
+
 static int analyze_and_report(const sb_audit_request *req, const char *dir, output *outs, int nout,
                               const char *cmdline, double wall_s, long long t0,
                               const sb_audit_listener *heard, int *gate_rc)
@@ -602,10 +616,11 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     }
     if (!rc && !req->quiet)
         sb_audit_write_table(stderr, run, &o);
+    int github = sb_ci_github(req->ci);
     for (int i = 0; !rc && i < nout; i++) {
         if ((rc = sb_out_open(&outs[i].out, &env)) != 0)
             break;
-        int wrc = outs[i].format->audit(outs[i].out.f, run, &o, &env);
+        int wrc = write_output(&outs[i], run, &o, &env, github);
         rc = wrc ? wrc : sb_out_commit(&outs[i].out);
         if (rc)
             sb_out_abort(&outs[i].out);
@@ -614,7 +629,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
      * gate fails: its range was never entered (sb_audit_gate says so) */
     if (!rc)
         *gate_rc = sb_audit_gate(run, &o, stderr);
-    if (!rc && sb_ci_github(req->ci))
+    if (!rc && github)
         rc = report_github(run, &o, &env, outs, nout);
     sb_audit_free(run);
     return rc;

@@ -509,7 +509,7 @@ static void describe_counts(comparison *c)
 }
 
 /* The table on stdout (unless --quiet), then the summary and the advice. */
-static void print_report(comparison *c)
+static void print_report(comparison *c, FILE *f)
 {
     const sb_compare_request *req = c->req;
     if (!req->quiet) {
@@ -520,16 +520,16 @@ static void print_report(comparison *c)
             ", ",           c->cur.run_id,   ")\n"};
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
             if (i % 2)
-                sb_fputs_escaped(stdout, parts[i]);
+                sb_fputs_escaped(f, parts[i]);
             else
-                fputs(parts[i], stdout);
-        printf("%s\n\n", c->rule);
-        print_table(stdout, &c->t, c->cells, c->n, 0);
-        putchar('\n');
+                fputs(parts[i], f);
+        fprintf(f, "%s\n\n", c->rule);
+        print_table(f, &c->t, c->cells, c->n, 0);
+        fputc('\n', f);
     }
-    puts(c->summary);
+    fprintf(f, "%s\n", c->summary);
     if (c->advice[0])
-        puts(c->advice);
+        fprintf(f, "%s\n", c->advice);
 }
 
 /* The Markdown report of --markdown and of the step summary: the table (regressions in bold),
@@ -572,6 +572,22 @@ static int report_github(comparison *c)
     return rc;
 }
 
+/* Where a writer prints to stdout: under GitHub, through the guard (sinks/github.h), so that no
+ * name from the CSVs begins a line GitHub would run as a command. *f: stdout itself, or a
+ * guard the caller closes with unguard(). 0, or exit 1 out of memory. */
+static int guarded(const comparison *c, FILE *to, FILE **f)
+{
+    *f = c->github ? sb_gh_guard(to) : to;
+    return *f ? 0 : sb_fail(SB_EXIT_FAIL, "compare: out of memory");
+}
+
+static int unguard(FILE *f, FILE *to, int rc)
+{
+    if (f != to && fclose(f) != 0 && !rc)
+        rc = sb_fail(SB_EXIT_FAIL, "compare: writing to stdout failed");
+    return rc;
+}
+
 /* The table, the summary and the files asked for. */
 static int write_outputs(comparison *c)
 {
@@ -579,12 +595,22 @@ static int write_outputs(comparison *c)
     make_layout(&c->t, !c->use_samples || c->by_summary, c->by_samples, req->confidence_pct);
     if (!(c->cells = table_cells(&c->pool, &c->t, c->lines, c->n)))
         return sb_fail(SB_EXIT_FAIL, "out of memory");
-    print_report(c);
-    int rc;
-    for (int i = 0; i < req->n_outputs; i++)
-        if ((rc = req->outputs[i].write(c->out[i].f, c)) != 0 ||
-            (rc = sb_out_commit(&c->out[i])) != 0)
+    FILE *f;
+    int rc = guarded(c, stdout, &f);
+    if (rc)
+        return rc;
+    print_report(c, f);
+    if ((rc = unguard(f, stdout, 0)) != 0)
+        return rc;
+    for (int i = 0; i < req->n_outputs; i++) {
+        FILE *to = c->out[i].f;
+        f = to;
+        if (c->out[i].to_stdout && (rc = guarded(c, to, &f)) != 0)
             return rc;
+        rc = unguard(f, to, req->outputs[i].write(f, c));
+        if (rc || (rc = sb_out_commit(&c->out[i])) != 0)
+            return rc;
+    }
     return c->github ? report_github(c) : 0;
 }
 

@@ -70,6 +70,54 @@ void sb_gh_annotate(FILE *f, const char *level, const char *file, int line, cons
     fputc('\n', f);
 }
 
+/* The guard's state: the stream it writes to, whether the next byte begins a line, and whether
+ * a ':' that began one is held back until the next byte says whether it is a command's. */
+typedef struct {
+    FILE *to;
+    int at_start, held;
+} guard;
+
+static ssize_t guard_write(void *cookie, const char *buf, size_t n)
+{
+    guard *g = cookie;
+    for (size_t i = 0; i < n; i++) {
+        char c = buf[i];
+        if (g->held) {
+            g->held = 0;
+            fputs(c == ':' ? "  :" : ":", g->to);
+        } else if (g->at_start && c == ':') {
+            g->held = 1;
+            continue;
+        }
+        fputc(c, g->to);
+        g->at_start = c == '\n';
+    }
+    return ferror(g->to) ? -1 : (ssize_t)n;
+}
+
+static int guard_close(void *cookie)
+{
+    guard *g = cookie;
+    if (g->held)
+        fputc(':', g->to);
+    int rc = fflush(g->to) == 0 && !ferror(g->to) ? 0 : EOF;
+    free(g);
+    return rc;
+}
+
+FILE *sb_gh_guard(FILE *to)
+{
+    guard *g = malloc(sizeof *g);
+    if (!g)
+        return NULL;
+    *g = (guard){to, 1, 0};
+    cookie_io_functions_t io = {.write = guard_write, .close = guard_close};
+    FILE *f = fopencookie(g, "w", io);
+    if (!f)
+        free(g);
+    return f;
+}
+
 /* Whether `path` lies under the folder `root`: *rest is then the part below it. */
 static int under(const char *root, const char *path, const char **rest)
 {

@@ -29,6 +29,13 @@ void sb_gh_escape(FILE *f, const char *s, int property);
 void sb_gh_annotate(FILE *f, const char *level, const char *file, int line, const char *title,
                     const char *message);
 
+/* A stream that writes to `to`, every line that would begin with `::` indented by two spaces:
+ * what syncbench prints under --ci github besides its own workflow commands (the compare table,
+ * a report on stdout) goes through it, so that no text from outside (a scenario named
+ * `::stop-commands::tok`) begins a line that GitHub would run as a command. fclose flushes it
+ * and leaves `to` open. NULL out of memory. */
+FILE *sb_gh_guard(FILE *to);
+
 /* `file` as GitHub names it in a diff: relative to the repository's root ($GITHUB_WORKSPACE,
  * else the current folder; a relative `file` is taken from the current folder). NULL when it
  * lies outside the root. */

@@ -1,7 +1,8 @@
 /* The CI formats compare and the audit share (sinks/github.h, sinks/junit.h, sinks/grid.h):
  * the workflow commands' escaping and an annotation's layout, a file named relative to the
  * workspace, the step summary appended and cut at GitHub's 1 MiB, JUnit's escaping (what XML
- * 1.0 forbids included) and its counts, a code block no text can close. */
+ * 1.0 forbids included) and its counts, a code block no text can close, the guard that keeps
+ * outside text from beginning a workflow command's line. */
 #include "cmocka_all.h"
 
 #include <stdlib.h>
@@ -53,6 +54,22 @@ static void annotation_layout(void **state)
     expect_text(WRITTEN(sb_gh_annotate(f, "error", "a.py", 0, NULL, "m")),
                 "::error file=a.py::m\n");
     expect_text(WRITTEN(sb_gh_annotate(f, "error", NULL, 0, NULL, "m")), "::error::m\n");
+}
+
+/* Through the guard no line begins with `::`; a lone ':' and the text's other bytes pass. */
+static void guard_indents_command_lines(void **state)
+{
+    (void)state;
+    expect_text(WRITTEN({
+                    FILE *g = sb_gh_guard(f);
+                    assert_non_null(g);
+                    fputs("::stop-commands::tok\na ::b\n:x\n", g);
+                    fputs(":", g);
+                    fflush(g);
+                    fputs(":y\n:", g);
+                    assert_int_equal(fclose(g), 0);
+                }),
+                "  ::stop-commands::tok\na ::b\n:x\n  ::y\n:");
 }
 
 static void repo_paths(void **state)
@@ -163,6 +180,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(workflow_escaping),
         cmocka_unit_test(annotation_layout),
+        cmocka_unit_test(guard_indents_command_lines),
         cmocka_unit_test(repo_paths),
         cmocka_unit_test_setup_teardown(summary_appended_and_cut, make_tmpdir, remove_tmpdir),
         cmocka_unit_test(xml_escaping),
