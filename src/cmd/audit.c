@@ -531,9 +531,9 @@ static void die_of_sigint(void)
     raise(SIGINT);
 }
 
-/* GitHub Actions: the annotations on stdout (stderr when a report takes stdout: they must not
- * land inside it; the runner reads workflow commands on both), the summary appended to
- * $GITHUB_STEP_SUMMARY. */
+/* GitHub Actions: the gate's verdicts as annotations on stdout (stderr when a report takes
+ * stdout: they must not land inside it; the runner reads workflow commands on both), the
+ * summary appended to $GITHUB_STEP_SUMMARY, both by the one GitHub writer. */
 static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env,
                          const output *outs, int nout)
 {
@@ -541,29 +541,23 @@ static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const 
     for (int i = 0; i < nout; i++)
         if (outs[i].out.to_stdout)
             to = stderr;
-    static const struct {
-        const char *name;
-        sb_audit_write_fn write;
-    } ci_writers[] = {{"annotations", sb_audit_write_annotations},
-                      {"summary", sb_audit_write_summary}};
-    int rc = 0;
-    for (size_t i = 0; !rc && i < sizeof ci_writers / sizeof ci_writers[0]; i++) {
-        const char *name = ci_writers[i].name;
-        sb_memtext m;
-        if (!sb_memtext_open(&m))
-            return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
-        rc = ci_writers[i].write(m.f, run, o, env);
-        char *text = sb_memtext_close(&m);
-        size_t n = m.len;
-        if (!text && !rc)
-            rc = sb_fail(SB_EXIT_FAIL, "audit: out of memory");
-        if (!rc && !strcmp(name, "summary"))
-            sb_gh_summary(text, n);
-        else if (!rc && (fwrite(text, 1, n, to) != n || fflush(to) != 0))
-            rc =
-                sb_fail(SB_EXIT_FAIL, "audit: writing the annotations failed: %s", strerror(errno));
-        free(text);
+    sb_ci_verdicts l;
+    int rc = sb_audit_gate_verdicts(run, o, &l);
+    if (rc)
+        return rc;
+    sb_memtext m;
+    if (!sb_memtext_open(&m)) {
+        sb_ci_verdicts_free(&l);
+        return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
     }
+    rc = sb_audit_write_summary(m.f, run, o, env);
+    char *md = sb_memtext_close(&m);
+    if (!rc && !md)
+        rc = sb_fail(SB_EXIT_FAIL, "audit: out of memory");
+    if (!rc)
+        rc = sb_gh_write(to, &l, md, m.len);
+    free(md);
+    sb_ci_verdicts_free(&l);
     return rc;
 }
 

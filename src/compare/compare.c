@@ -16,6 +16,7 @@
 #include "compare/outputs.h"
 #include "compare/rerun.h"
 #include "sinks/github.h"
+#include "sinks/junit.h"
 #include "sinks/grid.h"
 #include "sinks/outfile.h"
 #include "sinks/outset.h"
@@ -556,19 +557,23 @@ static void markdown_report(comparison *c, FILE *f)
         fprintf(f, "\n%s\n", c->advice);
 }
 
-/* GitHub Actions: the annotations after the table on stdout, the Markdown report appended to
- * the step summary. */
+/* GitHub Actions: the verdicts' annotations after the table on stdout, the Markdown report
+ * appended to the step summary, both by the one GitHub writer. */
 static int report_github(comparison *c)
 {
-    int rc = sb_compare_annotate(stdout, c->req, c->lines, c->n);
+    sb_ci_verdicts l;
+    int rc = sb_compare_verdicts(c->req, c->lines, c->n, c->rule, &l);
+    if (rc)
+        return rc;
     sb_memtext m;
-    if (!sb_memtext_open(&m))
-        return rc ? rc : sb_fail(SB_EXIT_FAIL, "compare: out of memory");
-    markdown_report(c, m.f);
-    char *md = sb_memtext_close(&m);
-    if (md && !rc)
-        sb_gh_summary(md, m.len);
+    char *md = NULL;
+    if (sb_memtext_open(&m)) {
+        markdown_report(c, m.f);
+        md = sb_memtext_close(&m);
+    }
+    rc = md ? sb_gh_write(stdout, &l, md, m.len) : sb_fail(SB_EXIT_FAIL, "compare: out of memory");
     free(md);
+    sb_ci_verdicts_free(&l);
     return rc;
 }
 
@@ -638,7 +643,13 @@ int sb_compare_out_rerun(FILE *f, sb_compare_result *c)
 
 int sb_compare_out_junit(FILE *f, sb_compare_result *c)
 {
-    return sb_compare_write_junit(f, c->req, c->lines, c->n, c->rule);
+    sb_ci_verdicts l;
+    int rc = sb_compare_verdicts(c->req, c->lines, c->n, c->rule, &l);
+    if (!rc) {
+        rc = sb_junit_write(f, &l);
+        sb_ci_verdicts_free(&l);
+    }
+    return rc;
 }
 
 /* The gate: exit 1 on a regression, and with --strict on an inconclusive row. */

@@ -214,3 +214,28 @@ void sb_gh_summary(const char *md, size_t n)
         summary_warning(path, strerror(errno ? errno : EIO));
     close(fd);
 }
+
+/* One entry's annotation: 0, or -1 out of memory. */
+static int annotate(FILE *to, const sb_ci_verdict *v)
+{
+    const char *message = v->message ? v->message : "";
+    char *joined = NULL;
+    if (v->reason && asprintf(&joined, "%s\n%s", message, v->reason) < 0)
+        return -1;
+    sb_gh_annotate(to, v->outcome == SB_CI_FAILED ? "error" : "warning", v->file, v->line, v->title,
+                   joined ? joined : message);
+    free(joined);
+    return 0;
+}
+
+int sb_gh_write(FILE *to, const sb_ci_verdicts *l, const char *md, size_t n)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if ((l->v[i].where & SB_CI_ANNOTATION) && annotate(to, &l->v[i]) < 0)
+            return sb_fail(SB_EXIT_FAIL, "out of memory writing the annotations");
+    if (ferror(to) || fflush(to) != 0)
+        return sb_fail(SB_EXIT_FAIL, "writing the annotations failed: %s", strerror(errno));
+    if (md)
+        sb_gh_summary(md, n);
+    return 0;
+}
