@@ -555,9 +555,9 @@ static void die_of_sigint(void)
     raise(SIGINT);
 }
 
-/* GitHub Actions: the annotations on stdout (stderr when a report takes stdout: they must not
- * land inside it; the runner reads workflow commands on both), the summary appended to
- * $GITHUB_STEP_SUMMARY. */
+/* GitHub Actions: the gate's verdicts as annotations on stdout (stderr when a report takes
+ * stdout: they must not land inside it; the runner reads workflow commands on both), the
+ * summary appended to $GITHUB_STEP_SUMMARY, both by the one GitHub writer. */
 static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env,
                          const output *outs, int nout)
 {
@@ -565,29 +565,37 @@ static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const 
     for (int i = 0; i < nout; i++)
         if (outs[i].out.to_stdout)
             to = stderr;
-    static const struct {
-        const char *name;
-        sb_audit_write_fn write;
-    } ci_writers[] = {{"annotations", sb_audit_write_annotations},
-                      {"summary", sb_audit_write_summary}};
-    int rc = 0;
-    for (size_t i = 0; !rc && i < sizeof ci_writers / sizeof ci_writers[0]; i++) {
-        const char *name = ci_writers[i].name;
-        sb_memtext m;
-        if (!sb_memtext_open(&m))
-            return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
-        rc = ci_writers[i].write(m.f, run, o, env);
-        char *text = sb_memtext_close(&m);
-        size_t n = m.len;
-        if (!text && !rc)
-            rc = sb_fail(SB_EXIT_FAIL, "audit: out of memory");
-        if (!rc && !strcmp(name, "summary"))
-            sb_gh_summary(text, n);
-        else if (!rc && (fwrite(text, 1, n, to) != n || fflush(to) != 0))
-            rc =
-                sb_fail(SB_EXIT_FAIL, "audit: writing the annotations failed: %s", strerror(errno));
-        free(text);
+    sb_ci_verdicts l;
+    int rc = sb_audit_gate_verdicts(run, o, &l);
+    if (rc)
+        return rc;
+    sb_memtext m;
+    if (!sb_memtext_open(&m)) {
+        sb_ci_verdicts_free(&l);
+        return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
     }
+    rc = sb_audit_write_summary(m.f, run, o, env);
+    char *md = sb_memtext_close(&m);
+    if (!rc && !md)
+        rc = sb_fail(SB_EXIT_FAIL, "audit: out of memory");
+    if (!rc)
+        rc = sb_gh_write(to, &l, md, m.len);
+    free(md);
+    sb_ci_verdicts_free(&l);
+    return rc;
+}
+
+/* One report. On stdout under GitHub, through the guard (sinks/github.h): no text of the
+ * records (a range, a file, a symbol) begins a line GitHub would run as a command. */
+static int write_output(const output *out, const sb_audit_run *run, const sb_audit_opts *o,
+                        const sb_env *env, int github)
+{
+    FILE *f = github && out->out.to_stdout ? sb_gh_guard(out->out.f) : out->out.f;
+    if (!f)
+        return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
+    int rc = out->format->audit(f, run, o, env);
+    if (f != out->out.f && fclose(f) != 0 && !rc)
+        rc = sb_fail(SB_EXIT_FAIL, "audit: writing to stdout failed");
     return rc;
 }
 
@@ -633,10 +641,11 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     }
     if (!rc && !req->quiet)
         sb_audit_write_table(stderr, run, &o);
+    int github = sb_ci_github(req->ci);
     for (int i = 0; !rc && i < nout; i++) {
         if ((rc = sb_out_open(&outs[i].out, &env)) != 0)
             break;
-        int wrc = outs[i].format->audit(outs[i].out.f, run, &o, &env);
+        int wrc = write_output(&outs[i], run, &o, &env, github);
         rc = wrc ? wrc : sb_out_commit(&outs[i].out);
         if (rc)
             sb_out_abort(&outs[i].out);
@@ -645,7 +654,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
      * passes with --allow-no-cuda; a range gate fails then too: its range was never entered) */
     if (!rc)
         *gate_rc = sb_audit_gate(run, &o, stderr);
-    if (!rc && sb_ci_github(req->ci))
+    if (!rc && github)
         rc = report_github(run, &o, &env, outs, nout);
     sb_audit_free(run);
     return rc;

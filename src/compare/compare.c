@@ -16,6 +16,7 @@
 #include "compare/outputs.h"
 #include "compare/rerun.h"
 #include "sinks/github.h"
+#include "sinks/junit.h"
 #include "sinks/grid.h"
 #include "sinks/outfile.h"
 #include "sinks/outset.h"
@@ -533,7 +534,7 @@ static void describe_counts(comparison *c)
 }
 
 /* The table on stdout (unless --quiet), then the summary and the advice. */
-static void print_report(comparison *c)
+static void print_report(comparison *c, FILE *f)
 {
     const sb_compare_request *req = c->req;
     if (!req->quiet) {
@@ -544,16 +545,16 @@ static void print_report(comparison *c)
             ", ",           c->cur.run_id,   ")\n"};
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
             if (i % 2)
-                sb_fputs_escaped(stdout, parts[i]);
+                sb_fputs_escaped(f, parts[i]);
             else
-                fputs(parts[i], stdout);
-        printf("%s\n\n", c->rule);
-        print_table(stdout, &c->t, c->cells, c->n, 0);
-        putchar('\n');
+                fputs(parts[i], f);
+        fprintf(f, "%s\n\n", c->rule);
+        print_table(f, &c->t, c->cells, c->n, 0);
+        fputc('\n', f);
     }
-    puts(c->summary);
+    fprintf(f, "%s\n", c->summary);
     if (c->advice[0])
-        puts(c->advice);
+        fprintf(f, "%s\n", c->advice);
 }
 
 /* The Markdown report of --markdown and of the step summary: the table (regressions in bold),
@@ -580,19 +581,39 @@ static void markdown_report(comparison *c, FILE *f)
         fprintf(f, "\n%s\n", c->advice);
 }
 
-/* GitHub Actions: the annotations after the table on stdout, the Markdown report appended to
- * the step summary. */
+/* GitHub Actions: the verdicts' annotations after the table on stdout, the Markdown report
+ * appended to the step summary, both by the one GitHub writer. */
 static int report_github(comparison *c)
 {
-    int rc = sb_compare_annotate(stdout, c->req, c->lines, c->n);
+    sb_ci_verdicts l;
+    int rc = sb_compare_verdicts(c->req, c->lines, c->n, c->rule, &l);
+    if (rc)
+        return rc;
     sb_memtext m;
-    if (!sb_memtext_open(&m))
-        return rc ? rc : sb_fail(SB_EXIT_FAIL, "compare: out of memory");
-    markdown_report(c, m.f);
-    char *md = sb_memtext_close(&m);
-    if (md && !rc)
-        sb_gh_summary(md, m.len);
+    char *md = NULL;
+    if (sb_memtext_open(&m)) {
+        markdown_report(c, m.f);
+        md = sb_memtext_close(&m);
+    }
+    rc = md ? sb_gh_write(stdout, &l, md, m.len) : sb_fail(SB_EXIT_FAIL, "compare: out of memory");
     free(md);
+    sb_ci_verdicts_free(&l);
+    return rc;
+}
+
+/* Where a writer prints to stdout: under GitHub, through the guard (sinks/github.h), so that no
+ * name from the CSVs begins a line GitHub would run as a command. *f: stdout itself, or a
+ * guard the caller closes with unguard(). 0, or exit 1 out of memory. */
+static int guarded(const comparison *c, FILE *to, FILE **f)
+{
+    *f = c->github ? sb_gh_guard(to) : to;
+    return *f ? 0 : sb_fail(SB_EXIT_FAIL, "compare: out of memory");
+}
+
+static int unguard(FILE *f, FILE *to, int rc)
+{
+    if (f != to && fclose(f) != 0 && !rc)
+        rc = sb_fail(SB_EXIT_FAIL, "compare: writing to stdout failed");
     return rc;
 }
 
@@ -605,12 +626,22 @@ static int write_outputs(comparison *c)
     make_layout(&c->t, !c->use_samples || c->by_summary, c->by_samples, req->confidence_pct);
     if (!(c->cells = table_cells(&c->pool, &c->t, c->lines, c->n)))
         return sb_fail(SB_EXIT_FAIL, "out of memory");
-    print_report(c);
-    int rc;
-    for (int i = 0; i < req->n_outputs; i++)
-        if ((rc = req->outputs[i].write(c->out[i].f, c)) != 0 ||
-            (rc = sb_out_commit(&c->out[i])) != 0)
+    FILE *f;
+    int rc = guarded(c, stdout, &f);
+    if (rc)
+        return rc;
+    print_report(c, f);
+    if ((rc = unguard(f, stdout, 0)) != 0)
+        return rc;
+    for (int i = 0; i < req->n_outputs; i++) {
+        FILE *to = c->out[i].f;
+        f = to;
+        if (c->out[i].to_stdout && (rc = guarded(c, to, &f)) != 0)
             return rc;
+        rc = unguard(f, to, req->outputs[i].write(f, c));
+        if (rc || (rc = sb_out_commit(&c->out[i])) != 0)
+            return rc;
+    }
     return c->github ? report_github(c) : 0;
 }
 
@@ -639,10 +670,15 @@ int sb_compare_out_rerun(FILE *f, sb_compare_result *c)
 
 int sb_compare_out_junit(FILE *f, sb_compare_result *c)
 {
-    int rc = sb_compare_write_junit(f, c->req, c->lines, c->n, c->rule);
-    if (rc == SB_EXIT_FAIL && ferror(f)) { /* the commit names the path and the reason */
-        sb_error_clear();
-        rc = 0;
+    sb_ci_verdicts l;
+    int rc = sb_compare_verdicts(c->req, c->lines, c->n, c->rule, &l);
+    if (!rc) {
+        rc = sb_junit_write(f, &l);
+        sb_ci_verdicts_free(&l);
+        if (rc == SB_EXIT_FAIL && ferror(f)) { /* the commit names the path and the reason */
+            sb_error_clear();
+            rc = 0;
+        }
     }
     return rc;
 }

@@ -1,6 +1,6 @@
 /* A compared row in words, for a person reading CI (compare/outputs.h), and the threshold that
- * judged it: what compare's table, its annotations (cmp_github.c) and its JUnit report
- * (cmp_junit.c) all say of a row. */
+ * judged it: what compare's table and its CI verdicts (row_verdicts.c: the annotations and
+ * the JUnit report) all say of a row. */
 #include "compare/outputs.h"
 
 #include <math.h>

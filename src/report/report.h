@@ -8,6 +8,7 @@
 
 #include "analyze/analyze.h"
 #include "base/env.h"
+#include "sinks/verdicts.h"
 
 /* The reports. table: the human report (per process and summed); csv: tidy, one row per
  * process x class x range x site; json: the environment record, the per-process summary, the
@@ -49,16 +50,18 @@ int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
  * when a rule knows it, "\nfix: ... (priced by: syncbench --scenario S)". */
 void sb_audit_offender_text(FILE *f, const sb_audit_offender *s);
 
-/* JUnit XML (sinks/junit.h): one testcase for the gate, named by its range (or the run's
- * command), failed with the verdict and the offending sites. */
+/* The gate as CI verdicts (sinks/verdicts.h; report/gate_verdicts.c), the list *l initialized
+ * here (the caller frees it): one testcase, the gate, named by its range (or the run's command),
+ * failed with the verdict and the offending sites; when it fails, an annotation per offending
+ * Python line (--top at most) with the count, the operation and the fix, and the gate's own
+ * entry an annotation too when no line got one (a native site gets none). Without a gate, an
+ * empty list. 0, or exit 1 out of memory. */
+int sb_audit_gate_verdicts(const sb_audit_run *run, const sb_audit_opts *o, sb_ci_verdicts *l);
+/* JUnit XML: the gate's verdicts through the one JUnit writer (sinks/junit.h). */
 int sb_audit_write_junit(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
                          const sb_env *env);
-/* GitHub Actions (sinks/github.h): when the gate fails, one annotation per offending Python line
- * (--top at most) with the operation, the count and the fix; a native site gets none, and the
- * verdict is one annotation without a file when no line got one. */
-int sb_audit_write_annotations(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
-                               const sb_env *env);
-/* The step summary's Markdown: the verdict, the offending sites as a table, the audit's table. */
+/* The step summary's Markdown: the verdict, the offending sites as a table, the audit's table
+ * (report/out_summary.c). */
 int sb_audit_write_summary(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
                            const sb_env *env);
 

@@ -70,6 +70,54 @@ void sb_gh_annotate(FILE *f, const char *level, const char *file, int line, cons
     fputc('\n', f);
 }
 
+/* The guard's state: the stream it writes to, whether the next byte begins a line, and whether
+ * a ':' that began one is held back until the next byte says whether it is a command's. */
+typedef struct {
+    FILE *to;
+    int at_start, held;
+} guard;
+
+static ssize_t guard_write(void *cookie, const char *buf, size_t n)
+{
+    guard *g = cookie;
+    for (size_t i = 0; i < n; i++) {
+        char c = buf[i];
+        if (g->held) {
+            g->held = 0;
+            fputs(c == ':' ? "  :" : ":", g->to);
+        } else if (g->at_start && c == ':') {
+            g->held = 1;
+            continue;
+        }
+        fputc(c, g->to);
+        g->at_start = c == '\n';
+    }
+    return ferror(g->to) ? -1 : (ssize_t)n;
+}
+
+static int guard_close(void *cookie)
+{
+    guard *g = cookie;
+    if (g->held)
+        fputc(':', g->to);
+    int rc = fflush(g->to) == 0 && !ferror(g->to) ? 0 : EOF;
+    free(g);
+    return rc;
+}
+
+FILE *sb_gh_guard(FILE *to)
+{
+    guard *g = malloc(sizeof *g);
+    if (!g)
+        return NULL;
+    *g = (guard){to, 1, 0};
+    cookie_io_functions_t io = {.write = guard_write, .close = guard_close};
+    FILE *f = fopencookie(g, "w", io);
+    if (!f)
+        free(g);
+    return f;
+}
+
 /* Whether `path` lies under the folder `root`: *rest is then the part below it. */
 static int under(const char *root, const char *path, const char **rest)
 {
@@ -165,4 +213,29 @@ void sb_gh_summary(const char *md, size_t n)
     if (write_all(fd, md, keep) != 0 || (note && write_all(fd, cut_note, note) != 0))
         summary_warning(path, strerror(errno ? errno : EIO));
     close(fd);
+}
+
+/* One entry's annotation: 0, or -1 out of memory. */
+static int annotate(FILE *to, const sb_ci_verdict *v)
+{
+    const char *message = v->message ? v->message : "";
+    char *joined = NULL;
+    if (v->reason && asprintf(&joined, "%s\n%s", message, v->reason) < 0)
+        return -1;
+    sb_gh_annotate(to, v->outcome == SB_CI_FAILED ? "error" : "warning", v->file, v->line, v->title,
+                   joined ? joined : message);
+    free(joined);
+    return 0;
+}
+
+int sb_gh_write(FILE *to, const sb_ci_verdicts *l, const char *md, size_t n)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if ((l->v[i].where & SB_CI_ANNOTATION) && annotate(to, &l->v[i]) < 0)
+            return sb_fail(SB_EXIT_FAIL, "out of memory writing the annotations");
+    if (ferror(to) || fflush(to) != 0)
+        return sb_fail(SB_EXIT_FAIL, "writing the annotations failed: %s", strerror(errno));
+    if (md)
+        sb_gh_summary(md, n);
+    return 0;
 }

@@ -1,27 +1,19 @@
 /* JUnit XML, the report GitLab, Jenkins, Buildkite and GitHub (through actions) read: one
- * <testsuites> holding one <testsuite>, whose counts are taken from its cases. Shared by the
- * audit (report/out_junit.c) and compare (compare/cmp_junit.c): one XML escaper, one layout. */
+ * <testsuites> holding one <testsuite>, whose counts are taken from its cases: the one JUnit
+ * writer, which reads the verdict list the audit's gate and compare fill (sinks/verdicts.h). */
 #ifndef SB_JUNIT_H
 #define SB_JUNIT_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-typedef enum { SB_JUNIT_PASSED, SB_JUNIT_FAILED, SB_JUNIT_SKIPPED } sb_junit_outcome;
+#include "sinks/verdicts.h"
 
-typedef struct sb_junit_case {
-    const char *classname, *name;
-    sb_junit_outcome outcome;
-    const char *type;    /* a failure's type ("REGRESSION"); NULL: none */
-    const char *message; /* a failure's or a skip's one line */
-    /* the element's body: GitLab drops <failure message> and shows the body, so it holds the
-     * message and the detail. A passed case: its <system-out>; NULL: none */
-    const char *detail;
-    double time_s;
-} sb_junit_case;
-
-/* The whole document, `suite` naming the suite and the suites: 0, or exit 1 on a write error. */
-int sb_junit_write(FILE *f, const char *suite, const sb_junit_case *cases, size_t n, double time_s);
+/* The whole document: the list's testcases (sinks/verdicts.h: the entries with
+ * SB_CI_TESTCASE), its suite naming the suite and the suites. A failure's type is its kind, its
+ * message the entry's message; a skip's message is "KIND: REASON" (the message when there is
+ * no reason); the body is the detail, else the message. 0, or exit 1 on a write error. */
+int sb_junit_write(FILE *f, const sb_ci_verdicts *l);
 
 /* Text as XML character data (attribute = 0) or as an attribute's value: & < > " ' as entities;
  * in an attribute \t \n \r as character references, which attribute normalization keeps; \r in

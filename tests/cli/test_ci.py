@@ -530,3 +530,57 @@ def test_the_audit_writes_its_report_as_a_markdown_table(tmp_path):
     assert len(body) == 3
     assert any("train.py:42" in row and "scalar read: .item()" in row for row in body)
     assert not (tmp_path / "audit.md.partial").exists()
+
+
+# ---- log injection (issue 47 item 9) -------------------------------------------------------
+
+STOP = "::stop-commands::tok"
+OWN_COMMAND = re.compile(r"::(error|warning)( [^:]*)?::")
+
+
+def assert_no_injection(text):
+    """No line begins with `::` but syncbench's own `::error`/`::warning`, whose properties
+    carry no raw `:` (the title's text escaped): outside text never starts a line, so that
+    GitHub runs nothing of it (`::stop-commands::tok` would silence every command after it)."""
+    for line in text.splitlines():
+        if line.startswith("::"):
+            assert OWN_COMMAND.match(line), line
+
+
+@pytest.mark.parametrize("out", [[], ["--verdicts", "-"], ["--junit", "-"],
+                                 ["--markdown", "-"]])
+def test_compare_names_cannot_inject_workflow_commands(tmp_path, out):
+    names = ((STOP, STOP, "p=1", "kernel_us"), ("copy", "h2d", "bytes=1", "GBps"),
+             (STOP + "rb", STOP + "w", "q=1", "wait_us"))
+    base, cur = compare_runs(tmp_path, names)
+    r = run_env("compare", base, cur, *out, env=github(tmp_path), cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert_no_injection(r.stdout)
+    assert_no_injection(r.stderr)
+    assert STOP in r.stdout  # the names are there, only never at a line's start
+    own = [x for x in r.stdout.splitlines() if x.startswith("::")]
+    assert [x.split("::")[1] for x in own] == ["error title=syncbench compare%3A %3A%3Astop-"
+                                               "commands%3A%3Atok %3A%3Astop-commands%3A%3Atok "
+                                               "kernel_us",
+                                               "warning title=syncbench compare%3A %3A%3Astop-"
+                                               "commands%3A%3Atokrb %3A%3Astop-commands%3A%3Atokw "
+                                               "wait_us"], own
+
+
+@pytest.mark.parametrize("out", [[], ["--csv", "-"], ["--junit", "-"], ["--markdown", "-"],
+                                 ["--json", "-"]])
+def test_audit_names_cannot_inject_workflow_commands(tmp_path, out):
+    ws = tmp_path / "ws"
+    k = write_records(tmp_path / "K", [
+        Site(ws / (STOP + ".py"), 42, STOP, STOP, 2),
+        Site(None, 0, "", "", 1, native=[STOP + ".so", STOP, 64, 1])], range_name=STOP, cmd=STOP)
+    r = run_env("audit", "--from", k, "--max-syncs", "0", "--range", STOP, *out,
+                env=github(tmp_path), cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert_no_injection(r.stdout)
+    assert_no_injection(r.stderr)
+    assert STOP in r.stdout + r.stderr
+    own = [x for x in (r.stdout + r.stderr).splitlines() if x.startswith("::")]
+    assert own and all(x.startswith("::error file=%3A%3Astop-commands%3A%3Atok.py,line=42,title="
+                                    "syncbench audit gate%3A range %3A%3Astop-commands") for x
+                       in own), own

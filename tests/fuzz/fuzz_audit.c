@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "report/report.h"
+#include "sinks/github.h"
 #include "fuzz_file.h"
 
 /* Where the table, the CSV and the gate's message go: nowhere (their crashes still count). */
@@ -78,6 +79,19 @@ static int trace_report(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
     return sb_audit_write_trace(f, run);
 }
 
+/* The gate's verdicts as GitHub's annotations (the one GitHub writer), without the summary. */
+static int annotations(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+{
+    (void)env;
+    sb_ci_verdicts l;
+    int rc = sb_audit_gate_verdicts(run, o, &l);
+    if (!rc) {
+        rc = sb_gh_write(f, &l, NULL, 0);
+        sb_ci_verdicts_free(&l);
+    }
+    return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     FILE *in = fmemopen((void *)data, size ? size : 1, "r");
@@ -101,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             parses(trace_report, run, &o);
             sb_audit_gate(run, &o, devnull());
             no_controls(sb_audit_write_junit, run, &o, 1);
-            no_controls(sb_audit_write_annotations, run, &o, 0);
+            no_controls(annotations, run, &o, 0);
             sb_audit_write_summary(devnull(), run, &o, NULL);
         }
     }

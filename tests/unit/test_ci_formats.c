@@ -1,7 +1,9 @@
-/* The CI formats compare and the audit share (sinks/github.h, sinks/junit.h, sinks/grid.h):
- * the workflow commands' escaping and an annotation's layout, a file named relative to the
- * workspace, the step summary appended and cut at GitHub's 1 MiB, JUnit's escaping (what XML
- * 1.0 forbids included) and its counts, a code block no text can close. */
+/* The CI formats compare and the audit share (sinks/github.h, sinks/junit.h, sinks/verdicts.h,
+ * sinks/grid.h): the workflow commands' escaping and an annotation's layout, a file named
+ * relative to the workspace, the step summary appended and cut at GitHub's 1 MiB, JUnit's
+ * escaping (what XML 1.0 forbids included) and its counts, one verdict list read by both
+ * writers, a code block no text can close, the guard that keeps outside text from beginning a
+ * workflow command's line. */
 #include "cmocka_all.h"
 
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "sinks/github.h"
 #include "sinks/grid.h"
 #include "sinks/junit.h"
+#include "sinks/verdicts.h"
 #include "tmpdir.h"
 
 /* What write(f) writes, as text (the caller frees it). */
@@ -53,6 +56,22 @@ static void annotation_layout(void **state)
     expect_text(WRITTEN(sb_gh_annotate(f, "error", "a.py", 0, NULL, "m")),
                 "::error file=a.py::m\n");
     expect_text(WRITTEN(sb_gh_annotate(f, "error", NULL, 0, NULL, "m")), "::error::m\n");
+}
+
+/* Through the guard no line begins with `::`; a lone ':' and the text's other bytes pass. */
+static void guard_indents_command_lines(void **state)
+{
+    (void)state;
+    expect_text(WRITTEN({
+                    FILE *g = sb_gh_guard(f);
+                    assert_non_null(g);
+                    fputs("::stop-commands::tok\na ::b\n:x\n", g);
+                    fputs(":", g);
+                    fflush(g);
+                    fputs(":y\n:", g);
+                    assert_int_equal(fclose(g), 0);
+                }),
+                "  ::stop-commands::tok\na ::b\n:x\n  ::y\n:");
 }
 
 static void repo_paths(void **state)
@@ -131,24 +150,53 @@ static void xml_escaping(void **state)
                 "\\xef\\xbf\\xbe\\xef\\xbf\\xbf\xef\xbf\xbd\\xff");
 }
 
-static void junit_counts(void **state)
+static void verdicts_to_junit_and_github(void **state)
 {
     (void)state;
-    const sb_junit_case cases[] = {
-        {"c", "passed", SB_JUNIT_PASSED, NULL, NULL, NULL, 0},
-        {"c", "failed", SB_JUNIT_FAILED, "T", "why", "why\nmore", 1.5},
-        {"c", "skipped", SB_JUNIT_SKIPPED, NULL, "reason", NULL, 0},
-        {"c", "failed too", SB_JUNIT_FAILED, NULL, "m", NULL, 0},
+    const sb_ci_verdict entries[] = {
+        {.outcome = SB_CI_PASSED, .where = SB_CI_TESTCASE, .group = "c", .name = "passed"},
+        {.outcome = SB_CI_FAILED,
+         .where = SB_CI_TESTCASE | SB_CI_ANNOTATION,
+         .kind = "T",
+         .group = "c",
+         .name = "failed",
+         .message = "why",
+         .detail = "why\nmore",
+         .time_s = 1.5},
+        {.outcome = SB_CI_SKIPPED,
+         .where = SB_CI_TESTCASE,
+         .kind = "new",
+         .group = "c",
+         .name = "skipped",
+         .message = "row",
+         .reason = "reason"},
+        {.outcome = SB_CI_FAILED,
+         .where = SB_CI_TESTCASE,
+         .group = "c",
+         .name = "failed too",
+         .message = "m"},
+        {.outcome = SB_CI_FAILED, .where = SB_CI_ANNOTATION, .message = "an annotation only"},
     };
-    char *xml = WRITTEN(assert_int_equal(sb_junit_write(f, "s", cases, 4, 2.25), 0));
+    sb_ci_verdicts l;
+    sb_ci_verdicts_init(&l, "s", 2.25);
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+        assert_int_equal(sb_ci_verdicts_add(&l, &entries[i]), 0);
+    char *xml = WRITTEN(assert_int_equal(sb_junit_write(f, &l), 0));
     assert_non_null(strstr(xml, "<testsuites name=\"s\" tests=\"4\" failures=\"2\" errors=\"0\" "
                                 "skipped=\"1\" time=\"2.250\">"));
     assert_non_null(strstr(xml, "<testsuite name=\"s\" tests=\"4\" failures=\"2\""));
     assert_non_null(strstr(xml, "<testcase classname=\"c\" name=\"passed\" time=\"0.000\"/>"));
     assert_non_null(strstr(xml, "<failure type=\"T\" message=\"why\">why\nmore</failure>"));
-    assert_non_null(strstr(xml, "<skipped message=\"reason\">reason</skipped>"));
+    assert_non_null(strstr(xml, "<skipped message=\"new: reason\">new: reason</skipped>"));
     assert_non_null(strstr(xml, "<failure message=\"m\">m</failure>")); /* the body: the message */
+    assert_null(strstr(xml, "an annotation only"));
     free(xml);
+    /* the same list to GitHub: the annotations only, the reason on the message's next line */
+    l.v[2].where |= SB_CI_ANNOTATION;
+    l.v[2].title = "t:1";
+    expect_text(WRITTEN(assert_int_equal(sb_gh_write(f, &l, NULL, 0), 0)),
+                "::error::why\n::warning title=t%3A1::row%0Areason\n::error::an annotation only\n");
+    sb_ci_verdicts_free(&l);
 }
 
 static void code_block_cannot_be_closed(void **state)
@@ -163,10 +211,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(workflow_escaping),
         cmocka_unit_test(annotation_layout),
+        cmocka_unit_test(guard_indents_command_lines),
         cmocka_unit_test(repo_paths),
         cmocka_unit_test_setup_teardown(summary_appended_and_cut, make_tmpdir, remove_tmpdir),
         cmocka_unit_test(xml_escaping),
-        cmocka_unit_test(junit_counts),
+        cmocka_unit_test(verdicts_to_junit_and_github),
         cmocka_unit_test(code_block_cannot_be_closed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

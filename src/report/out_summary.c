@@ -1,8 +1,8 @@
-/* GitHub Actions (sinks/github.h): a failed gate's offending Python lines as annotations on the
- * pull request's diff, and the audit in the step summary. */
+/* The audit in GitHub's step summary (sinks/github.h appends it): the verdict, the offending
+ * sites as a table, the audit's own report folded. The annotations are verdicts
+ * (report/gate_verdicts.c). */
 #include "report/report.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,70 +17,6 @@ static int written(FILE *f, int rc, const char *what)
     if (!rc && ferror(f))
         return sb_fail(SB_EXIT_FAIL, "audit %s: write error", what);
     return rc;
-}
-
-/* Every annotation of the gate carries the same title: the gate and its range. */
-static char *gate_title(const sb_audit_opts *o)
-{
-    char *title = NULL;
-    if ((o->range ? asprintf(&title, "syncbench audit gate: range %s", o->range)
-                  : asprintf(&title, "syncbench audit gate")) < 0)
-        return NULL;
-    return title;
-}
-
-/* The annotation's message; a site off the repository (no file to point at) names itself. */
-static char *site_message(const sb_audit_offender *s, int name_site)
-{
-    sb_memtext m;
-    if (!sb_memtext_open(&m))
-        return NULL;
-    if (name_site)
-        fprintf(m.f, "%s: ", s->site);
-    sb_audit_offender_text(m.f, s);
-    return sb_memtext_close(&m);
-}
-
-/* One annotation per offending Python line among the top sites; 0, or -1 out of memory. */
-static int annotate_sites(FILE *f, const sb_audit_offender *sites, size_t n, int top,
-                          const char *title, int *placed)
-{
-    for (size_t i = 0; i < n && (int)i < top; i++) {
-        const sb_audit_pyframe *py = sites[i].py;
-        if (!py) /* a native site: no line of the user's to put it on */
-            continue;
-        char rel[PATH_MAX];
-        const char *file = sb_gh_repo_path(py->file, rel, sizeof rel);
-        char *msg = site_message(&sites[i], !file);
-        if (!msg)
-            return -1;
-        sb_gh_annotate(f, "error", file, py->line, title, msg);
-        free(msg);
-        ++*placed;
-    }
-    return 0;
-}
-
-int sb_audit_write_annotations(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
-                               const sb_env *env)
-{
-    (void)env;
-    int failed = 0, placed = 0, rc = 0;
-    char *verdict = sb_audit_gate_text(run, o, &failed), *title = NULL;
-    sb_audit_offender *sites = NULL;
-    size_t n = 0;
-    if (!verdict ||
-        (failed && (!(title = gate_title(o)) || sb_audit_gate_offenders(run, o, &sites, &n) < 0 ||
-                    annotate_sites(f, sites, n, o->top, title, &placed) < 0)))
-        rc = sb_fail(SB_EXIT_FAIL, "out of memory writing the annotations");
-    if (!rc && failed && !placed) { /* nothing on a line: the verdict on the run's page */
-        verdict[strcspn(verdict, "\n")] = '\0';
-        sb_gh_annotate(f, "error", NULL, 0, title, verdict);
-    }
-    free(sites);
-    free(title);
-    free(verdict);
-    return written(f, rc, "annotations");
 }
 
 /* The offending sites as a Markdown table: count, class, site, what, fix. */
