@@ -165,6 +165,16 @@ static int locate(sb_out_file *o, const char *path)
     return 0;
 }
 
+/* A PATH.partial that is there before the run made one is not the run's own: the rows of a run
+ * killed before its end, or someone's file. Never replaced nor deleted: exit 2. */
+static int partial_taken(const sb_out_file *o, const char *partial)
+{
+    return sb_fail(SB_EXIT_USAGE,
+                   "--%s %s: %s exists (a run that did not finish leaves one); refusing to "
+                   "replace it: move it away or remove it",
+                   o->opt, o->pattern, partial);
+}
+
 int sb_out_prepare(sb_out_file *o, const char *opt, const char *pattern)
 {
     memset(o, 0, sizeof *o);
@@ -224,6 +234,11 @@ int sb_out_prepare(sb_out_file *o, const char *opt, const char *pattern)
         if (access(dir, W_OK | X_OK) != 0)
             return sb_fail(SB_EXIT_USAGE, "--%s %s: folder '%s' is not writable: %s", opt, pattern,
                            dir, strerror(errno));
+        /* the name is final unless {gpu} or {date} is in it: then sb_out_open looks */
+        char partial[sizeof o->partial];
+        snprintf(partial, sizeof partial, "%s" SB_PARTIAL_SUFFIX, o->target);
+        if (!strstr(name, "{gpu}") && !strstr(name, "{date}") && lstat(partial, &st) == 0)
+            return partial_taken(o, partial);
     }
     o->state = SB_OUT_PREPARED;
     return 0;
@@ -255,11 +270,14 @@ int sb_out_open(sb_out_file *o, const sb_env *env)
         fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     } else {
         snprintf(o->partial, sizeof o->partial, "%s" SB_PARTIAL_SUFFIX, o->target);
-        /* a partial file left by a killed run is replaced; O_EXCL: never through a symlink */
-        if (unlink(o->partial) != 0 && errno != ENOENT)
-            return sb_fail(SB_EXIT_USAGE, "--%s %s: cannot replace %s: %s", o->opt, o->path,
-                           o->partial, strerror(errno));
+        /* O_EXCL: a partial file that is there (a killed run's rows, someone's file) is not
+         * this run's, and is left alone; never written through a symlink either */
         fd = open(o->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST) {
+            int rc = partial_taken(o, o->partial);
+            o->partial[0] = '\0';
+            return rc;
+        }
         struct stat st;
         if (fd >= 0 && o->exists && stat(o->target, &st) == 0)
             (void)fchmod(fd, st.st_mode & 07777); /* the file it replaces keeps its mode */

@@ -4,8 +4,9 @@
  *   sb_out_prepare  before any GPU work: "-" is stdout; otherwise the folder must exist and be
  *                   writable, the target must not be a folder, and the final name must fit the
  *                   file system ({gpu} counted at its longest, {date} at its fixed length, plus
- *                   ".partial"). Exit 2 with one line.
- *   sb_out_open     once the GPU is known: expands {gpu} and {date} and creates TARGET.partial.
+ *                   ".partial"), and TARGET.partial must not be there. Exit 2 with one line.
+ *   sb_out_open     once the GPU is known: expands {gpu} and {date} and creates TARGET.partial
+ *                   (O_EXCL: one that is there is not the run's own, never replaced; exit 2).
  *   sb_out_flush    fflush: after SIGKILL, TARGET.partial holds everything flushed so far.
  *   sb_out_commit   fsync, close, rename TARGET.partial onto TARGET (exit 1 on a write error).
  *   sb_out_abort    close and remove TARGET.partial.

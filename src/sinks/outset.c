@@ -14,6 +14,31 @@ static int clash(const sb_outset_rules *r, const sb_out_file *old, const sb_out_
                    old->opt, old->pattern);
 }
 
+/* Whether b lands on a's temporary file: a is written as A.partial and renamed onto A at the
+ * end, so that b's file would be replaced by a's (or a's rows by b's). */
+static int on_partial_of(const sb_out_file *a, const sb_out_file *b)
+{
+    if (a->to_stdout || a->direct || b->to_stdout)
+        return 0;
+    size_t n = strlen(a->target);
+    return !strncmp(b->target, a->target, n) && !strcmp(b->target + n, SB_PARTIAL_SUFFIX);
+}
+
+int sb_outset_partial_clash(const char *prefix, const sb_out_file *old, const sb_out_file *o)
+{
+    if (on_partial_of(old, o))
+        return sb_fail(SB_EXIT_USAGE,
+                       "%s--%s %s: is the temporary file of --%s %s (written there until the "
+                       "end); choose another name",
+                       prefix, o->opt, o->pattern, old->opt, old->pattern);
+    if (on_partial_of(o, old))
+        return sb_fail(SB_EXIT_USAGE,
+                       "%s--%s %s: its temporary file (" SB_PARTIAL_SUFFIX
+                       " until the end) is --%s %s; choose another name",
+                       prefix, o->opt, o->pattern, old->opt, old->pattern);
+    return 0;
+}
+
 int sb_outset_add(sb_out_file *o, const char *opt, const char *path, const sb_outset_rules *r,
                   sb_out_file *const *earlier, size_t n)
 {
@@ -24,6 +49,8 @@ int sb_outset_add(sb_out_file *o, const char *opt, const char *path, const sb_ou
     for (size_t i = 0; !rc && i < n; i++)
         if (sb_out_same(earlier[i], o))
             rc = clash(r, earlier[i], o);
+        else
+            rc = sb_outset_partial_clash(r->prefix, earlier[i], o);
     if (rc)
         memset(o, 0, sizeof *o);
     return rc;
