@@ -480,6 +480,10 @@ typedef struct {
     sb_out_file out;
 } output;
 
+/* $GITHUB_STEP_SUMMARY under --ci github, checked as the outputs are (state SB_OUT_NONE when
+ * there is none): the summary is appended to it at the end. */
+static sb_out_file step_summary;
+
 /* An output must not overwrite what the run reads: CMD itself, or a file an argument names
  * (`audit --csv victim.sh -- ./victim.sh`, `--json train.py -- python train.py`). */
 static int refuse_inputs(output *outs, int nout, const char *cmd_path, char **cmd)
@@ -498,7 +502,7 @@ static int refuse_inputs(output *outs, int nout, const char *cmd_path, char **cm
         if (rc)
             return rc;
     }
-    return 0;
+    return step_summary.state ? sb_out_check_inputs(&step_summary, inputs) : 0;
 }
 
 /* The command line as one string, for the report. */
@@ -655,7 +659,7 @@ static void free_inputs(char **paths)
 
 /* The outputs, checked before anything is read or run: writable, no two the same file, none
  * in the folder whose records are read (--from) or written and read (--keep), where it would
- * replace a record or be read as one. */
+ * replace a record or be read as one; $GITHUB_STEP_SUMMARY (--ci github) as one of them. */
 static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
 {
     const char *folder = req->from ? req->from : req->keep;
@@ -675,6 +679,13 @@ static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
             rc = sb_out_check_inputs(&outs[n].out, (const char *const *)inputs);
         earlier[n] = &outs[n].out;
         n += !rc;
+    }
+    if (!rc && sb_ci_github(req->ci)) {
+        rc = sb_outset_add_summary(&step_summary, &rules, earlier, (size_t)n);
+        if (!rc && step_summary.state && folder)
+            rc = sb_out_check_folder(&step_summary, req->from ? "--from" : "--keep", folder);
+        if (!rc && step_summary.state)
+            rc = sb_out_check_inputs(&step_summary, (const char *const *)inputs);
     }
     free_inputs(inputs);
     *nout = n;

@@ -384,8 +384,40 @@ int sb_out_same(const sb_out_file *a, const sb_out_file *b)
     return a->exists && b->exists && a->dev == b->dev && a->ino == b->ino;
 }
 
+int sb_out_describe(sb_out_file *o, const char *var, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->opt, sizeof o->opt, "%s", var);
+    o->env_var = 1;
+    if (strlen(path) >= sizeof o->pattern)
+        return -1;
+    snprintf(o->pattern, sizeof o->pattern, "%s", path);
+    snprintf(o->path, sizeof o->path, "%s", path);
+    int is_magic;
+    if (resolve(path, o->target, sizeof o->target, &is_magic) != 0)
+        return -1;
+    struct stat st;
+    o->direct = is_magic;
+    if (stat(o->target, &st) == 0) {
+        o->exists = 1;
+        o->dev = st.st_dev;
+        o->ino = st.st_ino;
+        o->direct |= !S_ISREG(st.st_mode);
+    }
+    o->state = SB_OUT_PREPARED;
+    return 0;
+}
+
+/* "--csv PATH", or "GITHUB_STEP_SUMMARY=PATH" for a file an environment variable names. */
+static const char *shown(const sb_out_file *o, char *buf, size_t n)
+{
+    snprintf(buf, n, o->env_var ? "%s=%s" : "--%s %s", o->opt, o->pattern);
+    return buf;
+}
+
 int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs)
 {
+    char name[PATH_MAX + 48];
     for (int i = 0; inputs && inputs[i]; i++) {
         if (o->to_stdout || !strcmp(inputs[i], "-"))
             continue;
@@ -397,16 +429,16 @@ int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs)
         if (!same && o->exists && stat(inputs[i], &st) == 0)
             same = st.st_dev == o->dev && st.st_ino == o->ino;
         if (same)
-            return sb_fail(SB_EXIT_USAGE,
-                           "--%s %s: is also an input (%s); refusing to overwrite it", o->opt,
-                           o->pattern, inputs[i]);
+            return sb_fail(SB_EXIT_USAGE, "%s: is also an input (%s); refusing to %s it",
+                           shown(o, name, sizeof name), inputs[i],
+                           o->env_var ? "append to" : "overwrite");
     }
     return 0;
 }
 
 int sb_out_check_folder(const sb_out_file *o, const char *what, const char *dir)
 {
-    char real[PATH_MAX];
+    char real[PATH_MAX], name[PATH_MAX + 48];
     int is_magic;
     if (o->to_stdout || o->direct)
         return 0;
@@ -415,9 +447,9 @@ int sb_out_check_folder(const sb_out_file *o, const char *what, const char *dir)
     size_t len = strlen(real);
     if (!strncmp(o->target, real, len) && (o->target[len] == '/' || !o->target[len]))
         return sb_fail(SB_EXIT_USAGE,
-                       "--%s %s: is in the %s folder %s, whose files are read; refusing to "
-                       "write there",
-                       o->opt, o->pattern, what, dir);
+                       "%s: is in the %s folder %s, whose files are read; refusing to write "
+                       "there",
+                       shown(o, name, sizeof name), what, dir);
     return 0;
 }
 

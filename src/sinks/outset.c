@@ -1,6 +1,7 @@
 /* The output files of one command, checked once. */
 #include "sinks/outset.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -53,5 +54,26 @@ int sb_outset_add(sb_out_file *o, const char *opt, const char *path, const sb_ou
             rc = sb_outset_partial_clash(r->prefix, earlier[i], o);
     if (rc)
         memset(o, 0, sizeof *o);
+    return rc;
+}
+
+int sb_outset_add_summary(sb_out_file *s, const sb_outset_rules *r, sb_out_file *const *earlier,
+                          size_t n)
+{
+    /* read as sinks/github.c reads it when it appends */
+    const char *path = getenv("GITHUB_STEP_SUMMARY");
+    if (!path || !*path || sb_out_describe(s, "GITHUB_STEP_SUMMARY", path) != 0) {
+        memset(s, 0, sizeof *s); /* none, or one the summary's own warning names at the end */
+        return 0;
+    }
+    int rc = sb_out_check_inputs(s, r->inputs);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (sb_out_same(earlier[i], s))
+            rc = sb_fail(SB_EXIT_USAGE,
+                         "%sGITHUB_STEP_SUMMARY=%s: same file as --%s %s; refusing to append the "
+                         "step summary to it",
+                         r->prefix, s->pattern, earlier[i]->opt, earlier[i]->pattern);
+    if (rc)
+        memset(s, 0, sizeof *s);
     return rc;
 }

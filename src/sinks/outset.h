@@ -28,4 +28,11 @@ int sb_outset_add(sb_out_file *o, const char *opt, const char *path, const sb_ou
  * `--csv r.csv.partial --samples r.csv`), whose commit would replace it; else 0. */
 int sb_outset_partial_clash(const char *prefix, const sb_out_file *old, const sb_out_file *o);
 
+/* $GITHUB_STEP_SUMMARY, which --ci github appends the Markdown to (sinks/github.c), as an output
+ * like any other: 0 with `s` described (sinks/outfile.h, sb_out_describe; state
+ * SB_OUT_PREPARED) or cleared when unset, empty or unresolvable; exit 2 with one line when it is
+ * one of r->inputs or one of earlier[0..n). Nothing is created. */
+int sb_outset_add_summary(sb_out_file *s, const sb_outset_rules *r, sb_out_file *const *earlier,
+                          size_t n);
+
 #endif

@@ -77,3 +77,45 @@ def test_audit_keeps_a_partial_file_it_did_not_make(tmp_path):
     assert_usage_error(r, "a.json.partial exists")
     assert (tmp_path / "a.json.partial").read_text() == "someone's file\n"
     assert not (tmp_path / "a.json").exists()
+
+
+# ---- item 3: $GITHUB_STEP_SUMMARY is an output like any other ----
+
+def test_compare_refuses_a_step_summary_that_is_an_input(tmp_path):
+    a, b = two_csvs(tmp_path)
+    r = run("compare", a, b, "--ci", "github", env={"GITHUB_STEP_SUMMARY": str(a)})
+    assert_usage_error(r, "GITHUB_STEP_SUMMARY")
+    assert a.read_text() == HEADER + ROW
+
+
+def test_compare_refuses_a_step_summary_that_is_another_output(tmp_path):
+    a, b = two_csvs(tmp_path)
+    r = run("compare", a, b, "--ci", "github", "--markdown", "s.md", cwd=tmp_path,
+            env={"GITHUB_STEP_SUMMARY": "./s.md"})
+    assert_usage_error(r, "GITHUB_STEP_SUMMARY")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.csv"]
+
+
+def test_a_step_summary_on_an_input_is_no_matter_without_github(tmp_path):
+    a, b = two_csvs(tmp_path)
+    r = run("compare", a, b, "--ci", "none", env={"GITHUB_STEP_SUMMARY": str(a)})
+    assert r.returncode == 0, r.stderr
+    assert a.read_text() == HEADER + ROW
+
+
+@pytest.mark.parametrize("name", ["proc-7.jsonl", "new.md"])
+def test_audit_refuses_a_step_summary_in_the_from_folder(tmp_path, name):
+    k = records(tmp_path)
+    before = listing(k)
+    r = run("audit", "-q", "--from", k, "--ci", "github",
+            env={"GITHUB_STEP_SUMMARY": str(k / name)})
+    assert_usage_error(r, "GITHUB_STEP_SUMMARY")
+    assert listing(k) == before
+
+
+def test_audit_refuses_a_step_summary_its_command_reads(tmp_path):
+    (tmp_path / "in.txt").write_text("input\n")
+    r = run("audit", "--ci", "github", "--", "sh", "-c", 'touch ran.txt; cat "$1"', "sh", "in.txt",
+            cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": "in.txt"})
+    assert_usage_error(r, "GITHUB_STEP_SUMMARY")
+    assert listing(tmp_path) == {"in.txt": b"input\n"}
