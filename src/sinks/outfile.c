@@ -417,6 +417,11 @@ static const char *shown(const sb_out_file *o, char *buf, size_t n)
 
 int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs)
 {
+    return sb_out_check_files(o, inputs, "is also an input");
+}
+
+int sb_out_check_files(const sb_out_file *o, const char *const *inputs, const char *what)
+{
     char name[PATH_MAX + 48];
     for (int i = 0; inputs && inputs[i]; i++) {
         if (o->to_stdout || !strcmp(inputs[i], "-"))
@@ -429,8 +434,8 @@ int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs)
         if (!same && o->exists && stat(inputs[i], &st) == 0)
             same = st.st_dev == o->dev && st.st_ino == o->ino;
         if (same)
-            return sb_fail(SB_EXIT_USAGE, "%s: is also an input (%s); refusing to %s it",
-                           shown(o, name, sizeof name), inputs[i],
+            return sb_fail(SB_EXIT_USAGE, "%s: %s (%s); refusing to %s it",
+                           shown(o, name, sizeof name), what, inputs[i],
                            o->env_var ? "append to" : "overwrite");
     }
     return 0;

@@ -71,6 +71,8 @@ int sb_out_same(const sb_out_file *a, const sb_out_file *b);
 int sb_out_describe(sb_out_file *o, const char *var, const char *path);
 /* Exit 2 with one line if the output is one of `inputs` (NULL-terminated, may be NULL). */
 int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs);
+/* The same, with what such a file is in the message ("is syncbench's own file"). */
+int sb_out_check_files(const sb_out_file *o, const char *const *files, const char *what);
 /* Exit 2 with one line if the output lands in the folder `dir` or is that folder (which need
  * not exist yet): the folder a command reads as a whole (audit --from, --keep). what names it
  * in the message ("--from"). */

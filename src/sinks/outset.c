@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 
@@ -76,4 +77,69 @@ int sb_outset_add_summary(sb_out_file *s, const sb_outset_rules *r, sb_out_file 
     if (rc)
         memset(s, 0, sizeof *s);
     return rc;
+}
+
+/* What ends a word of a shell string (`sh -c 'cat in.txt'`) or an option's value
+ * (`--file=in.txt`, `--files=a,b`). */
+static const char word_ends[] = " \t\n;|&<>()`'\"=,:";
+
+typedef struct {
+    char **paths; /* NULL-terminated */
+    size_t n, cap;
+} path_list;
+
+/* s[0..len) kept when it is a regular file that exists: 0, or -1 out of memory. */
+static int keep_file(path_list *l, const char *s, size_t len)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+    if (!len || len >= sizeof buf)
+        return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (stat(buf, &st) != 0 || !S_ISREG(st.st_mode)) /* a device or FIFO is written through */
+        return 0;
+    if (l->n + 2 > l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **p = realloc(l->paths, cap * sizeof *p);
+        if (!p)
+            return -1;
+        l->paths = p;
+        l->cap = cap;
+    }
+    if (!(l->paths[l->n] = strdup(buf)))
+        return -1;
+    l->paths[++l->n] = NULL;
+    return 0;
+}
+
+int sb_outset_command_inputs(char *const *argv, char ***paths)
+{
+    path_list l = {NULL, 0, 0};
+    int rc = 0;
+    for (size_t i = 0; !rc && argv[i]; i++) {
+        const char *a = argv[i];
+        rc = keep_file(&l, a, strlen(a));
+        for (const char *p = a; !rc && *p;) {
+            size_t len = strcspn(p, word_ends);
+            if (len && len < strlen(a)) /* a word of a longer argument */
+                rc = keep_file(&l, p, len);
+            p += len;
+            p += strspn(p, word_ends);
+        }
+    }
+    if (rc) {
+        sb_outset_free_paths(l.paths);
+        *paths = NULL;
+        return sb_fail(SB_EXIT_FAIL, "out of memory");
+    }
+    *paths = l.paths;
+    return 0;
+}
+
+void sb_outset_free_paths(char **paths)
+{
+    for (size_t i = 0; paths && paths[i]; i++)
+        free(paths[i]);
+    free(paths);
 }

@@ -35,4 +35,11 @@ int sb_outset_partial_clash(const char *prefix, const sb_out_file *old, const sb
 int sb_outset_add_summary(sb_out_file *s, const sb_outset_rules *r, sb_out_file *const *earlier,
                           size_t n);
 
+/* The files a command line names, as inputs an output must not replace: every argument, every
+ * word of an argument (a shell string: `sh -c 'cat in.txt'`, `wc -l <in.txt`) and every value
+ * after `=` (`--file=in.txt`), kept when it is a regular file that exists. Into
+ * *paths, NULL-terminated (NULL when none), freed with sb_outset_free_paths; 0, or exit 1. */
+int sb_outset_command_inputs(char *const *argv, char ***paths);
+void sb_outset_free_paths(char **paths);
+
 #endif

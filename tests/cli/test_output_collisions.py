@@ -119,3 +119,47 @@ def test_audit_refuses_a_step_summary_its_command_reads(tmp_path):
             cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": "in.txt"})
     assert_usage_error(r, "GITHUB_STEP_SUMMARY")
     assert listing(tmp_path) == {"in.txt": b"input\n"}
+
+
+# ---- item 4: an audit output that the command names, or syncbench's own files ----
+
+@pytest.mark.parametrize("cmd", [["cat", "--file=in.txt"], ["sh", "-c", "cat in.txt"],
+                                 ["bash", "-ec", "wc -l <in.txt;touch ran.txt"],
+                                 ["env", "X=1", "sh", "-c", "cat 'in.txt'"]])
+def test_audit_refuses_an_output_its_command_names(tmp_path, cmd):
+    (tmp_path / "in.txt").write_text("input\n")
+    r = run("audit", "--json", "in.txt", "--", *cmd, cwd=tmp_path)
+    assert_usage_error(r, "in.txt")
+    assert listing(tmp_path) == {"in.txt": b"input\n"}
+
+
+def own_copy(tmp_path):
+    """syncbench and its two libraries copied to tmp/bin: the real ones stay safe should the
+    refusal not hold."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    build = os.path.dirname(BIN)
+    for name in ("syncbench", "libsyncbench_audit.so", "libsyncbench_waits.so"):
+        shutil.copy2(os.path.join(build, name), bin_dir / name)
+    return bin_dir
+
+
+@pytest.mark.parametrize("name", ["syncbench", "libsyncbench_audit.so", "libsyncbench_waits.so"])
+@pytest.mark.parametrize("opt", ["--json", "--csv"])
+def test_audit_refuses_to_write_over_syncbench_s_own_files(tmp_path, name, opt):
+    bin_dir = own_copy(tmp_path)
+    before = listing(bin_dir)
+    r = subprocess.run([str(bin_dir / "syncbench"), "audit", opt, str(bin_dir / name), "--",
+                        "true"], capture_output=True, text=True, timeout=60)
+    assert_usage_error(r, name)
+    assert listing(bin_dir) == before
+
+
+def test_audit_refuses_the_library_syncbench_audit_lib_names(tmp_path):
+    lib = tmp_path / "inject.so"
+    shutil.copy2(os.path.join(os.path.dirname(BIN), "libsyncbench_audit.so"), lib)
+    before = lib.read_bytes()
+    r = run("audit", "--csv", "./inject.so", "--", "true", cwd=tmp_path,
+            env={"SYNCBENCH_AUDIT_LIB": str(lib)})
+    assert_usage_error(r, "inject.so")
+    assert lib.read_bytes() == before
