@@ -504,25 +504,62 @@ typedef struct {
     sb_out_file out;
 } output;
 
-/* An output must not overwrite what the run reads: CMD itself, or a file an argument names
- * (`audit --csv victim.sh -- ./victim.sh`, `--json train.py -- python train.py`). */
+/* $GITHUB_STEP_SUMMARY under --ci github, checked as the outputs are (state SB_OUT_NONE when
+ * there is none): the summary is appended to it at the end. */
+static sb_out_file step_summary;
+
+enum { OWN_FILES = 8 };
+
+/* syncbench's own files, which no output may replace: the running binary, and the injection and
+ * waits libraries wherever find_injection and find_waits would take them from (whether or not
+ * they are there, and whether or not this audit loads the waits library). NULL-terminated. */
+static void own_files(char files[OWN_FILES][PATH_MAX], const char *list[OWN_FILES + 1])
+{
+    int k = 0;
+    char exe[PATH_MAX] = "", lib_dir[PATH_MAX] = "";
+    const char *lib = sb_env_str(SB_ENV_AUDIT_LIB), *waits = sb_env_str(SB_ENV_WAITS_LIB);
+    if (realpath("/proc/self/exe", exe)) {
+        snprintf(files[k++], PATH_MAX, "%s", exe);
+        *strrchr(exe, '/') = '\0';
+        snprintf(files[k++], PATH_MAX, "%s/%s", exe, LIB_NAME);
+        snprintf(files[k++], PATH_MAX, "%s/%s", exe, WAITS_LIB_NAME);
+        snprintf(files[k++], PATH_MAX, "%s/../lib/syncbench/%s", exe, LIB_NAME);
+        snprintf(files[k++], PATH_MAX, "%s/../lib/syncbench/%s", exe, WAITS_LIB_NAME);
+    }
+    if (lib) {
+        snprintf(files[k++], PATH_MAX, "%s", lib);
+        if (realpath(lib, lib_dir) && strrchr(lib_dir, '/')) {
+            *strrchr(lib_dir, '/') = '\0';
+            snprintf(files[k++], PATH_MAX, "%s/%s", lib_dir, WAITS_LIB_NAME);
+        }
+    }
+    if (waits)
+        snprintf(files[k++], PATH_MAX, "%s", waits);
+    for (int i = 0; i < k; i++)
+        list[i] = files[i];
+    list[k] = NULL;
+}
+
+/* An output (or $GITHUB_STEP_SUMMARY) must not overwrite what the run reads or runs: CMD itself,
+ * a file its command line names (`audit --csv victim.sh -- ./victim.sh`, `--json in.txt -- cat
+ * --file=in.txt`, `-- sh -c 'cat in.txt'`: sinks/outset.h), or syncbench's own files. */
 static int refuse_inputs(output *outs, int nout, const char *cmd_path, char **cmd)
 {
-    enum { MAX_INPUTS = 256 };
-    const char *inputs[MAX_INPUTS + 2];
-    int k = 0;
-    inputs[k++] = cmd_path;
-    struct stat st;
-    for (int i = 1; cmd[i] && k < MAX_INPUTS + 1; i++)
-        if (stat(cmd[i], &st) == 0 && S_ISREG(st.st_mode))
-            inputs[k++] = cmd[i];
-    inputs[k] = NULL;
-    for (int i = 0; i < nout; i++) {
-        int rc = sb_out_check_inputs(&outs[i].out, inputs);
-        if (rc)
-            return rc;
+    static char files[OWN_FILES][PATH_MAX];
+    const char *own[OWN_FILES + 1], *command[] = {cmd_path, NULL};
+    char **named = NULL;
+    own_files(files, own);
+    int rc = sb_outset_command_inputs(cmd, &named);
+    for (int i = 0; !rc && i <= nout; i++) {
+        const sb_out_file *o = i < nout ? &outs[i].out : &step_summary;
+        if (o->state == SB_OUT_NONE)
+            continue;
+        if (!(rc = sb_out_check_inputs(o, command)) &&
+            !(rc = sb_out_check_inputs(o, (const char *const *)named)))
+            rc = sb_out_check_files(o, own, "is syncbench's own file");
     }
-    return 0;
+    sb_outset_free_paths(named);
+    return rc;
 }
 
 /* The command line as one string, for the report. */
@@ -695,7 +732,7 @@ static void free_inputs(char **paths)
 
 /* The outputs, checked before anything is read or run: writable, no two the same file, none
  * in the folder whose records are read (--from) or written and read (--keep), where it would
- * replace a record or be read as one. */
+ * replace a record or be read as one; $GITHUB_STEP_SUMMARY (--ci github) as one of them. */
 static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
 {
     const char *folder = req->from ? req->from : req->keep;
@@ -715,6 +752,13 @@ static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
             rc = sb_out_check_inputs(&outs[n].out, (const char *const *)inputs);
         earlier[n] = &outs[n].out;
         n += !rc;
+    }
+    if (!rc && sb_ci_github(req->ci)) {
+        rc = sb_outset_add_summary(&step_summary, &rules, earlier, (size_t)n);
+        if (!rc && step_summary.state && folder)
+            rc = sb_out_check_folder(&step_summary, req->from ? "--from" : "--keep", folder);
+        if (!rc && step_summary.state)
+            rc = sb_out_check_inputs(&step_summary, (const char *const *)inputs);
     }
     free_inputs(inputs);
     *nout = n;

@@ -373,7 +373,8 @@ static int read_inputs(comparison *c)
 
 /* The outputs (req->outputs, in the registry's order) are checked now and created once the
  * verdicts are in: a signal during the bootstrap leaves no empty PATH.partial behind. None may
- * be an input or another output (sinks/outset.h). */
+ * be an input or another output (sinks/outset.h), nor may $GITHUB_STEP_SUMMARY under --ci
+ * github. */
 static int prepare_outputs(comparison *c)
 {
     const sb_compare_request *req = c->req;
@@ -388,6 +389,9 @@ static int prepare_outputs(comparison *c)
             return rc;
         earlier[i] = &c->out[i];
     }
+    sb_out_file summary;
+    if (sb_ci_github(req->ci))
+        return sb_outset_add_summary(&summary, &r, earlier, (size_t)req->n_outputs);
     return 0;
 }
 

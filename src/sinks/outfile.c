@@ -165,6 +165,16 @@ static int locate(sb_out_file *o, const char *path)
     return 0;
 }
 
+/* A PATH.partial that is there before the run made one is not the run's own: the rows of a run
+ * killed before its end, or someone's file. Never replaced nor deleted: exit 2. */
+static int partial_taken(const sb_out_file *o, const char *partial)
+{
+    return sb_fail(SB_EXIT_USAGE,
+                   "--%s %s: %s exists (a run that did not finish leaves one); refusing to "
+                   "replace it: move it away or remove it",
+                   o->opt, o->pattern, partial);
+}
+
 int sb_out_prepare(sb_out_file *o, const char *opt, const char *pattern)
 {
     memset(o, 0, sizeof *o);
@@ -224,6 +234,11 @@ int sb_out_prepare(sb_out_file *o, const char *opt, const char *pattern)
         if (access(dir, W_OK | X_OK) != 0)
             return sb_fail(SB_EXIT_USAGE, "--%s %s: folder '%s' is not writable: %s", opt, pattern,
                            dir, strerror(errno));
+        /* the name is final unless {gpu} or {date} is in it: then sb_out_open looks */
+        char partial[sizeof o->partial];
+        snprintf(partial, sizeof partial, "%s" SB_PARTIAL_SUFFIX, o->target);
+        if (!strstr(name, "{gpu}") && !strstr(name, "{date}") && lstat(partial, &st) == 0)
+            return partial_taken(o, partial);
     }
     o->state = SB_OUT_PREPARED;
     return 0;
@@ -255,11 +270,14 @@ int sb_out_open(sb_out_file *o, const sb_env *env)
         fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     } else {
         snprintf(o->partial, sizeof o->partial, "%s" SB_PARTIAL_SUFFIX, o->target);
-        /* a partial file left by a killed run is replaced; O_EXCL: never through a symlink */
-        if (unlink(o->partial) != 0 && errno != ENOENT)
-            return sb_fail(SB_EXIT_USAGE, "--%s %s: cannot replace %s: %s", o->opt, o->path,
-                           o->partial, strerror(errno));
+        /* O_EXCL: a partial file that is there (a killed run's rows, someone's file) is not
+         * this run's, and is left alone; never written through a symlink either */
         fd = open(o->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST) {
+            int rc = partial_taken(o, o->partial);
+            o->partial[0] = '\0';
+            return rc;
+        }
         struct stat st;
         if (fd >= 0 && o->exists && stat(o->target, &st) == 0)
             (void)fchmod(fd, st.st_mode & 07777); /* the file it replaces keeps its mode */
@@ -366,8 +384,45 @@ int sb_out_same(const sb_out_file *a, const sb_out_file *b)
     return a->exists && b->exists && a->dev == b->dev && a->ino == b->ino;
 }
 
+int sb_out_describe(sb_out_file *o, const char *var, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->opt, sizeof o->opt, "%s", var);
+    o->env_var = 1;
+    if (strlen(path) >= sizeof o->pattern)
+        return -1;
+    snprintf(o->pattern, sizeof o->pattern, "%s", path);
+    snprintf(o->path, sizeof o->path, "%s", path);
+    int is_magic;
+    if (resolve(path, o->target, sizeof o->target, &is_magic) != 0)
+        return -1;
+    struct stat st;
+    o->direct = is_magic;
+    if (stat(o->target, &st) == 0) {
+        o->exists = 1;
+        o->dev = st.st_dev;
+        o->ino = st.st_ino;
+        o->direct |= !S_ISREG(st.st_mode);
+    }
+    o->state = SB_OUT_PREPARED;
+    return 0;
+}
+
+/* "--csv PATH", or "GITHUB_STEP_SUMMARY=PATH" for a file an environment variable names. */
+static const char *shown(const sb_out_file *o, char *buf, size_t n)
+{
+    snprintf(buf, n, o->env_var ? "%s=%s" : "--%s %s", o->opt, o->pattern);
+    return buf;
+}
+
 int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs)
 {
+    return sb_out_check_files(o, inputs, "is also an input");
+}
+
+int sb_out_check_files(const sb_out_file *o, const char *const *inputs, const char *what)
+{
+    char name[PATH_MAX + 48];
     for (int i = 0; inputs && inputs[i]; i++) {
         if (o->to_stdout || !strcmp(inputs[i], "-"))
             continue;
@@ -379,16 +434,16 @@ int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs)
         if (!same && o->exists && stat(inputs[i], &st) == 0)
             same = st.st_dev == o->dev && st.st_ino == o->ino;
         if (same)
-            return sb_fail(SB_EXIT_USAGE,
-                           "--%s %s: is also an input (%s); refusing to overwrite it", o->opt,
-                           o->pattern, inputs[i]);
+            return sb_fail(SB_EXIT_USAGE, "%s: %s (%s); refusing to %s it",
+                           shown(o, name, sizeof name), what, inputs[i],
+                           o->env_var ? "append to" : "overwrite");
     }
     return 0;
 }
 
 int sb_out_check_folder(const sb_out_file *o, const char *what, const char *dir)
 {
-    char real[PATH_MAX];
+    char real[PATH_MAX], name[PATH_MAX + 48];
     int is_magic;
     if (o->to_stdout || o->direct)
         return 0;
@@ -397,9 +452,9 @@ int sb_out_check_folder(const sb_out_file *o, const char *what, const char *dir)
     size_t len = strlen(real);
     if (!strncmp(o->target, real, len) && (o->target[len] == '/' || !o->target[len]))
         return sb_fail(SB_EXIT_USAGE,
-                       "--%s %s: is in the %s folder %s, whose files are read; refusing to "
-                       "write there",
-                       o->opt, o->pattern, what, dir);
+                       "%s: is in the %s folder %s, whose files are read; refusing to write "
+                       "there",
+                       shown(o, name, sizeof name), what, dir);
     return 0;
 }
 

@@ -4,8 +4,9 @@
  *   sb_out_prepare  before any GPU work: "-" is stdout; otherwise the folder must exist and be
  *                   writable, the target must not be a folder, and the final name must fit the
  *                   file system ({gpu} counted at its longest, {date} at its fixed length, plus
- *                   ".partial"). Exit 2 with one line.
- *   sb_out_open     once the GPU is known: expands {gpu} and {date} and creates TARGET.partial.
+ *                   ".partial"), and TARGET.partial must not be there. Exit 2 with one line.
+ *   sb_out_open     once the GPU is known: expands {gpu} and {date} and creates TARGET.partial
+ *                   (O_EXCL: one that is there is not the run's own, never replaced; exit 2).
  *   sb_out_flush    fflush: after SIGKILL, TARGET.partial holds everything flushed so far.
  *   sb_out_commit   fsync, close, rename TARGET.partial onto TARGET (exit 1 on a write error).
  *   sb_out_abort    close and remove TARGET.partial.
@@ -32,7 +33,7 @@
 enum { SB_OUT_NONE, SB_OUT_PREPARED, SB_OUT_OPEN, SB_OUT_COMMITTED, SB_OUT_ABORTED };
 
 typedef struct sb_out_file {
-    char opt[16];                /* "csv": for error messages */
+    char opt[32];                /* "csv": for error messages (or "GITHUB_STEP_SUMMARY") */
     char pattern[PATH_MAX];      /* as given, {gpu} and {date} not yet expanded */
     char path[PATH_MAX];         /* after sb_out_open: the name expanded, as the user spelled it */
     char target[PATH_MAX];       /* where the content goes: symlinks followed, folder canonical */
@@ -42,6 +43,7 @@ typedef struct sb_out_file {
     int direct;    /* an existing non-regular target (device, FIFO): written through */
     int state;     /* SB_OUT_* */
     int exists;    /* the target existed when last resolved: dev/ino below are valid */
+    int env_var;   /* opt is the environment variable that named it, not an option */
     dev_t dev;
     ino_t ino;
 } sb_out_file;
@@ -62,8 +64,15 @@ void sb_out_abort(sb_out_file *o);
 /* Whether two prepared (or opened) outputs go to the same file: `a.csv`, `./a.csv` and a
  * symlink to it are the same. */
 int sb_out_same(const sb_out_file *a, const sb_out_file *b);
+/* A file that an environment variable names and the command appends to ($GITHUB_STEP_SUMMARY),
+ * described as an output is (target, dev/ino) for the checks below, which name it VAR=PATH:
+ * nothing checked about writing it, nothing created. -1 when it cannot be resolved (its writer
+ * says so when it writes). */
+int sb_out_describe(sb_out_file *o, const char *var, const char *path);
 /* Exit 2 with one line if the output is one of `inputs` (NULL-terminated, may be NULL). */
 int sb_out_check_inputs(const sb_out_file *o, const char *const *inputs);
+/* The same, with what such a file is in the message ("is syncbench's own file"). */
+int sb_out_check_files(const sb_out_file *o, const char *const *files, const char *what);
 /* Exit 2 with one line if the output lands in the folder `dir` or is that folder (which need
  * not exist yet): the folder a command reads as a whole (audit --from, --keep). what names it
  * in the message ("--from"). */

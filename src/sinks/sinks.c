@@ -48,6 +48,8 @@ int sb_sinks_open(sb_sinks *all, const sb_env *env)
             if (sb_out_same(a, b))
                 rc = sb_fail(SB_EXIT_USAGE, "--%s %s: same file as --%s %s (%s)", b->opt,
                              b->pattern, a->opt, a->pattern, b->path);
+            else
+                rc = sb_outset_partial_clash("", a, b);
         }
     if (rc)
         sb_sinks_abort(all);
