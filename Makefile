@@ -541,9 +541,8 @@ FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefin
 # fuzz_csv_compare runs). compare needs the grid and its output file.
 FUZZ_LIB_SRC := $(wildcard src/base/*.c src/cli/*.c src/suite/*.c src/scenarios/*.c src/gpu/*.c \
                   src/engine/*.c src/compare/*.c src/record/*.c \
-                  src/model/*.c src/replay/*.c src/analyze/*.c src/report/*.c) src/sinks/grid.c src/sinks/outfile.c \
-                src/sinks/csv.c src/sinks/github.c src/sinks/junit.c src/sinks/verdicts.c \
-                src/cmd/compare_cmd.c
+                  src/model/*.c src/replay/*.c src/analyze/*.c src/report/*.c src/sinks/*.c \
+                  src/outputs/*.c) src/cmd/compare_cmd.c
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/%)
 FUZZ_LIBS    := $(DEPS_LIB) -l:libinih.a -l:libcsv.a -l:libjansson.a -ldl -lm -lstdc++

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "scenarios/registry.h"
 
 #define MAX_ROWS 4096
@@ -202,7 +203,9 @@ static int fw_error(fw_file *c, int line, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     c->err_line = line > 0 ? line : 1;
-    snprintf(c->err, c->errn, "%s:%d: %s", c->path, c->err_line, msg);
+    char raw[1200];
+    snprintf(raw, sizeof raw, "%s:%d: %s", c->path, c->err_line, msg);
+    sb_escape(raw, c->err, c->errn); /* an id or a value of the file may hold control bytes */
     return 0;
 }
 
