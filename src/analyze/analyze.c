@@ -2,6 +2,7 @@
  * range x site), the per-process summary and the range instances. */
 #include "analyze/analyze.h"
 #include "analyze/frameworks.h"
+#include "base/arrays.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 static int cmp_stack(const void *a, const void *b)
 {

@@ -2,6 +2,8 @@
  * file shown relative to the current folder, and the text of that line. */
 #include "analyze/analyze.h"
 #include "base/regfile.h"
+#include "base/arrays.h"
+#include "base/utf8.h"
 
 #include <limits.h>
 #include <stdio.h>

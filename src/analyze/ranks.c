@@ -2,12 +2,13 @@
  * and the ranges lined up across ranks, each instance's straggler and the others' wait (the rule
  * is in ranks.h). */
 #include "analyze/ranks.h"
+#include "base/arrays.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 void sb_ranks_init(sb_ranks *rk)
 {

@@ -8,6 +8,7 @@
 #include "cmd/audit_calibrate.h"
 #include "cmd/audit_merge.h"
 #include "cli/audit_merge_args.h"
+#include "base/arrays.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -4,6 +4,7 @@
  * reader cannot use), is skipped and counted; unknown "t" values and unknown fields are
  * ignored. */
 #include "model/model.h"
+#include "base/arrays.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -4,6 +4,7 @@
 #include "report/report.h"
 #include "analyze/frameworks.h"
 #include "analyze/ranks.h"
+#include "base/arrays.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 /* Why the replay could not tie another thread's work to the syncing thread's. */
 static const char *threads_unmodelled_why(const sb_replay_facts *f)

@@ -4,6 +4,8 @@
  * from each launch to its GPU work by correlation id. Written as it goes: a trace of millions
  * of kernels is never held as a JSON tree. */
 #include "report/report.h"
+#include "base/arrays.h"
+#include "base/utf8.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* The audit analyzer on synthetic record streams: classes, the waited rule, bubbles, the
  * rows' statistics, ranges, the gate, sites, malformed and incomplete streams. */
 #include "audit_stream.h"
+#include "base/utf8.h"
 
 #include <dlfcn.h>
 #include <jansson.h>
