@@ -559,7 +559,7 @@ static void die_of_sigint(void)
 /* GitHub Actions: the annotations on stdout (stderr when a report takes stdout: they must not
  * land inside it; the runner reads workflow commands on both), the summary appended to
  * $GITHUB_STEP_SUMMARY. */
-static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env,
+static int report_github(const sb_audit_analysis *an, const sb_audit_opts *o, const sb_env *env,
                          const output *outs, int nout)
 {
     FILE *to = stdout;
@@ -577,7 +577,7 @@ static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const 
         sb_memtext m;
         if (!sb_memtext_open(&m))
             return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
-        rc = ci_writers[i].write(m.f, run, o, env);
+        rc = ci_writers[i].write(m.f, an, o, env);
         char *text = sb_memtext_close(&m);
         size_t n = m.len;
         if (!text && !rc)
@@ -619,7 +619,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     o.py_innermost = req->py_site && !strcmp(req->py_site, "innermost");
     o.include_compile = req->include_compile;
     o.allow_no_cuda = req->allow_no_cuda;
-    rc = sb_audit_analyze(run, &o);
+    sb_audit_analysis *an = NULL;
+    rc = sb_audit_analyze(run, &o, &an);
     sb_env env;
     memset(&env, 0, sizeof env);
     sb_env_host(&env, 0, NULL);
@@ -633,11 +634,11 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
         sb_nvml_close();
     }
     if (!rc && !req->quiet)
-        sb_audit_write_table(stderr, run, &o);
+        sb_audit_write_table(stderr, an, &o);
     for (int i = 0; !rc && i < nout; i++) {
         if ((rc = sb_out_open(&outs[i].out, &env)) != 0)
             break;
-        int wrc = outs[i].format->audit(outs[i].out.f, run, &o, &env);
+        int wrc = outs[i].format->audit(outs[i].out.f, an, &o, &env);
         rc = wrc ? wrc : sb_out_commit(&outs[i].out);
         if (rc)
             sb_out_abort(&outs[i].out);
@@ -647,7 +648,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     if (!rc)
         *gate_rc = sb_audit_gate(run, &o, stderr);
     if (!rc && sb_ci_github(req->ci))
-        rc = report_github(run, &o, &env, outs, nout);
+        rc = report_github(an, &o, &env, outs, nout);
+    sb_audit_analysis_free(an);
     sb_audit_free(run);
     return rc;
 }

@@ -339,12 +339,6 @@ typedef struct sb_audit_proc {
     struct sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
 } sb_audit_proc;
 
-/* A range name's instances over the whole run (the JSON's "ranges"). */
-typedef struct sb_audit_range_sum {
-    const char *name, *domain;
-    long instances, max_blocking, total_blocking;
-} sb_audit_range_sum;
-
 struct sb_audit_run {
     sb_strpool strs;
     sb_audit_proc **procs;
@@ -352,18 +346,6 @@ struct sb_audit_run {
     const char *cmd;
     double wall_s;
     int64_t t0_mono_ns;
-    int analyzed;
-    int analysis_failed; /* out of memory partway: a process may be half analyzed */
-    sb_audit_opts opts;
-    sb_audit_range_sum *range_sums;
-    size_t nrange_sums;
-    struct sb_ranks *ranks; /* the view across ranks (analyze/ranks.c), for the table and the
-                               JSON; NULL before the analysis */
-    /* set by the analysis: frees what it made for the whole run (the view across ranks, the
-     * cache of source files), which this room does not know */
-    void (*free_analysis)(struct sb_audit_run *run);
-    void *py_files;  /* pysite.c's cache of source files */
-    void *callsites; /* callsites.c's: each distinct call site attributed once */
 };
 
 /* ---- calibration.c ---- */

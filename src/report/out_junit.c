@@ -24,9 +24,10 @@ static char *failure_detail(const char *verdict, const sb_audit_offender *s, siz
     return sb_memtext_close(&m);
 }
 
-int sb_audit_write_junit(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_write_junit(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                          const sb_env *env)
 {
+    const sb_audit_run *run = an->run;
     (void)env;
     int failed = 0, rc = 0;
     char *verdict = sb_audit_gate_text(run, o, &failed), *detail = NULL, *name = NULL;
