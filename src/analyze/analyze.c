@@ -2,6 +2,7 @@
  * range x site), the per-process summary and the range instances. */
 #include "analyze/analyze.h"
 #include "analyze/frameworks.h"
+#include "base/arrays.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 static int cmp_stack(const void *a, const void *b)
 {
@@ -444,8 +445,9 @@ static int cmp_range_ptr(const void *a, const void *b)
     return p < q ? -1 : p > q;
 }
 
-static int sum_ranges(sb_audit_run *run)
+static int sum_ranges(sb_audit_analysis *an)
 {
+    const sb_audit_run *run = an->run;
     size_t total = 0;
     for (size_t i = 0; i < run->nprocs; i++)
         total += run->procs[i]->nranges;
@@ -473,8 +475,8 @@ static int sum_ranges(sb_audit_run *run)
     free(all);
     if (n)
         sb_sort(s, n, sizeof *s, cmp_range_name);
-    run->range_sums = s;
-    run->nrange_sums = n;
+    an->range_sums = s;
+    an->nrange_sums = n;
     return 0;
 }
 
@@ -511,10 +513,11 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opt
  * (its source text beside it), and the line inside a library that made it; the native frame
  * otherwise; then what made it and the fix (rules.c). Once per distinct call site
  * (callsites.c): the calls of one site share what it found. */
-static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
+static int attribute(sb_audit_analysis *an, sb_audit_proc *p, sb_audit_call *c)
 {
+    sb_audit_run *run = an->run;
     int added;
-    sb_audit_callsite *cs = sb_audit_callsite_of(run, p, c, &added);
+    sb_audit_callsite *cs = sb_audit_callsite_of(an, p, c, &added);
     if (!cs)
         return -1;
     if (!added) {
@@ -528,19 +531,19 @@ static int attribute(sb_audit_run *run, sb_audit_proc *p, sb_audit_call *c)
     if (!c->native || !c->source)
         return -1;
     const sb_audit_pystack *ps = c->py >= 0 ? sb_audit_find_pystack(p, c->py) : NULL;
-    if (ps && (c->pyframe = sb_audit_py_pick(ps, run->opts.py_innermost))) {
+    if (ps && (c->pyframe = sb_audit_py_pick(ps, an->opts.py_innermost))) {
         c->site = sb_audit_py_site(&run->strs, c->pyframe);
-        c->source = sb_audit_py_source(run, c->pyframe);
+        c->source = sb_audit_py_source(an, c->pyframe);
         if (!c->site || !c->source)
             return -1;
     }
     c->made = &cs->made;
-    if (sb_audit_py_made(run, ps, c, &cs->made) < 0)
+    if (sb_audit_py_made(an, ps, c, &cs->made) < 0)
         return -1;
     c->rule = sb_audit_rule_for(p, c);
-    if (sb_fw_attribute(run, ps, c, &cs->made, &cs->fw_rule) < 0 ||
+    if (sb_fw_attribute(an, ps, c, &cs->made, &cs->fw_rule) < 0 ||
         sb_audit_name_call(&run->strs, c, &cs->made) < 0 ||
-        sb_audit_compile_name(run, p, ps, c, &cs->made) < 0)
+        sb_audit_compile_name(an, p, ps, c, &cs->made) < 0)
         return -1;
     sb_audit_callsite_keep(cs, c);
     return 0;
@@ -562,18 +565,19 @@ static int other_ranks(const sb_audit_run *run, const sb_audit_proc *p)
     return n;
 }
 
-static int summarize(sb_audit_run *run, sb_audit_proc *p)
+static int summarize(sb_audit_analysis *an, sb_audit_proc *p)
 {
+    const sb_audit_run *run = an->run;
     sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
     p->compile_worker = sb_audit_compile_worker(p);
     if (sb_audit_waiter_sites(p) < 0)
         return -1;
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
-        if (c->cls != SB_AUDIT_NONE && attribute(run, p, c) < 0)
+        if (c->cls != SB_AUDIT_NONE && attribute(an, p, c) < 0)
             return -1;
     }
-    if (build_rows(p) < 0 || count_ranges(p, &run->opts) < 0)
+    if (build_rows(p) < 0 || count_ranges(p, &an->opts) < 0)
         return -1;
     sb_audit_compile_sums(p);
     lifetime(p);
@@ -588,7 +592,7 @@ static int summarize(sb_audit_run *run, sb_audit_proc *p)
         p->blocking++;
         p->blocked_us += (double)(c->end - c->start) / 1e3;
     }
-    if (sb_audit_savings(p, run->opts.top > 0 ? run->opts.top : 1) < 0)
+    if (sb_audit_savings(p, an->opts.top > 0 ? an->opts.top : 1) < 0)
         return -1;
     int others = other_ranks(run, p);
     for (size_t i = 0; i < p->nsavings; i++)
@@ -599,9 +603,10 @@ static int summarize(sb_audit_run *run, sb_audit_proc *p)
 /* Each process is analyzed once (its sums accumulate): after more were loaded, only the new ones
  * are, with these options (those analyzed before keep theirs); the view across processes is
  * made again. 0, or -1 when out of memory. */
-static int analyze(sb_audit_run *run, const sb_audit_opts *o)
+static int analyze(sb_audit_analysis *an, const sb_audit_opts *o)
 {
-    run->opts = *o;
+    sb_audit_run *run = an->run;
+    an->opts = *o;
     for (size_t i = 0; i < run->nprocs; i++)
         if (!run->procs[i]->analyzed && analyze_calls(run, run->procs[i], o) < 0)
             return -1;
@@ -609,38 +614,52 @@ static int analyze(sb_audit_run *run, const sb_audit_opts *o)
         sb_audit_symbolize(run); /* the frames not yet named */
     for (size_t i = 0; i < run->nprocs; i++) {
         sb_audit_proc *p = run->procs[i];
-        if (!p->analyzed && summarize(run, p) < 0)
+        if (!p->analyzed && summarize(an, p) < 0)
             return -1;
         p->analyzed = 1;
     }
-    free(run->range_sums);
-    run->range_sums = NULL;
-    run->nrange_sums = 0;
-    if (sum_ranges(run) < 0 || sb_audit_compute_ranks(run) < 0)
+    free(an->range_sums);
+    an->range_sums = NULL;
+    an->nrange_sums = 0;
+    if (sum_ranges(an) < 0 || sb_audit_compute_ranks(&an->ranks, run) < 0)
         return -1;
-    run->analyzed = 1;
+    an->done = 1;
     return 0;
 }
 
-/* What the analysis made for the whole run, freed with it (model/run_state.c calls it). */
-static void free_analysis(sb_audit_run *run)
+void sb_audit_analysis_free(sb_audit_analysis *an)
 {
-    if (run->ranks)
-        sb_ranks_free(run->ranks);
-    free(run->ranks);
-    run->ranks = NULL;
-    sb_audit_py_cache_free(run);
-    sb_audit_callsites_free(run);
+    if (!an)
+        return;
+    if (an->ranks)
+        sb_ranks_free(an->ranks);
+    free(an->ranks);
+    free(an->range_sums);
+    sb_audit_py_cache_free(an);
+    sb_audit_callsites_free(an);
+    free(an);
 }
 
-int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o)
+/* Whether every process of the run was analyzed (none loaded since). */
+static int up_to_date(const sb_audit_analysis *an)
 {
-    run->free_analysis = free_analysis;
-    if (run->analysis_failed)
+    for (size_t i = 0; an->done && i < an->run->nprocs; i++)
+        if (!an->run->procs[i]->analyzed)
+            return 0;
+    return an->done;
+}
+
+int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o, sb_audit_analysis **out)
+{
+    sb_audit_analysis *an = *out;
+    if (!an && !(an = *out = calloc(1, sizeof *an)))
         return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
-    if (run->analyzed)
+    an->run = run;
+    if (an->failed)
+        return sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit");
+    if (up_to_date(an))
         return 0;
-    int rc = analyze(run, o);
-    run->analysis_failed = rc != 0;
+    int rc = analyze(an, o);
+    an->failed = rc != 0;
     return rc ? sb_fail(SB_EXIT_FAIL, "out of memory analyzing the audit") : 0;
 }

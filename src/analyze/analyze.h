@@ -8,10 +8,37 @@
 #include "model/model.h"
 #include "replay/replay.h"
 
-/* Classify, time, attribute, line the ranks up (ranks.h). After more processes are loaded,
- * again: those already analyzed are left as they were, with the options of their analysis.
- * Out of memory partway fails this and every later analysis of the run. */
-int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o);
+/* A range name's instances over the whole run (the JSON's "ranges"). */
+typedef struct sb_audit_range_sum {
+    const char *name, *domain;
+    long instances, max_blocking, total_blocking;
+} sb_audit_range_sum;
+
+typedef struct sb_audit_py_files sb_audit_py_files;         /* pysite.c: source files, read once */
+typedef struct sb_audit_callsite_set sb_audit_callsite_set; /* callsites.c */
+
+/* The analysis of a run: what it found for the whole run, and what it keeps between analyses.
+ * The run (model/model.h) is the records as read; the analysis points at it, never the other
+ * way. The reports (report/) read both through it. */
+typedef struct sb_audit_analysis {
+    sb_audit_run *run;  /* the records analyzed (not the analysis's: sb_audit_free) */
+    sb_audit_opts opts; /* the options of the latest analysis */
+    int done;           /* analyzed; a process loaded since is analyzed by the next call */
+    int failed;         /* out of memory partway: a process may be half analyzed */
+    sb_audit_range_sum *range_sums;
+    size_t nrange_sums;
+    sb_ranks *ranks;             /* the view across ranks (ranks.c), for the table and the JSON */
+    sb_audit_py_files *py_files; /* pysite.c's cache of source files */
+    sb_audit_callsite_set *callsites; /* callsites.c's: each distinct call site attributed once */
+} sb_audit_analysis;
+
+/* Classify, time, attribute, line the ranks up (ranks.h): *an made (NULL: a new analysis of run)
+ * or brought up to date. After more processes are loaded, again with the same *an: those already
+ * analyzed are left as they were, with the options of their analysis. Out of memory partway
+ * fails this and every later analysis of the run. *an is the caller's to free
+ * (sb_audit_analysis_free, before sb_audit_free of its run), also on failure. */
+int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o, sb_audit_analysis **an);
+void sb_audit_analysis_free(sb_audit_analysis *an);
 
 /* ---- analyze.c ---- */
 /* The instance (tid, id) of a range (ranges are sorted once analyzed), or NULL. */
@@ -49,16 +76,16 @@ const sb_audit_pyframe *sb_audit_py_lib_frame(const sb_audit_pystack *s, char *p
  * (via; shown from its package on when installed: "transformers/generation/utils.py:2797 in
  * _sample"), the library's frame, and their lines' text; op and fix are rules.c's. 0, or -1 out
  * of memory. */
-int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audit_call *c,
+int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_audit_call *c,
                      sb_audit_made *m);
 /* "tests/train.py:31" (relative to the current folder when under it), interned. */
 const char *sb_audit_py_file_line(sb_strpool *strs, const char *file, int line);
 /* The number of the first line of file (interned) that holds an alternative of alts ("a|b");
  * 0 when none does or the file cannot be read (a regular file only, as the source lines). */
-int sb_audit_py_find_line(sb_audit_run *run, const char *file, const char *alts);
+int sb_audit_py_find_line(sb_audit_analysis *an, const char *file, const char *alts);
 /* The frame's source line, stripped, interned; "" when the file cannot be read. */
-const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f);
-void sb_audit_py_cache_free(sb_audit_run *run);
+const char *sb_audit_py_source(sb_audit_analysis *an, const sb_audit_pyframe *f);
+void sb_audit_py_cache_free(sb_audit_analysis *an);
 
 /* ---- compile_group.c: what torch.compile made, apart from the loop's run time ---- */
 /* Is this Python file code made at run time, which the user cannot open or change: Inductor's
@@ -73,7 +100,7 @@ int sb_audit_compile_worker(const sb_audit_proc *p);
  * autotuning or benchmarking machinery (one table of markers), is compile time: m->compile set,
  * its operation "torch.compile: ..." and its fix; c->rule NULL (no scenario prices it). Calls at
  * run time, through the compiled code's wrappers, are left as they are. 0, or -1 out of memory. */
-int sb_audit_compile_name(sb_audit_run *run, const sb_audit_proc *p, const sb_audit_pystack *s,
+int sb_audit_compile_name(sb_audit_analysis *an, const sb_audit_proc *p, const sb_audit_pystack *s,
                           sb_audit_call *c, sb_audit_made *m);
 /* Was call c (attributed) made while torch.compile compiled? */
 int sb_audit_compile_time(const sb_audit_call *c);
@@ -143,12 +170,12 @@ typedef struct sb_audit_callsite {
 } sb_audit_callsite;
 /* c's call site: found (*added 0) or added (*added 1: the caller attributes c and keeps it);
  * NULL out of memory. */
-sb_audit_callsite *sb_audit_callsite_of(sb_audit_run *run, const sb_audit_proc *p,
+sb_audit_callsite *sb_audit_callsite_of(sb_audit_analysis *an, const sb_audit_proc *p,
                                         const sb_audit_call *c, int *added);
 /* What an attributed call found, kept in its site; given to another call of the site. */
 void sb_audit_callsite_keep(sb_audit_callsite *cs, const sb_audit_call *c);
 void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call *c);
-void sb_audit_callsites_free(sb_audit_run *run);
+void sb_audit_callsites_free(sb_audit_analysis *an);
 /* Every rule, NULL-terminated by op (tests, --help). */
 extern const sb_audit_rule sb_audit_rules[];
 /* The packages whose operations the rules name, whose Python code is not "a library" a sync is

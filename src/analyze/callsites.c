@@ -16,7 +16,7 @@ typedef struct chunk {
     sb_audit_callsite sites[CHUNK];
 } chunk;
 
-typedef struct {
+typedef struct sb_audit_callsite_set {
     chunk *chunks;
     sb_audit_callsite **index; /* open addressing, a power of two, at most half full */
     size_t cap, n;
@@ -85,11 +85,11 @@ static sb_audit_callsite *add(callsites *t, const sb_audit_proc *p, const sb_aud
     return s;
 }
 
-sb_audit_callsite *sb_audit_callsite_of(sb_audit_run *run, const sb_audit_proc *p,
+sb_audit_callsite *sb_audit_callsite_of(sb_audit_analysis *an, const sb_audit_proc *p,
                                         const sb_audit_call *c, int *added)
 {
-    callsites *t = run->callsites;
-    if (!t && !(t = run->callsites = calloc(1, sizeof *t)))
+    callsites *t = an->callsites;
+    if (!t && !(t = an->callsites = calloc(1, sizeof *t)))
         return NULL;
     if (2 * (t->n + 1) > t->cap && grow(t) < 0)
         return NULL;
@@ -127,9 +127,9 @@ void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call *c)
     c->made = &cs->made;
 }
 
-void sb_audit_callsites_free(sb_audit_run *run)
+void sb_audit_callsites_free(sb_audit_analysis *an)
 {
-    callsites *t = run->callsites;
+    callsites *t = an->callsites;
     if (!t)
         return;
     while (t->chunks) {
@@ -139,5 +139,5 @@ void sb_audit_callsites_free(sb_audit_run *run)
     }
     free(t->index);
     free(t);
-    run->callsites = NULL;
+    an->callsites = NULL;
 }

@@ -181,9 +181,10 @@ int sb_audit_compile_worker(const sb_audit_proc *p)
     return 0;
 }
 
-int sb_audit_compile_name(sb_audit_run *run, const sb_audit_proc *p, const sb_audit_pystack *s,
+int sb_audit_compile_name(sb_audit_analysis *an, const sb_audit_proc *p, const sb_audit_pystack *s,
                           sb_audit_call *c, sb_audit_made *m)
 {
+    sb_audit_run *run = an->run;
     const compile_marker *k = marker_of(s);
     if (!k && !p->compile_worker)
         return 0;

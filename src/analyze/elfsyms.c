@@ -5,6 +5,7 @@
  * 64-bit little-endian ELF only (what CUDA runs on); anything else reads as no symbols. */
 #include "analyze/analyze.h"
 #include "base/regfile.h"
+#include "base/arrays.h"
 
 #include <elf.h>
 #include <stdio.h>

@@ -252,7 +252,7 @@ static const sb_fw_row *rows_match(const sb_audit_pyframe *f, const char *line, 
 }
 
 const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call *c,
-                             sb_audit_run *run, const sb_fw_row **changed)
+                             sb_audit_analysis *an, const sb_fw_row **changed)
 {
     *changed = NULL;
     const sb_audit_pyframe *maker = NULL;
@@ -260,7 +260,7 @@ const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call *c,
         const sb_audit_pyframe *f = &s->frames[i];
         if (!sb_audit_py_in_package(f->file))
             continue; /* the standard library, generated code: no row's */
-        const char *line = sb_audit_py_source(run, f);
+        const char *line = sb_audit_py_source(an, f);
         /* the line of the frame that made the call, when it cannot be read (the records read on
          * another machine), is taken as the row's; an outer frame's must be read and hold it */
         if (!line[0] && maker)
@@ -278,26 +278,27 @@ const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call *c,
 
 /* The first line of the user's files on the stack (outermost last) that holds one of the row's
  * `where` calls: "train.py:31", interned; "" when none does. */
-static const char *fix_at(sb_audit_run *run, const sb_audit_pystack *s, const char *where)
+static const char *fix_at(sb_audit_analysis *an, const sb_audit_pystack *s, const char *where)
 {
+    sb_audit_run *run = an->run;
     for (int i = 0; s && where && i < s->nframes; i++) {
         const sb_audit_pyframe *f = &s->frames[i];
         if (sb_audit_py_library(f->file))
             continue;
-        int line = sb_audit_py_find_line(run, f->file, where);
+        int line = sb_audit_py_find_line(an, f->file, where);
         if (line > 0)
             return sb_audit_py_file_line(&run->strs, f->file, line);
     }
     return sb_audit_intern(&run->strs, "");
 }
 
-int sb_fw_attribute(sb_audit_run *run, const sb_audit_pystack *s, sb_audit_call *c,
+int sb_fw_attribute(sb_audit_analysis *an, const sb_audit_pystack *s, sb_audit_call *c,
                     sb_audit_made *m, sb_audit_rule *own)
 {
-    m->fw = sb_fw_match(s, c, run, &m->fw_changed);
+    m->fw = sb_fw_match(s, c, an, &m->fw_changed);
     if (!m->fw)
         return 0;
-    m->fix_at = fix_at(run, s, m->fw->where);
+    m->fix_at = fix_at(an, s, m->fw->where);
     if (!m->fix_at)
         return -1;
     /* the row's own rule: its scenario prices it; the op and fix are the row's (rules.c) */

@@ -42,14 +42,15 @@ const sb_fw_row *sb_fw_user_rows(size_t *n);
  * matches, innermost first; NULL when none. *changed is set when the frame that made the call
  * matches a row's module and function but not its text (a release that changed the line: not
  * known to syncbench), else cleared. */
+struct sb_audit_analysis;
 const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call *c,
-                             sb_audit_run *run, const sb_fw_row **changed);
+                             struct sb_audit_analysis *an, const sb_fw_row **changed);
 
 /* c's row of the table (m->fw, m->fw_changed) and where its fix goes (m->fix_at: the line of the
  * user's files on the stack that holds the row's `where` call); with a row, c->rule becomes
  * `own`, the row's (its scenario). 0, or -1 out of memory. */
 struct sb_audit_rule;
-int sb_fw_attribute(sb_audit_run *run, const sb_audit_pystack *s, sb_audit_call *c,
+int sb_fw_attribute(struct sb_audit_analysis *an, const sb_audit_pystack *s, sb_audit_call *c,
                     sb_audit_made *m, struct sb_audit_rule *own);
 
 /* Is an installed package's file, from its package on, one of the alternatives of `alts`

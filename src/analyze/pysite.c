@@ -2,6 +2,8 @@
  * file shown relative to the current folder, and the text of that line. */
 #include "analyze/analyze.h"
 #include "base/regfile.h"
+#include "base/arrays.h"
+#include "base/utf8.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -126,9 +128,10 @@ const char *sb_audit_py_file_line(sb_strpool *strs, const char *file, int line)
     return sb_audit_intern(strs, buf);
 }
 
-int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audit_call *c,
+int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_audit_call *c,
                      sb_audit_made *m)
 {
+    sb_audit_run *run = an->run;
     const char *none = sb_audit_intern(&run->strs, "");
     *m = (sb_audit_made){
         .via_site = none, .via_source = none, .lib_source = none, .library = none, .fix = none,
@@ -140,7 +143,7 @@ int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audi
     if (c->pyframe != innermost_shown(s)) {
         m->via = innermost_shown(s);
         m->via_site = site_text(&run->strs, m->via, 1);
-        m->via_source = sb_audit_py_source(run, m->via);
+        m->via_source = sb_audit_py_source(an, m->via);
         if (!m->via_site || !m->via_source)
             return -1;
     }
@@ -150,7 +153,7 @@ int sb_audit_py_made(sb_audit_run *run, const sb_audit_pystack *s, const sb_audi
     m->library = sb_audit_intern(&run->strs, pkg);
     m->lib_source = m->lib == m->via       ? m->via_source
                     : m->lib == c->pyframe ? c->source
-                                           : sb_audit_py_source(run, m->lib);
+                                           : sb_audit_py_source(an, m->lib);
     return m->library && m->lib_source ? 0 : -1;
 }
 
@@ -163,7 +166,7 @@ typedef struct {
     size_t nlines;
 } source_file;
 
-typedef struct {
+typedef struct sb_audit_py_files {
     source_file *f;
     size_t n, cap;
 } source_cache;
@@ -212,10 +215,10 @@ static void read_source(source_file *s)
 }
 
 /* The file's lines, read once (file interned); NULL out of memory. */
-static source_file *source_of(sb_audit_run *run, const char *file)
+static source_file *source_of(sb_audit_analysis *an, const char *file)
 {
-    source_cache *c = run->py_files;
-    if (!c && !(c = run->py_files = calloc(1, sizeof *c)))
+    source_cache *c = an->py_files;
+    if (!c && !(c = an->py_files = calloc(1, sizeof *c)))
         return NULL;
     for (size_t i = 0; i < c->n; i++)
         if (c->f[i].file == file)
@@ -241,9 +244,9 @@ static int toggles_docstring(const char *line)
     return n % 2;
 }
 
-int sb_audit_py_find_line(sb_audit_run *run, const char *file, const char *alts)
+int sb_audit_py_find_line(sb_audit_analysis *an, const char *file, const char *alts)
 {
-    const source_file *s = source_of(run, file);
+    const source_file *s = source_of(an, file);
     int in_string = 0; /* inside a docstring: text, not code */
     for (size_t i = 0; s && s->text && i < s->nlines; i++) {
         const char *line = s->text + s->starts[i];
@@ -264,9 +267,10 @@ int sb_audit_py_find_line(sb_audit_run *run, const char *file, const char *alts)
     return 0;
 }
 
-const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f)
+const char *sb_audit_py_source(sb_audit_analysis *an, const sb_audit_pyframe *f)
 {
-    source_file *s = source_of(run, f->file);
+    sb_audit_run *run = an->run;
+    source_file *s = source_of(an, f->file);
     if (!s)
         return NULL;
     if (!s->text || f->line <= 0 || (size_t)f->line > s->nlines)
@@ -282,9 +286,9 @@ const char *sb_audit_py_source(sb_audit_run *run, const sb_audit_pyframe *f)
     return sb_audit_intern(&run->strs, buf);
 }
 
-void sb_audit_py_cache_free(sb_audit_run *run)
+void sb_audit_py_cache_free(sb_audit_analysis *an)
 {
-    source_cache *c = run->py_files;
+    source_cache *c = an->py_files;
     if (!c)
         return;
     for (size_t i = 0; i < c->n; i++) {
@@ -293,5 +297,5 @@ void sb_audit_py_cache_free(sb_audit_run *run)
     }
     free(c->f);
     free(c);
-    run->py_files = NULL;
+    an->py_files = NULL;
 }

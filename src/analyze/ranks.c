@@ -2,12 +2,13 @@
  * and the ranges lined up across ranks, each instance's straggler and the others' wait (the rule
  * is in ranks.h). */
 #include "analyze/ranks.h"
+#include "base/arrays.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 void sb_ranks_init(sb_ranks *rk)
 {
@@ -179,13 +180,13 @@ int sb_ranks_from_run(sb_ranks *rk, const sb_audit_run *run, const char *host)
     return 0;
 }
 
-int sb_audit_compute_ranks(sb_audit_run *run)
+int sb_audit_compute_ranks(sb_ranks **rk, const sb_audit_run *run)
 {
-    if (!run->ranks && !(run->ranks = calloc(1, sizeof *run->ranks)))
+    if (!*rk && !(*rk = calloc(1, sizeof **rk)))
         return -1;
-    sb_ranks_free(run->ranks); /* an earlier analysis's */
-    sb_ranks_init(run->ranks);
-    if (sb_ranks_from_run(run->ranks, run, "") < 0 || sb_ranks_compute(run->ranks) < 0)
+    sb_ranks_free(*rk); /* an earlier analysis's */
+    sb_ranks_init(*rk);
+    if (sb_ranks_from_run(*rk, run, "") < 0 || sb_ranks_compute(*rk) < 0)
         return -1;
     return 0;
 }

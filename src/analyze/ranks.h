@@ -113,10 +113,11 @@ const sb_rank *sb_ranks_duplicate(sb_ranks *rk);
 /* Lines the ranges up (sorting the ranks first). Ranks must be unique. 0, or -1 out of memory. */
 int sb_ranks_compute(sb_ranks *rk);
 
-/* The view of the run's own ranks, what the audit's table and JSON add: computed once, by
- * sb_audit_analyze, into run->ranks (model/model.h), where both writers read it (every rank's host
- * is "": the JSON names the machine). 0, or -1 out of memory. */
-int sb_audit_compute_ranks(sb_audit_run *run);
+/* The view of the run's own ranks, what the audit's table and JSON add: computed by
+ * sb_audit_analyze into *rk (made when NULL; an earlier view replaced), the analysis's ranks,
+ * where both writers read it (every rank's host is "": the JSON names the machine). 0, or -1
+ * out of memory. */
+int sb_audit_compute_ranks(sb_ranks **rk, const sb_audit_run *run);
 
 /* ---- out_ranks.c: the view ---- */
 /* The "across ranks" section of the table: each rank's blocked time (its host with show_hosts,

@@ -18,6 +18,7 @@
  * here, one test in tests/unit/test_audit_python.c (test_audit_libsites.c for a library's). */
 #include "analyze/analyze.h"
 #include "analyze/frameworks.h"
+#include "base/utf8.h"
 
 #include <string.h>
 

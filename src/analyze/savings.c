@@ -8,6 +8,7 @@
  * library lines (by host time blocked; as many as --top) are played, every class is. Calls made
  * while torch.compile compiled are never removed. */
 #include "analyze/analyze.h"
+#include "base/arrays.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* A call's site: the first frame of its stack that is the program's, not CUDA's or ours. */
 #include "analyze/analyze.h"
+#include "base/utf8.h"
 
 #include <ctype.h>
 #include <inttypes.h>

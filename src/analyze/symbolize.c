@@ -9,6 +9,8 @@
  * choice skips them. */
 #include "analyze/analyze.h"
 #include "base/regfile.h"
+#include "base/arrays.h"
+#include "base/utf8.h"
 
 #include <fcntl.h>
 #include <inttypes.h>

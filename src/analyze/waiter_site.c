@@ -17,6 +17,7 @@
  * made on a thread without Python while a Python thread waited for it, is a `waited` call at
  * that thread's line (its blocked time is the copy call's own: the wait is the Python thread's). */
 #include "analyze/analyze.h"
+#include "base/arrays.h"
 
 #include <stdlib.h>
 #include <string.h>

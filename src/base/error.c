@@ -94,3 +94,9 @@ const char *sb_error_context(void)
 {
     return g_ctx;
 }
+
+const char *sb_audit_esc(char *buf, size_t n, const char *s)
+{
+    sb_escape(s ? s : "", buf, n);
+    return buf;
+}

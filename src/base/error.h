@@ -35,4 +35,9 @@ void sb_error_clear(void);
 void sb_error_set_context(const char *ctx);
 const char *sb_error_context(void);
 
+/* Text from outside (range, file, site and library names, source lines, warn messages, argv)
+ * as the table and the gate's message show it: terminal-safe (base/error.h's sb_escape). */
+#define SB_AUDIT_ESC(s) sb_audit_esc((char[1536]){0}, 1536, (s))
+const char *sb_audit_esc(char *buf, size_t n, const char *s);
+
 #endif

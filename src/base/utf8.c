@@ -1,5 +1,6 @@
 #include "base/utf8.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,4 +80,19 @@ int sb_escape_piece(const char *str, char *out, int *escaped)
     out[n] = 0;
     *escaped = 0;
     return n;
+}
+
+void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...)
+{
+    if (!n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    if (w < 0)
+        buf[0] = '\0';
+    else if ((size_t)w >= n)
+        sb_utf8_cut(buf);
+    sb_utf8_sanitize(buf);
 }

@@ -3,6 +3,8 @@
 #ifndef SB_UTF8_H
 #define SB_UTF8_H
 
+#include <stddef.h>
+
 /* The length of the valid UTF-8 sequence starting at s (1 for ASCII), or 0 when s starts an
  * invalid one (a stray continuation byte, an overlong form, a surrogate, a value above
  * U+10FFFF, a sequence cut by the end of the string). */
@@ -22,5 +24,10 @@ void sb_utf8_cut(char *s);
  * is an escape (each of its bytes a column) rather than the character itself (one column). */
 #define SB_ESC_PIECE 12
 int sb_escape_piece(const char *s, char *out, int *escaped);
+
+/* snprintf whose result is valid UTF-8 (the JSON reports take only that): cut on a character
+ * boundary when it does not fit, every other invalid byte (addr2line's output, a Latin-1 name)
+ * replaced with '?'. */
+__attribute__((format(printf, 3, 4))) void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...);
 
 #endif

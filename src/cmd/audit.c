@@ -8,6 +8,7 @@
 #include "cmd/audit_calibrate.h"
 #include "cmd/audit_merge.h"
 #include "cli/audit_merge_args.h"
+#include "base/arrays.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -595,7 +596,7 @@ static void die_of_sigint(void)
 /* GitHub Actions: the gate's verdicts as annotations on stdout (stderr when a report takes
  * stdout: they must not land inside it; the runner reads workflow commands on both), the
  * summary appended to $GITHUB_STEP_SUMMARY, both by the one GitHub writer. */
-static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env,
+static int report_github(const sb_audit_analysis *an, const sb_audit_opts *o, const sb_env *env,
                          const output *outs, int nout)
 {
     FILE *to = stdout;
@@ -603,7 +604,7 @@ static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const 
         if (outs[i].out.to_stdout)
             to = stderr;
     sb_ci_verdicts l;
-    int rc = sb_audit_gate_verdicts(run, o, &l);
+    int rc = sb_audit_gate_verdicts(an->run, o, &l);
     if (rc)
         return rc;
     sb_memtext m;
@@ -611,7 +612,7 @@ static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const 
         sb_ci_verdicts_free(&l);
         return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
     }
-    rc = sb_audit_write_summary(m.f, run, o, env);
+    rc = sb_audit_write_summary(m.f, an, o, env);
     char *md = sb_memtext_close(&m);
     if (!rc && !md)
         rc = sb_fail(SB_EXIT_FAIL, "audit: out of memory");
@@ -624,13 +625,13 @@ static int report_github(const sb_audit_run *run, const sb_audit_opts *o, const 
 
 /* One report. On stdout under GitHub, through the guard (sinks/github.h): no text of the
  * records (a range, a file, a symbol) begins a line GitHub would run as a command. */
-static int write_output(const output *out, const sb_audit_run *run, const sb_audit_opts *o,
-                        const sb_env *env, int github)
+static int write_output(const output *out, const sb_audit_analysis *an,
+                        const sb_audit_opts *o, const sb_env *env, int github)
 {
     FILE *f = github && out->out.to_stdout ? sb_gh_guard(out->out.f) : out->out.f;
     if (!f)
         return sb_fail(SB_EXIT_FAIL, "audit: out of memory");
-    int rc = out->format->audit(f, run, o, env);
+    int rc = out->format->audit(f, an, o, env);
     if (f != out->out.f && fclose(f) != 0 && !rc)
         rc = sb_fail(SB_EXIT_FAIL, "audit: writing to stdout failed");
     return rc;
@@ -663,7 +664,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     o.py_innermost = req->py_site && !strcmp(req->py_site, "innermost");
     o.include_compile = req->include_compile;
     o.allow_no_cuda = req->allow_no_cuda;
-    rc = sb_audit_analyze(run, &o);
+    sb_audit_analysis *an = NULL;
+    rc = sb_audit_analyze(run, &o, &an);
     sb_env env;
     memset(&env, 0, sizeof env);
     sb_env_host(&env, 0, NULL);
@@ -677,12 +679,12 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
         sb_nvml_close();
     }
     if (!rc && !req->quiet)
-        sb_audit_write_table(stderr, run, &o);
+        sb_audit_write_table(stderr, an, &o);
     int github = sb_ci_github(req->ci);
     for (int i = 0; !rc && i < nout; i++) {
         if ((rc = sb_out_open(&outs[i].out, &env)) != 0)
             break;
-        int wrc = write_output(&outs[i], run, &o, &env, github);
+        int wrc = write_output(&outs[i], an, &o, &env, github);
         rc = wrc ? wrc : sb_out_commit(&outs[i].out);
         if (rc)
             sb_out_abort(&outs[i].out);
@@ -692,7 +694,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     if (!rc)
         *gate_rc = sb_audit_gate(run, &o, stderr);
     if (!rc && github)
-        rc = report_github(run, &o, &env, outs, nout);
+        rc = report_github(an, &o, &env, outs, nout);
+    sb_audit_analysis_free(an);
     sb_audit_free(run);
     return rc;
 }

@@ -1,4 +1,5 @@
 #include "cmd/audit_listen.h"
+#include "base/arrays.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -8,7 +8,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "engine/measure.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 #include "base/recording_switch.h"
 #include "base/textutil.h"
 #include "gpu/cuda_check.h"

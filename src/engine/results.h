@@ -3,7 +3,7 @@
 #define SB_RESULTS_H
 
 #include "scenarios/scenario.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 #include <time.h>
 

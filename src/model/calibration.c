@@ -1,6 +1,7 @@
 /* calibration.json (records.h): its keys, the figures the replay takes out read from it, and the
  * medians of the library's own time ("oh") the calibration's records give. */
 #include "model/model.h"
+#include "base/arrays.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include "base/error.h"
 #include "base/regfile.h"
 #include "record/records.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 const char *const sb_audit_calibration_keys[SB_CAL_NKEYS] = {
     [SB_CAL_LAUNCH_PLAIN] = "launch_plain_ns", [SB_CAL_LAUNCH_RECORDED] = "launch_recorded_ns",

@@ -4,6 +4,7 @@
  * reader cannot use), is skipped and counted; unknown "t" values and unknown fields are
  * ignored. */
 #include "model/model.h"
+#include "base/arrays.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -628,7 +629,6 @@ int sb_audit_load_stream(sb_audit_run *run, FILE *f, const char *name)
     free(line);
     if (!rc && ferror(f))
         rc = sb_fail(SB_EXIT_FAIL, "%s: read error", name);
-    run->analyzed = 0;
     return rc;
 }
 
@@ -714,6 +714,5 @@ int sb_audit_set_status(sb_audit_run *run, const sb_audit_status *st, size_t n)
         }
         p->lost += st[i].lost;
     }
-    run->analyzed = 0;
     return 0;
 }

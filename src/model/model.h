@@ -88,34 +88,6 @@ static inline double sb_audit_pct(double part, double whole)
     return whole > 0 ? 100 * part / whole : 0;
 }
 
-/* ---- arrays.c: growable arrays, sorting, text ---- */
-
-/* Grows *arr (element size `size`) so that it holds at least n + 1 elements. 0, or -1. */
-int sb_grow(void *arr, size_t *cap, size_t n, size_t size);
-/* qsort that accepts an empty (NULL) array. */
-void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
-/* An index into an array by an integer key (a correlation id, a context), sorted with
- * sb_keyed_cmp (by key, then index); the first or the last entry of a key, or NULL. */
-typedef struct sb_keyed {
-    int64_t key;
-    size_t idx;
-} sb_keyed;
-int sb_keyed_cmp(const void *a, const void *b);
-const sb_keyed *sb_keyed_first(const sb_keyed *k, size_t n, int64_t key);
-const sb_keyed *sb_keyed_last(const sb_keyed *k, size_t n, int64_t key);
-/* In times v[0], v[stride], ... v[(n - 1) * stride], sorted: how many come before x (upper 0:
- * those < x; upper 1: those <= x). The calls a start/end range holds (analyze.c, ranks.c). */
-size_t sb_count_before(const int64_t *v, size_t n, size_t stride, int64_t x, int upper);
-/* snprintf whose result is valid UTF-8 (the JSON reports take only that): cut on a character
- * boundary when it does not fit, every other invalid byte (addr2line's output, a Latin-1 name)
- * replaced with '?'. */
-__attribute__((format(printf, 3, 4))) void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...);
-
-/* Text from outside (range, file, site and library names, source lines, warn messages, argv)
- * as the table and the gate's message show it: terminal-safe (base/error.h's sb_escape). */
-#define SB_AUDIT_ESC(s) sb_audit_esc((char[1536]){0}, 1536, (s))
-const char *sb_audit_esc(char *buf, size_t n, const char *s);
-
 /* ---- the records (load.c) ---- */
 typedef struct sb_audit_range_ref {
     int64_t id;
@@ -367,12 +339,6 @@ typedef struct sb_audit_proc {
     struct sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
 } sb_audit_proc;
 
-/* A range name's instances over the whole run (the JSON's "ranges"). */
-typedef struct sb_audit_range_sum {
-    const char *name, *domain;
-    long instances, max_blocking, total_blocking;
-} sb_audit_range_sum;
-
 struct sb_audit_run {
     sb_strpool strs;
     sb_audit_proc **procs;
@@ -380,18 +346,6 @@ struct sb_audit_run {
     const char *cmd;
     double wall_s;
     int64_t t0_mono_ns;
-    int analyzed;
-    int analysis_failed; /* out of memory partway: a process may be half analyzed */
-    sb_audit_opts opts;
-    sb_audit_range_sum *range_sums;
-    size_t nrange_sums;
-    struct sb_ranks *ranks; /* the view across ranks (analyze/ranks.c), for the table and the
-                               JSON; NULL before the analysis */
-    /* set by the analysis: frees what it made for the whole run (the view across ranks, the
-     * cache of source files), which this room does not know */
-    void (*free_analysis)(struct sb_audit_run *run);
-    void *py_files;  /* pysite.c's cache of source files */
-    void *callsites; /* callsites.c's: each distinct call site attributed once */
 };
 
 /* ---- calibration.c ---- */

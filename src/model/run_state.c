@@ -21,10 +21,8 @@ void sb_audit_opts_default(sb_audit_opts *o)
 sb_audit_run *sb_audit_run_new(void)
 {
     sb_audit_run *r = calloc(1, sizeof *r);
-    if (r) {
-        sb_audit_opts_default(&r->opts);
+    if (r)
         r->cmd = "";
-    }
     return r;
 }
 
@@ -108,9 +106,6 @@ void sb_audit_free(sb_audit_run *run)
     for (size_t i = 0; i < run->nprocs; i++)
         free_proc(run->procs[i]);
     free(run->procs);
-    free(run->range_sums);
-    if (run->free_analysis)
-        run->free_analysis(run);
     sb_strpool_free(&run->strs);
     free(run);
 }

@@ -3,16 +3,18 @@
 
 #include "report/report.h"
 
-static int audit_csv(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+static int audit_csv(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
+                     const sb_env *env)
 {
     (void)o, (void)env;
-    return sb_audit_write_csv(f, run);
+    return sb_audit_write_csv(f, an);
 }
 
-static int audit_trace(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+static int audit_trace(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
+                       const sb_env *env)
 {
     (void)o, (void)env;
-    return sb_audit_write_trace(f, run);
+    return sb_audit_write_trace(f, an);
 }
 
 /* clang-format off */

@@ -20,7 +20,7 @@
 #include "compare/outputs.h"
 #include "sinks/sink.h"
 
-typedef int (*sb_audit_write_fn)(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+typedef int (*sb_audit_write_fn)(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                                  const sb_env *env);
 
 typedef struct sb_output_format {

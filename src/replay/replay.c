@@ -1,6 +1,7 @@
 /* The replay (replay.h says the model): the build, from one analyzed process's records, and one
  * play of it with chosen blocking calls removed. */
 #include "replay/replay.h"
+#include "base/arrays.h"
 
 #include <stdlib.h>
 #include <string.h>

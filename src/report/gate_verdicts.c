@@ -128,12 +128,12 @@ int sb_audit_gate_verdicts(const sb_audit_run *run, const sb_audit_opts *o, sb_c
     return rc;
 }
 
-int sb_audit_write_junit(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_write_junit(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                          const sb_env *env)
 {
     (void)env;
     sb_ci_verdicts l;
-    int rc = sb_audit_gate_verdicts(run, o, &l);
+    int rc = sb_audit_gate_verdicts(an->run, o, &l);
     if (!rc) {
         rc = sb_junit_write(f, &l);
         sb_ci_verdicts_free(&l);

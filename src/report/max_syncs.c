@@ -1,6 +1,8 @@
 /* --max-syncs: blocking calls in the whole run, or in each instance of --range NAME. A range
  * that was never entered fails the gate: a gate that checks nothing must not pass. */
 #include "report/report.h"
+#include "base/arrays.h"
+#include "base/error.h"
 
 #include "base/textutil.h"
 

@@ -44,8 +44,9 @@ static void line_fields(FILE *f, const sb_audit_proc *p, const sb_audit_row *r)
     field(f, r->made.fix_at ? r->made.fix_at : "");
 }
 
-int sb_audit_write_csv(FILE *f, const sb_audit_run *run)
+int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an)
 {
+    const sb_audit_run *run = an->run;
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
           "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
           "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library,"

@@ -344,11 +344,11 @@ static json_t *rows(const sb_audit_run *run)
     return a;
 }
 
-static json_t *ranges(const sb_audit_run *run)
+static json_t *ranges(const sb_audit_analysis *an)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < run->nrange_sums; i++) {
-        const sb_audit_range_sum *s = &run->range_sums[i];
+    for (size_t i = 0; i < an->nrange_sums; i++) {
+        const sb_audit_range_sum *s = &an->range_sums[i];
         append(a, json_pack("{s:o, s:o, s:I, s:I, s:I}", "name", sb_json_str(s->name), "domain",
                             sb_json_str(s->domain), "instances", (json_int_t)s->instances,
                             "max_blocking", (json_int_t)s->max_blocking, "total_blocking",
@@ -357,8 +357,10 @@ static json_t *ranges(const sb_audit_run *run)
     return a;
 }
 
-int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+int sb_audit_write_json(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
+                        const sb_env *env)
 {
+    const sb_audit_run *run = an->run;
     g_oom = 0;
     json_t *root = json_pack("{s:s, s:i}", "tool", "syncbench audit", "format", 1);
     if (!root)
@@ -372,10 +374,10 @@ int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o
     set(root, "processes", procs);
     set(root, "total", total(run));
     set(root, "rows", rows(run));
-    set(root, "ranges", ranges(run));
+    set(root, "ranges", ranges(an));
     sb_ranks none;
     sb_ranks_init(&none); /* a run never analyzed: an empty view */
-    set(root, "ranks", sb_ranks_json(run->ranks ? run->ranks : &none, env ? env->host : ""));
+    set(root, "ranks", sb_ranks_json(an->ranks ? an->ranks : &none, env ? env->host : ""));
     if (o && o->max_syncs >= 0) {
         json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
                               o->range ? sb_json_str(o->range) : json_null(), "passed",

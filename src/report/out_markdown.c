@@ -52,9 +52,10 @@ static void row_cells(const sb_audit_proc *p, const sb_audit_row *r, const char 
         cells[k] = row[k];
 }
 
-int sb_audit_write_markdown(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_write_markdown(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                             const sb_env *env)
 {
+    const sb_audit_run *run = an->run;
     (void)o, (void)env;
     static const char *const heads[COLS] = {"pid",        "class",     "site",      "calls",
                                             "blocked ms", "saving ms", "operation", "fix"};

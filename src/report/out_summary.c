@@ -47,12 +47,12 @@ static int sites_table(FILE *f, const sb_audit_offender *s, size_t n, int top)
 }
 
 /* The audit's own table (stderr's), as text. */
-static char *audit_table(const sb_audit_run *run, const sb_audit_opts *o)
+static char *audit_table(const sb_audit_analysis *an, const sb_audit_opts *o)
 {
     sb_memtext m;
     if (!sb_memtext_open(&m))
         return NULL;
-    int rc = sb_audit_write_table(m.f, run, o);
+    int rc = sb_audit_write_table(m.f, an, o);
     char *text = sb_memtext_close(&m);
     if (rc) {
         free(text);
@@ -61,12 +61,13 @@ static char *audit_table(const sb_audit_run *run, const sb_audit_opts *o)
     return text;
 }
 
-int sb_audit_write_summary(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_write_summary(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                            const sb_env *env)
 {
+    const sb_audit_run *run = an->run;
     (void)env;
     int failed = 0, gated = o->max_syncs >= 0, rc = 0;
-    char *verdict = sb_audit_gate_text(run, o, &failed), *table = audit_table(run, o);
+    char *verdict = sb_audit_gate_text(run, o, &failed), *table = audit_table(an, o);
     sb_audit_offender *sites = NULL;
     size_t n = 0;
     if (!verdict || !table || sb_audit_gate_offenders(run, o, &sites, &n) < 0)

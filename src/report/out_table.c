@@ -4,6 +4,7 @@
 #include "report/report.h"
 #include "analyze/frameworks.h"
 #include "analyze/ranks.h"
+#include "base/arrays.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 /* Why the replay could not tie another thread's work to the syncing thread's. */
 static const char *threads_unmodelled_why(const sb_replay_facts *f)
@@ -447,8 +448,9 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top, int compile)
     return 0;
 }
 
-int sb_audit_write_table(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
+int sb_audit_write_table(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o)
 {
+    const sb_audit_run *run = an->run;
     fprintf(f, "syncbench audit: %s (wall %.3f s, %zu process%s)\n", SB_AUDIT_ESC(run->cmd),
             run->wall_s, run->nprocs, run->nprocs == 1 ? "" : "es");
     if (!run->nprocs) {
@@ -472,7 +474,7 @@ int sb_audit_write_table(FILE *f, const sb_audit_run *run, const sb_audit_opts *
         (compile && class_table(f, run, 1, title) < 0) || top_sites(f, run, top, 0) < 0 ||
         (compile && top_sites(f, run, top, 1) < 0))
         return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit table");
-    if (run->ranks) /* one machine: no host column */
-        sb_ranks_write_table(f, run->ranks, o ? o->top : 10, 0);
+    if (an->ranks) /* one machine: no host column */
+        sb_ranks_write_table(f, an->ranks, o ? o->top : 10, 0);
     return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;
 }

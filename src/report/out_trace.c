@@ -4,6 +4,8 @@
  * from each launch to its GPU work by correlation id. Written as it goes: a trace of millions
  * of kernels is never held as a JSON tree. */
 #include "report/report.h"
+#include "base/arrays.h"
+#include "base/utf8.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -315,8 +317,9 @@ static int process(writer *w, const sb_audit_proc *p)
     return 0;
 }
 
-int sb_audit_write_trace(FILE *f, const sb_audit_run *run)
+int sb_audit_write_trace(FILE *f, const sb_audit_analysis *an)
 {
+    const sb_audit_run *run = an->run;
     writer w = {.f = f, .first = 1, .t0 = run->t0_mono_ns};
     if (!w.t0) { /* no launcher's time: the first record */
         for (size_t i = 0; i < run->nprocs; i++) {

@@ -13,14 +13,14 @@
 /* The reports. table: the human report (per process and summed); csv: tidy, one row per
  * process x class x range x site; json: the environment record, the per-process summary, the
  * rows and the gate; trace: Chrome trace event format (Perfetto, chrome://tracing). */
-int sb_audit_write_table(FILE *f, const sb_audit_run *run, const sb_audit_opts *o);
-int sb_audit_write_csv(FILE *f, const sb_audit_run *run);
-int sb_audit_write_json(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_write_table(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o);
+int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an);
+int sb_audit_write_json(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                         const sb_env *env);
-int sb_audit_write_trace(FILE *f, const sb_audit_run *run);
+int sb_audit_write_trace(FILE *f, const sb_audit_analysis *an);
 /* --markdown: the rows of every process as one GitHub-flavoured Markdown table (pid, class,
  * site, calls, blocked ms, saving ms, operation, fix) under the command (out_markdown.c). */
-int sb_audit_write_markdown(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_write_markdown(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                             const sb_env *env);
 
 /* The gate: 0 when it passes (or there is none), 1 when more than max_syncs blocking calls
@@ -58,11 +58,11 @@ void sb_audit_offender_text(FILE *f, const sb_audit_offender *s);
  * empty list. 0, or exit 1 out of memory. */
 int sb_audit_gate_verdicts(const sb_audit_run *run, const sb_audit_opts *o, sb_ci_verdicts *l);
 /* JUnit XML: the gate's verdicts through the one JUnit writer (sinks/junit.h). */
-int sb_audit_write_junit(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_write_junit(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                          const sb_env *env);
 /* The step summary's Markdown: the verdict, the offending sites as a table, the audit's table
  * (report/out_summary.c). */
-int sb_audit_write_summary(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_write_summary(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                            const sb_env *env);
 
 /* ---- shared by the writers ----*/

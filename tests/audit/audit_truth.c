@@ -30,7 +30,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "base/clock.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 #include "check.h"
 

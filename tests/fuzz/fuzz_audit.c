@@ -25,14 +25,14 @@ static FILE *devnull(void)
 }
 
 /* A report written to memory must parse. */
-static void parses(int (*write)(FILE *, const sb_audit_run *, const sb_audit_opts *),
-                   const sb_audit_run *run, const sb_audit_opts *o)
+static void parses(int (*write)(FILE *, const sb_audit_analysis *, const sb_audit_opts *),
+                   const sb_audit_analysis *an, const sb_audit_opts *o)
 {
     char *buf = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
     FUZZ_CHECK(f != NULL);
-    int rc = write(f, run, o);
+    int rc = write(f, an, o);
     fclose(f);
     if (rc == 0) {
         json_error_t err;
@@ -47,16 +47,16 @@ static void parses(int (*write)(FILE *, const sb_audit_run *, const sb_audit_opt
 
 /* A CI report written to memory holds no control byte but \n (and \t where tab_ok), no DEL,
  * no C1 control. */
-static void no_controls(int (*write)(FILE *, const sb_audit_run *, const sb_audit_opts *,
+static void no_controls(int (*write)(FILE *, const sb_audit_analysis *, const sb_audit_opts *,
                                      const sb_env *),
-                        const sb_audit_run *run, const sb_audit_opts *o, int tab_ok)
+                        const sb_audit_analysis *an, const sb_audit_opts *o, int tab_ok)
 {
     char *buf = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
     FUZZ_CHECK(f != NULL);
     sb_env env = {0};
-    int rc = write(f, run, o, &env);
+    int rc = write(f, an, o, &env);
     fclose(f);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         unsigned char c = (unsigned char)buf[i];
@@ -67,24 +67,25 @@ static void no_controls(int (*write)(FILE *, const sb_audit_run *, const sb_audi
     free(buf);
 }
 
-static int json_report(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
+static int json_report(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o)
 {
     sb_env env = {0};
-    return sb_audit_write_json(f, run, o, &env);
+    return sb_audit_write_json(f, an, o, &env);
 }
 
-static int trace_report(FILE *f, const sb_audit_run *run, const sb_audit_opts *o)
+static int trace_report(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o)
 {
     (void)o;
-    return sb_audit_write_trace(f, run);
+    return sb_audit_write_trace(f, an);
 }
 
 /* The gate's verdicts as GitHub's annotations (the one GitHub writer), without the summary. */
-static int annotations(FILE *f, const sb_audit_run *run, const sb_audit_opts *o, const sb_env *env)
+static int annotations(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
+                       const sb_env *env)
 {
     (void)env;
     sb_ci_verdicts l;
-    int rc = sb_audit_gate_verdicts(run, o, &l);
+    int rc = sb_audit_gate_verdicts(an->run, o, &l);
     if (!rc) {
         rc = sb_gh_write(f, &l, NULL, 0);
         sb_ci_verdicts_free(&l);
@@ -108,16 +109,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.range = (size & 1) ? "train_step" : NULL;
     if (sb_audit_load_stream(run, in, "proc-100.jsonl") == 0) {
         sb_audit_set_wall(run, "fuzzed", 1.0, 0);
-        if (sb_audit_analyze(run, &o) == 0) {
-            sb_audit_write_table(devnull(), run, &o);
-            sb_audit_write_csv(devnull(), run);
-            parses(json_report, run, &o);
-            parses(trace_report, run, &o);
+        sb_audit_analysis *an = NULL;
+        if (sb_audit_analyze(run, &o, &an) == 0) {
+            sb_audit_write_table(devnull(), an, &o);
+            sb_audit_write_csv(devnull(), an);
+            parses(json_report, an, &o);
+            parses(trace_report, an, &o);
             sb_audit_gate(run, &o, devnull());
-            no_controls(sb_audit_write_junit, run, &o, 1);
-            no_controls(annotations, run, &o, 0);
-            sb_audit_write_summary(devnull(), run, &o, NULL);
+            no_controls(sb_audit_write_junit, an, &o, 1);
+            no_controls(annotations, an, &o, 0);
+            sb_audit_write_summary(devnull(), an, &o, NULL);
         }
+        sb_audit_analysis_free(an);
     }
     fclose(in);
     sb_audit_free(run);

@@ -86,12 +86,61 @@ static inline sb_audit_run *load_into(sb_audit_run *run, stream *s, const char *
     return run;
 }
 
+/* The analyses of the runs a test made (an analysis is an object of its own that points at its
+ * run): looked up by run, made by analyze_run, freed with the run by audit_free. */
+static sb_audit_analysis *analyses_[256];
+
+static inline sb_audit_analysis **analysis_slot(const sb_audit_run *run)
+{
+    sb_audit_analysis **free_slot = NULL;
+    for (size_t i = 0; i < sizeof analyses_ / sizeof analyses_[0]; i++) {
+        if (analyses_[i] && analyses_[i]->run == run)
+            return &analyses_[i];
+        if (!analyses_[i] && !free_slot)
+            free_slot = &analyses_[i];
+    }
+    assert_non_null(free_slot);
+    return free_slot;
+}
+
+static inline int analyze_run(sb_audit_run *run, const sb_audit_opts *o)
+{
+    return sb_audit_analyze(run, o, analysis_slot(run));
+}
+
+/* run's analysis (analyze_run made it). */
+static inline const sb_audit_analysis *analysis_of(const sb_audit_run *run)
+{
+    sb_audit_analysis **a = analysis_slot(run);
+    assert_non_null(*a);
+    return *a;
+}
+
+/* The options of run's analysis; the defaults before one. */
+static inline sb_audit_opts opts_of(const sb_audit_run *run)
+{
+    sb_audit_analysis **a = analysis_slot(run);
+    sb_audit_opts o;
+    sb_audit_opts_default(&o);
+    return *a ? (*a)->opts : o;
+}
+
+static inline void audit_free(sb_audit_run *run)
+{
+    if (!run)
+        return;
+    sb_audit_analysis **a = analysis_slot(run);
+    sb_audit_analysis_free(*a);
+    *a = NULL;
+    sb_audit_free(run);
+}
+
 static inline void analyze_default(sb_audit_run *run)
 {
     sb_audit_opts o;
     sb_audit_opts_default(&o);
     o.symbolize = 0;
-    assert_int_equal(sb_audit_analyze(run, &o), 0);
+    assert_int_equal(analyze_run(run, &o), 0);
 }
 
 static inline sb_audit_run *analyzed(stream *s)
@@ -113,11 +162,12 @@ static inline char *report_text(const sb_audit_run *run, report_kind kind, const
     size_t len;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    o = o ? o : &run->opts;
-    int rc = kind == AS_CSV     ? sb_audit_write_csv(f, run)
-             : kind == AS_JSON  ? sb_audit_write_json(f, run, o, env)
-             : kind == AS_TRACE ? sb_audit_write_trace(f, run)
-                                : sb_audit_write_table(f, run, o);
+    const sb_audit_analysis *an = analysis_of(run);
+    o = o ? o : &an->opts;
+    int rc = kind == AS_CSV     ? sb_audit_write_csv(f, an)
+             : kind == AS_JSON  ? sb_audit_write_json(f, an, o, env)
+             : kind == AS_TRACE ? sb_audit_write_trace(f, an)
+                                : sb_audit_write_table(f, an, o);
     assert_int_equal(rc, 0);
     fclose(f);
     return buf;
@@ -147,7 +197,7 @@ static inline int gate_message(const sb_audit_run *run, const sb_audit_opts *o, 
 /* The gate's message under --max-syncs 0, which must fail (the caller frees it). */
 static inline char *gate_failed(const sb_audit_run *run)
 {
-    sb_audit_opts o = run->opts;
+    sb_audit_opts o = opts_of(run);
     o.max_syncs = 0;
     char *msg;
     assert_int_equal(gate_message(run, &o, &msg), 1);

@@ -1,6 +1,7 @@
 /* The audit analyzer on synthetic record streams: classes, the waited rule, bubbles, the
  * rows' statistics, ranges, the gate, sites, malformed and incomplete streams. */
 #include "audit_stream.h"
+#include "base/utf8.h"
 
 #include <dlfcn.h>
 #include <jansson.h>
@@ -99,7 +100,7 @@ static void classes_from_names(void **state)
                      sb_audit_class_name(sb_audit_class_alone(cases[i].api, NULL, NULL)));
     }
     assert_int_equal(run->procs[0]->polls, 4);
-    sb_audit_free(run);
+    audit_free(run);
     /* and what a call's parameters and the driver add: the direction, the host memory */
     assert_int_equal(sb_audit_class_alone("cudaMemcpy_v3020", "DtoD", NULL), SB_AUDIT_NONE);
     assert_int_equal(sb_audit_class_alone("cudaMemcpy_v3020", "DtoH", "pinned"),
@@ -177,7 +178,7 @@ static void copies(void **state)
     assert_int_equal(cls(run, 4), SB_AUDIT_NONE);
     assert_int_equal(cls(run, 5), SB_AUDIT_NONE);
     assert_int_equal(cls(run, 6), SB_AUDIT_COPY_SYNC);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* The waited rule: GPU busy on the call's device at its start, idle at G in (start, end],
@@ -218,7 +219,7 @@ static void waited_rule(void **state)
                      sb_audit_class_name(want[i]));
     /* a waited call's bubble: from G (50000) to the next GPU work: none */
     assert_int_equal(run->procs[0]->calls[0].bubble_ns, 0);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Bubbles on a hand-built timeline: kernels [1000, 5000) and [9000, 10000). */
@@ -254,7 +255,7 @@ static void bubbles(void **state)
     assert_true(fabs(p->blocked_us - 7.5) < 1e-9);
     assert_int_equal(p->blocking, 4);
     assert_int_equal(p->polls, 1);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A stream without kernels (the default mode records only the calls and copies): no call is
@@ -294,7 +295,7 @@ static void without_kernels(void **state)
     json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
     assert_true(json_is_null(json_object_get(row, "bubble_total_us")));
     json_decref(doc);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* One row's statistics: durations 1, 2, 3, 4, 10 us. */
@@ -321,7 +322,7 @@ static void median_p95(void **state)
     assert_true(fabs(r->blocked_p95_us - 8.8) < 1e-9); /* 4 + 0.8 * (10 - 4) */
     assert_string_equal(r->range, "");
     assert_string_equal(r->site, "?");
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Range "step": instance 1 with 2 blocking calls, instance 2 with 3 (one nested in "inner"),
@@ -407,7 +408,7 @@ static void ranges_and_gate(void **state)
     /* -1: no gate, even for a range never entered */
     assert_int_equal(gate(run, "nope", -1, &msg), 0);
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Analyzed, then another process loaded and the run analyzed again: the first process's sums
@@ -439,13 +440,13 @@ static void analyzed_again_after_another_process(void **state)
     assert_true(run->procs[1]->blocked_us == 3.0);
     /* "step": two instances of process 100 */
     const sb_audit_range_sum *step = NULL;
-    for (size_t i = 0; i < run->nrange_sums; i++)
-        if (!strcmp(run->range_sums[i].name, "step"))
-            step = &run->range_sums[i];
+    for (size_t i = 0; i < analysis_of(run)->nrange_sums; i++)
+        if (!strcmp(analysis_of(run)->range_sums[i].name, "step"))
+            step = &analysis_of(run)->range_sums[i];
     assert_non_null(step);
     assert_int_equal(step->instances, 2);
     assert_int_equal(step->total_blocking, 5);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A killed process: the ranges its calls name count as instances though never written. */
@@ -468,7 +469,7 @@ static void range_without_record(void **state)
     free(msg);
     assert_int_equal(gate(run, "step", 0, &msg), 1);
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A recorded range and calls that name unrecorded ones before it: each instance once, however
@@ -495,14 +496,14 @@ static void unrecorded_before_recorded(void **state)
     assert_int_equal(sb_audit_find_range(p, 1, 10)->blocking, 1);
     assert_int_equal(sb_audit_find_range(p, 1, 3)->blocking, 2);
     assert_int_equal(sb_audit_find_range(p, 1, 3)->start, 30); /* the first call's */
-    assert_int_equal(run->nrange_sums, 3);
-    for (size_t i = 0; i < run->nrange_sums; i++)
-        assert_int_equal(run->range_sums[i].instances, 1);
+    assert_int_equal(analysis_of(run)->nrange_sums, 3);
+    for (size_t i = 0; i < analysis_of(run)->nrange_sums; i++)
+        assert_int_equal(analysis_of(run)->range_sums[i].instances, 1);
     char *msg;
     assert_int_equal(gate(run, "step", 0, &msg), 1);
     assert_non_null(strstr(msg, "1 of 1 instance of range 'step'"));
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* 200000 blocking calls naming 100000 ranges never recorded (a killed process), at 5000 sites:
@@ -532,11 +533,11 @@ static void many_ranges_and_sites(void **state)
     assert_int_equal(p->nrows, NSITES); /* the calls at one site name ranges of one name */
     for (size_t i = 0; i < p->nranges; i++)
         assert_int_equal(p->ranges[i].blocking, 2);
-    assert_int_equal(run->nrange_sums, NNAMES);
-    for (size_t i = 0; i < run->nrange_sums; i++) {
-        assert_int_equal(run->range_sums[i].instances, NCALLS / 2 / NNAMES);
-        assert_int_equal(run->range_sums[i].total_blocking, NCALLS / NNAMES);
-        assert_int_equal(run->range_sums[i].max_blocking, 2);
+    assert_int_equal(analysis_of(run)->nrange_sums, NNAMES);
+    for (size_t i = 0; i < analysis_of(run)->nrange_sums; i++) {
+        assert_int_equal(analysis_of(run)->range_sums[i].instances, NCALLS / 2 / NNAMES);
+        assert_int_equal(analysis_of(run)->range_sums[i].total_blocking, NCALLS / NNAMES);
+        assert_int_equal(analysis_of(run)->range_sums[i].max_blocking, 2);
     }
     char *msg;
     assert_int_equal(gate(run, "r3", 2, &msg), 0);
@@ -555,7 +556,7 @@ static void many_ranges_and_sites(void **state)
     assert_non_null(strstr(buf, "sync-device       200000"));
     assert_non_null(strstr(buf, "\n       40  sync-device    r"));
     free(buf);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A formatted text that does not fit is cut on a character boundary; invalid bytes become '?'. */
@@ -613,7 +614,7 @@ static void sites(void **state)
     sb_audit_run *run = load_into(NULL, &s, "proc-100.jsonl");
     sb_audit_opts o;
     sb_audit_opts_default(&o); /* symbolize on: the objects do not exist, nothing changes */
-    assert_int_equal(sb_audit_analyze(run, &o), 0);
+    assert_int_equal(analyze_run(run, &o), 0);
     const sb_audit_proc *p = run->procs[0];
     assert_string_equal(p->calls[0].site, "libtorch_cuda.so!at::native::item");
     assert_string_equal(p->calls[1].site, "libfoo.so+0x1abc");
@@ -623,7 +624,7 @@ static void sites(void **state)
     assert_string_equal(p->calls[5].site, "?");
     /* C++ names read as they were written */
     assert_string_equal(p->calls[6].site, "libc10_cuda.so!c10::cuda::device_synchronize()");
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 __attribute__((noinline)) int sb_test_audit_marker(int x)
@@ -655,12 +656,12 @@ static void symbolize_frames(void **state)
     sb_audit_run *run = load_into(NULL, &s, "proc-100.jsonl");
     sb_audit_opts o;
     sb_audit_opts_default(&o);
-    assert_int_equal(sb_audit_analyze(run, &o), 0);
+    assert_int_equal(analyze_run(run, &o), 0);
     const char *site = run->procs[0]->calls[1].site;
     if (!strstr(site, "!sb_test_audit_marker"))
         fail_msg("site %s", site);
     assert_non_null(strstr(site, "test_audit.c:"));
-    sb_audit_free(run);
+    audit_free(run);
     (void)sb_test_audit_marker(1);
 }
 
@@ -691,7 +692,7 @@ static void malformed_lines(void **state)
     assert_non_null(strstr(buf, "pid 100: 4 malformed lines skipped"));
     assert_null(strstr(buf, "no end record"));
     free(buf);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void incomplete_stream(void **state)
@@ -712,7 +713,7 @@ static void incomplete_stream(void **state)
     assert_non_null(strstr(buf, "python3 train.py"));
     assert_non_null(strstr(buf, "sync-device"));
     free(buf);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void no_cuda(void **state)
@@ -736,7 +737,7 @@ static void no_cuda(void **state)
     assert_int_equal(gate_message(run, &o, &msg), 0);
     assert_non_null(strstr(msg, "nothing was watched"));
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 int main(void)

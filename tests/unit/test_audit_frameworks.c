@@ -44,7 +44,7 @@ static sb_audit_run *one_call(const char *sub, const char *file, const char *fun
     sb_audit_opts o;
     sb_audit_opts_default(&o);
     o.symbolize = 0;
-    assert_int_equal(sb_audit_analyze(run, &o), 0);
+    assert_int_equal(analyze_run(run, &o), 0);
     return run;
 }
 
@@ -112,7 +112,7 @@ static void every_row_matches_its_own_library_only(void **state)
         assert_non_null(strstr(c->made->op, r->what));
         assert_non_null(strstr(c->made->fix, r->fix));
         assert_ptr_equal(c->rule->scenario, r->scenario);
-        sb_audit_free(run);
+        audit_free(run);
 
         snprintf(sub, sizeof sub, "stranger%d", i);
         snprintf(path, sizeof path, PKGS "notmine/%s", mod);
@@ -121,7 +121,7 @@ static void every_row_matches_its_own_library_only(void **state)
         c = &run->procs[0]->calls[0];
         if (c->made->fw)
             fail_msg("row %s fired in a stranger's package", r->id);
-        sb_audit_free(run);
+        audit_free(run);
 
         snprintf(sub, sizeof sub, "changed%d", i);
         snprintf(path, sizeof path, PKGS "%s", mod);
@@ -131,7 +131,7 @@ static void every_row_matches_its_own_library_only(void **state)
         assert_null(c->made->fw);
         assert_non_null(c->made->fw_changed);
         assert_non_null(strstr(c->made->fix, "not known to syncbench"));
-        sb_audit_free(run);
+        audit_free(run);
     }
 }
 
@@ -184,7 +184,7 @@ static void the_recorded_library_lines_name_their_rows(void **state)
         if (strcmp(got, RECORDED[i].row))
             fail_msg("%s:%d in %s: row '%s', not '%s'", RECORDED[i].module, RECORDED[i].line,
                      RECORDED[i].func, got, RECORDED[i].row);
-        sb_audit_free(run);
+        audit_free(run);
     }
 }
 
@@ -242,7 +242,7 @@ static void the_fix_names_the_users_line_and_unknown_syncs_say_so(void **state)
     assert_string_equal(c->made->fix_at, want);
     assert_null(strstr(c->made->fix, "keep it on the GPU"));
     assert_non_null(strstr(c->made->fix, "fused=True"));
-    sb_audit_free(run);
+    audit_free(run);
 
     write_file("unknown", PKGS "somelib/loop.py", 4, "if loss.item() > 3:");
     run = one_call("unknown", PKGS "somelib/loop.py", "step", 4);
@@ -251,7 +251,7 @@ static void the_fix_names_the_users_line_and_unknown_syncs_say_so(void **state)
     assert_non_null(strstr(c->made->fix, "inside somelib (step): not in syncbench's framework "
                                          "table"));
     assert_non_null(strstr(c->made->fix, "no option in your code is known to remove it"));
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A user's row (--rules FILE) is tried before the built-in ones, on the same frame. */
@@ -269,11 +269,11 @@ static void a_users_row_comes_first(void **state)
     const sb_audit_call *c = &run->procs[0]->calls[0];
     assert_ptr_equal(c->made->fw, &mine);
     assert_true(!strncmp(c->made->fix, "our own fix", 11));
-    sb_audit_free(run);
+    audit_free(run);
     sb_fw_use_user_rows(NULL, 0);
     run = one_call("user", PKGS "torch/amp/grad_scaler.py", "_maybe_opt_step", 2);
     assert_string_equal(run->procs[0]->calls[0].made->fw->id, "torch.amp.grad_scaler.found_inf");
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 int main(void)

@@ -147,7 +147,7 @@ static sb_audit_run *library_run(int innermost)
     sb_audit_opts_default(&o);
     o.symbolize = 0;
     o.py_innermost = innermost;
-    assert_int_equal(sb_audit_analyze(run, &o), 0);
+    assert_int_equal(analyze_run(run, &o), 0);
     return run;
 }
 
@@ -240,7 +240,7 @@ static void a_sync_inside_an_installed_package_gets_both_frames(void **state)
     assert_non_null(strstr(trace, "\"via\":\"" GEN ":3 in _has_unfinished_sequences\""));
     assert_non_null(strstr(trace, "\"library\":\"transformers\""));
     free(trace);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void distinct_library_lines_are_distinct_rows_under_the_user_line(void **state)
@@ -304,7 +304,7 @@ static void distinct_library_lines_are_distinct_rows_under_the_user_line(void **
     if (!strstr(msg, want))
         fail_msg("not in the gate's message:\n%s\n---\n%s", want, msg);
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* torch's own Python is how its operations are called: a sync under torch's frames alone keeps
@@ -328,7 +328,7 @@ static void torch_frames_are_not_a_library(void **state)
     char *t = table_text(run);
     assert_non_null(strstr(t, "| loss = out.float().mean().item()"));
     free(t);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* --py-site innermost: the library's line is the site; no second frame, the same operation. */
@@ -343,7 +343,7 @@ static void innermost_site_is_the_library_line(void **state)
     assert_null(c->made->via);
     assert_made(c, "", "transformers",
                 "inside transformers: generate()'s stopping check after every token");
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void packages_by_path(void **state)
@@ -535,7 +535,7 @@ static void assert_stranger(const sb_audit_rule *r, frames_at w, const char *wha
     else
         snprintf(want, sizeof want, "%s+0x10", name);
     assert_string_equal(sb_audit_site(&run->strs, &k.st), want);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Alternative i of a condition ("a|b|c", 1 -> "b"), into buf; its first when it has fewer, ""
@@ -711,7 +711,7 @@ static sb_audit_run *native_run(int symsize, const char *const frames[4][3])
     sb_audit_run *run = load_into(NULL, &s, "proc-100.jsonl");
     sb_audit_opts o;
     sb_audit_opts_default(&o); /* symbolize on: the object's table, and addr2line when there */
-    assert_int_equal(sb_audit_analyze(run, &o), 0);
+    assert_int_equal(analyze_run(run, &o), 0);
     return run;
 }
 
@@ -742,7 +742,7 @@ static void native_names_are_never_a_neighbours(void **state)
     assert_string_equal(p->calls[1].site, "libstripped.so.1+0x2100"); /* past neighbour */
     assert_string_equal(p->calls[2].site, "libstripped.so.1+0x3004");
     assert_string_equal(p->calls[3].site, "libstripped.so.1!covered_fn");
-    sb_audit_free(run);
+    audit_free(run);
 
     /* an older writer's names: kept where the object's symbol covers the address, dropped where
      * it does not or the object cannot be read */
@@ -756,7 +756,7 @@ static void native_names_are_never_a_neighbours(void **state)
     assert_string_equal(p->calls[1].site, "libstripped.so.1+0x2100");
     assert_string_equal(p->calls[2].site, "libgone.so+0x10");
     assert_string_equal(p->calls[3].site, "libstripped.so.1+0x3004");
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 int main(void)

@@ -74,7 +74,7 @@ static void csv(void **state)
         ",?,,,,,,,run,native,,,,\n";
     assert_string_equal(buf, want);
     free(buf);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void json(void **state)
@@ -85,7 +85,7 @@ static void json(void **state)
     memset(&env, 0, sizeof env);
     strcpy(env.host, "box");
     strcpy(env.gpu, "NVIDIA H100");
-    sb_audit_opts o = run->opts;
+    sb_audit_opts o = opts_of(run);
     o.max_syncs = 1;
     o.range = "a,b";
     json_t *root = report_json(run, AS_JSON, &o, &env);
@@ -131,7 +131,7 @@ static void json(void **state)
     root = report_json(run, AS_JSON, NULL, NULL);
     assert_true(json_is_null(json_object_get(root, "gate")));
     json_decref(root);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static json_t *find_event(json_t *events, const char *ph, const char *cat, const char *name,
@@ -228,7 +228,7 @@ static void trace(void **state)
     assert_true(fabs(num(fl, "ts") - 2.0) < 1e-9);
     assert_int_equal(json_integer_value(json_object_get(fl, "tid")), 1000007);
     json_decref(root);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Text that is not valid UTF-8, or cut in a buffer: a command line with byte 0xff, 600 bytes of
@@ -279,7 +279,7 @@ static void utf8_text(void **state)
         assert_true(strlen(name) <= 511);
         json_decref(root);
     }
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void write_file(const char *name, stream *s)
@@ -311,13 +311,13 @@ static void load_dir(void **state)
     assert_int_equal(run->procs[0]->pid, 300);
     assert_int_equal(run->procs[1]->pid, 301);
     assert_int_equal(run->procs[1]->blocking, 3);
-    sb_audit_free(run);
+    audit_free(run);
     char missing[128];
     snprintf(missing, sizeof missing, "%s/none", tmpdir);
     /* a folder the program removed: no stream (the launcher's status names what is missing) */
     assert_int_equal(sb_audit_load_dir(missing, &run), 0);
     assert_int_equal(sb_audit_nprocs(run), 0);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 int main(void)

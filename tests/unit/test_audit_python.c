@@ -149,7 +149,7 @@ static sb_audit_run *pattern_run(int innermost)
     sb_audit_opts_default(&o);
     o.symbolize = 0;
     o.py_innermost = innermost;
-    assert_int_equal(sb_audit_analyze(run, &o), 0);
+    assert_int_equal(analyze_run(run, &o), 0);
     return run;
 }
 
@@ -186,7 +186,7 @@ static void each_pattern_named_at_its_line(void **state)
         assert_string_equal(c->rule->scenario, want->want_scenario);
         assert_true(strlen(c->rule->fix) > 10);
     }
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void innermost_option_and_library_only_stacks(void **state)
@@ -198,7 +198,7 @@ static void innermost_option_and_library_only_stacks(void **state)
     assert_string_equal(p->calls[3].pyframe->file, TORCH "_tensor_str.py");
     assert_string_equal(p->calls[3].site, TORCH "_tensor_str.py:77 in torch_fn");
     assert_string_equal(p->calls[0].pyframe->file, src_path);
-    sb_audit_free(run);
+    audit_free(run);
 
     sb_audit_pyframe lib[] = {{"/usr/lib/python3.12/threading.py", "run", 3},
                               {"<frozen runpy>", "_run_code", 9}};
@@ -237,7 +237,7 @@ static void reports_carry_the_python_site(void **state)
              src_path);
     assert_non_null(strstr(msg, want));
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Two calls on one Python line with different native frames (a .cpu(): the copy and its
@@ -256,7 +256,7 @@ static void sites_group_by_python_line(void **state)
             assert_string_equal(p->rows[i].rule->op, "copy to host: .cpu()");
         }
     assert_int_equal(cpu_rows, 2); /* copy-pageable and sync-stream: two classes, one site */
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void status_lost_and_missing_records_fail_the_gate(void **state)
@@ -281,7 +281,7 @@ static void status_lost_and_missing_records_fail_the_gate(void **state)
     assert_int_equal(sb_audit_set_status(run, l.procs, l.n), 0);
     analyze_default(run);
     assert_int_equal(run->nprocs, 2); /* pid 200 had no file: added, empty */
-    sb_audit_opts o = run->opts;
+    sb_audit_opts o = opts_of(run);
     o.max_syncs = 5;
     char *msg;
     assert_int_equal(gate_message(run, &o, &msg), 1);
@@ -290,7 +290,7 @@ static void status_lost_and_missing_records_fail_the_gate(void **state)
     assert_non_null(strstr(msg, "pid 200: records incomplete: its record file could not be "
                                 "created (No space left on device)"));
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
     free(l.procs);
 }
 
@@ -330,7 +330,7 @@ static void hostile_names_are_escaped(void **state)
     assert_non_null(strstr(t, "/x/\\x1b]0;t\\x07.py:3 in f\\xc2\\x9b"));
     assert_non_null(strstr(t, "python3 \\x1b[2J\\xc2\\x9b"));
     free(t);
-    sb_audit_opts o = run->opts;
+    sb_audit_opts o = opts_of(run);
     o.max_syncs = 0;
     o.range = "r\x1b[31m\xc2\x9b";
     char *msg;
@@ -338,7 +338,7 @@ static void hostile_names_are_escaped(void **state)
     assert_false(raw_control(msg));
     assert_non_null(strstr(msg, "range 'r\\x1b[31m\\xc2\\x9b'"));
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* nvtxRangeStart/End ranges (ended on another thread) count every thread's blocking calls
@@ -366,9 +366,9 @@ static void nvtx_start_end_ranges_and_domains(void **state)
     assert_true(p->ranges[0].startend);
     assert_string_equal(p->ranges[0].domain, "NCCL");
     assert_int_equal(p->ranges[0].blocking, 3);
-    assert_int_equal(run->nrange_sums, 1);
-    assert_string_equal(run->range_sums[0].domain, "NCCL");
-    sb_audit_opts o = run->opts;
+    assert_int_equal(analysis_of(run)->nrange_sums, 1);
+    assert_string_equal(analysis_of(run)->range_sums[0].domain, "NCCL");
+    sb_audit_opts o = opts_of(run);
     o.max_syncs = 2;
     o.range = "\xce\xbb-step";
     char *msg;
@@ -378,7 +378,7 @@ static void nvtx_start_end_ranges_and_domains(void **state)
     o.max_syncs = 3;
     assert_int_equal(gate_message(run, &o, &msg), 0);
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 int main(void)

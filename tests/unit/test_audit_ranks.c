@@ -165,7 +165,7 @@ static void straggler_and_waits(void **state)
     assert_int_equal(
         json_integer_value(json_array_get(json_object_get(gj, "instance_straggler"), 3)), 0);
     json_decref(root);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* The view is computed with the analysis and kept in the run, where the table and the JSON
@@ -177,16 +177,16 @@ static void the_view_is_kept_in_the_run(void **state)
     sb_audit_run *run = add_rank(NULL, 100, 0, "train_step", r0, 2);
     add_rank(run, 101, 1, "train_step", r1, 2);
     analyze_default(run);
-    assert_int_equal(run->ranks->n, 2);
-    assert_int_equal(run->ranks->nranges, 1);
-    assert_string_equal(run->ranks->r[0].host, "");
+    assert_int_equal(analysis_of(run)->ranks->n, 2);
+    assert_int_equal(analysis_of(run)->ranks->nranges, 1);
+    assert_string_equal(analysis_of(run)->ranks->r[0].host, "");
     table_has(run, "train_step: rank 1 arrived last in 2 of 2 instances", NULL);
     json_t *root = json_of(run, "box");
     json_t *r1j = json_array_get(json_object_get(json_object_get(root, "ranks"), "ranks"), 1);
     assert_string_equal(json_string_value(json_object_get(r1j, "host")), "box");
     json_decref(root);
-    assert_string_equal(run->ranks->r[1].host, ""); /* the writers leave it as it was */
-    sb_audit_free(run);
+    assert_string_equal(analysis_of(run)->ranks->r[1].host, ""); /* the writers leave it as it was */
+    audit_free(run);
 }
 
 /* Unequal instance counts are matched up to the shortest; a rank without the range is left out;
@@ -215,7 +215,7 @@ static void unequal_counts(void **state)
               "instances matched by order up to the shortest count, 4 (rank 1 has 6)\n",
               "ranks without it, left out: 2\n", NULL);
     table_lacks(run, "eval:", NULL);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Three ranks: the straggler is the one that blocked least alone; the others' mean wait is every
@@ -244,7 +244,7 @@ static void three_ranks_and_ties(void **state)
     assert_near(g->wait_total_us, 13000);
     sb_ranks_free(&rk);
     table_has(run, "1 instance tied (no rank blocked least alone)\n", NULL);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* One rank (beside a launcher without one): no section in the table, one rank in the JSON and
@@ -262,7 +262,7 @@ static void single_rank(void **state)
     assert_int_equal(json_array_size(json_object_get(ranks, "ranks")), 1);
     assert_int_equal(json_array_size(json_object_get(ranks, "ranges")), 0);
     json_decref(root);
-    sb_audit_free(run);
+    audit_free(run);
 
     run = add_rank(NULL, 99, -1, "train_step", r0, 2);
     analyze_default(run);
@@ -271,7 +271,7 @@ static void single_rank(void **state)
     assert_true(json_is_array(json_object_get(ranks, "ranks")));
     assert_int_equal(json_array_size(json_object_get(ranks, "ranks")), 0);
     json_decref(root);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Nested push/pop ranges count their calls in every enclosing instance; a start/end range the
@@ -321,7 +321,7 @@ static void nested_and_startend(void **state)
     assert_int_equal(sb_audit_find_range(run->procs[0], 1, 2)->blocking, 1);
     assert_int_equal(sb_audit_find_range(run->procs[0], 1, 1)->blocking, 2);
     sb_ranks_free(&rk);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Two processes of one rank (an exec, a child that used CUDA) are one rank: their instances in
@@ -369,7 +369,7 @@ static void processes_sharing_a_rank(void **state)
     assert_int_equal(range_named(&rk, "step")->matched, 4);
     sb_ranks_free(&rk);
     table_has(run, "(2 processes)", NULL);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Bubbles are the rank's blocking calls' bubbles, known where GPU activity was recorded. */
@@ -403,7 +403,7 @@ static void bubbles(void **state)
                 1e-9);
     assert_true(json_is_null(json_object_get(json_array_get(list, 1), "bubble_us")));
     json_decref(root);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 static void write_report(const char *path, const sb_audit_run *run, const char *host)
@@ -491,8 +491,8 @@ static void two_machines(void **state)
     assert_non_null(two);
     assert_int_equal(two->rank, 0);
     sb_ranks_free(&rk);
-    sb_audit_free(a);
-    sb_audit_free(b);
+    audit_free(a);
+    audit_free(b);
 }
 
 /* Each problem of a report: exit 2, one line naming the file and the field. */

@@ -139,7 +139,7 @@ static sb_replay_result every_sync_removed(stream *s)
 {
     sb_audit_run *run = analyzed(s);
     sb_replay_result r = play_removing(run->procs[0], every_sync);
-    sb_audit_free(run);
+    audit_free(run);
     return r;
 }
 
@@ -176,7 +176,7 @@ static void identity(void **state)
     near(r.wall_us, 0);
     near(r.idle_us, 0);
     near(r.span_us, 222); /* first launch at 0 to the last sync's end at 5 * 40 + 22 */
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A GPU-bound loop: each 100 us kernel starts 5 us after its launch, the host waits for it and
@@ -203,7 +203,7 @@ static void gpu_bound_loop_saves_the_gaps(void **state)
     near(p->savings[0].r.wall_us, r.wall_us);
     assert_int_equal(p->savings[0].calls, N);
     near(p->savings[0].blocked_us, 107.0 * N);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Short GPU work: a 2 us kernel, the host waits 9 us for it (launch latency, kernel, wake-up),
@@ -318,7 +318,7 @@ static sb_replay_result main_syncs_removed(stream *s)
 {
     sb_audit_run *run = analyzed(s);
     sb_replay_result r = play_removing(run->procs[0], main_threads_syncs);
-    sb_audit_free(run);
+    audit_free(run);
     return r;
 }
 
@@ -338,7 +338,7 @@ static void another_threads_launches_between_removed_syncs_are_flagged(void **st
     two_thread_stream(&t, 1);
     sb_audit_run *run = analyzed(&t);
     assert_int_equal(play_removing(run->procs[0], every_sync).threads_unmodelled, 1);
-    sb_audit_free(run);
+    audit_free(run);
     stream s; /* one thread: nothing to flag */
     begin(&s);
     loop(&s, 10, 112, 5, 105, 3, 110, 0);
@@ -462,7 +462,7 @@ static sb_replay_result loader_play(int asked, int flags)
     sb_replay_result r;
     assert_int_equal(sb_replay_run(m, mask, flags, &r), 0);
     sb_replay_free(m);
-    sb_audit_free(run);
+    audit_free(run);
     return r;
 }
 
@@ -536,7 +536,7 @@ static void an_unrecorded_stretch_waits_for_the_recorded_work(void **state)
         near(play_removing(p, every_sync).wall_us, (11.0 * (N - 1) + 7) + (11.0 * (N - 1) + 5));
         /* nothing removed: the recorded run, first launch to the last sync's end */
         near(play_removing(p, no_call).span_us, second + 112.0 * (N - 1) + 110);
-        sb_audit_free(run);
+        audit_free(run);
     }
 }
 
@@ -569,7 +569,7 @@ static void a_pause_that_began_with_the_gpu_busy(void **state)
      * earlier; the stretch begins when the GPU is as far as it was at the switch, 11 us
      * earlier too, and so does all that follows (not the 107 us the host gained) */
     near(play_removing(p, first_site).wall_us, 11);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* One sync waits for a kernel (it blocks 104 us), then the host works 300 us with the GPU idle
@@ -600,7 +600,7 @@ static void sync_before_long_host_work_saves_the_overlap(void **state)
     assert_non_null(site);
     near(site->r.wall_us, 104);
     assert_int_equal(site->calls, 1);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A 200 us kernel on stream 7 [5, 205) (launch corr 1), an event recorded after it (corr 2) and
@@ -630,7 +630,7 @@ static void event_orders_streams(void **state)
     sb_replay_result r = play_removing(run->procs[0], first_site);
     /* the second kernel still starts at 206 (the event), the last sync still ends at 221 */
     near(r.wall_us, 0);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* The audit's own time after each call (oh: its stacks, taken on the way out) is taken out of
@@ -654,7 +654,7 @@ static void audit_time_is_taken_out(void **state)
     near(p->replay->audit_overhead_us, 4.0 * N);
     sb_replay_result all = play_removing(p, every_sync);
     near(all.wall_us, 2.0 * N);
-    sb_audit_free(run);
+    audit_free(run);
 
     /* syncs that wait: [3, 12) after the launch, for the kernel [5, 7) */
     begin(&s);
@@ -662,7 +662,7 @@ static void audit_time_is_taken_out(void **state)
     run = analyzed(&s);
     none = play_removing(run->procs[0], no_call);
     near(none.span_us, 40.0 * (N - 1) + 12 - 4 * (N - 1));
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A 4-byte cudaMemcpyAsync into pinned memory on stream 7, its call [t0, t1), its copy
@@ -735,7 +735,7 @@ static void a_copy_that_arrived_first_waits_for_its_engine(void **state)
         near(f.copy_behind_kernel_us, early >= 3 ? 8 : 1);
         sb_replay_result none = play_removing(p, no_call);
         near(none.span_us, 40.0 * (N - 1) + 18 + (early >= 3 ? 7.0 * (N - early) : 0));
-        sb_audit_free(run);
+        audit_free(run);
     }
 }
 
@@ -770,7 +770,7 @@ static void only_a_copy_behind_a_kernel_waits_for_its_engine(void **state)
     near(f.gap_us, 1);
     sb_replay_result none = play_removing(p, no_call);
     near(none.span_us, 40.0 * (N - 1) + 23 + 7.0 * (N - EARLY));
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A sync takes with it the readback it makes visible: removed, each step of a loop whose host
@@ -798,7 +798,7 @@ static void readbacks_go_with_their_sync(void **state)
      * its copy (at 6 us): 7 us */
     near(all->r.wall_us, 10.0 * (N - 1) + 9);
     near(all->kept.wall_us, 8.0 * (N - 1) + 7);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* cudaMalloc at t, a kernel, cudaFree at t+20 (30 us, it waits for the kernel); pointer pairs
@@ -869,7 +869,7 @@ static void legacy_stream_waits_for_blocking_streams(void **state)
         assert_int_equal(p->ngstreams, records ? 2 : 0);
         sb_replay_result r = play_removing(p, first_site);
         near(r.wall_us, records ? 0 : 5); /* without: the run ends with the kernel, at 105 */
-        sb_audit_free(run);
+        audit_free(run);
     }
 }
 
@@ -927,7 +927,7 @@ static void calibration_takes_out_the_launch_cost(void **state)
         sb_replay_result none = play_removing(p, no_call);
         /* every launch 3 us sooner, and everything after each of the first N - 1 syncs 2 us */
         near(none.span_us, 40.0 * N - 18 - launch * N - call * (N - 1));
-        sb_audit_free(run);
+        audit_free(run);
     }
 }
 
@@ -952,7 +952,7 @@ static void calibration_takes_out_the_start_cost(void **state)
     near(p->replay->start_extra_us, 2);
     sb_replay_result r = play_removing(p, every_sync);
     near(r.wall_us, (11.0 - 2) * (N - 1) + 5);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* An allocation's own figure: recording added 10 us to a cudaMalloc and cudaFree pair beside
@@ -974,7 +974,7 @@ static void calibration_takes_out_an_allocations_cost(void **state)
     near(p->replay->alloc_extra_us, 4);
     sb_replay_result none = play_removing(p, no_call);
     near(none.span_us, 100.0 * (N - 1) + 50 - 4 * (2 * N - 1));
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A readback's own figure: its round trip took 3 us more recorded than plain, beyond the plain
@@ -1010,7 +1010,7 @@ static void calibration_takes_out_a_readbacks_cost(void **state)
         assert_int_equal(p->copy_extra_ns, k ? 5000 : 2000);
         sb_replay_result none = play_removing(p, no_call);
         near(none.span_us, 40.0 * (N - 1) + 22 - (k ? 3 : 2) * N);
-        sb_audit_free(run);
+        audit_free(run);
     }
 }
 
@@ -1044,7 +1044,7 @@ static void a_readback_waits_for_its_streams_event(void **state)
     assert_int_equal(p->copy_extra_ns, 5000);
     sb_replay_result none = play_removing(p, no_call);
     near(none.span_us, 210 - 1);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* Every figure from one file whose every field counts: launch 1 us; call 2000 - 1000 - 400 =
@@ -1083,7 +1083,7 @@ static void calibration_figures_from_every_field(void **state)
         assert_int_equal(p->start_extra_ns, cases[k].start);
         assert_int_equal(p->alloc_extra_ns, cases[k].alloc ? cases[k].alloc : cases[k].call);
         assert_int_equal(p->copy_extra_ns, cases[k].copy);
-        sb_audit_free(run);
+        audit_free(run);
     }
 }
 
@@ -1162,7 +1162,7 @@ static void reports_show_the_prediction(void **state)
     near(json_real_value(json_object_get(json_object_get(doc, "total"), "predicted_save_wall_us")),
          38);
     json_decref(doc);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* The reports of a saving the model cannot predict (the training loop's shape above): the table,
@@ -1198,7 +1198,7 @@ static void reports_say_unknown_when_threads_are_not_modelled(void **state)
     json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
     assert_true(json_is_null(json_object_get(row, "site_save_us")));
     json_decref(doc);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A job of two ranks, each the GPU-bound loop of gpu_bound_loop_saves_the_gaps: each rank's
@@ -1245,13 +1245,13 @@ static void every_rank_of_a_job_is_unknown(void **state)
         json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "predicted");
     assert_int_equal(json_integer_value(json_object_get(pred, "ranks_unmodelled")), 1);
     json_decref(doc);
-    sb_audit_free(run);
+    audit_free(run);
     stream c; /* one rank's records alone */
     rank_stream(&c, 202, 1);
     run = load_into(NULL, &c, "proc-202.jsonl");
     analyze_default(run);
     assert_int_equal(run->procs[0]->savings[0].ranks_unmodelled, 0);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* ---- a price per library line (issue 44): a user's line that leads into two lines inside a
@@ -1355,7 +1355,7 @@ static void two_library_lines_are_priced_apart(void **state)
     assert_string_equal(sb_audit_line_saving_text(run, a->site, "", buf, sizeof buf), "");
     assert_null(sb_audit_line_saving_of(p, a->site, b->site)); /* no such pair */
     assert_null(sb_audit_saving_of(p, SB_SAVE_LINE, NULL, SB_AUDIT_NONE));
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* A user's line whose calls all go through one library line: the line's play is the site's. */
@@ -1382,7 +1382,7 @@ static void a_lone_library_line_is_its_sites_play(void **state)
     near(sb_audit_saving_us(line), sb_audit_saving_us(site));
     near(line->kept.wall_us, site->kept.wall_us);
     near(sb_audit_saving_us(line), 11.0 * 25); /* gpu_bound_loop_saves_the_gaps' 11 us a step */
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* The row of the JSON report whose via site is `via`. */
@@ -1476,7 +1476,7 @@ static void reports_give_each_library_lines_saving(void **state)
     snprintf(want, sizeof want, "via " LINE_A " (removing the line saves %.3f ms)\n", sa / 1e3);
     assert_non_null(strstr(msg, want));
     free(msg);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 /* The framework table's rows (analyze/frameworks.h) in the reports: made.fw set by hand on the
@@ -1545,7 +1545,7 @@ static void reports_carry_the_framework_row(void **state)
     assert_non_null(strstr(table, "removes 30 of the run's 60 blocking calls\n"));
     assert_non_null(strstr(table, "no option removes them (30 of the run's 60 blocking calls)\n"));
     free(table);
-    sb_audit_free(run);
+    audit_free(run);
 }
 
 int main(void)

@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "engine/measure.h"
-#include "engine/stats.h"
+#include "base/stats.h"
 
 static void odd_count(void **state)
 {

@@ -1,16 +1,8 @@
-/* The analyzer's growable arrays, keyed indexes, a qsort that takes empty arrays, and report
- * text. */
-#include "model/model.h"
+/* Growable arrays, keyed indexes, a qsort that takes empty arrays. */
+#include "base/arrays.h"
 
-#include "base/error.h"
-
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include "base/utf8.h"
 
 int sb_keyed_cmp(const void *a, const void *b)
 {
@@ -58,27 +50,6 @@ void sb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
 {
     if (n > 1)
         qsort(base, n, size, cmp);
-}
-
-void sb_audit_fmt(char *buf, size_t n, const char *fmt, ...)
-{
-    if (!n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf, n, fmt, ap);
-    va_end(ap);
-    if (w < 0)
-        buf[0] = '\0';
-    else if ((size_t)w >= n)
-        sb_utf8_cut(buf);
-    sb_utf8_sanitize(buf);
-}
-
-const char *sb_audit_esc(char *buf, size_t n, const char *s)
-{
-    sb_escape(s ? s : "", buf, n);
-    return buf;
 }
 
 size_t sb_count_before(const int64_t *v, size_t n, size_t stride, int64_t x, int upper)
