@@ -5,6 +5,7 @@
  * The injection library (inject/) records; src/model/ reads, src/analyze/ analyzes, src/report/
  * writes. */
 #include "cmd/audit.h"
+#include "cmd/audit_baseline.h"
 #include "cmd/audit_calibrate.h"
 #include "cmd/audit_merge.h"
 #include "cli/audit_merge_args.h"
@@ -504,6 +505,9 @@ typedef struct {
     sb_out_file out;
 } output;
 
+/* --baseline and --update-baseline (cmd/audit_baseline.c) */
+static sb_audit_bl baseline;
+
 /* An output must not overwrite what the run reads: CMD itself, or a file an argument names
  * (`audit --csv victim.sh -- ./victim.sh`, `--json train.py -- python train.py`). */
 static int refuse_inputs(output *outs, int nout, const char *cmd_path, char **cmd)
@@ -522,7 +526,7 @@ static int refuse_inputs(output *outs, int nout, const char *cmd_path, char **cm
         if (rc)
             return rc;
     }
-    return 0;
+    return baseline.out.state ? sb_out_check_inputs(&baseline.out, inputs) : 0;
 }
 
 /* The command line as one string, for the report. */
@@ -618,6 +622,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     o.py_innermost = req->py_site && !strcmp(req->py_site, "innermost");
     o.include_compile = req->include_compile;
     o.allow_no_cuda = req->allow_no_cuda;
+    o.baseline = baseline.gate;
+    o.baseline_skip_first = (long)req->skip_first;
     rc = sb_audit_analyze(run, &o);
     sb_env env;
     memset(&env, 0, sizeof env);
@@ -647,6 +653,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
         *gate_rc = sb_audit_gate(run, &o, stderr);
     if (!rc && sb_ci_github(req->ci))
         rc = report_github(run, &o, &env, outs, nout);
+    if (!rc)
+        rc = sb_audit_bl_write(req, &baseline, run, &o);
     sb_audit_free(run);
     return rc;
 }
@@ -684,6 +692,28 @@ static void free_inputs(char **paths)
     free(paths);
 }
 
+/* --update-baseline's file, checked as an output is: not another output's, not in the records'
+ * folder, not one of its files, not --rules' or --baseline's. */
+static int prepare_update(const sb_audit_request *req, const char *folder, char **inputs,
+                          sb_out_file *const *earlier, size_t n, const sb_outset_rules *rules)
+{
+    const char *path = req->update_baseline;
+    int rc = sb_outset_add(&baseline.out, "update-baseline", path, rules, earlier, n);
+    if (!rc && folder)
+        rc = sb_out_check_folder(&baseline.out, req->from ? "--from" : "--keep", folder);
+    if (!rc)
+        rc = sb_out_check_inputs(&baseline.out, (const char *const *)inputs);
+    const char *files[3] = {NULL};
+    size_t k = 0;
+    if (req->rules)
+        files[k++] = req->rules;
+    if (req->baseline)
+        files[k++] = req->baseline;
+    if (!rc)
+        rc = sb_out_check_inputs(&baseline.out, files);
+    return rc;
+}
+
 /* The outputs, checked before anything is read or run: writable, no two the same file, none
  * in the folder whose records are read (--from) or written and read (--keep), where it would
  * replace a record or be read as one. */
@@ -707,6 +737,8 @@ static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
         earlier[n] = &outs[n].out;
         n += !rc;
     }
+    if (!rc && req->update_baseline) /* not a report: the baseline, checked as one is */
+        rc = prepare_update(req, folder, inputs, earlier, (size_t)n, &rules);
     free_inputs(inputs);
     *nout = n;
     return rc;
@@ -782,7 +814,8 @@ int sb_cmd_audit(int argc, char **argv)
         return rc;
     static output outs[SB_OUTPUT_FORMATS_MAX];
     int nout = 0;
-    if ((rc = prepare_outputs(&req, outs, &nout)) != 0)
+    if ((rc = prepare_outputs(&req, outs, &nout)) != 0 ||
+        (rc = sb_audit_bl_load(&req, &baseline)) != 0)
         return rc;
     if (req.from)
         return report_kept(&req, outs, nout);
