@@ -9,7 +9,8 @@
 static void value(FILE *f, const char *key, const char *v)
 {
     char buf[SB_BL_VALUE_MAX + 8];
-    fprintf(f, "%s = %s\n", key, sb_bl_norm(v ? v : "", buf, sizeof buf));
+    sb_bl_norm(v ? v : "", buf, sizeof buf);
+    fprintf(f, "%s =%s%s\n", key, buf[0] ? " " : "", buf); /* no blank at the end of a line */
 }
 
 static void site(FILE *f, size_t n, const sb_bl_item *it)

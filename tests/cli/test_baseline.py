@@ -252,3 +252,24 @@ def test_update_refuses_an_input_of_the_run(tmp_path):
     before = src.read_text()
     r = audit("--update-baseline", src, "--", "cat", src, cwd=tmp_path / "ws")
     assert r.returncode == 2 and "input" in r.stderr and src.read_text() == before, r.stderr
+
+
+def test_an_edited_line_is_changed_and_a_removed_one_gone(tmp_path):
+    bl = tmp_path / "syncs.ini"
+    update(tmp_path, loop(tmp_path), bl, "--range", "train_step")
+    edited = {**LOOP, 14: "    acc = x.amax().item()"}
+    r = audit("--from", loop(tmp_path, "K2", edited), "--baseline", bl, "--json",
+              tmp_path / "r.json", cwd=tmp_path / "ws")
+    assert r.returncode == 1 and "+1 at train.py:14 (changed)" in r.stderr, r.stderr
+    assert "was: acc = x.max().item() (line 14)" in r.stderr
+    b = json.loads((tmp_path / "r.json").read_text())["baseline"]
+    assert [s["base_text"] for s in b["changed"]] == ["acc = x.max().item()"] and b["gone"] == []
+    r = audit("--from", loop(tmp_path, "K3", steps=[[(12, 1)]] * 5), "--baseline", bl,
+              cwd=tmp_path / "ws")
+    assert r.returncode == 0, r.stderr
+    assert "gone     train.py:14 in train_step (budget 1)" in r.stderr and "2 -> 1 per step" in r.stderr
+
+
+def test_skip_first_needs_a_baseline(tmp_path):
+    r = audit("--skip-first", "2", "--", "true", cwd=tmp_path)
+    assert r.returncode == 2 and "--skip-first needs --baseline" in r.stderr, r.stderr
