@@ -19,6 +19,19 @@ static const sb_optdef audit_optdefs[] = {
      "with --max-syncs: count inside every instance of the\n"
      "NVTX push/pop range NAME instead (nested ranges included);\n"
      "a range never entered fails the gate"},
+    {"baseline", 0, NULL, SB_OPT_TEXT, "FILE", 0, 0, NULL, AT(baseline), NULL, NULL,
+     "fail (exit 1) on a blocking site FILE does not hold, or\n"
+     "one over its budget per step (per instance of the file's\n"
+     "range, or --range's) or per run; report new, over-budget,\n"
+     "moved, changed and gone sites (docs/baseline.md)"},
+    {"update-baseline", 0, NULL, SB_OPT_TEXT, "FILE", 0, 0, NULL, AT(update_baseline), NULL,
+     NULL,
+     "write this run's sites to FILE as the baseline (each with\n"
+     "its most calls in one step as its budget), keeping the\n"
+     "notes of the sites that remain; replaced atomically"},
+    {"skip-first", 0, NULL, SB_OPT_INT, "N", 0, 1e9, NULL, AT(skip_first), NULL, NULL,
+     "with --baseline or --update-baseline: leave the first N\n"
+     "steps of each process out (warm-up); overrides the file's"},
     {"include-compile", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(include_compile), NULL, NULL,
      "with --max-syncs: count the calls made while torch.compile\n"
      "compiles, autotunes and benchmarks, and those of its\n"
@@ -96,6 +109,7 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     memset(req, 0, sizeof *req);
     sb_optdefs_defaults(audit_optdefs, req);
     req->max_syncs = -1;
+    req->skip_first = -1;
     sb_argtable t = {audit_optdefs, req, NULL};
     int first;
     int rc = sb_args_parse_in_order("audit: ", &t, 1, argc, argv, &first);
@@ -106,12 +120,19 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     /* `--csv -- true`: the "--" was taken as the option's value */
     const struct {
         const char *name, *value;
-    } values[] = {{"csv", req->csv},         {"json", req->json},
-                  {"trace", req->trace},     {"markdown", req->markdown},
-                  {"keep", req->keep},       {"range", req->range},
-                  {"py-site", req->py_site}, {"from", req->from},
-                  {"junit", req->junit},     {"ci", req->ci},
-                  {"rules", req->rules}};
+    } values[] = {{"csv", req->csv},
+                  {"json", req->json},
+                  {"trace", req->trace},
+                  {"markdown", req->markdown},
+                  {"keep", req->keep},
+                  {"range", req->range},
+                  {"py-site", req->py_site},
+                  {"from", req->from},
+                  {"junit", req->junit},
+                  {"ci", req->ci},
+                  {"rules", req->rules},
+                  {"baseline", req->baseline},
+                  {"update-baseline", req->update_baseline}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (values[i].value && !strcmp(values[i].value, "--"))
             return sb_fail(SB_EXIT_USAGE, "audit: --%s needs a value before \"--\"",
@@ -125,16 +146,22 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
         return sb_fail(SB_EXIT_USAGE,
                        "audit: --range: longer than %d bytes (the recorded names are cut there)",
                        SB_AUDIT_RANGE_NAME_MAX);
-    if (req->range && req->max_syncs < 0)
-        return sb_fail(SB_EXIT_USAGE, "audit: --range needs --max-syncs N (the gate it scopes)");
-    if (req->include_compile && req->max_syncs < 0)
+    int gated = req->max_syncs >= 0 || req->baseline;
+    if (req->range && !gated && !req->update_baseline)
+        return sb_fail(SB_EXIT_USAGE, "audit: --range needs --max-syncs N (the gate it scopes), "
+                                      "--baseline FILE or --update-baseline FILE");
+    if (req->include_compile && !gated && !req->update_baseline)
+        return sb_fail(SB_EXIT_USAGE, "audit: --include-compile needs --max-syncs N (the gate it "
+                                      "widens) or --baseline FILE");
+    if (req->allow_no_cuda && !gated)
+        return sb_fail(SB_EXIT_USAGE, "audit: --allow-no-cuda needs --max-syncs N (the gate it "
+                                      "relaxes) or --baseline FILE");
+    if (req->junit && !gated)
+        return sb_fail(SB_EXIT_USAGE, "audit: --junit needs --max-syncs N (the gate it reports) "
+                                      "or --baseline FILE");
+    if (req->skip_first >= 0 && !req->baseline && !req->update_baseline)
         return sb_fail(SB_EXIT_USAGE,
-                       "audit: --include-compile needs --max-syncs N (the gate it widens)");
-    if (req->allow_no_cuda && req->max_syncs < 0)
-        return sb_fail(SB_EXIT_USAGE,
-                       "audit: --allow-no-cuda needs --max-syncs N (the gate it relaxes)");
-    if (req->junit && req->max_syncs < 0)
-        return sb_fail(SB_EXIT_USAGE, "audit: --junit needs --max-syncs N (the gate it reports)");
+                       "audit: --skip-first needs --baseline FILE or --update-baseline FILE");
     if ((rc = sb_ci_check("audit: ", req->ci)) != 0)
         return rc;
     if (req->from) {

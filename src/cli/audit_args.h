@@ -25,6 +25,11 @@ typedef struct sb_audit_request {
     int merge;           /* --merge: reports[0..nreports) (NULL-terminated) are --json reports */
     char **reports;
     int nreports;
+
+    /* docs/baseline.md */
+    const char *baseline;        /* --baseline FILE: the gate holds the run to its sites */
+    const char *update_baseline; /* --update-baseline FILE: the run's sites written there */
+    long long skip_first;        /* --skip-first N: steps left out; -1: the baseline's */
 } sb_audit_request;
 
 /* argv[0] is "audit". Options stop at the first operand or "--". 0, or exit 2 with one line.

@@ -5,6 +5,7 @@
  * The injection library (inject/) records; src/model/ reads, src/analyze/ analyzes, src/report/
  * writes. */
 #include "cmd/audit.h"
+#include "cmd/audit_baseline.h"
 #include "cmd/audit_calibrate.h"
 #include "cmd/audit_merge.h"
 #include "cli/audit_merge_args.h"
@@ -505,6 +506,9 @@ typedef struct {
     sb_out_file out;
 } output;
 
+/* --baseline and --update-baseline (cmd/audit_baseline.c) */
+static sb_audit_bl baseline;
+
 /* $GITHUB_STEP_SUMMARY under --ci github, checked as the outputs are (state SB_OUT_NONE when
  * there is none): the summary is appended to it at the end. */
 static sb_out_file step_summary;
@@ -559,6 +563,9 @@ static int refuse_inputs(output *outs, int nout, const char *cmd_path, char **cm
             !(rc = sb_out_check_inputs(o, (const char *const *)named)))
             rc = sb_out_check_files(o, own, "is syncbench's own file");
     }
+    if (!rc && baseline.out.state && !(rc = sb_out_check_inputs(&baseline.out, command)) &&
+        !(rc = sb_out_check_inputs(&baseline.out, (const char *const *)named)))
+        rc = sb_out_check_files(&baseline.out, own, "is syncbench's own file");
     sb_outset_free_paths(named);
     return rc;
 }
@@ -664,6 +671,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
     o.py_innermost = req->py_site && !strcmp(req->py_site, "innermost");
     o.include_compile = req->include_compile;
     o.allow_no_cuda = req->allow_no_cuda;
+    o.baseline = baseline.gate;
+    o.baseline_skip_first = (long)req->skip_first;
     sb_audit_analysis *an = NULL;
     rc = sb_audit_analyze(run, &o, &an);
     sb_env env;
@@ -695,6 +704,8 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, outp
         *gate_rc = sb_audit_gate(run, &o, stderr);
     if (!rc && github)
         rc = report_github(an, &o, &env, outs, nout);
+    if (!rc)
+        rc = sb_audit_bl_write(req, &baseline, run, &o);
     sb_audit_analysis_free(an);
     sb_audit_free(run);
     return rc;
@@ -733,6 +744,28 @@ static void free_inputs(char **paths)
     free(paths);
 }
 
+/* --update-baseline's file, checked as an output is: not another output's, not in the records'
+ * folder, not one of its files, not --rules' or --baseline's. */
+static int prepare_update(const sb_audit_request *req, const char *folder, char **inputs,
+                          sb_out_file *const *earlier, size_t n, const sb_outset_rules *rules)
+{
+    const char *path = req->update_baseline;
+    int rc = sb_outset_add(&baseline.out, "update-baseline", path, rules, earlier, n);
+    if (!rc && folder)
+        rc = sb_out_check_folder(&baseline.out, req->from ? "--from" : "--keep", folder);
+    if (!rc)
+        rc = sb_out_check_inputs(&baseline.out, (const char *const *)inputs);
+    const char *files[3] = {NULL};
+    size_t k = 0;
+    if (req->rules)
+        files[k++] = req->rules;
+    if (req->baseline)
+        files[k++] = req->baseline;
+    if (!rc)
+        rc = sb_out_check_inputs(&baseline.out, files);
+    return rc;
+}
+
 /* The outputs, checked before anything is read or run: writable, no two the same file, none
  * in the folder whose records are read (--from) or written and read (--keep), where it would
  * replace a record or be read as one; $GITHUB_STEP_SUMMARY (--ci github) as one of them. */
@@ -763,6 +796,8 @@ static int prepare_outputs(const sb_audit_request *req, output *outs, int *nout)
         if (!rc && step_summary.state)
             rc = sb_out_check_inputs(&step_summary, (const char *const *)inputs);
     }
+    if (!rc && req->update_baseline) /* not a report: the baseline, checked as one is */
+        rc = prepare_update(req, folder, inputs, earlier, (size_t)n, &rules);
     free_inputs(inputs);
     *nout = n;
     return rc;
@@ -838,7 +873,8 @@ int sb_cmd_audit(int argc, char **argv)
         return rc;
     static output outs[SB_OUTPUT_FORMATS_MAX];
     int nout = 0;
-    if ((rc = prepare_outputs(&req, outs, &nout)) != 0)
+    if ((rc = prepare_outputs(&req, outs, &nout)) != 0 ||
+        (rc = sb_audit_bl_load(&req, &baseline)) != 0)
         return rc;
     if (req.from)
         return report_kept(&req, outs, nout);

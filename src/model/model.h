@@ -27,6 +27,9 @@ typedef struct sb_audit_opts {
     int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
     int include_compile;    /* the gate counts calls made while torch.compile compiled too (0) */
     int allow_no_cuda;      /* the gate passes a run in which no process used CUDA (0) */
+    /* --baseline FILE (analyze/baseline.h): the sites the gate holds the run to; NULL */
+    const struct sb_baseline *baseline;
+    long baseline_skip_first; /* --skip-first N: steps left out; -1: the baseline's (-1) */
 } sb_audit_opts;
 void sb_audit_opts_default(sb_audit_opts *o);
 

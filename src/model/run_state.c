@@ -16,6 +16,7 @@ void sb_audit_opts_default(sb_audit_opts *o)
     o->waited_min_us = 5;
     o->waited_slack_us = 20;
     o->symbolize = 1;
+    o->baseline_skip_first = -1;
 }
 
 sb_audit_run *sb_audit_run_new(void)

@@ -110,7 +110,7 @@ static int gate_entry(sb_ci_verdicts *l, const sb_audit_run *run, const sb_audit
 int sb_audit_gate_verdicts(const sb_audit_run *run, const sb_audit_opts *o, sb_ci_verdicts *l)
 {
     sb_ci_verdicts_init(l, "syncbench audit", run->wall_s);
-    if (o->max_syncs < 0) /* no gate: no verdict */
+    if (o->max_syncs < 0 && !o->baseline) /* no gate: no verdict */
         return 0;
     int failed = 0, placed = 0, rc = 0;
     char *verdict = sb_audit_gate_text(run, o, &failed), *title = gate_title(o);

@@ -46,7 +46,7 @@ static int add(offenders *s, const char *site, sb_audit_class cls, long count,
 {
     if (sb_grow(&s->o, &s->cap, s->n, sizeof *s->o) < 0)
         return -1;
-    s->o[s->n++] = (offender){site, made->via_site, cls, count, rule, py, made};
+    s->o[s->n++] = (offender){site, made->via_site, cls, count, rule, py, made, NULL};
     return 0;
 }
 
@@ -170,8 +170,9 @@ static void compile_note(FILE *msg, const sb_audit_run *run, const sb_audit_opts
             n);
 }
 
-int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
-                            sb_audit_offender **sites, size_t *n)
+/* --max-syncs's offenders. */
+static int max_offenders(const sb_audit_run *run, const sb_audit_opts *o, sb_audit_offender **sites,
+                         size_t *n)
 {
     offenders s = {0};
     int rc = 0;
@@ -202,11 +203,36 @@ int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
     return 0;
 }
 
+/* --baseline's first (a new site is what a pull request brought), then --max-syncs's. */
+int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
+                            sb_audit_offender **sites, size_t *n)
+{
+    offenders b = {0}, m = {0};
+    if (sb_audit_baseline_offenders(run, o, &b.o, &b.n) < 0 ||
+        max_offenders(run, o, &m.o, &m.n) < 0 ||
+        (b.n + m.n && !(*sites = realloc(b.o, (b.n + m.n) * sizeof *b.o)))) {
+        free(b.o);
+        free(m.o);
+        *sites = NULL;
+        *n = 0;
+        return -1;
+    }
+    if (!(b.n + m.n)) {
+        free(b.o);
+        *sites = NULL;
+    }
+    if (m.n)
+        memcpy(*sites + b.n, m.o, m.n * sizeof *m.o);
+    free(m.o);
+    *n = b.n + m.n;
+    return 0;
+}
+
 /* The gate's top offending sites, under its verdict. */
 static void top_sites(FILE *msg, const sb_audit_run *run, const sb_audit_opts *o)
 {
     offenders s = {0};
-    if (msg && sb_audit_gate_offenders(run, o, &s.o, &s.n) == 0)
+    if (msg && max_offenders(run, o, &s.o, &s.n) == 0)
         print_top(msg, run, &s, o->top);
     free(s.o);
 }
@@ -280,18 +306,9 @@ static int gate_incomplete(const sb_audit_run *run, const sb_audit_opts *o, FILE
     return bad;
 }
 
-int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+/* --max-syncs N: the run's count, or each instance of --range's. */
+static int gate_max(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
 {
-    if (o->max_syncs < 0)
-        return 0;
-    if (gate_incomplete(run, o, msg))
-        return 1;
-    if (!run->nprocs && !o->allow_no_cuda) {
-        say(msg, "audit gate: FAILED: no process initialized CUDA with the audit's library "
-                 "loaded: nothing was watched (no GPU or driver, a CPU fallback, or an environment "
-                 "that dropped the library: sudo, env -i); --allow-no-cuda passes such a run\n");
-        return 1;
-    }
     if (o->range)
         return gate_range(run, o, msg);
     long total = run_total(run, o);
@@ -321,6 +338,24 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
     return 1;
 }
 
+int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+{
+    if (o->max_syncs < 0 && !o->baseline)
+        return 0;
+    if (gate_incomplete(run, o, msg))
+        return 1;
+    if (!run->nprocs && !o->allow_no_cuda) {
+        say(msg, "audit gate: FAILED: no process initialized CUDA with the audit's library "
+                 "loaded: nothing was watched (no GPU or driver, a CPU fallback, or an environment "
+                 "that dropped the library: sudo, env -i); --allow-no-cuda passes such a run\n");
+        return 1;
+    }
+    int failed = o->max_syncs >= 0 ? gate_max(run, o, msg) : 0;
+    if (o->baseline)
+        failed |= sb_audit_gate_baseline(run, o, msg);
+    return failed;
+}
+
 char *sb_audit_gate_text(const sb_audit_run *run, const sb_audit_opts *o, int *failed)
 {
     sb_memtext m;
@@ -332,6 +367,8 @@ char *sb_audit_gate_text(const sb_audit_run *run, const sb_audit_opts *o, int *f
 
 void sb_audit_offender_text(FILE *f, const sb_audit_offender *s)
 {
+    if (s->baseline)
+        fprintf(f, "%s\n", s->baseline);
     fprintf(f, "%ld blocking call%s (%s): %s", s->count, s->count == 1 ? "" : "s",
             sb_audit_class_name(s->cls),
             s->made->op ? s->made->op : "unknown operation (no rule knows this call)");

@@ -391,5 +391,6 @@ int sb_audit_write_json(FILE *f, const sb_audit_analysis *an, const sb_audit_opt
         set(root, "gate", g);
     } else
         set(root, "gate", json_null());
+    set(root, "baseline", sb_audit_baseline_json(run, o, &g_oom)); /* gate_baseline.c */
     return sb_json_write(f, root, g_oom, "audit JSON");
 }

@@ -66,7 +66,7 @@ int sb_audit_write_summary(FILE *f, const sb_audit_analysis *an, const sb_audit_
 {
     const sb_audit_run *run = an->run;
     (void)env;
-    int failed = 0, gated = o->max_syncs >= 0, rc = 0;
+    int failed = 0, gated = o->max_syncs >= 0 || o->baseline, rc = 0;
     char *verdict = sb_audit_gate_text(run, o, &failed), *table = audit_table(an, o);
     sb_audit_offender *sites = NULL;
     size_t n = 0;

@@ -40,12 +40,26 @@ typedef struct sb_audit_offender {
     const sb_audit_rule *rule;  /* NULL: no rule knows it */
     const sb_audit_pyframe *py; /* the Python line; NULL: a native site */
     const sb_audit_made *made;  /* the operation and the fix, the library's where it made them */
+    const char *baseline; /* --baseline: why the site fails it ("baseline: new site, ..."); NULL:
+                             --max-syncs's */
 } sb_audit_offender;
 /* The sites of the blocking calls over the limit (with --range: of the instances over it), one
  * per site and class, most calls first; none when the count is within it (records cut short
  * fail the gate without a site). 0, or -1 out of memory; *sites is the caller's to free. */
 int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
                             sb_audit_offender **sites, size_t *n);
+/* ---- gate_baseline.c: --baseline FILE ---- */
+/* The verdict against o->baseline and the difference (new, over budget, changed, moved, gone
+ * sites; the number per step, base vs now) to msg (NULL: nothing written). 1 failed, else 0. */
+int sb_audit_gate_baseline(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg);
+/* The sites that fail the baseline (new, changed, over budget), each with its why. 0, or -1 out
+ * of memory; *sites is the caller's to free. */
+int sb_audit_baseline_offenders(const sb_audit_run *run, const sb_audit_opts *o,
+                                sb_audit_offender **sites, size_t *n);
+/* The JSON report's "baseline" object (null without --baseline); NULL and *oom = 1 out of
+ * memory. */
+struct json_t *sb_audit_baseline_json(const sb_audit_run *run, const sb_audit_opts *o, int *oom);
+
 /* An offender in words, raw (the writer escapes): "N blocking calls (class): operation" and,
  * when a rule knows it, "\nfix: ... (priced by: syncbench --scenario S)". */
 void sb_audit_offender_text(FILE *f, const sb_audit_offender *s);

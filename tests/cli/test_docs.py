@@ -20,7 +20,7 @@ each other's outputs and nothing lands in the checkout):
   - `syncbench audit ... -- CMD ...`: CMD is your program; it is replaced by one that does not
     exist, and the audit must get as far as starting it (exit 127, one line). That checks every
     option and output of the line without running the program or CUDA.
-  - an input that is not there (compare's two CSVs, --config FILE, --from DIR, --rules FILE,
+  - an input that is not there (compare's two CSVs, --config FILE, --from DIR, --rules FILE, --baseline FILE,
     the --merge reports) stands for a file of yours: skipped. An input inside one of the repository's own
     folders (configs/, results/, tests/, ...) must exist.
   - anything else fails, naming the document, the line and the command.
@@ -195,7 +195,7 @@ def inputs_of(args):
     found = []
     if args[:1] == ["compare"]:
         found += [a for a in args[1:3] if not a.startswith("-")]
-    for opt in ("--config", "--from", "--rules"):
+    for opt in ("--config", "--from", "--rules", "--baseline"):
         value = option_value(args, opt)
         if value is not None:
             found.append(value)
