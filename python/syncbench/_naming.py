@@ -14,15 +14,19 @@ from ._text import escape, unique_keys
 class Site:
     """One call site of a block: what the audit's report row says of it. `where` is the user's
     line; `via` the line inside a library that made the call ("" when the user's line made it
-    itself), `via_source` its text, `library` the package whose code it is ("" when none)."""
+    itself), `via_source` its text, `library` the package whose code it is ("" when none).
+    `file`, `line`, `function`: the user's line's frame (file as recorded, None: a native
+    site); `via_file`, `via_line`, `via_function`: the library line's (None: none)."""
 
     def __init__(self, count, cls, where, source="", operation="", fix="", blocked_us=0.0,
-                 api="", file=None, line=0, scenario=None, via="", via_source="", library=""):
+                 api="", file=None, line=0, scenario=None, via="", via_source="", library="",
+                 function="", via_file=None, via_line=0, via_function=""):
         self.count, self.cls, self.where, self.source = count, cls, where, source
         self.operation, self.fix, self.blocked_us, self.api = operation, fix, blocked_us, api
         # the Python line (file as recorded, None: a native site) and the scenario pricing the fix
-        self.file, self.line, self.scenario = file, line, scenario
+        self.file, self.line, self.scenario, self.function = file, line, scenario, function
         self.via, self.via_source, self.library = via, via_source, library
+        self.via_file, self.via_line, self.via_function = via_file, via_line, via_function
 
     def head(self):
         """The user's line as a failed test shows it; text from outside escaped."""
@@ -99,7 +103,9 @@ def _analyze(stream):
                           file=py.get("file") or None, line=py.get("line") or 0,
                           scenario=row.get("scenario") or None,
                           via=via.get("site") or "", via_source=via.get("source") or "",
-                          library=row.get("library") or ""))
+                          library=row.get("library") or "", function=py.get("function") or "",
+                          via_file=via.get("file") or None, via_line=via.get("line") or 0,
+                          via_function=via.get("function") or ""))
     return sites
 
 
@@ -133,9 +139,14 @@ def _from_records(stream):
         where = text(user) if user else "(no Python frame)"
         via = text(frames[0]) if frames and frames[0] is not user else ""
         key = (where, via, c.get("api", "?"))
+        inner = frames[0] if via else None
         s = by_site.setdefault(key, Site(0, "blocking", where, api=c.get("api", "?"), via=via,
                                          file=user[0] if user else None,
-                                         line=user[2] if user else 0))
+                                         line=user[2] if user else 0,
+                                         function=user[1] if user else "",
+                                         via_file=inner[0] if inner else None,
+                                         via_line=inner[2] if inner else 0,
+                                         via_function=inner[1] if inner else ""))
         s.count += 1
         s.blocked_us += (c.get("end", 0) - c.get("start", 0)) / 1e3
     return list(by_site.values())

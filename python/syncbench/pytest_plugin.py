@@ -6,6 +6,7 @@ no:syncbench.pytest_plugin` turns it off):
     @pytest.mark.no_syncs               # fail the test on any host-blocking CUDA call
     @pytest.mark.no_syncs(allow=2)      # ... on more than 2
     @pytest.mark.no_syncs(all_threads=True)
+    @pytest.mark.no_syncs(allow=["train.py:step", "transformers"])   # these sites, libraries
     def test_step(): ...
 
     def test_counts(syncbench_syncs):   # the test's calls so far, by class
@@ -13,6 +14,8 @@ no:syncbench.pytest_plugin` turns it off):
         assert syncbench_syncs.blocking == 1
 
     pytest --syncbench-report           # a table of every test's syncs at the end
+    pytest --syncbench-baseline syncs.ini   # marked tests fail only on syncs it lacks, or over
+    pytest --syncbench-baseline syncs.ini --syncbench-update-baseline   # (re)write it
 
 The marker wraps the test function's call (not its fixtures); a test over its allowance fails
 with syncbench.SyncError, an AssertionError that lists each call as `syncbench audit` names it.
@@ -29,11 +32,13 @@ import os
 import pytest
 
 import syncbench
-from syncbench import _native
+from syncbench import _allow, _baseline, _native
 from syncbench._text import escape, workflow_escape
 
 MARKER = ("no_syncs(allow=0, all_threads=False): fail the test when its call makes more than "
-          "`allow` host-blocking CUDA calls (syncbench)")
+          "`allow` host-blocking CUDA calls (syncbench); allow=[sites or libraries] or "
+          "{site or library: count}, scope='thread'|'process', baseline=FILE")
+ARGS = ("allow", "all_threads", "scope", "baseline")
 
 
 def pytest_addoption(parser):
@@ -41,6 +46,13 @@ def pytest_addoption(parser):
     group.addoption("--syncbench-report", action="store_true", default=False,
                     help="count every test's host-blocking CUDA calls and print a table of "
                          "them at the end of the session")
+    group.addoption("--syncbench-baseline", metavar="FILE", default=None,
+                    help="a sync baseline (syncbench audit --update-baseline's INI, per = run): "
+                         "a test marked no_syncs fails only on calls at sites it lacks or over "
+                         "a site's budget")
+    group.addoption("--syncbench-update-baseline", action="store_true", default=False,
+                    help="write --syncbench-baseline's FILE from the marked tests' calls at the "
+                         "end of the session (they do not fail on syncs)")
 
 
 def pytest_configure(config):
@@ -48,26 +60,79 @@ def pytest_configure(config):
     config._syncbench_rows = []  # (nodeid, Syncs) with --syncbench-report
     config._syncbench_unavailable = None
     config._syncbench_annotations = []  # workflow commands, under GitHub Actions
+    config._syncbench_baselines = {}  # a marker's baseline=FILE, by absolute path
+    config._syncbench_observed = {}  # with --syncbench-update-baseline: key -> [site, budget, line]
+    config._syncbench_baseline = None
+    path = config.getoption("syncbench_baseline", None)
+    update = config.getoption("syncbench_update_baseline", False)
+    if update and not path:
+        raise pytest.UsageError("--syncbench-update-baseline needs --syncbench-baseline FILE "
+                                "(the file it writes)")
+    if path:
+        path = os.path.abspath(path)
+        config._syncbench_baseline_path = path
+        if update and not os.path.exists(path):
+            return  # written at the end
+        if not os.path.exists(path):
+            raise pytest.UsageError(f"syncbench: baseline {escape(path)}: not found (write it "
+                                    f"with --syncbench-update-baseline)")
+        try:
+            config._syncbench_baseline = _baseline.load(path)
+        except _baseline.BaselineError as e:
+            raise pytest.UsageError(str(e)) from None
 
 
 def _marker_args(mark):
-    """(allow, all_threads) of a no_syncs marker, or a usage error naming what is wrong."""
+    """(allow, scope, baseline path or None) of a no_syncs marker, or a usage error naming
+    what is wrong."""
     if len(mark.args) > 1:
         raise pytest.UsageError(f"@pytest.mark.no_syncs takes at most one positional argument "
                                 f"(allow), got {len(mark.args)}")
-    unknown = set(mark.kwargs) - {"allow", "all_threads"}
+    unknown = set(mark.kwargs) - set(ARGS)
     if unknown:
         raise pytest.UsageError(f"@pytest.mark.no_syncs: unknown argument "
-                                f"{', '.join(sorted(unknown))} (allow, all_threads)")
+                                f"{', '.join(sorted(unknown))} ({', '.join(ARGS)})")
     allow = mark.args[0] if mark.args else mark.kwargs.get("allow", 0)
     all_threads = mark.kwargs.get("all_threads", False)
-    if isinstance(allow, bool) or not isinstance(allow, int) or allow < 0:
+    if isinstance(allow, bool) or not isinstance(allow, (int, list, tuple, dict)) or (
+            isinstance(allow, int) and allow < 0):
         raise pytest.UsageError(f"@pytest.mark.no_syncs: allow must be a whole number >= 0, "
-                                f"not {allow!r}")
+                                f"a list of sites or libraries, or a dict {{site or library: "
+                                f"count}}, not {allow!r}")
     if not isinstance(all_threads, bool):
         raise pytest.UsageError(f"@pytest.mark.no_syncs: all_threads must be True or False, "
                                 f"not {all_threads!r}")
-    return allow, all_threads
+    baseline = mark.kwargs.get("baseline")
+    if baseline is not None and not isinstance(baseline, (str, os.PathLike)):
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: baseline must be a file's path, not "
+                                f"{baseline!r}")
+    try:
+        _allow.parse(allow, "no_syncs")
+        scope = syncbench._scope(mark.kwargs.get("scope"), all_threads, "no_syncs")
+    except ValueError as e:
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: {str(e).split(': ', 1)[1]}") from None
+    if scope == "task":  # the marker's block opens around the test's call, in no task
+        raise pytest.UsageError("@pytest.mark.no_syncs: scope='task' needs the block opened "
+                                "inside the task: `with syncbench.no_syncs(scope='task'):` in "
+                                "the coroutine")
+    return allow, scope, baseline
+
+
+def _marker_baseline(item, baseline):
+    """A marker's baseline=FILE (relative to the test's file's folder), loaded once."""
+    if baseline is None:
+        return None
+    path = os.path.join(os.path.dirname(str(item.path)), os.fspath(baseline))
+    path = os.path.abspath(path)
+    cache = item.config._syncbench_baselines
+    if path not in cache:
+        if not os.path.exists(path):
+            raise pytest.UsageError(f"syncbench: baseline {escape(path)}: not found")
+        try:
+            cache[path] = _baseline.load(path)
+        except _baseline.BaselineError as e:
+            raise pytest.UsageError(str(e)) from None
+    return cache[path]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -75,7 +140,7 @@ def pytest_collection_modifyitems(config, items):
         mark = item.get_closest_marker("no_syncs")
         if mark is not None:
             try:
-                _marker_args(mark)
+                _marker_baseline(item, _marker_args(mark)[2])
             except pytest.UsageError as e:
                 raise pytest.UsageError(f"{item.nodeid}: {e}") from None
 
@@ -101,8 +166,16 @@ def pytest_runtest_setup(item):
     config = item.config
     mark = item.get_closest_marker("no_syncs")
     if mark is not None:
-        allow, all_threads = _marker_args(mark)
-        _wrap(item, lambda: syncbench.no_syncs(allow=allow, all_threads=all_threads))
+        allow, scope, baseline = _marker_args(mark)
+        if config.getoption("syncbench_update_baseline"):
+            _wrap(item, lambda: syncbench.count_syncs(scope=scope),
+                  keep=lambda s: _observe(config, allow, s))
+        else:
+            entries = list(config._syncbench_baseline.sites if config._syncbench_baseline
+                           else [])
+            mine = _marker_baseline(item, baseline)
+            entries += mine.sites if mine else []
+            _wrap(item, lambda: syncbench.no_syncs(allow=allow, scope=scope, _baseline=entries))
     if config.getoption("syncbench_report") and config._syncbench_unavailable is None:
         try:
             _native.attach()
@@ -111,6 +184,52 @@ def pytest_runtest_setup(item):
             return
         _wrap(item, syncbench.count_syncs,
               keep=lambda s: config._syncbench_rows.append((item.nodeid, s)))
+
+
+def _baseline_file(config, file):
+    """A call's file as the baseline names it: relative to pytest's rootdir when under it."""
+    if not file:
+        return file
+    root = str(config.rootpath)
+    for r, p in ((root, file), (os.path.realpath(root), os.path.realpath(file))):
+        if p.startswith(r.rstrip("/") + "/"):
+            return p[len(r.rstrip("/")) + 1:]
+    return file
+
+
+def _observe(config, allow, syncs):
+    """A marked test's calls, for the baseline --syncbench-update-baseline writes: those its
+    marker's own sites and libraries do not allow; per key, the test's calls (a budget is the
+    most of any test)."""
+    _, entries = _allow.parse(allow, "no_syncs")
+    if not syncs.blocking:
+        return
+    sites, _ = _allow.judge(syncs.sites, syncs.blocking, 0, entries)
+    mine = {}
+    for site, calls in sites:
+        key = _baseline.key_of(site, _baseline_file(config, site.file))
+        if key in mine:
+            mine[key][1] += calls
+        else:
+            mine[key] = [site, calls, site.line]
+    seen = config._syncbench_observed
+    for key, (site, calls, line) in mine.items():
+        if key not in seen:
+            seen[key] = [site, calls, line]
+        elif calls > seen[key][1]:
+            seen[key][1] = calls
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if not config.getoption("syncbench_update_baseline"):
+        return
+    if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.USAGE_ERROR,
+                      pytest.ExitCode.INTERNAL_ERROR):
+        return  # not every test ran: the file stays as it was
+    _baseline.write(config._syncbench_baseline_path, config._syncbench_observed,
+                    config._syncbench_baseline)
+    config._syncbench_written = len(config._syncbench_observed)
 
 
 def _repo_path(file):
@@ -172,6 +291,11 @@ def syncbench_syncs():
 
 
 def pytest_terminal_summary(terminalreporter, config):
+    written = getattr(config, "_syncbench_written", None)
+    if written is not None:
+        terminalreporter.write_line(
+            f"syncbench: wrote the baseline {escape(config._syncbench_baseline_path)}: "
+            f"{written} site{'s' if written != 1 else ''}")
     if config._syncbench_annotations:  # whole lines, which the runner reads as commands
         terminalreporter.ensure_newline()
         for line in config._syncbench_annotations:

@@ -256,10 +256,14 @@ def test_the_library_is_found_in_the_source_tree():
 
 
 @pytest.mark.parametrize("arg,message", [
-    ("allow=-1", "allow must be a whole number >= 0, not -1"),
-    ("allow=1.5", "allow must be a whole number >= 0, not 1.5"),
-    ("allow=True", "allow must be a whole number >= 0, not True"),
-    ("allow='2'", "allow must be a whole number >= 0, not '2'"),
+    ("allow=-1", "allow must be a whole number >= 0, a list of sites or libraries, "
+     "or a dict {site or library: count}, not -1"),
+    ("allow=1.5", "allow must be a whole number >= 0, a list of sites or libraries, "
+     "or a dict {site or library: count}, not 1.5"),
+    ("allow=True", "allow must be a whole number >= 0, a list of sites or libraries, "
+     "or a dict {site or library: count}, not True"),
+    ("allow='2'", "allow must be a whole number >= 0, a list of sites or libraries, "
+     "or a dict {site or library: count}, not '2'"),
 ])
 def test_bad_arguments_are_clear_errors(arg, message):
     r = py(f"import syncbench\nsyncbench.no_syncs({arg})")
@@ -311,11 +315,23 @@ def test_the_report_without_a_device_says_why_and_tests_pass(tmp_path):
 
 
 @pytest.mark.parametrize("mark,message", [
-    ("no_syncs(allow=-1)", "@pytest.mark.no_syncs: allow must be a whole number >= 0, not -1"),
-    ("no_syncs('x')", "@pytest.mark.no_syncs: allow must be a whole number >= 0, not 'x'"),
+    ("no_syncs(allow=-1)", "@pytest.mark.no_syncs: allow must be a whole number >= 0, a list of "
+                           "sites or libraries, or a dict {site or library: count}, not -1"),
+    ("no_syncs('x')", "@pytest.mark.no_syncs: allow must be a whole number >= 0, a list of "
+                      "sites or libraries, or a dict {site or library: count}, not 'x'"),
+    ("no_syncs(allow=['a.py:x y'])", "@pytest.mark.no_syncs: 'a.py:x y' is neither a site "
+                                     "(FILE.py, FILE.py:LINE, FILE.py:FUNCTION, FILE.py:LINE in "
+                                     "FUNCTION) nor a library (a package name)"),
+    ("no_syncs(scope='loop')", "@pytest.mark.no_syncs: scope must be 'thread', 'process' or "
+                               "'task', not 'loop'"),
+    ("no_syncs(scope='task')", "@pytest.mark.no_syncs: scope='task' needs the block opened "
+                               "inside the task: `with syncbench.no_syncs(scope='task'):` in the "
+                               "coroutine"),
+    ("no_syncs(baseline=3)", "@pytest.mark.no_syncs: baseline must be a file's path, not 3"),
     ("no_syncs(1, 2)", "@pytest.mark.no_syncs takes at most one positional argument (allow), "
                        "got 2"),
-    ("no_syncs(alow=1)", "@pytest.mark.no_syncs: unknown argument alow (allow, all_threads)"),
+    ("no_syncs(alow=1)", "@pytest.mark.no_syncs: unknown argument alow (allow, all_threads, "
+                        "scope, baseline)"),
     ("no_syncs(all_threads=1)", "@pytest.mark.no_syncs: all_threads must be True or False, "
                                 "not 1"),
 ])
