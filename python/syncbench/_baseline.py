@@ -31,8 +31,9 @@ from ._text import escape
 
 SITE_KEYS = ("file", "function", "text", "operation", "library_line", "line", "budget",
              "skip_first", "thread", "note")
-HEAD_KEYS = ("version", "per", "range", "skip_first")
-_LIB_LINE = re.compile(r":\d+(?= in )")
+# syncs_per_step and blocked_us_per_step: the numbers the audit recorded (read, not judged here)
+HEAD_KEYS = ("version", "per", "range", "skip_first", "syncs_per_step", "blocked_us_per_step")
+_LIB_LINE = re.compile(r":\d+ in ")
 
 
 class BaselineError(ValueError):
@@ -40,8 +41,9 @@ class BaselineError(ValueError):
 
 
 def lib_key(library_line):
-    """A library line without its line number."""
-    return _LIB_LINE.sub("", library_line.strip(), count=1)
+    """A library line as `syncbench audit --update-baseline` writes it, FILE:FUNCTION: the
+    report's "transformers/trainer.py:1847 in _run_epoch" without its line number."""
+    return _LIB_LINE.sub(":", library_line.strip(), count=1)
 
 
 def _file_matches(path, recorded):
@@ -96,6 +98,7 @@ def load(path, plugin=True):
         return BaselineError(f"syncbench: baseline {escape(path)}: {where}: {what}")
 
     cp = configparser.ConfigParser(interpolation=None, default_section="\x00none",
+                                   inline_comment_prefixes=(";",),
                                    empty_lines_in_values=False, strict=True)
     cp.optionxform = str
     try:
@@ -188,7 +191,7 @@ def write(path, observed, old=None):
         file, function, text, operation, _ = key
         lines += ["", f"[site.{i}]", f"file = {_value(file)}", f"function = {_value(function)}",
                   f"text = {_value(text)}", f"operation = {_value(operation)}",
-                  f"library_line = {_value(site.via)}", f"line = {line}", f"budget = {budget}",
+                  f"library_line = {_value(lib_key(site.via or ''))}", f"line = {line}", f"budget = {budget}",
                   "skip_first = 0", "thread =", f"note = {_value(notes.get(key, ''))}"]
     d = os.path.dirname(os.path.abspath(path))
     try:

@@ -273,3 +273,24 @@ def test_an_edited_line_is_changed_and_a_removed_one_gone(tmp_path):
 def test_skip_first_needs_a_baseline(tmp_path):
     r = audit("--skip-first", "2", "--", "true", cwd=tmp_path)
     assert r.returncode == 2 and "--skip-first needs --baseline" in r.stderr, r.stderr
+
+
+def test_the_python_package_reads_the_file_the_audit_wrote(tmp_path):
+    """One format for both sides: the baseline --update-baseline writes loads in the Python
+    package's reader (the pytest plugin's --syncbench-baseline), every site with its key."""
+    import importlib.util
+    root = pathlib.Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "sb_baseline", root / "python" / "syncbench" / "_baseline.py")
+    bl = tmp_path / "syncs.ini"
+    update(tmp_path, loop(tmp_path), bl, "--range", "train_step")
+    try:
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except ImportError:  # a relative import of the package: load it as the package does
+        import sys
+        sys.path.insert(0, str(root / "python"))
+        from syncbench import _baseline as mod
+    base = mod.load(bl, plugin=False)
+    texts = sorted(s.text for s in base.sites)
+    assert texts == ["acc = x.max().item()", "loss = x.sum().item()"], texts
