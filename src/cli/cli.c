@@ -35,7 +35,7 @@ static const sb_optdef cli_optdefs[] = {
     {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
      "print nothing but errors"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},
-    {"version", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(version), NULL, NULL,
+    {"version", 'V', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(version), NULL, NULL,
      "version and git revision"},
     {NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };
