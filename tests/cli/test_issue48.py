@@ -46,3 +46,34 @@ def test_variant_list_is_never_cut():
 def test_variant_still_spelled_out_works():
     r = run("--variant", "async", "--scenario", "small-gemm", "--dry-run", env=NO_GPU)
     assert r.returncode == 0, r.stderr
+
+
+# ---- item 5: --threshold takes 5%; a bare number below 1 is refused ----
+
+GATE = ROOT / "results" / "h100" / "gate"
+
+
+def test_threshold_takes_a_percent_sign():
+    a, b = GATE / "ci1.csv", GATE / "ci2.csv"
+    plain = run("compare", a, b, "-q", "--threshold", "5", env=NO_GPU)
+    sign = run("compare", a, b, "-q", "--threshold", "5%", env=NO_GPU)
+    assert sign.returncode == plain.returncode, sign.stderr
+    assert sign.stdout == plain.stdout
+    assert "threshold 5 %" in sign.stdout
+
+
+def test_a_bare_fraction_is_refused_with_the_hint():
+    """--threshold 0.05 meant 0.05 % and turned two clean runs into 4 REGRESSION rows."""
+    a, b = GATE / "ci1.csv", GATE / "ci2.csv"
+    one_line(run("compare", a, b, "--threshold", "0.05", env=NO_GPU), 2,
+             "compare: --threshold 0.05: ambiguous: a bare number is a percentage, and 0.05 "
+             "reads as a fraction too; did you mean 5%? (write 0.05% for 0.05 %)")
+    one_line(run("compare", a, b, "--threshold-for", "GBps=0.12", env=NO_GPU), 2,
+             "did you mean 12%?")
+    r = run("compare", a, b, "-q", "--threshold-for", "GBps=12%", env=NO_GPU)
+    assert r.returncode in (0, 1), r.stderr
+
+
+def test_compare_help_says_which():
+    r = run("compare", "--help", env=NO_GPU)
+    assert "5% or 5" in r.stdout and "between 0 and 1 is refused" in r.stdout, r.stdout
