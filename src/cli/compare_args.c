@@ -217,6 +217,8 @@ int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req)
 static const char usage_head[] =
     "usage: syncbench compare BASELINE.csv CURRENT.csv [options]\n"
     "\n"
+    "Each file is a run's --csv or --json (told by content; X.json's samples are\n"
+    "X.samples.csv, as X.csv's).\n"
     "Matches rows on scenario, variant, params and metric, and gives each a verdict:\n"
     "same, faster, slower, REGRESSION, inconclusive, no-baseline, new, missing.\n"
     "\n"

@@ -77,3 +77,61 @@ def test_a_bare_fraction_is_refused_with_the_hint():
 def test_compare_help_says_which():
     r = run("compare", "--help", env=NO_GPU)
     assert "5% or 5" in r.stdout and "between 0 and 1 is refused" in r.stdout, r.stdout
+
+
+# ---- item 4: compare reads syncbench's JSON, by content ----
+
+def as_json(csv_path, out):
+    """The CSV's rows in the shape of `syncbench --json` (src/sinks/json.c)."""
+    import csv
+    rows = list(csv.DictReader(open(csv_path)))
+    doc = {"syncbench": {"version": "0.1.0", "git_revision": "x"},
+           "run_id": rows[0]["run_id"], "command_line": "syncbench --json x.json",
+           "environment": {"gpu": {"name": rows[0]["gpu"]}}, "rows": []}
+    for r in rows:
+        d = {k: r[k] for k in ("timestamp", "scenario", "variant", "params")}
+        d.update(iters=int(r["iters"]), reps=int(r["reps"]), metric=r["metric"],
+                 unit=r["unit"], better=r["better"])
+        for k in ("median", "mean", "stddev", "min", "max", "p05", "p95", "cv"):
+            d[k] = float(r[k])
+        d["flags"] = [f for f in r["flags"].split(";") if f]
+        doc["rows"].append(d)
+    out.write_text(json.dumps(doc, indent=2))
+    return out
+
+
+def test_compare_reads_json_like_csv(tmp_path):
+    """`compare a.json b.json` said "not a syncbench CSV?"."""
+    a = as_json(GATE / "ci1.csv", tmp_path / "ci1.json")
+    b = as_json(GATE / "ci2.csv", tmp_path / "ci2.json")
+    want = run("compare", GATE / "ci1.csv", GATE / "ci2.csv", "-q", env=NO_GPU)
+    # no samples beside the JSONs: the summary rule, as for CSVs without them
+    for x, y in ((a, b), (a, GATE / "ci2.csv"), (GATE / "ci1.csv", b)):
+        r = run("compare", x, y, "-q", "--base-samples", GATE / "ci1.samples.csv",
+                "--current-samples", GATE / "ci2.samples.csv", env=NO_GPU)
+        assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
+
+
+def test_samples_beside_a_json_follow_the_csv_rule(tmp_path):
+    import shutil
+    a = as_json(GATE / "ci1.csv", tmp_path / "ci1.json")
+    shutil.copy(GATE / "ci1.samples.csv", tmp_path / "ci1.samples.csv")
+    want = run("compare", GATE / "ci1.csv", GATE / "ci2.csv", "-q", env=NO_GPU)
+    r = run("compare", a, GATE / "ci2.csv", "-q", env=NO_GPU)
+    assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
+    assert "on samples" in r.stdout
+
+
+def test_json_is_told_by_content_not_name(tmp_path):
+    a = as_json(GATE / "ci1.csv", tmp_path / "named.csv")
+    r = run("compare", a, GATE / "ci2.csv", "-q", env=NO_GPU)
+    assert r.returncode in (0, 1) and "compare: 42 rows:" in r.stdout, r.stderr
+    other = tmp_path / "other.json"
+    other.write_text('{"benchmarks": []}')
+    one_line(run("compare", other, GATE / "ci2.csv", env=NO_GPU), 2,
+             f"{other}: a JSON object without syncbench's \"syncbench\" and \"rows\"")
+    bad = json.loads(a.read_text())
+    bad["rows"][1]["median"] = "abc"
+    a.write_text(json.dumps(bad))
+    one_line(run("compare", a, GATE / "ci2.csv", env=NO_GPU), 2,
+             f"{a}: row 2: median is not a number")
