@@ -2,12 +2,17 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/utf8.h"
 
 static int g_code;
-static char g_msg[1024];
+/* The message: in g_short, or on the heap (g_long) when it is longer; never cut, so that a list
+ * of names in it ("one of: ...") is whole. */
+static char g_short[1024];
+static char *g_long;
+static const char *g_msg = g_short;
 static char g_ctx[256];
 
 /* Messages quote what users typed and what files hold: every piece that a terminal would obey
@@ -55,17 +60,40 @@ void sb_fputs_escaped_sub(FILE *f, const char *s, sb_escape_sub sub, int mode)
     }
 }
 
+/* The escaped form of raw in g_short, or where it does not fit, on the heap (a piece is at
+ * most SB_ESC_PIECE - 1 bytes a byte); out of memory, the part that fits. */
+static void keep_message(const char *raw)
+{
+    size_t need = strlen(raw) * (SB_ESC_PIECE - 1) + 1;
+    free(g_long);
+    g_long = NULL;
+    g_msg = g_short;
+    if (need > sizeof g_short && (g_long = malloc(need)) != NULL) {
+        sb_escape(raw, g_long, need);
+        g_msg = g_long;
+    } else {
+        sb_escape(raw, g_short, sizeof g_short);
+    }
+}
+
 int sb_fail(int code, const char *fmt, ...)
 {
-    if (g_code == 0) {
-        char raw[sizeof g_msg];
-        va_list ap;
+    if (g_code != 0)
+        return code;
+    char raw[sizeof g_short];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    char *heap = len >= (int)sizeof raw ? malloc((size_t)len + 1) : NULL;
+    if (heap) {
         va_start(ap, fmt);
-        vsnprintf(raw, sizeof raw, fmt, ap);
+        vsnprintf(heap, (size_t)len + 1, fmt, ap);
         va_end(ap);
-        sb_escape(raw, g_msg, sizeof g_msg);
-        g_code = code;
     }
+    keep_message(heap ? heap : raw);
+    free(heap);
+    g_code = code;
     return code;
 }
 
@@ -82,7 +110,10 @@ const char *sb_error_message(void)
 void sb_error_clear(void)
 {
     g_code = 0;
-    g_msg[0] = '\0';
+    free(g_long);
+    g_long = NULL;
+    g_short[0] = '\0';
+    g_msg = g_short;
 }
 
 void sb_error_set_context(const char *ctx)

@@ -53,38 +53,69 @@ static int find_short(const option_set *s, int c)
     return -1;
 }
 
+/* An unknown letter: "unknown option '-v' (--variant is spelled out; --version is -V)", every
+ * long option that begins with the letter and how it is spelled, so a guess (-v for verbose or
+ * version) is answered; "(see --help)" when none does. The list is built whole, on the heap. */
+static int unknown_letter(const char *prefix, const option_set *s, int c)
+{
+    sb_memtext m;
+    FILE *f = sb_memtext_open(&m);
+    for (int k = 0; f && k < s->n; k++) {
+        const sb_optdef *d = s->def[k];
+        if (d->name[0] != c)
+            continue;
+        fprintf(f, "%s--%s is ", ftell(f) ? "; " : "", d->name);
+        if (d->short_name)
+            fprintf(f, "-%c", d->short_name);
+        else
+            fputs("spelled out", f);
+    }
+    char *hint = f ? sb_memtext_close(&m) : NULL;
+    int rc = sb_fail(SB_EXIT_USAGE, "%sunknown option '-%c' (%s)", prefix, c,
+                     hint && *hint ? hint : "see --help");
+    free(hint);
+    return rc;
+}
+
+/* "--x: ambiguous (--xa, --xb, ...)": every option the abbreviation begins, the list whole. */
+static int ambiguous(const char *prefix, const option_set *s, const char *name)
+{
+    sb_memtext m;
+    FILE *f = sb_memtext_open(&m);
+    for (int k = 0; f && k < s->n; k++)
+        if (!strncmp(s->names[k], name, strlen(name)))
+            fprintf(f, "%s--%s", ftell(f) ? ", " : "", s->names[k]);
+    char *list = f ? sb_memtext_close(&m) : NULL;
+    int rc = sb_fail(SB_EXIT_USAGE, "%s--%s: ambiguous (%s)", prefix, name, list ? list : "");
+    free(list);
+    return rc;
+}
+
 /* Why getopt_long refused `arg`: a value given to a flag, an ambiguous abbreviation, or a
  * name it does not know. */
 static int refused(const char *prefix, const option_set *s, const char *arg)
 {
-    if (arg[0] == '-' && arg[1] != '-') {
-        char c = arg[1];
-        return sb_fail(SB_EXIT_USAGE, "%sunknown option '-%c' (see --help)", prefix, c);
-    }
+    if (arg[0] == '-' && arg[1] != '-')
+        return unknown_letter(prefix, s, (unsigned char)arg[1]);
     char name[128];
     snprintf(name, sizeof name, "%s", arg + 2);
     char *eq = strchr(name, '=');
     if (eq)
         *eq = '\0';
     size_t len = strlen(name);
-    char matches[512] = "";
-    int nmatch = 0;
-    for (int k = 0; k < s->n; k++) {
+    int nmatch = 0, exact = 0;
+    for (int k = 0; k < s->n && !exact; k++) {
         if (!strcmp(s->names[k], name)) {
             if (eq && s->def[k]->type == SB_OPT_FLAG)
                 return sb_fail(SB_EXIT_USAGE, "%s--%s takes no value", prefix, name);
-            nmatch = 1;
-            break;
-        }
-        if (len && !strncmp(s->names[k], name, len)) {
-            size_t used = strlen(matches);
-            snprintf(matches + used, sizeof matches - used, "%s--%s", nmatch ? ", " : "",
-                     s->names[k]);
+            exact = 1;
+        } else if (len && !strncmp(s->names[k], name, len)) {
             nmatch++;
         }
     }
-    if (nmatch > 1)
-        return sb_fail(SB_EXIT_USAGE, "%s--%s: ambiguous (%s)", prefix, name, matches);
+    if (!exact && nmatch > 1)
+        return ambiguous(prefix, s, name);
+    nmatch = exact ? 1 : nmatch;
     if (nmatch == 1 && eq) /* a unique abbreviation of a flag, with a value */
         return sb_fail(SB_EXIT_USAGE, "%s--%s takes no value", prefix, name);
     const char *hint = sb_suggest(name, s->names, sizeof s->names[0]);
@@ -114,7 +145,7 @@ static int parse(const char *prefix, const sb_argtable *tables, int ntables, int
             return sb_fail(SB_EXIT_USAGE, "%soption '%s' needs a value", prefix, arg);
         int k = c >= 256 ? c - 256 : find_short(&s, c);
         if (c == '?' && optopt > 0 && optopt < 256) /* an unknown letter, maybe in a cluster */
-            return sb_fail(SB_EXIT_USAGE, "%sunknown option '-%c' (see --help)", prefix, optopt);
+            return unknown_letter(prefix, &s, optopt);
         if (c == '?' || k < 0)
             return refused(prefix, &s, arg);
         const sb_optdef *d = s.def[k];

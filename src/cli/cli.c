@@ -32,10 +32,17 @@ static const sb_optdef cli_optdefs[] = {
     {"samples", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(samples), NULL, NULL,
      "every repetition (paired deltas: every pair), tidy, for compare's\n"
      "statistical test; a suite may set it with samples = PATH"},
+    {"github-benchmark", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(github_benchmark), NULL,
+     NULL,
+     "history dashboards: github-action-benchmark's\n"
+     "customSmallerIsBetter JSON (the lower-is-better metrics)"},
+    {"bmf", 0, NULL, SB_OPT_TEXT, "PATH", 0, 0, NULL, AT(bmf), NULL, NULL,
+     "history dashboards: Bencher Metric Format JSON, every\n"
+     "metric (for bencher run's json adapter)"},
     {"quiet", 'q', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(quiet), NULL, NULL,
      "print nothing but errors"},
     {"help", 'h', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(help), NULL, NULL, "this text"},
-    {"version", 0, NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(version), NULL, NULL,
+    {"version", 'V', NULL, SB_OPT_FLAG, NULL, 0, 0, NULL, AT(version), NULL, NULL,
      "version and git revision"},
     {NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL},
 };

@@ -14,11 +14,13 @@ typedef struct sb_options {
     const char *config;
     int list, help, version, quiet, dry_run;
     long long device;
-    long long cpu;        /* -1: the measuring thread is not pinned */
-    const char *csv;      /* NULL: none; "-": stdout (then no table) */
-    const char *json;     /* NULL: none */
-    const char *markdown; /* NULL: none */
-    const char *samples;  /* NULL: none (a suite may name one) */
+    long long cpu;                /* -1: the measuring thread is not pinned */
+    const char *csv;              /* NULL: none; "-": stdout (then no table) */
+    const char *json;             /* NULL: none */
+    const char *markdown;         /* NULL: none */
+    const char *samples;          /* NULL: none (a suite may name one) */
+    const char *github_benchmark; /* NULL: none */
+    const char *bmf;              /* NULL: none */
 } sb_options;
 
 void sb_options_defaults(sb_options *o);

@@ -12,6 +12,51 @@
 
 #define AT(field) offsetof(sb_compare_request, field)
 
+/* A percentage: "5%" (pytest-benchmark's mean:5%, github-action-benchmark's 200%), or a bare
+ * number where it cannot be misread: 0, or 1 and more, in percent. A bare number between 0 and
+ * 1 is refused: 0.05 read as a fraction is 5 %, read as a percentage 0.05 %, and taking it as
+ * the latter turned two clean runs into REGRESSIONs. 0, or -1 with the reason in err. */
+static int percent(const char *text, double *out, char *err, size_t n)
+{
+    size_t len = strlen(text);
+    char num[64];
+    int sign = len > 0 && text[len - 1] == '%';
+    if (len - sign >= sizeof num) {
+        snprintf(err, n, "not a number (expected 5%% or 5, from 0 to 1000000)");
+        return -1;
+    }
+    memcpy(num, text, len - sign);
+    num[len - sign] = '\0';
+    double v;
+    int rc = sb_parse_double(num, &v);
+    if (rc == SB_PARSE_OK && (v < 0 || v > 1e6))
+        rc = SB_PARSE_RANGE;
+    if (rc != SB_PARSE_OK) {
+        snprintf(err, n, "%s (expected 5%% or 5, from 0 to 1000000)",
+                 rc == SB_PARSE_RANGE ? "out of range" : "not a number");
+        return -1;
+    }
+    if (!sign && v > 0 && v < 1) {
+        snprintf(err, n,
+                 "ambiguous: a bare number is a percentage, and %s reads as a fraction too; "
+                 "did you mean %.15g%%? (write %s%% for %s %%)",
+                 num, v * 100, num, num);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int store_threshold(void *base, const char *text, char *err, size_t n)
+{
+    sb_compare_request *req = base;
+    if (req->threshold_given++) {
+        snprintf(err, n, "given twice");
+        return -1;
+    }
+    return percent(text, &req->opts.threshold_pct, err, n);
+}
+
 /* --threshold-for METRIC=PCT[,METRIC=PCT...] */
 static int store_threshold_for(void *base, const char *text, char *err, size_t n)
 {
@@ -34,9 +79,13 @@ static int store_threshold_for(void *base, const char *text, char *err, size_t n
     for (int i = 0; i < k; i++) {
         char *eq = strchr(items[i], '=');
         double v;
-        if (!eq || eq == items[i] || sb_parse_double(eq + 1, &v) != SB_PARSE_OK || v < 0 ||
-            v > 1e6) {
-            snprintf(err, n, "expected METRIC=PCT (a number from 0 to 1000000) in '%s'", items[i]);
+        char why[192];
+        if (!eq || eq == items[i]) {
+            snprintf(err, n, "expected METRIC=PCT (5%% or 5) in '%s'", items[i]);
+            return -1;
+        }
+        if (percent(eq + 1, &v, why, sizeof why)) {
+            snprintf(err, n, "%.*s: %s", (int)(eq - items[i]), items[i], why);
             return -1;
         }
         *eq = '\0';
@@ -55,12 +104,15 @@ static int store_threshold_for(void *base, const char *text, char *err, size_t n
 /* Defaults are sb_compare_request_defaults' (compare/compare.c), which the help text repeats. */
 /* clang-format off */
 static const sb_optdef compare_optdefs[] = {
-    {"threshold", 0, NULL, SB_OPT_NUMBER, "PCT", 0, 1e6, NULL, AT(opts.threshold_pct), NULL,
-     "Verdicts:", "smallest change that counts (default 5)"},
+    {"threshold", 0, NULL, SB_OPT_CUSTOM, "PCT", 0, 0, NULL, 0, store_threshold,
+     "Verdicts:",
+     "smallest change that counts (default 5%): 5% or 5; a bare\n"
+     "number is in percent, and one between 0 and 1 is refused\n"
+     "(0.05: write 5% or 0.05%)"},
     {"threshold-for", 0, NULL, SB_OPT_CUSTOM, "METRIC=PCT[,...]", 0, 0, NULL, 0,
      store_threshold_for, NULL,
-     "a metric's own threshold, for metrics that move more\n"
-     "between machines (make perf-check: GBps=12)"},
+     "a metric's own threshold, PCT as --threshold's, for metrics\n"
+     "that move more between machines (make perf-check: GBps=12)"},
     {"confidence", 0, NULL, SB_OPT_NUMBER, "PCT", 50, 99.9, NULL, AT(confidence_pct), NULL, NULL,
      "confidence of the interval on samples (default 99)"},
     {"noise-k", 0, NULL, SB_OPT_NUMBER, "K", 0, 1e6, NULL, AT(opts.noise_k), NULL, NULL,
@@ -165,6 +217,8 @@ int sb_compare_parse_args(int argc, char **argv, sb_compare_request *req)
 static const char usage_head[] =
     "usage: syncbench compare BASELINE.csv CURRENT.csv [options]\n"
     "\n"
+    "Each file is a run's --csv or --json (told by content; X.json's samples are\n"
+    "X.samples.csv, as X.csv's).\n"
     "Matches rows on scenario, variant, params and metric, and gives each a verdict:\n"
     "same, faster, slower, REGRESSION, inconclusive, no-baseline, new, missing.\n"
     "\n"

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/textutil.h"
 #include "compare/csv_read.h"
+#include "compare/json_read.h"
 #include "compare/gate.h"
 #include "compare/match.h"
 #include "compare/outputs.h"
@@ -356,8 +357,8 @@ static int read_inputs(comparison *c)
 {
     const sb_compare_request *req = c->req;
     int rc;
-    if ((rc = sb_csv_read(req->baseline, &c->pool, &c->base)) != 0 ||
-        (rc = sb_csv_read(req->current, &c->pool, &c->cur)) != 0)
+    if ((rc = sb_run_read(req->baseline, &c->pool, &c->base)) != 0 ||
+        (rc = sb_run_read(req->current, &c->pool, &c->cur)) != 0)
         return rc;
     const char *bg = c->base.gpu, *cg = c->cur.gpu;
     if (bg[0] && cg[0] && bg != cg) { /* one pool: the same text is the same pointer */

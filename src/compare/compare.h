@@ -44,6 +44,7 @@ typedef struct sb_compare_request {
     double threshold_for_pct[SB_COMPARE_MAX_METRICS];
     int n_threshold_for;
     char threshold_for_buf[1024];
+    int threshold_given; /* --threshold was given (once only; its store is custom: 5% or 5) */
     /* the samples' interval: its confidence in percent (--confidence, default 99) */
     double confidence_pct;
     /* --base-samples, --current-samples: the samples files, NULL: X.samples.csv beside X.csv

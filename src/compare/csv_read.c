@@ -785,6 +785,8 @@ int sb_samples_path(const char *csv_path, char *out, size_t n)
     size_t len = strlen(csv_path);
     if (len >= 4 && !strcmp(csv_path + len - 4, ".csv"))
         len -= 4;
+    else if (len >= 5 && !strcmp(csv_path + len - 5, ".json")) /* X.json: X.samples.csv too */
+        len -= 5;
     int w = snprintf(out, n, "%.*s.samples.csv", (int)len, csv_path);
     return w < 0 || (size_t)w >= n ? -1 : 0;
 }

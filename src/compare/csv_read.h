@@ -34,8 +34,8 @@ void sb_cmp_table_free(sb_cmp_table *t);
 int sb_samples_read(const char *path, const char *csv_path, sb_strpool *pool, sb_cmp_table *t);
 /* Drops t's samples. */
 void sb_samples_detach(sb_cmp_table *t);
-/* The samples file beside a CSV: X.csv -> X.samples.csv (a name without .csv gets
- * .samples.csv appended). 0, or -1 when it does not fit in n bytes. */
+/* The samples file beside a run's file: X.csv or X.json -> X.samples.csv (a name without
+ * .csv or .json gets .samples.csv appended). 0, or -1 when it does not fit in n bytes. */
 int sb_samples_path(const char *csv_path, char *out, size_t n);
 
 #endif

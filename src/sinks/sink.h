@@ -49,6 +49,10 @@ typedef struct sb_sinks {
  * (a write-through target is drawn once, at end). table: keeps the rows, prints at end. */
 extern const sb_sink_ops sb_csv_sink, sb_json_sink, sb_markdown_sink, sb_table_sink,
     sb_samples_sink;
+/* The history dashboards' (sinks/dashboards.c), written at end from the kept rows:
+ * github-benchmark: github-action-benchmark's customSmallerIsBetter array, the rows whose better
+ * is lower; bmf: Bencher Metric Format, every row (value: median, lower/upper: p05/p95). */
+extern const sb_sink_ops sb_github_benchmark_sink, sb_bmf_sink;
 
 /* Before any GPU work: checks the path (sb_out_prepare) and adds the sink. PATH "-" is stdout.
  * Exit 2 with one line for a path that cannot be written, the same path twice, or a path that

@@ -29,13 +29,22 @@ static int spec_fail(const sb_run_spec *spec, int line, const char *fmt, ...)
 
 static int spec_fail(const sb_run_spec *spec, int line, const char *fmt, ...)
 {
-    char at[512], msg[768];
+    char at[512];
     where(spec, line, at, sizeof at);
+    /* the message whole, however long (a list of names is never cut) */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int len = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    return sb_fail(SB_EXIT_USAGE, "%s%s", at, msg);
+    char *msg = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (!msg)
+        return sb_fail(SB_EXIT_USAGE, "%s%s", at, fmt);
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    int rc = sb_fail(SB_EXIT_USAGE, "%s%s", at, msg);
+    free(msg);
+    return rc;
 }
 
 typedef struct {
@@ -100,19 +109,45 @@ static int check_set_keys(const sb_run_spec *spec, const selection *sel)
         if (known)
             continue;
         const char *hint = sb_suggest(key, cands, sizeof cands[0]);
-        char names[256] = "";
-        for (int i = 0; i < sel->n; i++) {
-            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
-            strncat(names, sel->list[i]->name, sizeof names - strlen(names) - 1);
-        }
-        if (hint)
-            return spec_fail(spec, spec->sets[s].line,
-                             "--set %s: unknown parameter for %s; did you mean '%s'?", key, names,
-                             hint);
-        return spec_fail(spec, spec->sets[s].line,
-                         "--set %s: unknown parameter for %s (see --list)", key, names);
+        /* the scenarios' names, whole however many */
+        sb_memtext m;
+        FILE *f = sb_memtext_open(&m);
+        for (int i = 0; f && i < sel->n; i++)
+            fprintf(f, "%s%s", i ? ", " : "", sel->list[i]->name);
+        char *names = f ? sb_memtext_close(&m) : NULL;
+        if (!names)
+            return sb_fail(SB_EXIT_FAIL, "out of memory listing the scenarios");
+        int rc = hint ? spec_fail(spec, spec->sets[s].line,
+                                  "--set %s: unknown parameter for %s; did you mean '%s'?", key,
+                                  names, hint)
+                      : spec_fail(spec, spec->sets[s].line,
+                                  "--set %s: unknown parameter for %s (see --list)", key, names);
+        free(names);
+        return rc;
     }
     return 0;
+}
+
+/* "unknown variant 'x' (one of: a, b, ...)": every variant once, the list whole however long
+ * (it is built on the heap, never in a fixed buffer). */
+static int unknown_variant(const sb_run_spec *spec, const char *name, const char *const *cands,
+                           int c)
+{
+    sb_memtext m;
+    FILE *f = sb_memtext_open(&m);
+    for (int j = 0; f && j < c; j++) {
+        int seen = 0;
+        for (int q = 0; q < j; q++)
+            seen |= !strcmp(cands[q], cands[j]);
+        if (!seen)
+            fprintf(f, "%s%s", ftell(f) ? ", " : "", cands[j]);
+    }
+    char *all = f ? sb_memtext_close(&m) : NULL;
+    if (!all)
+        return sb_fail(SB_EXIT_FAIL, "out of memory listing the variants");
+    int rc = spec_fail(spec, spec->variants_line, "unknown variant '%s' (one of: %s)", name, all);
+    free(all);
+    return rc;
 }
 
 /* Every variant name must be a variant of at least one selected scenario. Fills want[i][v]. */
@@ -146,21 +181,10 @@ static int select_variants(const sb_run_spec *spec, const selection *sel,
         if (found)
             continue;
         const char *hint = sb_suggest(names[n], cands, sizeof cands[0]);
-        char all[512] = "";
-        for (int j = 0; j < c; j++) {
-            int seen = 0;
-            for (int q = 0; q < j; q++)
-                seen |= !strcmp(cands[q], cands[j]);
-            if (seen)
-                continue;
-            strncat(all, *all ? ", " : "", sizeof all - strlen(all) - 1);
-            strncat(all, cands[j], sizeof all - strlen(all) - 1);
-        }
         if (hint)
             return spec_fail(spec, spec->variants_line, "unknown variant '%s'; did you mean '%s'?",
                              names[n], hint);
-        return spec_fail(spec, spec->variants_line, "unknown variant '%s' (one of: %s)", names[n],
-                         all);
+        return unknown_variant(spec, names[n], cands, c);
     }
     return 0;
 }

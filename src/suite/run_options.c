@@ -47,7 +47,8 @@ static int store_set(void *base, const char *text, char *err, size_t n)
 const sb_optdef sb_run_optdefs[] = {
     {"scenario", 's', "scenario", SB_OPT_LIST, "LIST", 0, 0, NULL, AT(scenarios), NULL,
      "Selection:", "scenarios to run, comma-separated (default: all; see --list)"},
-    {"variant", 'v', "variants", SB_OPT_LIST, "LIST", 0, 0, NULL, AT(variants), NULL, NULL,
+    /* no -v: users guess -v for --verbose or --version (-V); an unknown -v says so */
+    {"variant", 0, "variants", SB_OPT_LIST, "LIST", 0, 0, NULL, AT(variants), NULL, NULL,
      "variants to run (default: all); a sync variant always runs\n"
      "with its reference (async) so its overhead can be reported"},
     {"set", 0, NULL, SB_OPT_CUSTOM, "KEY=V[,V...]", 0, 0, NULL, 0, store_set, NULL,

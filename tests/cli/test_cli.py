@@ -272,7 +272,7 @@ def test_compare_verdicts_and_exit_codes(tmp_path):
     ([], "compare: expected BASELINE.csv CURRENT.csv"),
     (["a.csv"], "compare: expected BASELINE.csv CURRENT.csv"),
     (["/nonexistent.csv", "/nonexistent.csv"], "/nonexistent.csv: cannot open"),
-    (["--threshold", "x", "a", "b"], "compare: --threshold x: not a number (expected a number"),
+    (["--threshold", "x", "a", "b"], "compare: --threshold x: not a number (expected 5% or 5"),
     (["--bogus", "a", "b"], "compare: unknown option '--bogus'"),
 ])
 def test_compare_bad_usage(args, message):

@@ -55,6 +55,16 @@ static void every_option(void **state)
     assert_string_equal(req.metric_arg, "GBps,kernel_us");
     assert_string_equal(req.markdown, "x.md");
     assert_true(req.quiet);
+    /* issue 48: 5% is 5 %, pytest-benchmark's and github-action-benchmark's spelling */
+    assert_int_equal(PARSE(&req, "b", "c", "--threshold", "5%", "--threshold-for", "GBps=12%,x=3"),
+                     0);
+    assert_float_equal(req.opts.threshold_pct, 5, 0);
+    assert_float_equal(req.threshold_for_pct[0], 12, 0);
+    assert_float_equal(req.threshold_for_pct[1], 3, 0);
+    assert_int_equal(PARSE(&req, "b", "c", "--threshold", "0.05%"), 0);
+    assert_float_equal(req.opts.threshold_pct, 0.05, 0);
+    assert_int_equal(PARSE(&req, "b", "c", "--threshold", "0"), 0);
+    assert_float_equal(req.opts.threshold_pct, 0, 0);
     assert_int_equal(PARSE(&req, "--run-noise", "0", "b", "c"), 0);
     assert_float_equal(req.opts.run_noise_pct, 0, 0);
     assert_int_equal(PARSE(&req, "--help"), 0);
@@ -93,14 +103,23 @@ static void errors(void **state)
         "--run-noise", "x");
     BAD("compare: --run-noise -1: out of range (expected a number from 0 to 1000000)",
         "--run-noise", "-1", "a", "b");
-    BAD("compare: --threshold 1e7: out of range (expected a number from 0 to 1000000)", "a", "b",
+    BAD("compare: --threshold 1e7: out of range (expected 5% or 5, from 0 to 1000000)", "a", "b",
         "--threshold", "1e7");
+    /* issue 48: 0.05 meant 0.05 % and turned two clean runs into REGRESSIONs */
+    BAD("compare: --threshold 0.05: ambiguous: a bare number is a percentage, and 0.05 reads as "
+        "a fraction too; did you mean 5%? (write 0.05% for 0.05 %)",
+        "a", "b", "--threshold", "0.05");
+    BAD("compare: --threshold-for GBps=0.12: GBps: ambiguous: a bare number is a percentage, and "
+        "0.12 reads as a fraction too; did you mean 12%? (write 0.12% for 0.12 %)",
+        "a", "b", "--threshold-for", "GBps=0.12");
+    BAD("compare: --threshold 5%%: not a number (expected 5% or 5, from 0 to 1000000)", "a", "b",
+        "--threshold", "5%%");
     BAD("compare: option '--run-noise' needs a value", "a", "b", "--run-noise");
     BAD("compare: unknown option '--bogus' (see --help)", "a", "b", "--bogus");
     BAD("compare: unknown option '-x' (see --help)", "-x", "a", "b");
     BAD("compare: unknown option '--thresold'; did you mean '--threshold'?", "a", "b", "--thresold",
         "3");
-    BAD("compare: --threshold given twice", "a", "b", "--threshold", "3", "--threshold", "4");
+    BAD("compare: --threshold 4: given twice", "a", "b", "--threshold", "3", "--threshold", "4");
     BAD("compare: --strict takes no value", "a", "b", "--strict=1");
     BAD("compare: --confidence 100: out of range (expected a number from 50 to 99.9)", "a", "b",
         "--confidence", "100");

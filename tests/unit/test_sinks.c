@@ -328,6 +328,60 @@ static void json_is_valid_and_complete(void **state)
     }
 }
 
+/* Issue 48: the history dashboards' files. github-action-benchmark's customSmallerIsBetter
+ * holds the lower-is-better rows only; Bencher's BMF every row, by benchmark and measure. */
+static void dashboards_shape(void **state)
+{
+    (void)state;
+    char gh[600], bmf[600];
+    snprintf(gh, sizeof gh, "%s/gh.json", dir);
+    snprintf(bmf, sizeof bmf, "%s/bmf.json", dir);
+    sb_sinks sinks = {0};
+    sb_env e = test_env();
+    sb_row lower = test_row(), higher = test_row();
+    snprintf(higher.metric, sizeof higher.metric, "TFLOPs");
+    snprintf(higher.unit, sizeof higher.unit, "TFLOP/s");
+    higher.better = SB_HIGHER;
+    higher.st.median = 600;
+    assert_int_equal(sb_sinks_add(&sinks, &sb_github_benchmark_sink, "github-benchmark", gh, NULL),
+                     0);
+    assert_int_equal(sb_sinks_add(&sinks, &sb_bmf_sink, "bmf", bmf, NULL), 0);
+    assert_int_equal(sb_sinks_open(&sinks, &e), 0);
+    assert_int_equal(sb_sinks_row(&sinks, &e, &lower), 0);
+    assert_int_equal(sb_sinks_row(&sinks, &e, &higher), 0);
+    assert_int_equal(sb_sinks_flush(&sinks, &e), 0);
+    assert_int_equal(sb_sinks_commit(&sinks, &e), 0);
+    sb_sinks_free(&sinks);
+
+    json_error_t err;
+    json_t *a = json_load_file(gh, 0, &err);
+    assert_true(json_is_array(a));
+    assert_int_equal(json_array_size(a), 1); /* TFLOPs (higher is better) is left out */
+    json_t *o = json_array_get(a, 0);
+    assert_string_equal(json_string_value(json_object_get(o, "name")),
+                        "small-gemm/sync-device m=512;n=512;k=512;dtype=fp16;tf32=0 "
+                        "wall_us_per_iter");
+    assert_string_equal(json_string_value(json_object_get(o, "unit")), "us");
+    assert_true(json_number_value(json_object_get(o, "value")) == 14.5);
+    assert_string_equal(json_string_value(json_object_get(o, "range")), "± 0.25");
+    assert_non_null(strstr(json_string_value(json_object_get(o, "extra")), "12 reps"));
+    json_decref(a);
+
+    json_t *b = json_load_file(bmf, 0, &err);
+    assert_true(json_is_object(b));
+    assert_int_equal(json_object_size(b), 1);
+    json_t *bench =
+        json_object_get(b, "small-gemm/sync-device m=512;n=512;k=512;dtype=fp16;tf32=0");
+    assert_int_equal(json_object_size(bench), 2);
+    json_t *m = json_object_get(bench, "wall_us_per_iter");
+    assert_true(json_number_value(json_object_get(m, "value")) == 14.5);
+    assert_true(json_number_value(json_object_get(m, "lower_value")) == 14.3);
+    assert_true(json_number_value(json_object_get(m, "upper_value")) == 15.25);
+    m = json_object_get(bench, "TFLOPs");
+    assert_true(json_number_value(json_object_get(m, "value")) == 600);
+    json_decref(b);
+}
+
 static void markdown_partial_is_redrawn(void **state)
 {
     (void)state;
@@ -721,6 +775,7 @@ int main(void)
         IN_DIR(partial_holds_rows_then_commit_renames),
         IN_DIR(abort_leaves_nothing),
         IN_DIR(json_is_valid_and_complete),
+        IN_DIR(dashboards_shape),
         IN_DIR(markdown_partial_is_redrawn),
         cmocka_unit_test(table_drawn_from_rows),
         IN_DIR(fifo_is_written_through),
