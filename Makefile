@@ -1,7 +1,10 @@
 # syncbench: build, test, install, run.
 #   make            build build/syncbench (fat binary: every CUDA 13 architecture + PTX)
-#   make run        build, run configs/default.ini, print the table, write results/<gpu>-<date>.*
-#   make fixes      build, run configs/fixes.ini (the price list of sync-free code)
+#   make run        check for a GPU and its driver (else syncbench's one line, nothing built),
+#                   build for this machine's GPU (nvidia-smi's compute_cap; CUDA_ARCHS wins) on
+#                   every core (-j$(nproc) unless -j is given), run configs/default.ini, print the
+#                   table, write results/<gpu>-<date>.*
+#   make fixes      the same for configs/fixes.ini (the price list of sync-free code)
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU):
@@ -112,7 +115,7 @@ ASAN_WAITS_LIB := $(BUILD)/asan-bin/libsyncbench_waits.so
 ASAN_WAITS_TEST := $(BUILD)/tests-asan/waits_handoffs
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all man run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
+.PHONY: FORCE all man run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
         clean deps format test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps \
         wheel wheel-natives sdist
 .DEFAULT_GOAL := all
@@ -124,13 +127,40 @@ all: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) test-programs
 test-programs: $(AUDIT_TEST_BIN) $(FAKE_CUDA) $(FAKE_CUPTI) $(PYFRAMES_PROBE) $(WAITS_TEST) \
                $(WAITS_CXX) $(WAITS_COST)
 
-run: $(BIN) $(AUDIT_LIB)
+# make run and make fixes measure on this machine's GPU, so they look for one before building
+# anything: without the driver (libcuda.so.1, loaded as the binary loads it) or a GPU (nvidia-smi
+# -L, /dev/nvidia0...) they print the line the binary would print and stop (exit 3; make's own
+# status is then 2). With a GPU the build is for its architectures alone (nvidia-smi's
+# compute_cap), unless CUDA_ARCHS is given; make wheel, sdist, all and install build all of
+# them. The build is a make of its own, so that the check comes first and, when the user gave
+# no -j, it runs on every core. GPU_DRIVER_LIB and NVIDIA_SMI are for the tests.
+GPU_DRIVER_LIB ?= libcuda.so.1
+NVIDIA_SMI     ?= nvidia-smi
+GPU_CHECK = { $(PYTHON) -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' $(GPU_DRIVER_LIB) \
+	  2>/dev/null || ldconfig -p 2>/dev/null | grep -q '[[:space:]]$(GPU_DRIVER_LIB) '; } || \
+	{ echo "syncbench: no usable CUDA device: the NVIDIA driver is not installed ($(GPU_DRIVER_LIB) \
+	not found); run on a machine with an NVIDIA GPU" >&2; exit 3; }; \
+	$(NVIDIA_SMI) -L 2>/dev/null | grep -q '^GPU ' || ls /dev/nvidia[0-9]* >/dev/null 2>&1 || \
+	{ echo "syncbench: no usable CUDA device: no device found; check that an NVIDIA GPU and its \
+	driver are installed (nvidia-smi)" >&2; exit 3; }
+# $(call gpu_build,TARGETS): TARGETS for this machine's GPU, -j$(nproc) unless -j was given.
+gpu_build = archs=$(if $(filter file,$(origin CUDA_ARCHS)),$$($(NVIDIA_SMI) \
+	  --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d '. ' | \
+	  grep -x '[0-9][0-9]*' | sort -un | tr '\n' ' ')); \
+	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
+	  $${archs:+CUDA_ARCHS="$$archs"} $(1)
+
+run:
+	@$(GPU_CHECK)
+	+@$(call gpu_build,$(BIN) $(AUDIT_LIB))
 	@mkdir -p results
 	$(BIN) --config configs/default.ini --csv 'results/{gpu}-{date}.csv' \
 	  --json 'results/{gpu}-{date}.json'
 
 # The price list of sync-free code (configs/fixes.ini), and its figure.
-fixes: $(BIN)
+fixes:
+	@$(GPU_CHECK)
+	+@$(call gpu_build,$(BIN))
 	@mkdir -p results
 	$(BIN) --config configs/fixes.ini --csv 'results/{gpu}-fixes-{date}.csv'
 
@@ -278,8 +308,16 @@ $(BUILD)/asan/%.o: %.c | deps
 	$(call say,CC-SAN,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
 
+# The architectures the kernels were built for (GENCODE), rewritten only when they change, so
+# that a build for one GPU (make run) is not taken for a build for all (make wheel).
+ARCH_STAMP := $(BUILD)/obj/kernels/gencode
+$(ARCH_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" >$@
+FORCE:
+
 # -MMD -MP: a kernel's own header (kernels/<concept>.h) is a dependency too
-$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h | deps
+$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h $(ARCH_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(call say,NVCC,$<)
 	$(Q)$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
