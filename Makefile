@@ -17,7 +17,8 @@
 #   make fuzz       build the libFuzzer targets (tests/fuzz/) and run each FUZZ_SECONDS (60)
 #   make test-valgrind  unit tests and the binary's CPU-only paths under valgrind
 #   make man        build/syncbench.1, the man page, its options printed from the option tables
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=: nothing outside them (the Python package in
+#                   PREFIX/lib/pythonX.Y/site-packages)
 #   make wheel      dist/syncbench-VERSION-py3-none-manylinux_2_X_ARCH.whl: the Python package with
 #                   the binary and both libraries (pip install it; docs/python.md)
 #   make sdist      dist/syncbench-VERSION.tar.gz: `pip install` of it builds from source (make)
@@ -452,15 +453,18 @@ $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
 	$(call say,CC-SO,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $<
 
-# The Python package (python/: syncbench.no_syncs and its pytest plugin) goes where pip puts it
-# for $(PYTHON) (under DESTDIR when packaging), built from the project's setup.py alone
-# (SYNCBENCH_NATIVE=none: no binary, no libraries, no console script, which would replace the
-# binary on PATH; the package finds the library in PREFIX/lib/syncbench/); a Python whose
-# packages the system manages (PEP 668) takes it with --break-system-packages. Built from a copy:
-# pip leaves its build folders beside the sources.
+# The Python package (python/: syncbench.no_syncs and its pytest plugin) goes under PREFIX too,
+# in $(PYTHON)'s version's site-packages (PREFIX/lib/pythonX.Y/site-packages, under DESTDIR when
+# packaging), never into the system's Python: pip --target, which also skips PEP 668's check
+# meant for the system's packages. Built from the project's setup.py alone (SYNCBENCH_NATIVE=none:
+# no binary, no libraries, no console script, which would replace the binary on PATH; the
+# package finds the library in PREFIX/lib/syncbench/), from a copy (pip leaves its build folders
+# beside the sources), with no cache (nothing written outside PREFIX). Where that folder is not
+# on $(PYTHON)'s path, make install prints the PYTHONPATH that puts it there.
 PIP := $(PYTHON) -m pip
-PIP_INSTALL := SYNCBENCH_NATIVE=none $(PIP) install -q --no-deps --no-build-isolation --no-index \
-               $(if $(DESTDIR),--root $(DESTDIR))
+PIP_INSTALL := SYNCBENCH_NATIVE=none PIP_ROOT_USER_ACTION=ignore $(PIP) install -q --no-deps --no-build-isolation --no-index \
+               --no-cache-dir --upgrade
+PY_SITE = $(PREFIX)/lib/python$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/site-packages
 PY_PROJECT := pyproject.toml setup.py MANIFEST.in VERSION README.md python
 # The man page: the prose of src/cmd/man.c, the option lists from the tables --help prints.
 MAN_PAGE := $(BUILD)/syncbench.1
@@ -476,16 +480,20 @@ install: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(MAN_PAGE)
 	install -D -m 755 $(WAITS_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_waits.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
 	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
-	@src=$$(mktemp -d) && cp -r $(PY_PROJECT) "$$src" && rm -rf "$$src/python/build" && \
-	  { $(PIP_INSTALL) --break-system-packages "$$src" 2>/dev/null || $(PIP_INSTALL) "$$src"; }; \
-	  rc=$$?; rm -rf "$$src"; exit $$rc
+	@site=$(PY_SITE) && src=$$(mktemp -d) && cp -r $(PY_PROJECT) "$$src" && \
+	  rm -rf "$$src/python/build" && echo "$(PIP_INSTALL) --target $(DESTDIR)$$site" && \
+	  $(PIP_INSTALL) --target "$(DESTDIR)$$site" "$$src"; rc=$$?; rm -rf "$$src"; \
+	  [ $$rc = 0 ] || exit $$rc; \
+	  $(PYTHON) -c 'import sys; sys.exit(sys.argv[1] not in sys.path)' "$$site" 2>/dev/null || \
+	  echo "make install: the Python package is in $$site, which $(PYTHON) does not look in;" \
+	    "add it: export PYTHONPATH=$$site$${PYTHONPATH:+:\$$PYTHONPATH}"
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/syncbench $(DESTDIR)$(PREFIX)/share/man/man1/syncbench.1
 	rm -rf $(DESTDIR)$(PREFIX)/lib/syncbench
 	rm -rf $(DESTDIR)$(PREFIX)/share/syncbench
-	$(if $(DESTDIR),,$(PIP) uninstall -q -y --break-system-packages syncbench 2>/dev/null || \
-	  $(PIP) uninstall -q -y syncbench || true)
+	rm -rf $(DESTDIR)$(PREFIX)/lib/python3*/site-packages/syncbench \
+	  $(DESTDIR)$(PREFIX)/lib/python3*/site-packages/syncbench-*.dist-info
 
 clean:
 	rm -rf $(BUILD)

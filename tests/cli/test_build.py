@@ -177,3 +177,52 @@ def test_a_build_for_other_architectures_rebuilds_the_kernels(tmp_path):
     assert make_stamp("90") == (first, text)  # unchanged: nothing rebuilt
     later, text = make_stamp("75 90")
     assert "sm_75" in text and later > first
+
+
+def system_site_entries(python):
+    """The syncbench entries of the Python's own site-packages folders (and the user's), with
+    their modification times."""
+    import json
+    code = ("import glob, json, os, site; dirs = site.getsitepackages() + "
+            "[site.getusersitepackages()]; print(json.dumps({p: os.stat(p).st_mtime_ns for d in "
+            "dirs for p in glob.glob(os.path.join(d, 'syncbench*'))}))")
+    return json.loads(subprocess.run([python, "-c", code], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def test_make_install_writes_nothing_outside_prefix_and_destdir(tmp_path):
+    """make install PREFIX=$HOME/opt pip-installed the Python package into the system's Python
+    (--break-system-packages), outside PREFIX, without a word (issue 48)."""
+    import sys
+    from pathlib import Path
+    from conftest import BIN
+    build = Path(BIN).parent if (Path(BIN).parent / "libsyncbench.a").exists() else ROOT / "build"
+    prefix, dest = tmp_path / "opt", tmp_path / "dest"
+    dry = make_n(tmp_path, "install", f"PREFIX={prefix}", f"DESTDIR={dest}")
+    assert "--break-system-packages" not in dry and "pip uninstall" not in dry
+    pips = [ln for ln in dry.splitlines() if " pip install " in ln]
+    assert f"site={prefix}/lib/python$(" in dry, dry
+    assert pips and all(f"--target {dest}$site" in ln.replace('"', "") for ln in pips), pips
+    python = sys.executable
+    before = system_site_entries(python)
+    r = subprocess.run(["make", "install", f"BUILD={build}", f"PREFIX={prefix}",
+                        f"DESTDIR={dest}", f"PYTHON={python}"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert system_site_entries(python) == before
+    assert not prefix.exists()  # DESTDIR: everything under it
+    root = dest / str(prefix).lstrip("/")
+    ver = "%d.%d" % sys.version_info[:2]
+    site = root / "lib" / f"python{ver}" / "site-packages"
+    assert (site / "syncbench" / "__init__.py").is_file()
+    assert f"export PYTHONPATH={prefix}/lib/python{ver}/site-packages" in r.stdout, r.stdout
+    installed = {str(p.relative_to(root)).split("/")[0] for p in root.iterdir()}
+    assert installed == {"bin", "lib", "share"}, installed
+    r = subprocess.run([python, "-c", "import syncbench; print(syncbench.__file__)"],
+                       capture_output=True, text=True, cwd=tmp_path,
+                       env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0 and r.stdout.startswith(str(site)), r.stderr
+    r = subprocess.run(["make", "uninstall", f"PREFIX={prefix}", f"DESTDIR={dest}"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert not [p for p in dest.rglob("*") if p.is_file()]
