@@ -479,7 +479,7 @@ install: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(MAN_PAGE)
 	install -D -m 755 $(AUDIT_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_audit.so
 	install -D -m 755 $(WAITS_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_waits.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
-	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
+	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/
 	@site=$(PY_SITE) && src=$$(mktemp -d) && cp -r $(PY_PROJECT) "$$src" && \
 	  rm -rf "$$src/python/build" && echo "$(PIP_INSTALL) --target $(DESTDIR)$$site" && \
 	  $(PIP_INSTALL) --target "$(DESTDIR)$$site" "$$src"; rc=$$?; rm -rf "$$src"; \
@@ -508,8 +508,14 @@ clean:
 WHEEL_PYTHON ?= $(or $(shell for p in python3 /usr/bin/python3; do $$p -c 'import setuptools, wheel' 2>/dev/null && { echo $$p; break; }; done),python3)
 DIST ?= dist
 WHEEL_NATIVE := $(BUILD)/wheel
+# The man page comes along (setup.py packs it and configs/*.ini as the package's share/, which
+# is to the binary in _bin/ what PREFIX/share is to PREFIX/bin: `--config NAME.ini` finds them).
 wheel-natives: $(WHEEL_NATIVE)/syncbench $(WHEEL_NATIVE)/libsyncbench_audit.so \
-               $(WHEEL_NATIVE)/libsyncbench_waits.so
+               $(WHEEL_NATIVE)/libsyncbench_waits.so $(WHEEL_NATIVE)/syncbench.1
+
+$(WHEEL_NATIVE)/syncbench.1: $(WHEEL_NATIVE)/syncbench
+	$(call say,MAN,$@)
+	$(Q)$< __man >$@.tmp && mv $@.tmp $@
 
 $(WHEEL_NATIVE)/syncbench: $(BUILD)/obj/src/main.o $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)
