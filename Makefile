@@ -1,7 +1,10 @@
 # syncbench: build, test, install, run.
 #   make            build build/syncbench (fat binary: every CUDA 13 architecture + PTX)
-#   make run        build, run configs/default.ini, print the table, write results/<gpu>-<date>.*
-#   make fixes      build, run configs/fixes.ini (the price list of sync-free code)
+#   make run        check for a GPU and its driver (else syncbench's one line, nothing built),
+#                   build for this machine's GPU (nvidia-smi's compute_cap; CUDA_ARCHS wins) on
+#                   every core (-j$(nproc) unless -j is given), run configs/default.ini, print the
+#                   table, write results/<gpu>-<date>.*
+#   make fixes      the same for configs/fixes.ini (the price list of sync-free code)
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
 #   make test       build, then run every test this machine can run (GPU tests skip without a GPU):
@@ -14,7 +17,8 @@
 #   make fuzz       build the libFuzzer targets (tests/fuzz/) and run each FUZZ_SECONDS (60)
 #   make test-valgrind  unit tests and the binary's CPU-only paths under valgrind
 #   make man        build/syncbench.1, the man page, its options printed from the option tables
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=: nothing outside them (the Python package in
+#                   PREFIX/lib/pythonX.Y/site-packages)
 #   make wheel      dist/syncbench-VERSION-py3-none-manylinux_2_X_ARCH.whl: the Python package with
 #                   the binary and both libraries (pip install it; docs/python.md)
 #   make sdist      dist/syncbench-VERSION.tar.gz: `pip install` of it builds from source (make)
@@ -112,7 +116,7 @@ ASAN_WAITS_LIB := $(BUILD)/asan-bin/libsyncbench_waits.so
 ASAN_WAITS_TEST := $(BUILD)/tests-asan/waits_handoffs
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all man run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
+.PHONY: FORCE all man run fixes plot perf-check perf-metrics test validate test-asan unit install uninstall \
         clean deps format test-programs fuzz fuzz-build fuzz-deps test-valgrind valgrind-deps \
         wheel wheel-natives sdist
 .DEFAULT_GOAL := all
@@ -124,13 +128,40 @@ all: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) test-programs
 test-programs: $(AUDIT_TEST_BIN) $(FAKE_CUDA) $(FAKE_CUPTI) $(PYFRAMES_PROBE) $(WAITS_TEST) \
                $(WAITS_CXX) $(WAITS_COST)
 
-run: $(BIN) $(AUDIT_LIB)
+# make run and make fixes measure on this machine's GPU, so they look for one before building
+# anything: without the driver (libcuda.so.1, loaded as the binary loads it) or a GPU (nvidia-smi
+# -L, /dev/nvidia0...) they print the line the binary would print and stop (exit 3; make's own
+# status is then 2). With a GPU the build is for its architectures alone (nvidia-smi's
+# compute_cap), unless CUDA_ARCHS is given; make wheel, sdist, all and install build all of
+# them. The build is a make of its own, so that the check comes first and, when the user gave
+# no -j, it runs on every core. GPU_DRIVER_LIB and NVIDIA_SMI are for the tests.
+GPU_DRIVER_LIB ?= libcuda.so.1
+NVIDIA_SMI     ?= nvidia-smi
+GPU_CHECK = { $(PYTHON) -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' $(GPU_DRIVER_LIB) \
+	  2>/dev/null || ldconfig -p 2>/dev/null | grep -q '[[:space:]]$(GPU_DRIVER_LIB) '; } || \
+	{ echo "syncbench: no usable CUDA device: the NVIDIA driver is not installed ($(GPU_DRIVER_LIB) \
+	not found); run on a machine with an NVIDIA GPU" >&2; exit 3; }; \
+	$(NVIDIA_SMI) -L 2>/dev/null | grep -q '^GPU ' || ls /dev/nvidia[0-9]* >/dev/null 2>&1 || \
+	{ echo "syncbench: no usable CUDA device: no device found; check that an NVIDIA GPU and its \
+	driver are installed (nvidia-smi)" >&2; exit 3; }
+# $(call gpu_build,TARGETS): TARGETS for this machine's GPU, -j$(nproc) unless -j was given.
+gpu_build = archs=$(if $(filter file,$(origin CUDA_ARCHS)),$$($(NVIDIA_SMI) \
+	  --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d '. ' | \
+	  grep -x '[0-9][0-9]*' | sort -un | tr '\n' ' ')); \
+	$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$$(nproc)) \
+	  $${archs:+CUDA_ARCHS="$$archs"} $(1)
+
+run:
+	@$(GPU_CHECK)
+	+@$(call gpu_build,$(BIN) $(AUDIT_LIB))
 	@mkdir -p results
 	$(BIN) --config configs/default.ini --csv 'results/{gpu}-{date}.csv' \
 	  --json 'results/{gpu}-{date}.json'
 
 # The price list of sync-free code (configs/fixes.ini), and its figure.
-fixes: $(BIN)
+fixes:
+	@$(GPU_CHECK)
+	+@$(call gpu_build,$(BIN))
 	@mkdir -p results
 	$(BIN) --config configs/fixes.ini --csv 'results/{gpu}-fixes-{date}.csv'
 
@@ -278,8 +309,16 @@ $(BUILD)/asan/%.o: %.c | deps
 	$(call say,CC-SAN,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
 
+# The architectures the kernels were built for (GENCODE), rewritten only when they change, so
+# that a build for one GPU (make run) is not taken for a build for all (make wheel).
+ARCH_STAMP := $(BUILD)/obj/kernels/gencode
+$(ARCH_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" >$@
+FORCE:
+
 # -MMD -MP: a kernel's own header (kernels/<concept>.h) is a dependency too
-$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h | deps
+$(BUILD)/obj/kernels/%.o: kernels/%.cu kernels/kernels.h $(ARCH_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(call say,NVCC,$<)
 	$(Q)$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
@@ -414,15 +453,18 @@ $(NVTX_LIB): tests/nvtx/nvtx_record.c | deps
 	$(call say,CC-SO,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $<
 
-# The Python package (python/: syncbench.no_syncs and its pytest plugin) goes where pip puts it
-# for $(PYTHON) (under DESTDIR when packaging), built from the project's setup.py alone
-# (SYNCBENCH_NATIVE=none: no binary, no libraries, no console script, which would replace the
-# binary on PATH; the package finds the library in PREFIX/lib/syncbench/); a Python whose
-# packages the system manages (PEP 668) takes it with --break-system-packages. Built from a copy:
-# pip leaves its build folders beside the sources.
+# The Python package (python/: syncbench.no_syncs and its pytest plugin) goes under PREFIX too,
+# in $(PYTHON)'s version's site-packages (PREFIX/lib/pythonX.Y/site-packages, under DESTDIR when
+# packaging), never into the system's Python: pip --target, which also skips PEP 668's check
+# meant for the system's packages. Built from the project's setup.py alone (SYNCBENCH_NATIVE=none:
+# no binary, no libraries, no console script, which would replace the binary on PATH; the
+# package finds the library in PREFIX/lib/syncbench/), from a copy (pip leaves its build folders
+# beside the sources), with no cache (nothing written outside PREFIX). Where that folder is not
+# on $(PYTHON)'s path, make install prints the PYTHONPATH that puts it there.
 PIP := $(PYTHON) -m pip
-PIP_INSTALL := SYNCBENCH_NATIVE=none $(PIP) install -q --no-deps --no-build-isolation --no-index \
-               $(if $(DESTDIR),--root $(DESTDIR))
+PIP_INSTALL := SYNCBENCH_NATIVE=none PIP_ROOT_USER_ACTION=ignore $(PIP) install -q --no-deps --no-build-isolation --no-index \
+               --no-cache-dir --upgrade
+PY_SITE = $(PREFIX)/lib/python$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/site-packages
 PY_PROJECT := pyproject.toml setup.py MANIFEST.in VERSION README.md python
 # The man page: the prose of src/cmd/man.c, the option lists from the tables --help prints.
 MAN_PAGE := $(BUILD)/syncbench.1
@@ -437,17 +479,21 @@ install: $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(MAN_PAGE)
 	install -D -m 755 $(AUDIT_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_audit.so
 	install -D -m 755 $(WAITS_LIB) $(DESTDIR)$(PREFIX)/lib/syncbench/libsyncbench_waits.so
 	install -d $(DESTDIR)$(PREFIX)/share/syncbench/configs
-	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/ 2>/dev/null || true
-	@src=$$(mktemp -d) && cp -r $(PY_PROJECT) "$$src" && rm -rf "$$src/python/build" && \
-	  { $(PIP_INSTALL) --break-system-packages "$$src" 2>/dev/null || $(PIP_INSTALL) "$$src"; }; \
-	  rc=$$?; rm -rf "$$src"; exit $$rc
+	install -m 644 configs/*.ini $(DESTDIR)$(PREFIX)/share/syncbench/configs/
+	@site=$(PY_SITE) && src=$$(mktemp -d) && cp -r $(PY_PROJECT) "$$src" && \
+	  rm -rf "$$src/python/build" && echo "$(PIP_INSTALL) --target $(DESTDIR)$$site" && \
+	  $(PIP_INSTALL) --target "$(DESTDIR)$$site" "$$src"; rc=$$?; rm -rf "$$src"; \
+	  [ $$rc = 0 ] || exit $$rc; \
+	  $(PYTHON) -c 'import sys; sys.exit(sys.argv[1] not in sys.path)' "$$site" 2>/dev/null || \
+	  echo "make install: the Python package is in $$site, which $(PYTHON) does not look in;" \
+	    "add it: export PYTHONPATH=$$site$${PYTHONPATH:+:\$$PYTHONPATH}"
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/syncbench $(DESTDIR)$(PREFIX)/share/man/man1/syncbench.1
 	rm -rf $(DESTDIR)$(PREFIX)/lib/syncbench
 	rm -rf $(DESTDIR)$(PREFIX)/share/syncbench
-	$(if $(DESTDIR),,$(PIP) uninstall -q -y --break-system-packages syncbench 2>/dev/null || \
-	  $(PIP) uninstall -q -y syncbench || true)
+	rm -rf $(DESTDIR)$(PREFIX)/lib/python3*/site-packages/syncbench \
+	  $(DESTDIR)$(PREFIX)/lib/python3*/site-packages/syncbench-*.dist-info
 
 clean:
 	rm -rf $(BUILD)
@@ -462,8 +508,14 @@ clean:
 WHEEL_PYTHON ?= $(or $(shell for p in python3 /usr/bin/python3; do $$p -c 'import setuptools, wheel' 2>/dev/null && { echo $$p; break; }; done),python3)
 DIST ?= dist
 WHEEL_NATIVE := $(BUILD)/wheel
+# The man page comes along (setup.py packs it and configs/*.ini as the package's share/, which
+# is to the binary in _bin/ what PREFIX/share is to PREFIX/bin: `--config NAME.ini` finds them).
 wheel-natives: $(WHEEL_NATIVE)/syncbench $(WHEEL_NATIVE)/libsyncbench_audit.so \
-               $(WHEEL_NATIVE)/libsyncbench_waits.so
+               $(WHEEL_NATIVE)/libsyncbench_waits.so $(WHEEL_NATIVE)/syncbench.1
+
+$(WHEEL_NATIVE)/syncbench.1: $(WHEEL_NATIVE)/syncbench
+	$(call say,MAN,$@)
+	$(Q)$< __man >$@.tmp && mv $@.tmp $@
 
 $(WHEEL_NATIVE)/syncbench: $(BUILD)/obj/src/main.o $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)

@@ -1,8 +1,8 @@
 """syncbench's wheel and sdist (pyproject.toml holds the metadata).
 
 The wheel holds the package of python/ and, in syncbench/_bin/, the binary, the audit's CUPTI
-library and the waits library, with a console script (`syncbench = syncbench._cli:main`) that
-runs the binary. They come from SYNCBENCH_NATIVE:
+library and the waits library, in syncbench/share/ the suites and the man page, with a console
+script (`syncbench = syncbench._cli:main`) that runs the binary. They come from SYNCBENCH_NATIVE:
   unset or "make"  `make wheel-natives` is run here (an sdist, or `pip install .` of the tree:
                    the CUDA toolkit and the build's Debian packages are needed; CUDA_ARCHS,
                    CUDA_HOME and DEPS_PREFIX pass through to make);
@@ -69,7 +69,9 @@ def glibc_tag(files):
 
 class BuildPy(build_py):
     """The package, then the binary and the libraries in syncbench/_bin/ (mode kept: the binary
-    and the libraries executable)."""
+    and the libraries executable), and beside _bin/ what PREFIX/share holds beside PREFIX/bin
+    after make install: the suites in share/syncbench/configs/ (the binary's `--config NAME.ini`
+    looks in ../share/syncbench/configs) and the man page in share/man/man1/."""
 
     def run(self):
         super().run()
@@ -83,6 +85,14 @@ class BuildPy(build_py):
                 fail(f"{src / name} is missing (SYNCBENCH_NATIVE={MODE})")
             shutil.copy2(src / name, dest / name)
         self.distribution.plat_tag = glibc_tag(dest / name for name in NATIVES)
+        share = dest.parent / "share"
+        if not (src / "syncbench.1").is_file():
+            fail(f"{src / 'syncbench.1'} is missing (SYNCBENCH_NATIVE={MODE})")
+        (share / "man" / "man1").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src / "syncbench.1", share / "man" / "man1" / "syncbench.1")
+        (share / "syncbench" / "configs").mkdir(parents=True, exist_ok=True)
+        for ini in sorted((ROOT / "configs").glob("*.ini")):
+            shutil.copy2(ini, share / "syncbench" / "configs" / ini.name)
 
 
 class BdistWheel(bdist_wheel):

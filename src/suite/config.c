@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <ini.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/textutil.h"
@@ -40,7 +42,8 @@ typedef struct {
     sb_suite *suite; /* its `samples = PATH`: set once, by the key before the first section */
     cfg_section *sections;
     int n_sections;
-    int failed; /* the exit code of the first error, 0 if none */
+    int failed;           /* the exit code of the first error, 0 if none */
+    char found[PATH_MAX]; /* an installed suite's path (find_installed) */
 } cfg_file;
 
 static int cfg_getc(cfg_file *c)
@@ -320,13 +323,41 @@ static int section_spec(cfg_file *c, const cfg_section *s, sb_run_spec *spec)
     return 0;
 }
 
+/* A bare name (`--config default.ini`) that is no file here: the installed suites, in
+ * ../share/syncbench/configs beside the binary (PREFIX/bin, and the wheel's syncbench/_bin, whose
+ * package data holds share/ the same way). Its path into c->found, or the folder looked in. */
+static FILE *find_installed(cfg_file *c, const char *path, int err)
+{
+    if (strchr(path, '/') || err != ENOENT)
+        return NULL;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    int w = snprintf(c->found, sizeof c->found, "%s/../share/syncbench/configs/%s", exe, path);
+    if (w < 0 || (size_t)w >= sizeof c->found)
+        return c->found[0] = '\0', NULL;
+    FILE *f = fopen(c->found, "r");
+    if (!f)
+        c->found[strlen(c->found) - strlen(path) - 1] = '\0'; /* the folder, for the error */
+    return f;
+}
+
 /* The file into c->text, once: a pipe, /dev/stdin or a FIFO cannot be rewound for the second
  * pass, so both passes read this copy. */
 static int read_suite(cfg_file *c, const char *path)
 {
     FILE *f = fopen(path, "r");
+    int err = errno;
+    if (!f && (f = find_installed(c, path, err)) != NULL)
+        c->path = c->suite->path = path = c->found;
+    if (!f && c->found[0])
+        return sb_fail(SB_EXIT_USAGE, "--config %s: cannot open: %s; nor is it in %s", path,
+                       strerror(err), c->found);
     if (!f)
-        return sb_fail(SB_EXIT_USAGE, "--config %s: cannot open: %s", path, strerror(errno));
+        return sb_fail(SB_EXIT_USAGE, "--config %s: cannot open: %s", path, strerror(err));
     struct stat st;
     int rc = 0;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))

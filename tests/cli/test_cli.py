@@ -363,3 +363,59 @@ def test_threshold_for_given_twice(tmp_path):
     assert r.returncode == 2 and "given twice" in r.stderr
     r = run("compare", base, base, "--threshold-for", "GBps=12,GBps=3")
     assert r.returncode == 2 and "GBps given twice" in r.stderr
+
+
+@pytest.fixture
+def installed(tmp_path):
+    """The binary as make install lays it out: PREFIX/bin/syncbench and the suites in
+    PREFIX/share/syncbench/configs (the wheel's syncbench/_bin and syncbench/share alike)."""
+    import os
+    import shutil
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    exe = prefix / "bin" / "syncbench"
+    try:
+        os.link(BIN, exe)  # /proc/self/exe is this path (a symlink would resolve to BIN's)
+    except OSError:
+        shutil.copy2(BIN, exe)
+    configs = prefix / "share" / "syncbench" / "configs"
+    configs.mkdir(parents=True)
+    (configs / "mine.ini").write_text("[small-gemm]\nvariants = async\n")
+    shutil.copy(ROOT / "configs" / "seeds.ini", configs / "seeds.ini")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    return exe, configs, elsewhere
+
+
+def test_config_bare_name_finds_the_installed_suites(installed):
+    """`--config seeds.ini` worked only inside a checkout (issue 48)."""
+    exe, configs, elsewhere = installed
+    for name in ("seeds.ini", "mine.ini"):
+        r = subprocess.run([str(exe), "--config", name, "--dry-run"], capture_output=True,
+                           text=True, cwd=elsewhere, env=dict(NO_GPU))
+        assert r.returncode == 0, r.stderr
+    here = subprocess.run([str(BIN), "--config", str(configs / "mine.ini"), "--dry-run"],
+                          capture_output=True, text=True, env=dict(NO_GPU))
+    assert r.stdout == here.stdout
+
+
+def test_config_a_file_here_wins_and_a_path_is_never_looked_up(installed):
+    exe, configs, elsewhere = installed
+    (elsewhere / "mine.ini").write_text("[copy]\nvariants = h2d-pinned\n")
+    r = subprocess.run([str(exe), "--config", "mine.ini", "--dry-run"], capture_output=True,
+                       text=True, cwd=elsewhere, env=dict(NO_GPU))
+    assert r.returncode == 0 and "copy" in r.stdout and "small-gemm" not in r.stdout, r.stdout
+    r = subprocess.run([str(exe), "--config", "sub/seeds.ini", "--dry-run"], capture_output=True,
+                       text=True, cwd=elsewhere, env=dict(NO_GPU))
+    assert r.returncode == 2
+    assert r.stderr == ("syncbench: --config sub/seeds.ini: cannot open: No such file or "
+                        "directory\n"), r.stderr
+
+
+def test_config_a_name_found_nowhere_says_where_it_looked(installed):
+    exe, configs, elsewhere = installed
+    r = subprocess.run([str(exe), "--config", "nope.ini", "--dry-run"], capture_output=True,
+                       text=True, cwd=elsewhere, env=dict(NO_GPU))
+    assert r.returncode == 2
+    assert r.stderr == ("syncbench: --config nope.ini: cannot open: No such file or directory; "
+                        f"nor is it in {exe.parent}/../share/syncbench/configs\n"), r.stderr

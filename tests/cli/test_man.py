@@ -56,3 +56,12 @@ def test_make_install_installs_it(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "share/man/man1/syncbench.1" in r.stdout, r.stdout
+
+
+def test_make_install_installs_the_suites_without_hiding_a_failure(tmp_path):
+    """The suites' install line ended in `2>/dev/null || true`: a failure went unseen."""
+    r = subprocess.run(["make", "-n", "-C", str(ROOT), "install", f"DESTDIR={tmp_path}"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    (line,) = [ln for ln in r.stdout.splitlines() if "configs/*.ini" in ln]
+    assert line.endswith("/usr/local/share/syncbench/configs/"), line

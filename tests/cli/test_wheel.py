@@ -23,6 +23,9 @@ from conftest import BIN, ROOT
 VERSION = (ROOT / "VERSION").read_text().strip()
 NATIVES = ("syncbench", "libsyncbench_audit.so", "libsyncbench_waits.so")
 PACKAGE = sorted(p.name for p in (ROOT / "python" / "syncbench").glob("*.py"))
+# Beside _bin/, what PREFIX/share holds after make install: the suites and the man page
+SHARE = sorted([f"share/syncbench/configs/{p.name}" for p in (ROOT / "configs").glob("*.ini")] +
+               ["share/man/man1/syncbench.1"])
 FAKE = ROOT / "build" / "tests" / "fake_cuda"
 FAKE_CUPTI = ROOT / "build" / "tests" / "fake-cupti" / "libcupti.so.13"
 # The make build folder the binary under test comes from (its objects are relinked)
@@ -75,6 +78,7 @@ def test_the_wheel_holds_the_package_the_libraries_and_the_binary(whl):
     info = f"syncbench-{VERSION}.dist-info/"
     assert names == sorted([f"syncbench/{p}" for p in PACKAGE] +
                            [f"syncbench/_bin/{n}" for n in NATIVES] +
+                           [f"syncbench/{s}" for s in SHARE] +
                            [info + n for n in ("METADATA", "WHEEL", "entry_points.txt",
                                                "top_level.txt", "RECORD")]), names
     for n in NATIVES:  # pip keeps the mode: the binary runs, the libraries load
@@ -167,6 +171,29 @@ def test_the_console_script_runs_the_packaged_binary(venv):
     assert r.returncode == 0 and r.stdout == binary.stdout, r.stderr
     r = subprocess.run([str(exe), "--iters", "0"], capture_output=True, text=True, env=clean_env())
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr  # the binary's own
+
+
+def test_the_wheel_carries_the_suites_and_the_man_page(whl, tmp_path):
+    """The wheel had neither: `--config configs/seeds.ini` worked only inside a checkout and
+    there was no man page (issue 48). The man page is `syncbench __man`'s."""
+    with zipfile.ZipFile(whl) as z:
+        for ini in (ROOT / "configs").glob("*.ini"):
+            assert z.read(f"syncbench/share/syncbench/configs/{ini.name}") == ini.read_bytes()
+        page = z.read("syncbench/share/man/man1/syncbench.1").decode()
+    r = subprocess.run([BIN, "__man"], capture_output=True, text=True)
+    assert r.returncode == 0 and page == r.stdout
+
+
+def test_the_console_script_finds_the_installed_suites_by_name(venv, tmp_path):
+    where, site = venv
+    r = subprocess.run([str(where / "bin" / "syncbench"), "--config", "seeds.ini", "--dry-run"],
+                       capture_output=True, text=True, cwd=tmp_path,
+                       env=clean_env(CUDA_VISIBLE_DEVICES=""))
+    assert r.returncode == 0, r.stderr
+    here = subprocess.run([BIN, "--config", str(ROOT / "configs" / "seeds.ini"), "--dry-run"],
+                          capture_output=True, text=True, env=clean_env(CUDA_VISIBLE_DEVICES=""))
+    assert r.stdout == here.stdout
+    assert (site / "syncbench" / "share" / "man" / "man1" / "syncbench.1").is_file()
 
 
 def test_the_audit_from_the_console_script_finds_cupti_in_the_environments_wheel(venv, tmp_path):
@@ -264,7 +291,7 @@ def test_building_the_sdist_runs_make(dist, tmp_path):
         while [ "$1" != "-C" ]; do shift; done
         tree=$2
         mkdir -p "$tree/build/wheel"
-        for f in {" ".join(NATIVES)}; do cp {BUILD}/wheel/$f "$tree/build/wheel/$f"; done
+        for f in {" ".join(NATIVES)} syncbench.1; do cp {BUILD}/wheel/$f "$tree/build/wheel/$f"; done
         echo built >"$tree/build/wheel/by-fake-make"
     """))
     (fake / "make").chmod(0o755)
