@@ -585,7 +585,7 @@ deps:
 # committed one does not grow); a crash fails it and leaves the input in $(BUILD)/fuzz/artifacts/.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := fuzz_ini fuzz_csv_compare fuzz_numbers fuzz_audit fuzz_fw_rules
+FUZZ_TARGETS := fuzz_ini fuzz_csv_compare fuzz_numbers fuzz_audit fuzz_fw_rules fuzz_baseline
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all

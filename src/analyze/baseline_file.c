@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/error.h"
+
 #define MAX_SITES 10000
 
 enum { H_VERSION, H_PER, H_RANGE, H_SKIP, H_SYNCS, H_BLOCKED, H_N };
@@ -43,12 +45,14 @@ __attribute__((format(printf, 3, 4))) static int bl_error(bl_file *c, int line, 
 {
     if (c->err_line)
         return 0;
-    int k = snprintf(c->err, c->errn, "%s:%d: ", c->path, line);
+    char raw[1200];
+    int k = snprintf(raw, sizeof raw, "%s:%d: ", c->path, line);
     va_list ap;
     va_start(ap, fmt);
-    if (k >= 0 && (size_t)k < c->errn)
-        vsnprintf(c->err + k, c->errn - (size_t)k, fmt, ap);
+    if (k >= 0 && (size_t)k < sizeof raw)
+        vsnprintf(raw + k, sizeof raw - (size_t)k, fmt, ap);
     va_end(ap);
+    sb_escape(raw, c->err, c->errn); /* a section or a value of the file may hold control bytes */
     c->err_line = line ? line : -1;
     return 0;
 }
