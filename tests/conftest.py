@@ -60,6 +60,13 @@ def torch_python():
     return None
 
 
+def require_built(*paths, how="make test-programs"):
+    """Fails (never skips) when a program or library the tests build is not there."""
+    for need in paths:
+        if not os.access(need, os.R_OK):
+            pytest.fail(f"{need} not built; run {how}")
+
+
 def assert_one_line(r, code, message, prog="syncbench"):
     """Exit `code` with one line on stderr, "PROG: ..." holding `message`."""
     assert r.returncode == code, r.stdout + r.stderr
