@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 {
     /* a closed pipe (`syncbench compare ... | head -c1`) is a write error, reported in one line
      * with exit 1 (finish), not a silent death by SIGPIPE; the audit ignores it itself, once it
-     * has noted the disposition the command it runs must get back (cmd/audit.c) */
+     * has noted the disposition the command it runs must get back (cmd/audit_launch.c) */
     if (argc < 2 || strcmp(argv[1], "audit"))
         signal(SIGPIPE, SIG_IGN);
     if (argc > 1)

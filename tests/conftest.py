@@ -60,13 +60,25 @@ def torch_python():
     return None
 
 
-def assert_usage_error(r, message, prog="syncbench"):
-    """Exit 2 with one line, "PROG: ..." holding `message`, and nothing on stdout."""
-    assert r.returncode == 2, r.stderr
+def require_built(*paths, how="make test-programs"):
+    """Fails (never skips) when a program or library the tests build is not there."""
+    for need in paths:
+        if not os.access(need, os.R_OK):
+            pytest.fail(f"{need} not built; run {how}")
+
+
+def assert_one_line(r, code, message, prog="syncbench"):
+    """Exit `code` with one line on stderr, "PROG: ..." holding `message`."""
+    assert r.returncode == code, r.stdout + r.stderr
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith(f"{prog}: ")
     assert message in lines[0], lines[0]
+
+
+def assert_usage_error(r, message, prog="syncbench"):
+    """Exit 2 with one line, "PROG: ..." holding `message`, and nothing on stdout."""
+    assert_one_line(r, 2, message, prog)
     assert r.stdout == ""
 
 

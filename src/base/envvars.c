@@ -8,7 +8,7 @@
 #define NUMBER(lo, hi, dflt) 1, lo, hi, dflt
 
 /* One row a variable. Its readers: docs/environment.md names them; the launcher's hand-offs
- * are set by src/cmd/audit.c through src/record/records.h's SB_AUDIT_ENV_* names, which
+ * are set by src/cmd/audit_launch.c through src/record/records.h's SB_AUDIT_ENV_* names, which
  * tests/unit/test_envvars.c holds to these. */
 static const sb_env_var vars[SB_ENV_COUNT] = {
     [SB_ENV_AUDIT_LIB] = {"SYNCBENCH_AUDIT_LIB", SB_ENV_FOR_USER, TEXT,

@@ -10,7 +10,7 @@
 typedef struct sb_audit_bl {
     sb_baseline *gate; /* --baseline's; NULL */
     sb_baseline *old;  /* --update-baseline's file as it was, for its notes; NULL: none yet */
-    sb_out_file out;   /* --update-baseline's output (prepared by cmd/audit.c) */
+    sb_out_file out;   /* --update-baseline's output (checked by cmd/audit_outputs.c) */
 } sb_audit_bl;
 
 /* Reads --baseline FILE and an --update-baseline FILE that exists: 0, or exit 2 with one line

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from conftest import ROOT, gpu_available, run
+from conftest import ROOT, gpu_available, require_built, run
 
 FAKE = str(ROOT / "build" / "tests" / "fake_cuda")
 FAKE_CUPTI = ROOT / "build" / "tests" / "fake-cupti"
@@ -24,9 +24,7 @@ ASKED = {"kernels": "enable kernels", "memcpy": "enable memcpy", "memset": "enab
 
 @pytest.fixture(scope="module", autouse=True)
 def fake_built():
-    for need in (FAKE, FAKE_CUPTI / "libcupti.so.13"):
-        if not os.access(need, os.R_OK):
-            pytest.fail(f"{need} not built; run make test-programs")
+    require_built(FAKE, FAKE_CUPTI / "libcupti.so.13")
 
 
 def audited(tmp_path, *opts, knobs=None, calibrate="0"):

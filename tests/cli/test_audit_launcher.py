@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import BIN, ROOT, assert_usage_error, run
+from conftest import BIN, ROOT, assert_usage_error, require_built, run
 
 FAKE = str(ROOT / "build" / "tests" / "fake_cuda")
 # A CUPTI that accepts the subscription (tests/inject/fake_cupti.c): the real one refuses on a
@@ -20,9 +20,7 @@ FAKE_CUPTI = ROOT / "build" / "tests" / "fake-cupti"
 
 @pytest.fixture(scope="module", autouse=True)
 def fake_built():
-    for need in (FAKE, FAKE_CUPTI / "libcupti.so.13"):
-        if not os.access(need, os.R_OK):
-            pytest.fail(f"{need} not built; run make test-programs")
+    require_built(FAKE, FAKE_CUPTI / "libcupti.so.13")
 
 
 def with_fake_cupti():

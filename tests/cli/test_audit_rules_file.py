@@ -52,15 +52,20 @@ BAD = [
 ]
 
 
+def refused_before_cmd(tmp_path, rules, message):
+    """`audit --rules RULES -- CMD`: one line holding message, exit 2, CMD never started."""
+    r = run("audit", "--rules", rules, "--", "touch", "MARKER", cwd=tmp_path,
+            env=fake_cupti_env(), timeout=60)
+    assert_usage_error(r, message)
+    assert not (tmp_path / "MARKER").exists()
+
+
 @pytest.mark.parametrize("text,error", BAD, ids=[e.split(":")[0] + "-" + str(i)
                                                  for i, (_, e) in enumerate(BAD)])
 def test_a_bad_file_is_one_line_and_nothing_runs(tmp_path, text, error):
     rules = tmp_path / "rules.ini"
     rules.write_text(text)
-    r = run("audit", "--rules", rules, "--", "touch", "MARKER", cwd=tmp_path,
-            env=fake_cupti_env(), timeout=60)
-    assert_usage_error(r, f"syncbench: audit: {rules}:{error}")
-    assert not (tmp_path / "MARKER").exists()
+    refused_before_cmd(tmp_path, rules, f"syncbench: audit: {rules}:{error}")
 
 
 def test_a_bad_file_is_refused_with_from_too(tmp_path):
@@ -77,10 +82,7 @@ def test_a_file_that_cannot_be_read_is_refused(tmp_path, what):
     path = tmp_path / "rules.ini"
     if what == "folder":
         path.mkdir()
-    r = run("audit", "--rules", path, "--", "touch", "MARKER", cwd=tmp_path,
-            env=fake_cupti_env(), timeout=60)
-    assert_usage_error(r, f"syncbench: audit: {path}: ")
-    assert not (tmp_path / "MARKER").exists()
+    refused_before_cmd(tmp_path, path, f"syncbench: audit: {path}: ")
 
 
 def test_a_fifo_is_refused_at_once(tmp_path):

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import run
+from conftest import assert_one_line, run
 
 HEADER = ("run_id,timestamp,host,gpu,driver,cuda_runtime,scenario,variant,params,iters,reps,"
           "metric,unit,better,median,mean,stddev,min,max,p05,p95,cv,flags\n")
@@ -29,11 +29,7 @@ def write(path, *rows, header=HEADER):
 
 
 def one_line_error(r, message):
-    assert r.returncode == 2, r.stdout + r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("syncbench: ")
-    assert message in lines[0], lines[0]
+    assert_one_line(r, 2, message)
 
 
 # ---- options ----

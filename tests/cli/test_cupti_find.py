@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, require_built
 
 PROGRAMS = ROOT / "build" / "tests"
 FAKE = PROGRAMS / "fake_cuda"
@@ -27,9 +27,7 @@ STEERING = ("LD_LIBRARY_PATH", "CUDA_HOME", "SYNCBENCH_CUPTI", "SYNCBENCH_SITE_P
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    for need in (FAKE, FAKE_CUPTI):
-        if not os.access(need, os.R_OK):
-            pytest.fail(f"{need} not built; run make test-programs")
+    require_built(FAKE, FAKE_CUPTI)
 
 
 def env_with(**over):

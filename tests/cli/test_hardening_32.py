@@ -5,16 +5,9 @@ with blanks around them, as the command line does."""
 import pytest
 
 from conftest import NO_GPU, ROOT, run
+from conftest import assert_one_line as one_line
 from hidden_libs import empty_file, library_files, run_hidden  # noqa: F401 (fixture)
 from synth_runs import SAMPLES_HEADER, noise, row, write_run
-
-
-def one_line(r, code, message):
-    assert r.returncode == code, r.stdout + r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("syncbench: ")
-    assert message in lines[0], lines[0]
 
 
 # ---- item 4: suite files drop no setting ----

@@ -4,14 +4,7 @@ import os
 import subprocess
 
 from conftest import BIN, NO_GPU, ROOT, run
-
-
-def one_line(r, code, message):
-    assert r.returncode == code, r.stdout + r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("syncbench: ")
-    assert message in lines[0], lines[0]
+from conftest import assert_one_line as one_line
 
 
 # ---- item 5: a suite read from a pipe keeps its keys ----
@@ -106,27 +99,29 @@ def kept(tmp_path, frames=None):
     return write_records(tmp_path / "K", [site])
 
 
+def refused_as_not_regular(k, name):
+    """`audit --from K` refuses K/NAME in one line, exit 2, and returns."""
+    one_line(run("audit", "-q", "--from", k, timeout=10), 2, f"{k}/{name}: not a regular file")
+
+
 def test_a_record_that_is_a_fifo_is_refused(tmp_path):
     """`audit --from D` with D/proc-1.jsonl a FIFO never returned (open waited for a writer)."""
     k = kept(tmp_path)
     fifo(k / "proc-1.jsonl")
-    one_line(run("audit", "-q", "--from", k, timeout=10), 2,
-             f"{k}/proc-1.jsonl: not a regular file")
+    refused_as_not_regular(k, "proc-1.jsonl")
 
 
 def test_a_record_linked_to_a_device_is_refused(tmp_path):
     """A link to /dev/urandom: lines that never end in a record that never ends."""
     k = kept(tmp_path)
     (k / "proc-1.jsonl").symlink_to("/dev/urandom")
-    one_line(run("audit", "-q", "--from", k, timeout=10), 2,
-             f"{k}/proc-1.jsonl: not a regular file")
+    refused_as_not_regular(k, "proc-1.jsonl")
 
 
 def test_a_calibration_that_is_a_fifo_is_refused(tmp_path):
     k = kept(tmp_path)
     fifo(k / "calibration.json")
-    one_line(run("audit", "-q", "--from", k, timeout=10), 2,
-             f"{k}/calibration.json: not a regular file")
+    refused_as_not_regular(k, "calibration.json")
 
 
 def test_a_library_that_is_a_fifo_is_not_opened(tmp_path):

@@ -3,14 +3,7 @@ options users guess and lists never cut (item 6), the dashboard exports (item 8)
 import json
 
 from conftest import BIN, NO_GPU, ROOT, run
-
-
-def one_line(r, code, message):
-    assert r.returncode == code, r.stdout + r.stderr
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("syncbench: ")
-    assert message in lines[0], lines[0]
+from conftest import assert_one_line as one_line
 
 
 # ---- item 6: -v is nobody's; -V is the version; lists are whole ----

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import ROOT, run
+from conftest import ROOT, require_built, run
 
 FAKE = str(ROOT / "build" / "tests" / "fake_cuda")
 FAKE_CUPTI = ROOT / "build" / "tests" / "fake-cupti"
@@ -20,9 +20,7 @@ GEN = ROOT / "tests" / "bench" / "gen_audit_records.py"
 
 @pytest.fixture(scope="module", autouse=True)
 def fake_built():
-    for need in (FAKE, FAKE_CUPTI / "libcupti.so.13"):
-        if not os.access(need, os.R_OK):
-            pytest.fail(f"{need} not built; run make test-programs")
+    require_built(FAKE, FAKE_CUPTI / "libcupti.so.13")
 
 
 def keep_records(tmp_path, name, *opts, args=(), cupti="fake"):

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, require_built
 
 PROGRAMS = pathlib.Path(os.environ.get("SYNCBENCH_TEST_PROGRAMS", ROOT / "build" / "tests"))
 WAITS_LIB = os.environ.get("SYNCBENCH_WAITS_LIB",
@@ -37,9 +37,7 @@ WORK_NS = 15_000_000  # the signallers work about 20 ms before they signal
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    for need in (WAITS_LIB, HANDOFFS, CXX, FAKE, FAKE_CUPTI / "libcupti.so.13"):
-        if not os.access(need, os.R_OK):
-            pytest.fail(f"{need} not built; run make all")
+    require_built(WAITS_LIB, HANDOFFS, CXX, FAKE, FAKE_CUPTI / "libcupti.so.13", how="make all")
 
 
 def ordered(w):
