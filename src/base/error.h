@@ -28,6 +28,8 @@ void sb_fputs_escaped(FILE *f, const char *s);
  * for the escaper's form. sub NULL: sb_fputs_escaped. */
 typedef const char *(*sb_escape_sub)(const char *s, int mode, int *used);
 void sb_fputs_escaped_sub(FILE *f, const char *s, sb_escape_sub sub, int mode);
+/* The message of the error kept: valid until the next sb_fail or sb_error_clear (a long one is
+ * on the heap). */
 const char *sb_error_message(void);
 void sb_error_clear(void);
 
