@@ -139,8 +139,14 @@ def own_copy(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     build = os.path.dirname(BIN)
-    for name in ("syncbench", "libsyncbench_audit.so", "libsyncbench_waits.so"):
-        shutil.copy2(os.path.join(build, name), bin_dir / name)
+    # the libraries where the tests take them (make test-asan's binary has none beside it)
+    where = {"syncbench": BIN,
+             "libsyncbench_audit.so": os.environ.get("SYNCBENCH_AUDIT_LIB") or
+             os.path.join(build, "libsyncbench_audit.so"),
+             "libsyncbench_waits.so": os.environ.get("SYNCBENCH_WAITS_LIB") or
+             os.path.join(build, "libsyncbench_waits.so")}
+    for name, path in where.items():
+        shutil.copy2(path, bin_dir / name)
     return bin_dir
 
 
