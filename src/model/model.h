@@ -292,7 +292,6 @@ typedef struct sb_audit_proc {
     long malformed;
     long warns;
     const char *first_warn;
-    int compile_worker; /* analyze/compile_group.c: a worker process of torch.compile */
 
     sb_audit_call *calls;
     size_t ncalls, cap_calls;
@@ -321,25 +320,6 @@ typedef struct sb_audit_proc {
     int64_t start_extra_ns;  /* ... to the GPU's start of launched work (a round trip's); 0 */
     int64_t alloc_extra_ns;  /* ... to each cudaMalloc and cudaFree beside its "oh"; 0 */
     int64_t copy_extra_ns;   /* ... to the GPU's start of a readback beyond that; 0 */
-
-    /* analyze.c */
-    int analyzed;            /* once: an analysis after more processes loaded leaves it be */
-    int64_t t_first, t_last; /* lifetime: first to last timestamp */
-    sb_audit_timeline *tl;   /* per device */
-    size_t ntl;
-    sb_audit_timeline all; /* every device merged */
-    sb_audit_row *rows;
-    size_t nrows;
-    long counts[SB_AUDIT_NCLASS];
-    double lifetime_us, busy_us, blocked_us;
-    long polls, blocking;
-    /* of those, made while torch.compile compiled (analyze/compile_group.c) */
-    double compile_blocked_us;
-    long compile_polls, compile_blocking;
-    /* savings.c: what removing syncs would save, from the replay (launches recorded) */
-    struct sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges, lines */
-    size_t nsavings;
-    struct sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
 } sb_audit_proc;
 
 struct sb_audit_run {

@@ -80,10 +80,6 @@ static void free_proc(sb_audit_proc *p)
     for (size_t i = 0; i < p->npystacks; i++)
         free(p->pystacks[i].frames);
     free(p->pystacks);
-    for (size_t i = 0; i < p->ntl; i++)
-        free(p->tl[i].iv);
-    free(p->all.iv);
-    free(p->tl);
     free(p->calls);
     free(p->ranges);
     free(p->stacks);
@@ -94,9 +90,6 @@ static void free_proc(sb_audit_proc *p)
     free(p->gstreams);
     free(p->pauses);
     free(p->wakes);
-    free(p->rows);
-    free(p->savings);
-    free(p->replay);
     free(p);
 }
 
