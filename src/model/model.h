@@ -97,35 +97,11 @@ typedef struct sb_audit_range_ref {
     const char *name;
 } sb_audit_range_ref;
 
-struct sb_audit_rule;
 struct sb_audit_pyframe;
-
-/* What made a blocking call and its fix, in the user's terms (analyze/: pysite.c, rules.c). A
- * sync made inside a library is seen at two Python lines: the user's (the site) and the
- * innermost frame, the line inside the library that made the call (`via`). */
-typedef struct sb_audit_made {
-    const struct sb_audit_pyframe *via; /* the innermost Python frame when it is not the site's
-                                           frame; NULL: the site made the call itself */
-    const char *via_site;               /* its "file:line in func", "" when no via */
-    const char *via_source;             /* its line's text, "" when no via or unknown */
-    const struct sb_audit_pyframe *lib; /* the innermost frame, inside the user's code, of an
-                                           installed package other than torch; NULL: none */
-    const char *lib_source;             /* its line's text, "" */
-    const char *library;                /* that package's name ("transformers"), "" */
-    const char *op;  /* what made it (the rule's, or the library's); NULL: unknown */
-    const char *fix; /* the rule's fix, or the library's ("inside transformers (...): ..."); "" */
-    int compile;     /* made while torch.compile compiled, autotuned or benchmarked, or by one of
-                        its workers (analyze/compile_group.c): apart from the gate and the replay */
-    /* analyze/frameworks.c: the framework table's row that names this sync of a library's own
-     * code (op and fix are then the row's); NULL: none */
-    const struct sb_fw_row *fw;
-    /* a row whose module and function the frame that made the call matches, but not its line's
-     * text (the library changed since the row was checked): op and fix say it is not known */
-    const struct sb_fw_row *fw_changed;
-    /* where the fix goes: the line of the user's code holding the row's `where` call
-     * ("train.py:31"), "" when not found on the stack's files or the row names none */
-    const char *fix_at;
-} sb_audit_made;
+/* analyze/analyze.h's, named here only until what the analysis finds of each call leaves the
+ * call (issue 45) */
+struct sb_audit_rule;
+struct sb_audit_made;
 
 typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
@@ -152,7 +128,7 @@ typedef struct sb_audit_call {
     const struct sb_audit_rule *rule;       /* what made it; NULL: no rule knows */
     /* the line inside a library that made it, the operation, the fix: one for every call of one
      * site (analyze/callsites.c) */
-    const sb_audit_made *made;
+    const struct sb_audit_made *made;
 } sb_audit_call;
 
 typedef struct sb_audit_range {
@@ -250,19 +226,6 @@ typedef struct sb_audit_timeline {
     size_t n;
     sb_audit_iv *iv; /* sorted, disjoint, not touching */
 } sb_audit_timeline;
-
-/* One row: process x class x range x site x the line inside a library x operation and fix. */
-typedef struct sb_audit_row {
-    sb_audit_class cls;
-    const char *range, *site;
-    const char *native, *source;      /* the first call's */
-    const sb_audit_pyframe *pyframe;  /* NULL: no Python */
-    const struct sb_audit_rule *rule; /* NULL: unknown (the first call's: its scenario) */
-    sb_audit_made made;               /* the first call's (via_site, op and fix: the row's) */
-    int waiter;                       /* the first call's: the site is its waiter's line; 0 */
-    long count;
-    double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
-} sb_audit_row;
 
 typedef struct sb_audit_proc {
     const char *name; /* file name */
