@@ -661,6 +661,18 @@ static void free_result(sb_audit_proc_result *r)
     free(r->replay);
 }
 
+void sb_audit_opts_default(sb_audit_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_syncs = -1;
+    o->range = NULL;
+    o->top = 10;
+    o->waited_min_us = 5;
+    o->waited_slack_us = 20;
+    o->symbolize = 1;
+    o->baseline_skip_first = -1;
+}
+
 void sb_audit_analysis_free(sb_audit_analysis *an)
 {
     if (!an)

@@ -8,6 +8,35 @@
 #include "model/model.h"
 #include "replay/replay.h"
 
+/* Analyzer settings (the launcher's options). */
+typedef struct sb_audit_opts {
+    long long max_syncs; /* the gate: -1 = no gate */
+    const char
+        *range; /* --range NAME: the gate counts per instance of this range; NULL: whole run */
+    int top;    /* call sites listed in the table and the gate's message (10) */
+    double waited_min_us;   /* SB_AUDIT_WAITED: the call lasted at least this long ... (5) */
+    double waited_slack_us; /* ... and ended within this of the GPU going idle (20) */
+    int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
+    int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
+    int include_compile;    /* the gate counts calls made while torch.compile compiled too (0) */
+    int allow_no_cuda;      /* the gate passes a run in which no process used CUDA (0) */
+    /* --baseline FILE (analyze/baseline.h): the sites the gate holds the run to; NULL */
+    const struct sb_baseline *baseline;
+    long baseline_skip_first; /* --skip-first N: steps left out; -1: the baseline's (-1) */
+} sb_audit_opts;
+void sb_audit_opts_default(sb_audit_opts *o);
+
+typedef struct sb_audit_iv {
+    int64_t start, end;
+} sb_audit_iv;
+
+/* The union of GPU busy intervals of one device (dev -1: every device merged). */
+typedef struct sb_audit_timeline {
+    int dev;
+    size_t n;
+    sb_audit_iv *iv; /* sorted, disjoint, not touching */
+} sb_audit_timeline;
+
 /* What made a blocking call and its fix, in the user's terms (analyze/: pysite.c, rules.c). A
  * sync made inside a library is seen at two Python lines: the user's (the site) and the
  * innermost frame, the line inside the library that made the call (`via`). */
@@ -349,6 +378,21 @@ struct sb_audit_proc_result {
     size_t nsavings;
     sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
 };
+
+/* ---- timeline.c ---- */
+/* Builds the union of [start, end) of the given intervals (sorted in place). */
+int sb_audit_timeline_build(sb_audit_timeline *t, sb_audit_iv *iv, size_t n);
+/* The busy stretch in flight at time t (start <= t < end), or NULL. */
+const sb_audit_iv *sb_audit_timeline_at(const sb_audit_timeline *t, int64_t t_ns);
+/* The first stretch that starts at or after t, or NULL. */
+const sb_audit_iv *sb_audit_timeline_next(const sb_audit_timeline *t, int64_t t_ns);
+/* Total busy time. */
+int64_t sb_audit_timeline_total(const sb_audit_timeline *t);
+/* The GPU idle time a call [start, end] made (see audit.h's rules). */
+int64_t sb_audit_bubble(const sb_audit_timeline *t, int64_t start, int64_t end);
+/* Did the call wait for the GPU: in flight at start, idle at G in (start, end], end-G <= slack. */
+int sb_audit_waited(const sb_audit_timeline *t, int64_t start, int64_t end, double min_us,
+                    double slack_us);
 
 /* "host" when the host's launches then bound most GPU operations, else "gpu". */
 const char *sb_audit_bound_name(const sb_replay_result *r);

@@ -1,4 +1,4 @@
-/* The run: its processes, the launcher's facts, defaults, and freeing it all. */
+/* The run: its processes, the launcher's facts, and freeing it all. */
 #include "model/model.h"
 
 #include <stdint.h>
@@ -6,18 +6,6 @@
 #include <string.h>
 
 #include "base/utf8.h"
-
-void sb_audit_opts_default(sb_audit_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->max_syncs = -1;
-    o->range = NULL;
-    o->top = 10;
-    o->waited_min_us = 5;
-    o->waited_slack_us = 20;
-    o->symbolize = 1;
-    o->baseline_skip_first = -1;
-}
 
 sb_audit_run *sb_audit_run_new(void)
 {
