@@ -56,8 +56,9 @@ static void free_lookups(lookups *l)
     free(l->by_corr);
 }
 
-static int build_timelines(sb_audit_proc *p)
+static int build_timelines(sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     sb_audit_iv *iv = malloc((p->nacts ? p->nacts : 1) * sizeof *iv);
     sb_keyed *devs = malloc((p->nacts ? p->nacts : 1) * sizeof *devs);
     if (!iv || !devs) {
@@ -73,14 +74,14 @@ static int build_timelines(sb_audit_proc *p)
         if (i == 0 || devs[i].key != devs[i - 1].key)
             ndev++;
     int rc = 0;
-    p->tl = calloc(ndev ? ndev : 1, sizeof *p->tl);
-    if (!p->tl)
+    res->tl = calloc(ndev ? ndev : 1, sizeof *res->tl);
+    if (!res->tl)
         rc = -1;
     for (size_t i = 0; !rc && i < p->nacts;) {
         size_t j = i, n = 0;
         for (; j < p->nacts && devs[j].key == devs[i].key; j++)
             iv[n++] = (sb_audit_iv){p->acts[devs[j].idx].start, p->acts[devs[j].idx].end};
-        sb_audit_timeline *t = &p->tl[p->ntl++];
+        sb_audit_timeline *t = &res->tl[res->ntl++];
         t->dev = (int)devs[i].key;
         rc = sb_audit_timeline_build(t, iv, n);
         i = j;
@@ -88,8 +89,8 @@ static int build_timelines(sb_audit_proc *p)
     for (size_t i = 0; !rc && i < p->nacts; i++)
         iv[i] = (sb_audit_iv){p->acts[i].start, p->acts[i].end};
     if (!rc) {
-        p->all.dev = -1;
-        rc = sb_audit_timeline_build(&p->all, iv, p->nacts);
+        res->all.dev = -1;
+        rc = sb_audit_timeline_build(&res->all, iv, p->nacts);
     }
     free(iv);
     free(devs);
@@ -119,15 +120,15 @@ static int build_lookups(const sb_audit_proc *p, lookups *l)
     return 0;
 }
 
-static const sb_audit_timeline *call_timeline(const sb_audit_proc *p, const lookups *l,
+static const sb_audit_timeline *call_timeline(const sb_audit_proc_result *res, const lookups *l,
                                               const sb_audit_call *c)
 {
     const sb_keyed *k = c->ctx ? sb_keyed_first(l->ctx_dev, l->nctx, c->ctx) : NULL;
     if (k)
-        for (size_t i = 0; i < p->ntl; i++)
-            if (p->tl[i].dev == (int)k->idx)
-                return &p->tl[i];
-    return &p->all;
+        for (size_t i = 0; i < res->ntl; i++)
+            if (res->tl[i].dev == (int)k->idx)
+                return &res->tl[i];
+    return &res->all;
 }
 
 static const sb_audit_act *matched_copy(const sb_audit_proc *p, const lookups *l,
@@ -149,9 +150,11 @@ static int is_pageable(const char *s)
     return s && strcmp(s, "pageable") == 0;
 }
 
-static void classify(sb_audit_proc *p, const lookups *l, sb_audit_call *c, const sb_audit_opts *o)
+static void classify(const sb_audit_proc_result *res, const lookups *l, sb_audit_call *c,
+                     const sb_audit_opts *o)
 {
-    const sb_audit_timeline *t = call_timeline(p, l, c);
+    const sb_audit_proc *p = res->proc;
+    const sb_audit_timeline *t = call_timeline(res, l, c);
     sb_audit_class fixed;
     int dtod;
     sb_audit_family fam = sb_audit_classify_name(c->api, &fixed, &dtod);
@@ -213,13 +216,14 @@ static int cmp_call_key(const void *a, const void *b)
     return p < q ? -1 : p > q;
 }
 
-static int build_rows(sb_audit_proc *p)
+static int build_rows(sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     size_t n = 0;
     size_t *idx = malloc((p->ncalls ? p->ncalls : 1) * sizeof *idx);
     double *d = malloc((p->ncalls ? p->ncalls : 1) * sizeof *d);
-    p->rows = malloc((p->ncalls ? p->ncalls : 1) * sizeof *p->rows);
-    if (!idx || !d || !p->rows) {
+    res->rows = malloc((p->ncalls ? p->ncalls : 1) * sizeof *res->rows);
+    if (!idx || !d || !res->rows) {
         free(idx);
         free(d);
         return -1;
@@ -231,7 +235,7 @@ static int build_rows(sb_audit_proc *p)
     sb_sort(idx, n, sizeof *idx, cmp_call_key);
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        sb_audit_row *r = &p->rows[p->nrows++];
+        sb_audit_row *r = &res->rows[res->nrows++];
         const sb_audit_call *first = &p->calls[idx[i]];
         memset(r, 0, sizeof *r);
         r->cls = first->cls;
@@ -260,38 +264,39 @@ static int build_rows(sb_audit_proc *p)
     return 0;
 }
 
-static void span(sb_audit_proc *p, int64_t t, int *any)
+static void span(sb_audit_proc_result *res, int64_t t, int *any)
 {
-    if (!*any || t < p->t_first)
-        p->t_first = t;
-    if (!*any || t > p->t_last)
-        p->t_last = t;
+    if (!*any || t < res->t_first)
+        res->t_first = t;
+    if (!*any || t > res->t_last)
+        res->t_last = t;
     *any = 1;
 }
 
-static void lifetime(sb_audit_proc *p)
+static void lifetime(sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     int any = 0;
     if (p->has_proc && p->clock_ns)
-        span(p, p->clock_ns, &any);
+        span(res, p->clock_ns, &any);
     for (size_t i = 0; i < p->ncalls; i++) {
-        span(p, p->calls[i].start, &any);
-        span(p, p->calls[i].end, &any);
+        span(res, p->calls[i].start, &any);
+        span(res, p->calls[i].end, &any);
     }
     for (size_t i = 0; i < p->nacts; i++) {
-        span(p, p->acts[i].start, &any);
-        span(p, p->acts[i].end, &any);
+        span(res, p->acts[i].start, &any);
+        span(res, p->acts[i].end, &any);
     }
     for (size_t i = 0; i < p->napis; i++) {
-        span(p, p->apis[i].start, &any);
-        span(p, p->apis[i].end, &any);
+        span(res, p->apis[i].start, &any);
+        span(res, p->apis[i].end, &any);
     }
     for (size_t i = 0; i < p->nranges; i++) {
-        span(p, p->ranges[i].start, &any);
+        span(res, p->ranges[i].start, &any);
         if (p->ranges[i].end >= 0)
-            span(p, p->ranges[i].end, &any);
+            span(res, p->ranges[i].end, &any);
     }
-    p->lifetime_us = any ? (double)(p->t_last - p->t_first) / 1e3 : 0;
+    res->lifetime_us = any ? (double)(res->t_last - res->t_first) / 1e3 : 0;
 }
 
 /* The instance (tid, id) among p->ranges[0..n) (sorted), or NULL. */
@@ -480,10 +485,11 @@ static int sum_ranges(sb_audit_analysis *an)
     return 0;
 }
 
-static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opts *o)
+static int analyze_calls(sb_audit_run *run, sb_audit_proc_result *res, const sb_audit_opts *o)
 {
+    sb_audit_proc *p = res->proc;
     sb_sort(p->stacks, p->nstacks, sizeof *p->stacks, cmp_stack);
-    if (build_timelines(p) < 0)
+    if (build_timelines(res) < 0)
         return -1;
     lookups l = {0};
     if (build_lookups(p, &l) < 0) {
@@ -497,7 +503,7 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opt
     }
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
-        classify(p, &l, c, o);
+        classify(res, &l, c, o);
         c->range = c->nranges ? c->ranges[c->nranges - 1].name : empty;
         if (sb_audit_blocking(c->cls) && c->stack >= 0) {
             sb_audit_stack *s = (sb_audit_stack *)sb_audit_find_stack(p, c->stack);
@@ -513,8 +519,9 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc *p, const sb_audit_opt
  * (its source text beside it), and the line inside a library that made it; the native frame
  * otherwise; then what made it and the fix (rules.c). Once per distinct call site
  * (callsites.c): the calls of one site share what it found. */
-static int attribute(sb_audit_analysis *an, sb_audit_proc *p, sb_audit_call *c)
+static int attribute(sb_audit_analysis *an, const sb_audit_proc_result *res, sb_audit_call *c)
 {
+    const sb_audit_proc *p = res->proc;
     sb_audit_run *run = an->run;
     int added;
     sb_audit_callsite *cs = sb_audit_callsite_of(an, p, c, &added);
@@ -543,7 +550,7 @@ static int attribute(sb_audit_analysis *an, sb_audit_proc *p, sb_audit_call *c)
     c->rule = sb_audit_rule_for(p, c);
     if (sb_fw_attribute(an, ps, c, &cs->made, &cs->fw_rule) < 0 ||
         sb_audit_name_call(&run->strs, c, &cs->made) < 0 ||
-        sb_audit_compile_name(an, p, ps, c, &cs->made) < 0)
+        sb_audit_compile_name(an, res->compile_worker, ps, c, &cs->made) < 0)
         return -1;
     sb_audit_callsite_keep(cs, c);
     return 0;
@@ -565,72 +572,115 @@ static int other_ranks(const sb_audit_run *run, const sb_audit_proc *p)
     return n;
 }
 
-static int summarize(sb_audit_analysis *an, sb_audit_proc *p)
+static int summarize(sb_audit_analysis *an, sb_audit_proc_result *res)
 {
     const sb_audit_run *run = an->run;
+    sb_audit_proc *p = res->proc;
     sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
-    p->compile_worker = sb_audit_compile_worker(p);
+    res->compile_worker = sb_audit_compile_worker(p);
     if (sb_audit_waiter_sites(p) < 0)
         return -1;
     for (size_t i = 0; i < p->ncalls; i++) {
         sb_audit_call *c = &p->calls[i];
-        if (c->cls != SB_AUDIT_NONE && attribute(an, p, c) < 0)
+        if (c->cls != SB_AUDIT_NONE && attribute(an, res, c) < 0)
             return -1;
     }
-    if (build_rows(p) < 0 || count_ranges(p, &an->opts) < 0)
+    if (build_rows(res) < 0 || count_ranges(p, &an->opts) < 0)
         return -1;
-    sb_audit_compile_sums(p);
-    lifetime(p);
-    p->busy_us = (double)sb_audit_timeline_total(&p->all) / 1e3;
+    sb_audit_compile_sums(res);
+    lifetime(res);
+    res->busy_us = (double)sb_audit_timeline_total(&res->all) / 1e3;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        p->counts[c->cls]++;
+        res->counts[c->cls]++;
         if (c->cls == SB_AUDIT_POLL)
-            p->polls++;
+            res->polls++;
         if (!sb_audit_blocking(c->cls))
             continue;
-        p->blocking++;
-        p->blocked_us += (double)(c->end - c->start) / 1e3;
+        res->blocking++;
+        res->blocked_us += (double)(c->end - c->start) / 1e3;
     }
-    if (sb_audit_savings(p, an->opts.top > 0 ? an->opts.top : 1) < 0)
+    if (sb_audit_savings(res, an->opts.top > 0 ? an->opts.top : 1) < 0)
         return -1;
     int others = other_ranks(run, p);
-    for (size_t i = 0; i < p->nsavings; i++)
-        p->savings[i].ranks_unmodelled = others;
+    for (size_t i = 0; i < res->nsavings; i++)
+        res->savings[i].ranks_unmodelled = others;
     return 0;
 }
 
 /* Each process is analyzed once (its sums accumulate): after more were loaded, only the new ones
  * are, with these options (those analyzed before keep theirs); the view across processes is
  * made again. 0, or -1 when out of memory. */
+/* Room for a result per process of the run, the new ones zeroed, their process set. */
+static int grow_results(sb_audit_analysis *an)
+{
+    const sb_audit_run *run = an->run;
+    if (run->nprocs > an->cap_procs) {
+        sb_audit_proc_result *r = realloc(an->procs, run->nprocs * sizeof *r);
+        if (!r)
+            return -1;
+        an->procs = r;
+        an->cap_procs = run->nprocs;
+    }
+    for (size_t i = an->nprocs; i < run->nprocs; i++)
+        an->procs[i] = (sb_audit_proc_result){.proc = run->procs[i]};
+    return 0;
+}
+
 static int analyze(sb_audit_analysis *an, const sb_audit_opts *o)
 {
     sb_audit_run *run = an->run;
     an->opts = *o;
-    for (size_t i = 0; i < run->nprocs; i++)
-        if (!run->procs[i]->analyzed && analyze_calls(run, run->procs[i], o) < 0)
+    if (grow_results(an) < 0)
+        return -1;
+    for (size_t i = an->nprocs; i < run->nprocs; i++)
+        if (analyze_calls(run, &an->procs[i], o) < 0)
             return -1;
     if (o->symbolize)
         sb_audit_symbolize(run); /* the frames not yet named */
-    for (size_t i = 0; i < run->nprocs; i++) {
-        sb_audit_proc *p = run->procs[i];
-        if (!p->analyzed && summarize(an, p) < 0)
+    for (; an->nprocs < run->nprocs; an->nprocs++)
+        if (summarize(an, &an->procs[an->nprocs]) < 0)
             return -1;
-        p->analyzed = 1;
-    }
     free(an->range_sums);
     an->range_sums = NULL;
     an->nrange_sums = 0;
-    if (sum_ranges(an) < 0 || sb_audit_compute_ranks(&an->ranks, run) < 0)
+    if (sum_ranges(an) < 0 || sb_audit_compute_ranks(&an->ranks, an) < 0)
         return -1;
     an->done = 1;
     return 0;
+}
+
+static void free_result(sb_audit_proc_result *r)
+{
+    for (size_t i = 0; i < r->ntl; i++)
+        free(r->tl[i].iv);
+    free(r->all.iv);
+    free(r->tl);
+    free(r->rows);
+    free(r->savings);
+    free(r->replay);
+}
+
+void sb_audit_opts_default(sb_audit_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_syncs = -1;
+    o->range = NULL;
+    o->top = 10;
+    o->waited_min_us = 5;
+    o->waited_slack_us = 20;
+    o->symbolize = 1;
+    o->baseline_skip_first = -1;
 }
 
 void sb_audit_analysis_free(sb_audit_analysis *an)
 {
     if (!an)
         return;
+    /* a half-analyzed process's (out of memory partway) too: each of them was zeroed */
+    for (size_t i = 0; i < an->cap_procs; i++)
+        free_result(&an->procs[i]);
+    free(an->procs);
     if (an->ranks)
         sb_ranks_free(an->ranks);
     free(an->ranks);
@@ -640,13 +690,18 @@ void sb_audit_analysis_free(sb_audit_analysis *an)
     free(an);
 }
 
+const sb_audit_proc_result *sb_audit_result_of(const sb_audit_analysis *an, const sb_audit_proc *p)
+{
+    for (size_t i = 0; an && i < an->nprocs; i++)
+        if (an->procs[i].proc == p)
+            return &an->procs[i];
+    return NULL;
+}
+
 /* Whether every process of the run was analyzed (none loaded since). */
 static int up_to_date(const sb_audit_analysis *an)
 {
-    for (size_t i = 0; an->done && i < an->run->nprocs; i++)
-        if (!an->run->procs[i]->analyzed)
-            return 0;
-    return an->done;
+    return an->done && an->nprocs == an->run->nprocs;
 }
 
 int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o, sb_audit_analysis **out)

@@ -8,12 +8,82 @@
 #include "model/model.h"
 #include "replay/replay.h"
 
+/* Analyzer settings (the launcher's options). */
+typedef struct sb_audit_opts {
+    long long max_syncs; /* the gate: -1 = no gate */
+    const char
+        *range; /* --range NAME: the gate counts per instance of this range; NULL: whole run */
+    int top;    /* call sites listed in the table and the gate's message (10) */
+    double waited_min_us;   /* SB_AUDIT_WAITED: the call lasted at least this long ... (5) */
+    double waited_slack_us; /* ... and ended within this of the GPU going idle (20) */
+    int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
+    int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
+    int include_compile;    /* the gate counts calls made while torch.compile compiled too (0) */
+    int allow_no_cuda;      /* the gate passes a run in which no process used CUDA (0) */
+    /* --baseline FILE (analyze/baseline.h): the sites the gate holds the run to; NULL */
+    const struct sb_baseline *baseline;
+    long baseline_skip_first; /* --skip-first N: steps left out; -1: the baseline's (-1) */
+} sb_audit_opts;
+void sb_audit_opts_default(sb_audit_opts *o);
+
+typedef struct sb_audit_iv {
+    int64_t start, end;
+} sb_audit_iv;
+
+/* The union of GPU busy intervals of one device (dev -1: every device merged). */
+typedef struct sb_audit_timeline {
+    int dev;
+    size_t n;
+    sb_audit_iv *iv; /* sorted, disjoint, not touching */
+} sb_audit_timeline;
+
+/* What made a blocking call and its fix, in the user's terms (analyze/: pysite.c, rules.c). A
+ * sync made inside a library is seen at two Python lines: the user's (the site) and the
+ * innermost frame, the line inside the library that made the call (`via`). */
+typedef struct sb_audit_made {
+    const sb_audit_pyframe *via; /* the innermost Python frame when it is not the site's
+                                           frame; NULL: the site made the call itself */
+    const char *via_site;        /* its "file:line in func", "" when no via */
+    const char *via_source;      /* its line's text, "" when no via or unknown */
+    const sb_audit_pyframe *lib; /* the innermost frame, inside the user's code, of an
+                                           installed package other than torch; NULL: none */
+    const char *lib_source;      /* its line's text, "" */
+    const char *library;         /* that package's name ("transformers"), "" */
+    const char *op;              /* what made it (the rule's, or the library's); NULL: unknown */
+    const char *fix; /* the rule's fix, or the library's ("inside transformers (...): ..."); "" */
+    int compile;     /* made while torch.compile compiled, autotuned or benchmarked, or by one of
+                        its workers (analyze/compile_group.c): apart from the gate and the replay */
+    /* analyze/frameworks.c: the framework table's row that names this sync of a library's own
+     * code (op and fix are then the row's); NULL: none */
+    const struct sb_fw_row *fw;
+    /* a row whose module and function the frame that made the call matches, but not its line's
+     * text (the library changed since the row was checked): op and fix say it is not known */
+    const struct sb_fw_row *fw_changed;
+    /* where the fix goes: the line of the user's code holding the row's `where` call
+     * ("train.py:31"), "" when not found on the stack's files or the row names none */
+    const char *fix_at;
+} sb_audit_made;
+
+/* One row: process x class x range x site x the line inside a library x operation and fix. */
+typedef struct sb_audit_row {
+    sb_audit_class cls;
+    const char *range, *site;
+    const char *native, *source;      /* the first call's */
+    const sb_audit_pyframe *pyframe;  /* NULL: no Python */
+    const struct sb_audit_rule *rule; /* NULL: unknown (the first call's: its scenario) */
+    sb_audit_made made;               /* the first call's (via_site, op and fix: the row's) */
+    int waiter;                       /* the first call's: the site is its waiter's line; 0 */
+    long count;
+    double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
+} sb_audit_row;
+
 /* A range name's instances over the whole run (the JSON's "ranges"). */
 typedef struct sb_audit_range_sum {
     const char *name, *domain;
     long instances, max_blocking, total_blocking;
 } sb_audit_range_sum;
 
+typedef struct sb_audit_proc_result sb_audit_proc_result;   /* one process's results (below) */
 typedef struct sb_audit_py_files sb_audit_py_files;         /* pysite.c: source files, read once */
 typedef struct sb_audit_callsite_set sb_audit_callsite_set; /* callsites.c */
 
@@ -25,6 +95,10 @@ typedef struct sb_audit_analysis {
     sb_audit_opts opts; /* the options of the latest analysis */
     int done;           /* analyzed; a process loaded since is analyzed by the next call */
     int failed;         /* out of memory partway: a process may be half analyzed */
+    /* each process's results, indexed like run->procs: procs[i] is run->procs[i]'s (processes
+     * are only ever added at the run's end); nprocs of them analyzed */
+    sb_audit_proc_result *procs;
+    size_t nprocs, cap_procs;
     sb_audit_range_sum *range_sums;
     size_t nrange_sums;
     sb_ranks *ranks;             /* the view across ranks (ranks.c), for the table and the JSON */
@@ -41,6 +115,8 @@ int sb_audit_analyze(sb_audit_run *run, const sb_audit_opts *o, sb_audit_analysi
 void sb_audit_analysis_free(sb_audit_analysis *an);
 
 /* ---- analyze.c ---- */
+/* p's results, or NULL when p was not analyzed (not a process of the analyzed run). */
+const sb_audit_proc_result *sb_audit_result_of(const sb_audit_analysis *an, const sb_audit_proc *p);
 /* The instance (tid, id) of a range (ranges are sorted once analyzed), or NULL. */
 sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t id);
 
@@ -100,14 +176,15 @@ int sb_audit_compile_worker(const sb_audit_proc *p);
  * autotuning or benchmarking machinery (one table of markers), is compile time: m->compile set,
  * its operation "torch.compile: ..." and its fix; c->rule NULL (no scenario prices it). Calls at
  * run time, through the compiled code's wrappers, are left as they are. 0, or -1 out of memory. */
-int sb_audit_compile_name(sb_audit_analysis *an, const sb_audit_proc *p, const sb_audit_pystack *s,
+int sb_audit_compile_name(sb_audit_analysis *an, int worker, const sb_audit_pystack *s,
                           sb_audit_call *c, sb_audit_made *m);
 /* Was call c (attributed) made while torch.compile compiled? */
 int sb_audit_compile_time(const sb_audit_call *c);
 /* Does the gate count call c: a blocking call made at run time, or any with include_compile. */
 int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call *c);
-/* p's compile-time sums: compile_blocking, compile_blocked_us, compile_polls. */
-void sb_audit_compile_sums(sb_audit_proc *p);
+/* r's compile-time sums (its process's calls): compile_blocking, compile_blocked_us,
+ * compile_polls. */
+void sb_audit_compile_sums(sb_audit_proc_result *r);
 /* "compile" or "run": the reports' phase of a row. */
 const char *sb_audit_phase_name(int compile);
 
@@ -236,16 +313,16 @@ typedef struct sb_audit_saving {
 } sb_audit_saving;
 /* Plays p's run (when its launches were recorded) with every sync removed, then with each of
  * the `top` most blocking sites, ranges and library lines (site, via) and each class removed
- * alone; p->savings: all, the sites, the classes, the ranges, the lines. A line that holds every
+ * alone; r->savings: all, the sites, the classes, the ranges, the lines. A line that holds every
  * call of its site takes the site's figures. 0, or -1 out of memory. */
-int sb_audit_savings(sb_audit_proc *p, int top);
+int sb_audit_savings(sb_audit_proc_result *r, int top);
 /* The saving of one selection (key: the interned site or range), or NULL when not played; a
  * library line's: sb_audit_line_saving_of. */
-const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, const char *key,
+const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc_result *r, int kind, const char *key,
                                           sb_audit_class cls);
 /* The saving of library line `via` (via_site, not "") under user's line `site` (both interned), or
  * NULL when not played. */
-const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc *p, const char *site,
+const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc_result *r, const char *site,
                                                const char *via);
 /* What the reports give as a selection's saving: its removed calls at the saving per call typical
  * of the run (replay.h: typical_us; fewer calls than SB_REPLAY_WINDOWS: the whole run's play,
@@ -257,27 +334,66 @@ double sb_audit_saving_us(const sb_audit_saving *s);
 /* The same of one play's result r of `calls` removed calls. */
 double sb_audit_result_us(const sb_replay_result *r, long calls);
 /* That saving of one selection summed over the processes that played it; NaN when none did. */
-double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls);
+double sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
+                           sb_audit_class cls);
 /* Nonzero when a saving is no prediction: threads it could not tie together (replay.h:
  * threads_unmodelled) or other ranks it does not play (ranks_unmodelled). */
 int sb_audit_unmodelled(const sb_audit_saving *s);
 /* Why a selection's saving is no prediction ("threads not modelled", "ranks not modelled"), or
  * NULL when it is one. */
-const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const char *key,
+const char *sb_audit_unmodelled_why(const sb_audit_analysis *an, int kind, const char *key,
                                     sb_audit_class cls);
 /* What the reports print for a selection's saving: "" when no process played it, "unknown"
  * (SB_AUDIT_UNMODELLED) when threads were not modelled, else the milliseconds ("%.3f"). */
 #define SB_AUDIT_UNMODELLED "unknown"
-const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *key,
+const char *sb_audit_saving_text(const sb_audit_analysis *an, int kind, const char *key,
                                  sb_audit_class cls, char *buf, size_t n);
 /* The same three of a library line (site, via): its saving summed over the processes that played
  * it (NaN: none did), why it is no prediction (NULL: it is one), and its text ("", "unknown" or
  * the milliseconds). */
-double sb_audit_run_line_saving(const sb_audit_run *run, const char *site, const char *via);
-const char *sb_audit_line_unmodelled_why(const sb_audit_run *run, const char *site,
+double sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site, const char *via);
+const char *sb_audit_line_unmodelled_why(const sb_audit_analysis *an, const char *site,
                                          const char *via);
-const char *sb_audit_line_saving_text(const sb_audit_run *run, const char *site, const char *via,
-                                      char *buf, size_t n);
+const char *sb_audit_line_saving_text(const sb_audit_analysis *an, const char *site,
+                                      const char *via, char *buf, size_t n);
+/* One process's results (an->procs[i], run->procs[i]'s): what the analysis found of it, apart
+ * from its records. */
+struct sb_audit_proc_result {
+    sb_audit_proc *proc;     /* the records analyzed */
+    int compile_worker;      /* compile_group.c: a worker process of torch.compile */
+    int64_t t_first, t_last; /* lifetime: first to last timestamp */
+    sb_audit_timeline *tl;   /* the GPU's busy time, per device */
+    size_t ntl;
+    sb_audit_timeline all; /* every device merged */
+    sb_audit_row *rows;
+    size_t nrows;
+    long counts[SB_AUDIT_NCLASS];
+    double lifetime_us, busy_us, blocked_us;
+    long polls, blocking;
+    /* of those, made while torch.compile compiled (compile_group.c) */
+    double compile_blocked_us;
+    long compile_polls, compile_blocking;
+    /* savings.c: what removing syncs would save, from the replay (launches recorded) */
+    sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges, lines */
+    size_t nsavings;
+    sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
+};
+
+/* ---- timeline.c ---- */
+/* Builds the union of [start, end) of the given intervals (sorted in place). */
+int sb_audit_timeline_build(sb_audit_timeline *t, sb_audit_iv *iv, size_t n);
+/* The busy stretch in flight at time t (start <= t < end), or NULL. */
+const sb_audit_iv *sb_audit_timeline_at(const sb_audit_timeline *t, int64_t t_ns);
+/* The first stretch that starts at or after t, or NULL. */
+const sb_audit_iv *sb_audit_timeline_next(const sb_audit_timeline *t, int64_t t_ns);
+/* Total busy time. */
+int64_t sb_audit_timeline_total(const sb_audit_timeline *t);
+/* The GPU idle time a call [start, end] made (see audit.h's rules). */
+int64_t sb_audit_bubble(const sb_audit_timeline *t, int64_t start, int64_t end);
+/* Did the call wait for the GPU: in flight at start, idle at G in (start, end], end-G <= slack. */
+int sb_audit_waited(const sb_audit_timeline *t, int64_t start, int64_t end, double min_us,
+                    double slack_us);
+
 /* "host" when the host's launches then bound most GPU operations, else "gpu". */
 const char *sb_audit_bound_name(const sb_replay_result *r);
 

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "model/model.h"
+#include "analyze/analyze.h"
 
 #define SB_BASELINE_VERSION 1
 

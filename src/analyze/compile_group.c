@@ -181,12 +181,12 @@ int sb_audit_compile_worker(const sb_audit_proc *p)
     return 0;
 }
 
-int sb_audit_compile_name(sb_audit_analysis *an, const sb_audit_proc *p, const sb_audit_pystack *s,
+int sb_audit_compile_name(sb_audit_analysis *an, int worker, const sb_audit_pystack *s,
                           sb_audit_call *c, sb_audit_made *m)
 {
     sb_audit_run *run = an->run;
     const compile_marker *k = marker_of(s);
-    if (!k && !p->compile_worker)
+    if (!k && !worker)
         return 0;
     compile_work w = k ? k->work : WORK_WORKER;
     m->compile = 1;
@@ -206,16 +206,17 @@ int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call *c)
     return sb_audit_blocking(c->cls) && (o->include_compile || !sb_audit_compile_time(c));
 }
 
-void sb_audit_compile_sums(sb_audit_proc *p)
+void sb_audit_compile_sums(sb_audit_proc_result *r)
 {
+    const sb_audit_proc *p = r->proc;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         if (!sb_audit_compile_time(c))
             continue;
-        p->compile_polls += c->cls == SB_AUDIT_POLL;
+        r->compile_polls += c->cls == SB_AUDIT_POLL;
         if (sb_audit_blocking(c->cls)) {
-            p->compile_blocking++;
-            p->compile_blocked_us += (double)(c->end - c->start) / 1e3;
+            r->compile_blocking++;
+            r->compile_blocked_us += (double)(c->end - c->start) / 1e3;
         }
     }
 }

@@ -5,7 +5,7 @@
 #ifndef SB_FRAMEWORKS_H
 #define SB_FRAMEWORKS_H
 
-#include "model/model.h"
+#include "analyze/analyze.h"
 
 typedef struct sb_fw_row {
     const char *id;       /* "transformers.trainer.nan_inf_filter": unique, the reports' key */

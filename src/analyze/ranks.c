@@ -114,8 +114,9 @@ static int64_t mono_offset(const sb_audit_proc *p)
 }
 
 /* Rank `rank`'s processes of the run folded into r. */
-static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_run *run, int rank)
+static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_analysis *an, int rank)
 {
+    const sb_audit_run *run = an->run;
     size_t total = 0, n = 0;
     int64_t first_start = 0;
     for (size_t i = 0; i < run->nprocs; i++)
@@ -123,21 +124,22 @@ static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_run *run, int rank
             total += run->procs[i]->nranges;
     instance *in = malloc((total ? total : 1) * sizeof *in);
     int rc = in ? 0 : -1;
-    for (size_t i = 0; !rc && i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
+    for (size_t i = 0; !rc && i < an->nprocs; i++) {
+        const sb_audit_proc_result *res = &an->procs[i];
+        const sb_audit_proc *p = res->proc;
         if (p->rank != rank)
             continue;
         int64_t off = mono_offset(p);
         char why[512];
-        if (!r->processes || p->t_first + off < first_start) {
+        if (!r->processes || res->t_first + off < first_start) {
             r->pid = p->pid;
             r->local_rank = p->local_rank;
-            first_start = p->t_first + off;
+            first_start = res->t_first + off;
         }
         r->processes++;
         r->complete &= sb_audit_incomplete(p, why, sizeof why) == NULL;
-        r->blocked_us += p->blocked_us;
-        r->blocking += p->blocking;
+        r->blocked_us += res->blocked_us;
+        r->blocking += res->blocking;
         r->has_bubbles |= p->kernels;
         for (size_t c = 0; c < p->ncalls; c++)
             if (sb_audit_blocking(p->calls[c].cls))
@@ -165,28 +167,28 @@ static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_run *run, int rank
     return rc;
 }
 
-int sb_ranks_from_run(sb_ranks *rk, const sb_audit_run *run, const char *host)
+int sb_ranks_from_run(sb_ranks *rk, const sb_audit_analysis *an, const char *host)
 {
-    for (size_t i = 0; i < run->nprocs; i++) {
-        int rank = run->procs[i]->rank, seen = 0;
+    for (size_t i = 0; i < an->nprocs; i++) {
+        int rank = an->procs[i].proc->rank, seen = 0;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = run->procs[k]->rank == rank;
+            seen = an->procs[k].proc->rank == rank;
         if (rank < 0 || seen)
             continue;
         sb_rank *r = sb_ranks_add(rk, rank, host, "");
-        if (!r || fold_rank(rk, r, run, rank) < 0)
+        if (!r || fold_rank(rk, r, an, rank) < 0)
             return -1;
     }
     return 0;
 }
 
-int sb_audit_compute_ranks(sb_ranks **rk, const sb_audit_run *run)
+int sb_audit_compute_ranks(sb_ranks **rk, const sb_audit_analysis *an)
 {
     if (!*rk && !(*rk = calloc(1, sizeof **rk)))
         return -1;
     sb_ranks_free(*rk); /* an earlier analysis's */
     sb_ranks_init(*rk);
-    if (sb_ranks_from_run(*rk, run, "") < 0 || sb_ranks_compute(*rk) < 0)
+    if (sb_ranks_from_run(*rk, an, "") < 0 || sb_ranks_compute(*rk) < 0)
         return -1;
     return 0;
 }

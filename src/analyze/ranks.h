@@ -32,6 +32,8 @@
 #include "model/model.h"
 #include "base/strpool.h"
 
+struct sb_audit_analysis; /* analyze.h, which includes this header */
+
 /* One range of one rank: every instance's blocked time, in order of start. */
 typedef struct sb_rank_series {
     const char *name, *domain; /* interned in the sb_ranks pool */
@@ -102,7 +104,7 @@ int sb_rank_add_series(sb_ranks *rk, sb_rank *r, const char *name, const char *d
 
 /* Every process of an analyzed audit with rank >= 0 (processes sharing a rank are one rank,
  * their instances in order of start), on machine `host` ("" unknown). 0, or -1 out of memory. */
-int sb_ranks_from_run(sb_ranks *rk, const sb_audit_run *run, const char *host);
+int sb_ranks_from_run(sb_ranks *rk, const struct sb_audit_analysis *an, const char *host);
 
 /* Sorts the rank's ranges by name; the second of the first two with one name, or NULL. */
 const sb_rank_series *sb_rank_duplicate_series(sb_rank *r);
@@ -117,7 +119,7 @@ int sb_ranks_compute(sb_ranks *rk);
  * sb_audit_analyze into *rk (made when NULL; an earlier view replaced), the analysis's ranks,
  * where both writers read it (every rank's host is "": the JSON names the machine). 0, or -1
  * out of memory. */
-int sb_audit_compute_ranks(sb_ranks **rk, const sb_audit_run *run);
+int sb_audit_compute_ranks(sb_ranks **rk, const struct sb_audit_analysis *an);
 
 /* ---- out_ranks.c: the view ---- */
 /* The "across ranks" section of the table: each rank's blocked time (its host with show_hosts,

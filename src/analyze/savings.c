@@ -130,7 +130,7 @@ static int played_twice(int kind)
 
 /* A library line that holds every removable call of its site (the user's line leads into that
  * one line only) is the site's play: its figures are taken, not played again. */
-static int same_as_site(const sb_audit_proc *p, sb_audit_saving *s)
+static int same_as_site(const sb_audit_proc_result *p, sb_audit_saving *s)
 {
     const sb_audit_saving *site =
         s->kind == SB_SAVE_LINE ? sb_audit_saving_of(p, SB_SAVE_SITE, s->key, SB_AUDIT_NONE) : NULL;
@@ -143,8 +143,10 @@ static int same_as_site(const sb_audit_proc *p, sb_audit_saving *s)
     return 1;
 }
 
-static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask, sb_audit_saving *s)
+static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned char *mask,
+                sb_audit_saving *s)
 {
+    const sb_audit_proc *p = res->proc;
     s->calls = 0;
     s->blocked_us = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
@@ -156,7 +158,7 @@ static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask,
             s->blocked_us += (double)(c->end - c->start) / 1e3;
         }
     }
-    if (same_as_site(p, s))
+    if (same_as_site(res, s))
         return 0;
     int rc = sb_replay_run(m, mask, 0, &s->r);
     if (!rc && played_twice(s->kind))
@@ -167,8 +169,8 @@ static int play(sb_replay_model *m, const sb_audit_proc *p, unsigned char *mask,
 }
 
 /* The selections of p, in p->savings: all, the sites, the classes, the ranges, the lines. */
-static void select_all(sb_audit_proc *p, const group *sites, size_t nsites, const group *ranges,
-                       size_t nranges, const group *lines, size_t nlines)
+static void select_all(sb_audit_proc_result *p, const group *sites, size_t nsites,
+                       const group *ranges, size_t nranges, const group *lines, size_t nlines)
 {
     sb_audit_saving *s = p->savings;
     s[p->nsavings++].kind = SB_SAVE_ALL;
@@ -184,8 +186,9 @@ static void select_all(sb_audit_proc *p, const group *sites, size_t nsites, cons
             (sb_audit_saving){.kind = SB_SAVE_LINE, .key = lines[i].key, .via = lines[i].via};
 }
 
-int sb_audit_savings(sb_audit_proc *p, int top)
+int sb_audit_savings(sb_audit_proc_result *res, int top)
 {
+    const sb_audit_proc *p = res->proc;
     if (!p->kernels || !p->launches)
         return 0;
     size_t nsites = 0, nranges = 0, nlines = 0;
@@ -193,20 +196,20 @@ int sb_audit_savings(sb_audit_proc *p, int top)
     group *lines = groups_of(p, BY_LINE, &nlines);
     unsigned char *mask = malloc(p->ncalls + 1);
     sb_replay_model *m = sites && ranges && lines && mask ? sb_replay_build(p) : NULL;
-    p->replay = malloc(sizeof *p->replay);
+    res->replay = malloc(sizeof *res->replay);
     if (nsites > (size_t)top)
         nsites = (size_t)top;
     if (nranges > (size_t)top)
         nranges = (size_t)top;
     if (nlines > (size_t)top)
         nlines = (size_t)top;
-    p->savings = calloc(1 + nsites + SB_AUDIT_NCLASS + nranges + nlines, sizeof *p->savings);
-    int rc = m && p->replay && p->savings ? 0 : -1;
+    res->savings = calloc(1 + nsites + SB_AUDIT_NCLASS + nranges + nlines, sizeof *res->savings);
+    int rc = m && res->replay && res->savings ? 0 : -1;
     if (!rc) {
-        sb_replay_facts_of(m, p->replay);
-        select_all(p, sites, nsites, ranges, nranges, lines, nlines);
-        for (size_t i = 0; !rc && i < p->nsavings; i++)
-            rc = play(m, p, mask, &p->savings[i]);
+        sb_replay_facts_of(m, res->replay);
+        select_all(res, sites, nsites, ranges, nranges, lines, nlines);
+        for (size_t i = 0; !rc && i < res->nsavings; i++)
+            rc = play(m, res, mask, &res->savings[i]);
     }
     sb_replay_free(m);
     free(sites);
@@ -223,7 +226,7 @@ typedef struct {
     sb_audit_class cls;
 } selection;
 
-static const sb_audit_saving *find(const sb_audit_proc *p, const selection *w)
+static const sb_audit_saving *find(const sb_audit_proc_result *p, const selection *w)
 {
     for (size_t i = 0; i < p->nsavings; i++) {
         const sb_audit_saving *s = &p->savings[i];
@@ -237,13 +240,13 @@ static const sb_audit_saving *find(const sb_audit_proc *p, const selection *w)
     return NULL;
 }
 
-const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc *p, int kind, const char *key,
+const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc_result *p, int kind, const char *key,
                                           sb_audit_class cls)
 {
     return find(p, &(selection){kind, key, NULL, cls});
 }
 
-const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc *p, const char *site,
+const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc_result *p, const char *site,
                                                const char *via)
 {
     return find(p, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
@@ -272,12 +275,12 @@ double sb_audit_saving_us(const sb_audit_saving *s)
     return sb_audit_result_us(&s->r, s->calls);
 }
 
-static double run_saving(const sb_audit_run *run, const selection *w)
+static double run_saving(const sb_audit_analysis *an, const selection *w)
 {
     double sum = 0;
     int any = 0;
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_saving *s = find(run->procs[i], w);
+    for (size_t i = 0; i < an->nprocs; i++) {
+        const sb_audit_saving *s = find(&an->procs[i], w);
         if (s) {
             sum += sb_audit_saving_us(s);
             any = 1;
@@ -286,11 +289,11 @@ static double run_saving(const sb_audit_run *run, const selection *w)
     return any ? sum : NAN;
 }
 
-static const char *unmodelled_why(const sb_audit_run *run, const selection *w)
+static const char *unmodelled_why(const sb_audit_analysis *an, const selection *w)
 {
     int ranks = 0;
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_saving *s = find(run->procs[i], w);
+    for (size_t i = 0; i < an->nprocs; i++) {
+        const sb_audit_saving *s = find(&an->procs[i], w);
         if (s && s->r.threads_unmodelled)
             return "threads not modelled";
         ranks |= s && s->ranks_unmodelled;
@@ -298,47 +301,49 @@ static const char *unmodelled_why(const sb_audit_run *run, const selection *w)
     return ranks ? "ranks not modelled" : NULL;
 }
 
-static const char *saving_text(const sb_audit_run *run, const selection *w, char *buf, size_t n)
+static const char *saving_text(const sb_audit_analysis *an, const selection *w, char *buf, size_t n)
 {
-    double us = run_saving(run, w);
+    double us = run_saving(an, w);
     if (isnan(us))
         snprintf(buf, n, "%s", "");
-    else if (unmodelled_why(run, w))
+    else if (unmodelled_why(an, w))
         snprintf(buf, n, "%s", SB_AUDIT_UNMODELLED);
     else
         snprintf(buf, n, "%.3f", us / 1e3);
     return buf;
 }
 
-double sb_audit_run_saving(const sb_audit_run *run, int kind, const char *key, sb_audit_class cls)
+double sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
+                           sb_audit_class cls)
 {
-    return run_saving(run, &(selection){kind, key, NULL, cls});
+    return run_saving(an, &(selection){kind, key, NULL, cls});
 }
 
-const char *sb_audit_unmodelled_why(const sb_audit_run *run, int kind, const char *key,
+const char *sb_audit_unmodelled_why(const sb_audit_analysis *an, int kind, const char *key,
                                     sb_audit_class cls)
 {
-    return unmodelled_why(run, &(selection){kind, key, NULL, cls});
+    return unmodelled_why(an, &(selection){kind, key, NULL, cls});
 }
 
-const char *sb_audit_saving_text(const sb_audit_run *run, int kind, const char *key,
+const char *sb_audit_saving_text(const sb_audit_analysis *an, int kind, const char *key,
                                  sb_audit_class cls, char *buf, size_t n)
 {
-    return saving_text(run, &(selection){kind, key, NULL, cls}, buf, n);
+    return saving_text(an, &(selection){kind, key, NULL, cls}, buf, n);
 }
 
-double sb_audit_run_line_saving(const sb_audit_run *run, const char *site, const char *via)
+double sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site, const char *via)
 {
-    return run_saving(run, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
+    return run_saving(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
 }
 
-const char *sb_audit_line_unmodelled_why(const sb_audit_run *run, const char *site, const char *via)
+const char *sb_audit_line_unmodelled_why(const sb_audit_analysis *an, const char *site,
+                                         const char *via)
 {
-    return unmodelled_why(run, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
+    return unmodelled_why(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
 }
 
-const char *sb_audit_line_saving_text(const sb_audit_run *run, const char *site, const char *via,
-                                      char *buf, size_t n)
+const char *sb_audit_line_saving_text(const sb_audit_analysis *an, const char *site,
+                                      const char *via, char *buf, size_t n)
 {
-    return saving_text(run, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE}, buf, n);
+    return saving_text(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE}, buf, n);
 }

@@ -57,7 +57,7 @@ static int report_github(const sb_audit_analysis *an, const sb_audit_opts *o, co
         if (outs[i].out.to_stdout)
             to = stderr;
     sb_ci_verdicts l;
-    int rc = sb_audit_gate_verdicts(an->run, o, &l);
+    int rc = sb_audit_gate_verdicts(an, o, &l);
     if (rc)
         return rc;
     sb_memtext m;
@@ -147,7 +147,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, sb_a
     /* with no process that used CUDA the gate fails, nothing was watched (a whole-run gate
      * passes with --allow-no-cuda; a range gate fails then too: its range was never entered) */
     if (!rc)
-        *gate_rc = sb_audit_gate(run, &o, stderr);
+        *gate_rc = sb_audit_gate(an, &o, stderr);
     if (!rc && github)
         rc = report_github(an, &o, &env, outs, nout);
     if (!rc)

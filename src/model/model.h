@@ -15,24 +15,6 @@
 #include "record/classes.h"
 #include "record/records.h"
 
-/* Analyzer settings (the launcher's options). */
-typedef struct sb_audit_opts {
-    long long max_syncs; /* the gate: -1 = no gate */
-    const char
-        *range; /* --range NAME: the gate counts per instance of this range; NULL: whole run */
-    int top;    /* call sites listed in the table and the gate's message (10) */
-    double waited_min_us;   /* SB_AUDIT_WAITED: the call lasted at least this long ... (5) */
-    double waited_slack_us; /* ... and ended within this of the GPU going idle (20) */
-    int symbolize;          /* resolve frames without a symbol with addr2line, when on PATH (1) */
-    int py_innermost;       /* the site is the innermost Python frame, not the user's code's (0) */
-    int include_compile;    /* the gate counts calls made while torch.compile compiled too (0) */
-    int allow_no_cuda;      /* the gate passes a run in which no process used CUDA (0) */
-    /* --baseline FILE (analyze/baseline.h): the sites the gate holds the run to; NULL */
-    const struct sb_baseline *baseline;
-    long baseline_skip_first; /* --skip-first N: steps left out; -1: the baseline's (-1) */
-} sb_audit_opts;
-void sb_audit_opts_default(sb_audit_opts *o);
-
 typedef struct sb_audit_run sb_audit_run; /* every process of one audit */
 
 /* Reads every DIR/proc-*.jsonl. A malformed line is skipped and counted (the process may have
@@ -97,35 +79,11 @@ typedef struct sb_audit_range_ref {
     const char *name;
 } sb_audit_range_ref;
 
-struct sb_audit_rule;
 struct sb_audit_pyframe;
-
-/* What made a blocking call and its fix, in the user's terms (analyze/: pysite.c, rules.c). A
- * sync made inside a library is seen at two Python lines: the user's (the site) and the
- * innermost frame, the line inside the library that made the call (`via`). */
-typedef struct sb_audit_made {
-    const struct sb_audit_pyframe *via; /* the innermost Python frame when it is not the site's
-                                           frame; NULL: the site made the call itself */
-    const char *via_site;               /* its "file:line in func", "" when no via */
-    const char *via_source;             /* its line's text, "" when no via or unknown */
-    const struct sb_audit_pyframe *lib; /* the innermost frame, inside the user's code, of an
-                                           installed package other than torch; NULL: none */
-    const char *lib_source;             /* its line's text, "" */
-    const char *library;                /* that package's name ("transformers"), "" */
-    const char *op;  /* what made it (the rule's, or the library's); NULL: unknown */
-    const char *fix; /* the rule's fix, or the library's ("inside transformers (...): ..."); "" */
-    int compile;     /* made while torch.compile compiled, autotuned or benchmarked, or by one of
-                        its workers (analyze/compile_group.c): apart from the gate and the replay */
-    /* analyze/frameworks.c: the framework table's row that names this sync of a library's own
-     * code (op and fix are then the row's); NULL: none */
-    const struct sb_fw_row *fw;
-    /* a row whose module and function the frame that made the call matches, but not its line's
-     * text (the library changed since the row was checked): op and fix say it is not known */
-    const struct sb_fw_row *fw_changed;
-    /* where the fix goes: the line of the user's code holding the row's `where` call
-     * ("train.py:31"), "" when not found on the stack's files or the row names none */
-    const char *fix_at;
-} sb_audit_made;
+/* analyze/analyze.h's, named here only until what the analysis finds of each call leaves the
+ * call (issue 45) */
+struct sb_audit_rule;
+struct sb_audit_made;
 
 typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
@@ -152,7 +110,7 @@ typedef struct sb_audit_call {
     const struct sb_audit_rule *rule;       /* what made it; NULL: no rule knows */
     /* the line inside a library that made it, the operation, the fix: one for every call of one
      * site (analyze/callsites.c) */
-    const sb_audit_made *made;
+    const struct sb_audit_made *made;
 } sb_audit_call;
 
 typedef struct sb_audit_range {
@@ -240,30 +198,6 @@ typedef struct sb_audit_gstream {
     int flag; /* sb_audit_stream_flag */
 } sb_audit_gstream;
 
-typedef struct sb_audit_iv {
-    int64_t start, end;
-} sb_audit_iv;
-
-/* The union of GPU busy intervals of one device (dev -1: every device merged). */
-typedef struct sb_audit_timeline {
-    int dev;
-    size_t n;
-    sb_audit_iv *iv; /* sorted, disjoint, not touching */
-} sb_audit_timeline;
-
-/* One row: process x class x range x site x the line inside a library x operation and fix. */
-typedef struct sb_audit_row {
-    sb_audit_class cls;
-    const char *range, *site;
-    const char *native, *source;      /* the first call's */
-    const sb_audit_pyframe *pyframe;  /* NULL: no Python */
-    const struct sb_audit_rule *rule; /* NULL: unknown (the first call's: its scenario) */
-    sb_audit_made made;               /* the first call's (via_site, op and fix: the row's) */
-    int waiter;                       /* the first call's: the site is its waiter's line; 0 */
-    long count;
-    double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
-} sb_audit_row;
-
 typedef struct sb_audit_proc {
     const char *name; /* file name */
     int has_proc;
@@ -292,7 +226,6 @@ typedef struct sb_audit_proc {
     long malformed;
     long warns;
     const char *first_warn;
-    int compile_worker; /* analyze/compile_group.c: a worker process of torch.compile */
 
     sb_audit_call *calls;
     size_t ncalls, cap_calls;
@@ -321,25 +254,6 @@ typedef struct sb_audit_proc {
     int64_t start_extra_ns;  /* ... to the GPU's start of launched work (a round trip's); 0 */
     int64_t alloc_extra_ns;  /* ... to each cudaMalloc and cudaFree beside its "oh"; 0 */
     int64_t copy_extra_ns;   /* ... to the GPU's start of a readback beyond that; 0 */
-
-    /* analyze.c */
-    int analyzed;            /* once: an analysis after more processes loaded leaves it be */
-    int64_t t_first, t_last; /* lifetime: first to last timestamp */
-    sb_audit_timeline *tl;   /* per device */
-    size_t ntl;
-    sb_audit_timeline all; /* every device merged */
-    sb_audit_row *rows;
-    size_t nrows;
-    long counts[SB_AUDIT_NCLASS];
-    double lifetime_us, busy_us, blocked_us;
-    long polls, blocking;
-    /* of those, made while torch.compile compiled (analyze/compile_group.c) */
-    double compile_blocked_us;
-    long compile_polls, compile_blocking;
-    /* savings.c: what removing syncs would save, from the replay (launches recorded) */
-    struct sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges, lines */
-    size_t nsavings;
-    struct sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
 } sb_audit_proc;
 
 struct sb_audit_run {
@@ -355,20 +269,5 @@ struct sb_audit_run {
 /* The calibrated figures of dir's calibration.json into every process of run (none: 0). 0, or
  * exit 2 with one line when it is not a regular file (a FIFO, a device, a folder). */
 int sb_audit_read_calibration(sb_audit_run *run, const char *dir);
-
-/* ---- timeline.c ---- */
-/* Builds the union of [start, end) of the given intervals (sorted in place). */
-int sb_audit_timeline_build(sb_audit_timeline *t, sb_audit_iv *iv, size_t n);
-/* The busy stretch in flight at time t (start <= t < end), or NULL. */
-const sb_audit_iv *sb_audit_timeline_at(const sb_audit_timeline *t, int64_t t_ns);
-/* The first stretch that starts at or after t, or NULL. */
-const sb_audit_iv *sb_audit_timeline_next(const sb_audit_timeline *t, int64_t t_ns);
-/* Total busy time. */
-int64_t sb_audit_timeline_total(const sb_audit_timeline *t);
-/* The GPU idle time a call [start, end] made (see audit.h's rules). */
-int64_t sb_audit_bubble(const sb_audit_timeline *t, int64_t start, int64_t end);
-/* Did the call wait for the GPU: in flight at start, idle at G in (start, end], end-G <= slack. */
-int sb_audit_waited(const sb_audit_timeline *t, int64_t start, int64_t end, double min_us,
-                    double slack_us);
 
 #endif

@@ -1,4 +1,4 @@
-/* The run: its processes, the launcher's facts, defaults, and freeing it all. */
+/* The run: its processes, the launcher's facts, and freeing it all. */
 #include "model/model.h"
 
 #include <stdint.h>
@@ -6,18 +6,6 @@
 #include <string.h>
 
 #include "base/utf8.h"
-
-void sb_audit_opts_default(sb_audit_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->max_syncs = -1;
-    o->range = NULL;
-    o->top = 10;
-    o->waited_min_us = 5;
-    o->waited_slack_us = 20;
-    o->symbolize = 1;
-    o->baseline_skip_first = -1;
-}
 
 sb_audit_run *sb_audit_run_new(void)
 {
@@ -80,10 +68,6 @@ static void free_proc(sb_audit_proc *p)
     for (size_t i = 0; i < p->npystacks; i++)
         free(p->pystacks[i].frames);
     free(p->pystacks);
-    for (size_t i = 0; i < p->ntl; i++)
-        free(p->tl[i].iv);
-    free(p->all.iv);
-    free(p->tl);
     free(p->calls);
     free(p->ranges);
     free(p->stacks);
@@ -94,9 +78,6 @@ static void free_proc(sb_audit_proc *p)
     free(p->gstreams);
     free(p->pauses);
     free(p->wakes);
-    free(p->rows);
-    free(p->savings);
-    free(p->replay);
     free(p);
 }
 

@@ -82,8 +82,9 @@ static void item_line(FILE *f, const sb_bl_diff *d, const sb_bl_item *it)
         fprintf(f, "           was: %s (line %d)\n", SB_AUDIT_ESC(it->base->text), it->base->line);
 }
 
-int sb_audit_gate_baseline(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+int sb_audit_gate_baseline(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg)
 {
+    const sb_audit_run *run = an->run;
     sb_bl_diff d;
     if (sb_baseline_diff(run, o, &d) < 0) {
         if (msg)
@@ -129,9 +130,10 @@ int sb_audit_gate_baseline(const sb_audit_run *run, const sb_audit_opts *o, FILE
     return failed;
 }
 
-int sb_audit_baseline_offenders(const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_baseline_offenders(const sb_audit_analysis *an, const sb_audit_opts *o,
                                 sb_audit_offender **sites, size_t *n)
 {
+    const sb_audit_run *run = an->run;
     *sites = NULL;
     *n = 0;
     if (!o->baseline)
@@ -208,8 +210,9 @@ static json_t *per_step(int *oom, double base, double now)
     return j;
 }
 
-json_t *sb_audit_baseline_json(const sb_audit_run *run, const sb_audit_opts *o, int *oom)
+json_t *sb_audit_baseline_json(const sb_audit_analysis *an, const sb_audit_opts *o, int *oom)
 {
+    const sb_audit_run *run = an->run;
     sb_bl_diff d;
     if (!o || !o->baseline)
         return json_null();

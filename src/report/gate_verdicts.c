@@ -80,10 +80,11 @@ static char *gate_detail(const char *verdict, const sb_audit_offender *s, size_t
 
 /* The gate's own entry: a testcase, and an annotation when it failed with no line to point
  * at. 0, or -1 out of memory. */
-static int gate_entry(sb_ci_verdicts *l, const sb_audit_run *run, const sb_audit_opts *o,
+static int gate_entry(sb_ci_verdicts *l, const sb_audit_analysis *an, const sb_audit_opts *o,
                       char *verdict, int failed, const sb_audit_offender *sites, size_t n,
                       const char *title, int placed)
 {
+    const sb_audit_run *run = an->run;
     char *detail = gate_detail(verdict, sites, n, o->top), *name = NULL;
     if (!detail ||
         (o->range ? asprintf(&name, "range %s", o->range)
@@ -107,18 +108,19 @@ static int gate_entry(sb_ci_verdicts *l, const sb_audit_run *run, const sb_audit
     return rc;
 }
 
-int sb_audit_gate_verdicts(const sb_audit_run *run, const sb_audit_opts *o, sb_ci_verdicts *l)
+int sb_audit_gate_verdicts(const sb_audit_analysis *an, const sb_audit_opts *o, sb_ci_verdicts *l)
 {
+    const sb_audit_run *run = an->run;
     sb_ci_verdicts_init(l, "syncbench audit", run->wall_s);
     if (o->max_syncs < 0 && !o->baseline) /* no gate: no verdict */
         return 0;
     int failed = 0, placed = 0, rc = 0;
-    char *verdict = sb_audit_gate_text(run, o, &failed), *title = gate_title(o);
+    char *verdict = sb_audit_gate_text(an, o, &failed), *title = gate_title(o);
     sb_audit_offender *sites = NULL;
     size_t n = 0;
-    if (!verdict || !title || sb_audit_gate_offenders(run, o, &sites, &n) < 0 ||
+    if (!verdict || !title || sb_audit_gate_offenders(an, o, &sites, &n) < 0 ||
         (failed && site_entries(l, sites, n, o->top, title, &placed) < 0) ||
-        gate_entry(l, run, o, verdict, failed, sites, n, title, placed) < 0)
+        gate_entry(l, an, o, verdict, failed, sites, n, title, placed) < 0)
         rc = sb_fail(SB_EXIT_FAIL, "out of memory listing the audit's verdicts");
     free(sites);
     free(title);
@@ -133,7 +135,7 @@ int sb_audit_write_junit(FILE *f, const sb_audit_analysis *an, const sb_audit_op
 {
     (void)env;
     sb_ci_verdicts l;
-    int rc = sb_audit_gate_verdicts(an->run, o, &l);
+    int rc = sb_audit_gate_verdicts(an, o, &l);
     if (!rc) {
         rc = sb_junit_write(f, &l);
         sb_ci_verdicts_free(&l);

@@ -84,14 +84,14 @@ static void merge(offenders *s)
 
 /* What removing an offender's library line alone saves, when it was played: " (removing the
  * line saves X ms)", or "" */
-static const char *line_saving(const sb_audit_run *run, const offender *o, char *buf, size_t n)
+static const char *line_saving(const sb_audit_analysis *an, const offender *o, char *buf, size_t n)
 {
     char ms[32] = "";
     if (!o->made->compile) /* the replay removes no compile-time call */
-        sb_audit_line_saving_text(run, o->site, o->via, ms, sizeof ms);
+        sb_audit_line_saving_text(an, o->site, o->via, ms, sizeof ms);
     if (!strcmp(ms, SB_AUDIT_UNMODELLED))
         snprintf(buf, n, " (removing the line saves: unknown (%s))",
-                 sb_audit_line_unmodelled_why(run, o->site, o->via));
+                 sb_audit_line_unmodelled_why(an, o->site, o->via));
     else if (*ms)
         snprintf(buf, n, " (removing the line saves %s ms)", ms);
     else
@@ -99,7 +99,7 @@ static const char *line_saving(const sb_audit_run *run, const offender *o, char 
     return buf;
 }
 
-static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, int top)
+static void print_top(FILE *msg, const sb_audit_analysis *an, const offenders *s, int top)
 {
     if (!s->n || !msg)
         return;
@@ -107,10 +107,10 @@ static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, in
     for (size_t i = 0; i < s->n && (int)i < top; i++) {
         char save[96] = "", ms[32] = "", vsave[96];
         if (!s->o[i].made->compile) /* the replay removes no compile-time call */
-            sb_audit_saving_text(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
+            sb_audit_saving_text(an, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
         if (!strcmp(ms, SB_AUDIT_UNMODELLED))
             snprintf(save, sizeof save, ", removing the site saves: unknown (%s)",
-                     sb_audit_unmodelled_why(run, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE));
+                     sb_audit_unmodelled_why(an, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE));
         else if (*ms) /* the site was replayed: what removing it would save */
             snprintf(save, sizeof save, ", removing the site saves %s ms", ms);
         say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
@@ -118,14 +118,15 @@ static void print_top(FILE *msg, const sb_audit_run *run, const offenders *s, in
             s->o[i].made->op ? SB_AUDIT_ESC(s->o[i].made->op) : "unknown operation", save);
         if (s->o[i].via[0]) /* the line inside a library that made them */
             say(msg, "  %8s  %-14s   via %s%s\n", "", "", SB_AUDIT_ESC(s->o[i].via),
-                line_saving(run, &s->o[i], vsave, sizeof vsave));
+                line_saving(an, &s->o[i], vsave, sizeof vsave));
     }
 }
 
 /* Does call c lie in an instance of `name` that exceeded max? */
-static int in_exceeded(const sb_audit_proc *p, const sb_audit_call *c, const char *name,
+static int in_exceeded(const sb_audit_proc_result *res, const sb_audit_call *c, const char *name,
                        long long max)
 {
+    const sb_audit_proc *p = res->proc;
     for (int k = 0; k < c->nranges; k++) {
         if (strcmp(c->ranges[k].name, name) != 0)
             continue;
@@ -137,27 +138,27 @@ static int in_exceeded(const sb_audit_proc *p, const sb_audit_call *c, const cha
 }
 
 /* The blocking calls made while torch.compile compiled (analyze/compile_group.c). */
-static long run_compile(const sb_audit_run *run)
+static long run_compile(const sb_audit_analysis *an)
 {
     long total = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        total += run->procs[i]->compile_blocking;
+    for (size_t i = 0; i < an->nprocs; i++)
+        total += an->procs[i].compile_blocking;
     return total;
 }
 
 /* The blocking calls the gate counts: those of the compile time only with --include-compile. */
-static long run_total(const sb_audit_run *run, const sb_audit_opts *o)
+static long run_total(const sb_audit_analysis *an, const sb_audit_opts *o)
 {
     long total = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        total += run->procs[i]->blocking;
-    return o->include_compile ? total : total - run_compile(run);
+    for (size_t i = 0; i < an->nprocs; i++)
+        total += an->procs[i].blocking;
+    return o->include_compile ? total : total - run_compile(an);
 }
 
 /* Under the verdict: the compile-time calls the gate left out, or counted. */
-static void compile_note(FILE *msg, const sb_audit_run *run, const sb_audit_opts *o)
+static void compile_note(FILE *msg, const sb_audit_analysis *an, const sb_audit_opts *o)
 {
-    long n = run_compile(run);
+    long n = run_compile(an);
     if (n && !o->include_compile)
         say(msg,
             "audit gate: the run's %ld compile-time blocking call%s (torch.compile) left out; "
@@ -171,22 +172,23 @@ static void compile_note(FILE *msg, const sb_audit_run *run, const sb_audit_opts
 }
 
 /* --max-syncs's offenders. */
-static int max_offenders(const sb_audit_run *run, const sb_audit_opts *o, sb_audit_offender **sites,
-                         size_t *n)
+static int max_offenders(const sb_audit_analysis *an, const sb_audit_opts *o,
+                         sb_audit_offender **sites, size_t *n)
 {
     offenders s = {0};
     int rc = 0;
     /* --range: the calls of the instances over the limit; else the run's, when over it */
-    int over = o->max_syncs >= 0 && (o->range || run_total(run, o) > o->max_syncs);
-    for (size_t i = 0; over && !rc && i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
+    int over = o->max_syncs >= 0 && (o->range || run_total(an, o) > o->max_syncs);
+    for (size_t i = 0; over && !rc && i < an->nprocs; i++) {
+        const sb_audit_proc_result *res = &an->procs[i];
+        const sb_audit_proc *p = res->proc;
         for (size_t k = 0; o->range && !rc && k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
-            if (sb_audit_gated(o, c) && in_exceeded(p, c, o->range, o->max_syncs))
+            if (sb_audit_gated(o, c) && in_exceeded(res, c, o->range, o->max_syncs))
                 rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe, c->made);
         }
-        for (size_t k = 0; !o->range && !rc && k < p->nrows; k++) {
-            const sb_audit_row *r = &p->rows[k];
+        for (size_t k = 0; !o->range && !rc && k < res->nrows; k++) {
+            const sb_audit_row *r = &res->rows[k];
             if (sb_audit_blocking(r->cls) && (o->include_compile || !r->made.compile))
                 rc = add(&s, r->site, r->cls, r->count, r->rule, r->pyframe, &r->made);
         }
@@ -204,12 +206,12 @@ static int max_offenders(const sb_audit_run *run, const sb_audit_opts *o, sb_aud
 }
 
 /* --baseline's first (a new site is what a pull request brought), then --max-syncs's. */
-int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_gate_offenders(const sb_audit_analysis *an, const sb_audit_opts *o,
                             sb_audit_offender **sites, size_t *n)
 {
     offenders b = {0}, m = {0};
-    if (sb_audit_baseline_offenders(run, o, &b.o, &b.n) < 0 ||
-        max_offenders(run, o, &m.o, &m.n) < 0 ||
+    if (sb_audit_baseline_offenders(an, o, &b.o, &b.n) < 0 ||
+        max_offenders(an, o, &m.o, &m.n) < 0 ||
         (b.n + m.n && !(*sites = realloc(b.o, (b.n + m.n) * sizeof *b.o)))) {
         free(b.o);
         free(m.o);
@@ -229,20 +231,21 @@ int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
 }
 
 /* The gate's top offending sites, under its verdict. */
-static void top_sites(FILE *msg, const sb_audit_run *run, const sb_audit_opts *o)
+static void top_sites(FILE *msg, const sb_audit_analysis *an, const sb_audit_opts *o)
 {
     offenders s = {0};
-    if (msg && max_offenders(run, o, &s.o, &s.n) == 0)
-        print_top(msg, run, &s, o->top);
+    if (msg && max_offenders(an, o, &s.o, &s.n) == 0)
+        print_top(msg, an, &s, o->top);
     free(s.o);
 }
 
-static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+static int gate_range(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg)
 {
     long instances = 0, exceeded = 0, worst = -1;
     int64_t worst_pid = 0;
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
+    for (size_t i = 0; i < an->nprocs; i++) {
+        const sb_audit_proc_result *res = &an->procs[i];
+        const sb_audit_proc *p = res->proc;
         for (size_t k = 0; k < p->nranges; k++) {
             const sb_audit_range *r = &p->ranges[k];
             if (strcmp(r->name, o->range) != 0)
@@ -269,7 +272,7 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
             "call%s each (max %lld)\n",
             instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), worst,
             worst == 1 ? "" : "s", o->max_syncs);
-        compile_note(msg, run, o);
+        compile_note(msg, an, o);
         return 0;
     }
     say(msg,
@@ -277,21 +280,23 @@ static int gate_range(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg
         "blocking call%s; the worst: pid %lld, %ld\n",
         exceeded, instances, instances == 1 ? "" : "s", SB_AUDIT_ESC(o->range), o->max_syncs,
         o->max_syncs == 1 ? "" : "s", (long long)worst_pid, worst);
-    compile_note(msg, run, o);
-    top_sites(msg, run, o);
+    compile_note(msg, an, o);
+    top_sites(msg, an, o);
     return 1;
 }
 
 /* A process whose records are incomplete: its counts are a lower bound, the gate cannot pass.
  */
-static int gate_incomplete(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+static int gate_incomplete(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg)
 {
     int bad = 0;
-    for (size_t i = 0; i < run->nprocs; i++) {
+    for (size_t i = 0; i < an->nprocs; i++) {
         char why[512];
-        const sb_audit_proc *p = run->procs[i];
+        const sb_audit_proc_result *res = &an->procs[i];
+        const sb_audit_proc *p = res->proc;
         /* a worker of torch.compile makes compile-time calls only: none the gate counts */
-        if (!sb_audit_incomplete(p, why, sizeof why) || (p->compile_worker && !o->include_compile))
+        if (!sb_audit_incomplete(p, why, sizeof why) ||
+            (res->compile_worker && !o->include_compile))
             continue;
         if (p->unwatched) /* no lower bound either: nothing of it was checked */
             say(msg, "audit gate: FAILED: pid %lld: nothing was checked: %s\n", (long long)p->pid,
@@ -307,11 +312,12 @@ static int gate_incomplete(const sb_audit_run *run, const sb_audit_opts *o, FILE
 }
 
 /* --max-syncs N: the run's count, or each instance of --range's. */
-static int gate_max(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+static int gate_max(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg)
 {
+    const sb_audit_run *run = an->run;
     if (o->range)
-        return gate_range(run, o, msg);
-    long total = run_total(run, o);
+        return gate_range(an, o, msg);
+    long total = run_total(an, o);
     if (total <= o->max_syncs) {
         /* no process at all: the command used no CUDA, or its environment lost the audit's
          * library (sudo, env -i): said, so that nobody takes it for a watched run */
@@ -320,29 +326,30 @@ static int gate_max(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
             run->nprocs ? ""
                         : "; no process initialized CUDA with the audit's library loaded: "
                           "nothing was watched");
-        compile_note(msg, run, o);
+        compile_note(msg, an, o);
         return 0;
     }
     say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,
         total == 1 ? "" : "s", o->max_syncs);
-    double save = sb_audit_run_saving(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
-    const char *unmodelled = sb_audit_unmodelled_why(run, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
+    double save = sb_audit_run_saving(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
+    const char *unmodelled = sb_audit_unmodelled_why(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
     if (!isnan(save) && unmodelled)
         say(msg, "; what removing them would save is unknown (%s)", unmodelled);
     else if (!isnan(save))
         say(msg, "; removing %s would save %.3f ms of wall time",
-            o->include_compile && run_compile(run) ? "the run-time ones" : "them", save / 1e3);
+            o->include_compile && run_compile(an) ? "the run-time ones" : "them", save / 1e3);
     say(msg, "\n");
-    compile_note(msg, run, o);
-    top_sites(msg, run, o);
+    compile_note(msg, an, o);
+    top_sites(msg, an, o);
     return 1;
 }
 
-int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
+int sb_audit_gate(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg)
 {
+    const sb_audit_run *run = an->run;
     if (o->max_syncs < 0 && !o->baseline)
         return 0;
-    if (gate_incomplete(run, o, msg))
+    if (gate_incomplete(an, o, msg))
         return 1;
     if (!run->nprocs && !o->allow_no_cuda) {
         say(msg, "audit gate: FAILED: no process initialized CUDA with the audit's library "
@@ -350,18 +357,18 @@ int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg)
                  "that dropped the library: sudo, env -i); --allow-no-cuda passes such a run\n");
         return 1;
     }
-    int failed = o->max_syncs >= 0 ? gate_max(run, o, msg) : 0;
+    int failed = o->max_syncs >= 0 ? gate_max(an, o, msg) : 0;
     if (o->baseline)
-        failed |= sb_audit_gate_baseline(run, o, msg);
+        failed |= sb_audit_gate_baseline(an, o, msg);
     return failed;
 }
 
-char *sb_audit_gate_text(const sb_audit_run *run, const sb_audit_opts *o, int *failed)
+char *sb_audit_gate_text(const sb_audit_analysis *an, const sb_audit_opts *o, int *failed)
 {
     sb_memtext m;
     if (!sb_memtext_open(&m))
         return NULL;
-    *failed = sb_audit_gate(run, o, m.f);
+    *failed = sb_audit_gate(an, o, m.f);
     return sb_memtext_close(&m);
 }
 

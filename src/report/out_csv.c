@@ -29,11 +29,11 @@ static void frame_fields(FILE *f, const sb_audit_pyframe *py, const char *source
 /* The row's library line's predicted saving (empty as site_save_us is, and when the site made
  * the calls itself or the line was not played), the framework table's row that names it (its id,
  * empty when none) and the line of the user's code where its fix goes (empty when unknown). */
-static void line_fields(FILE *f, const sb_audit_proc *p, const sb_audit_row *r)
+static void line_fields(FILE *f, const sb_audit_proc_result *res, const sb_audit_row *r)
 {
     const char *via = r->made.via_site ? r->made.via_site : "";
     const sb_audit_saving *sv =
-        r->made.compile || !via[0] ? NULL : sb_audit_line_saving_of(p, r->site, via);
+        r->made.compile || !via[0] ? NULL : sb_audit_line_saving_of(res, r->site, via);
     if (sv && !sb_audit_unmodelled(sv))
         fprintf(f, ",%.9g", sb_audit_saving_us(sv));
     else
@@ -46,16 +46,16 @@ static void line_fields(FILE *f, const sb_audit_proc *p, const sb_audit_row *r)
 
 int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an)
 {
-    const sb_audit_run *run = an->run;
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
           "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
           "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library,"
           "phase,site_from,waiter_tid,via_save_us,framework,fix_at\n",
           f);
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
-        for (size_t k = 0; k < p->nrows; k++) {
-            const sb_audit_row *r = &p->rows[k];
+    for (size_t i = 0; i < an->nprocs; i++) {
+        const sb_audit_proc_result *res = &an->procs[i];
+        const sb_audit_proc *p = res->proc;
+        for (size_t k = 0; k < res->nrows; k++) {
+            const sb_audit_row *r = &res->rows[k];
             fprintf(f, "%" PRId64 ",%d,%d,%s,%s,", p->pid, p->rank, p->local_rank,
                     sb_audit_group_name(sb_audit_class_group(r->cls)), sb_audit_class_name(r->cls));
             field(f, r->range);
@@ -80,7 +80,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an)
              * was not replayed or is unknown (threads not modelled), or for compile time */
             const sb_audit_saving *sv =
                 r->made.compile ? NULL
-                                : sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
+                                : sb_audit_saving_of(res, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             if (sv && !sb_audit_unmodelled(sv))
                 fprintf(f, ",%.9g", sb_audit_saving_us(sv));
             else
@@ -96,7 +96,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an)
             fprintf(f, ",%s,", sb_audit_site_from(r));
             if (r->waiter)
                 fprintf(f, "%d", r->waiter);
-            line_fields(f, p, r);
+            line_fields(f, res, r);
             fputc('\n', f);
         }
     }

@@ -135,15 +135,15 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
 }
 
 /* The replay's predictions (savings.c); null when the launches were not recorded. */
-static json_t *predicted(const sb_audit_proc *p)
+static json_t *predicted(const sb_audit_proc_result *res)
 {
-    if (!p->nsavings)
+    if (!res->nsavings)
         return json_null();
-    const sb_replay_facts *f = p->replay;
-    json_t *o = saving(&p->savings[0], NULL, NULL);
+    const sb_replay_facts *f = res->replay;
+    json_t *o = saving(&res->savings[0], NULL, NULL);
     set(o, "save_pct",
-        sb_json_num(sb_audit_pct(sb_audit_saving_us(&p->savings[0]), p->lifetime_us)));
-    set(o, "save_wall_pct", sb_json_num(sb_audit_pct(p->savings[0].r.wall_us, p->lifetime_us)));
+        sb_json_num(sb_audit_pct(sb_audit_saving_us(&res->savings[0]), res->lifetime_us)));
+    set(o, "save_wall_pct", sb_json_num(sb_audit_pct(res->savings[0].r.wall_us, res->lifetime_us)));
     json_t *model = json_object();
     set(model, "launch_latency_us", sb_json_num(f->launch_latency_us));
     set(model, "gap_us", sb_json_num(f->gap_us));
@@ -167,8 +167,8 @@ static json_t *predicted(const sb_audit_proc *p)
     set(o, "model", model);
     json_t *sites = json_array(), *classes = json_array(), *ranges = json_array();
     json_t *lines = json_array();
-    for (size_t i = 1; i < p->nsavings; i++) {
-        const sb_audit_saving *s = &p->savings[i];
+    for (size_t i = 1; i < res->nsavings; i++) {
+        const sb_audit_saving *s = &res->savings[i];
         if (s->kind == SB_SAVE_SITE)
             append(sites, saving(s, "site", sb_json_str(s->key)));
         else if (s->kind == SB_SAVE_CLASS)
@@ -185,8 +185,9 @@ static json_t *predicted(const sb_audit_proc *p)
     return o;
 }
 
-static json_t *process(const sb_audit_proc *p)
+static json_t *process(const sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:o, s:b, s:I, s:I}", "pid", (json_int_t)p->pid,
                           "ppid", (json_int_t)p->ppid, "rank", p->rank, "local_rank", p->local_rank,
                           "cmd", sb_json_str(p->cmd), "complete", 0, "malformed_lines",
@@ -197,50 +198,52 @@ static json_t *process(const sb_audit_proc *p)
     set(o, "complete", json_boolean(p->complete && !incomplete));
     set(o, "records_incomplete", incomplete ? sb_json_str(incomplete) : json_null());
     set(o, "lost_lines", json_integer(p->lost));
-    set(o, "lifetime_s", sb_json_num(p->lifetime_us / 1e6));
+    set(o, "lifetime_s", sb_json_num(res->lifetime_us / 1e6));
     set(o, "gpu_activity", json_boolean(p->kernels));
     /* the kinds a developer's knob turned off (SYNCBENCH_ACTIVITY_OFF): GPU figures incomplete */
     set(o, "activity_off", p->activity_off ? sb_json_str(p->activity_off) : json_null());
     set(o, "gpu_busy_pct",
-        p->kernels ? sb_json_num(sb_audit_pct(p->busy_us, p->lifetime_us)) : json_null());
-    set(o, "blocked_us", sb_json_num(p->blocked_us));
-    set(o, "blocked_pct", sb_json_num(sb_audit_pct(p->blocked_us, p->lifetime_us)));
-    set(o, "polls", json_integer(p->polls));
-    set(o, "blocking_calls", json_integer(p->blocking));
-    set(o, "counts", counts(p->counts));
+        p->kernels ? sb_json_num(sb_audit_pct(res->busy_us, res->lifetime_us)) : json_null());
+    set(o, "blocked_us", sb_json_num(res->blocked_us));
+    set(o, "blocked_pct", sb_json_num(sb_audit_pct(res->blocked_us, res->lifetime_us)));
+    set(o, "polls", json_integer(res->polls));
+    set(o, "blocking_calls", json_integer(res->blocking));
+    set(o, "counts", counts(res->counts));
     set(o, "phases",
-        phases(&(sums){p->blocking, p->blocked_us, p->polls},
-               &(sums){p->compile_blocking, p->compile_blocked_us, p->compile_polls}));
+        phases(&(sums){res->blocking, res->blocked_us, res->polls},
+               &(sums){res->compile_blocking, res->compile_blocked_us, res->compile_polls}));
     /* what the process is, where the audit knows: a worker of torch.compile */
-    set(o, "role", p->compile_worker ? sb_json_str(SB_AUDIT_COMPILE_WORKER) : json_null());
-    set(o, "predicted", predicted(p));
+    set(o, "role", res->compile_worker ? sb_json_str(SB_AUDIT_COMPILE_WORKER) : json_null());
+    set(o, "predicted", predicted(res));
     return o;
 }
 
-static json_t *total(const sb_audit_run *run)
+static json_t *total(const sb_audit_analysis *an)
 {
+    const sb_audit_run *run = an->run;
     long c[SB_AUDIT_NCLASS] = {0};
     double life = 0, busy = 0, blocked = 0, save = 0, save_typical = 0;
     long polls = 0, blocking = 0;
     sums compile = {0};             /* the compile time's */
     int kernels = run->nprocs > 0;  /* every process recorded kernels */
     int replayed = run->nprocs > 0; /* every process was replayed */
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
+    for (size_t i = 0; i < an->nprocs; i++) {
+        const sb_audit_proc_result *res = &an->procs[i];
+        const sb_audit_proc *p = res->proc;
         kernels &= p->kernels;
-        replayed &= p->nsavings > 0;
+        replayed &= res->nsavings > 0;
         for (int k = 0; k < SB_AUDIT_NCLASS; k++)
-            c[k] += p->counts[k];
-        life += p->lifetime_us;
-        busy += p->busy_us;
-        blocked += p->blocked_us;
-        save += p->nsavings ? p->savings[0].r.wall_us : 0;
-        save_typical += p->nsavings ? sb_audit_saving_us(&p->savings[0]) : 0;
-        polls += p->polls;
-        blocking += p->blocking;
-        compile.blocking += p->compile_blocking;
-        compile.blocked_us += p->compile_blocked_us;
-        compile.polls += p->compile_polls;
+            c[k] += res->counts[k];
+        life += res->lifetime_us;
+        busy += res->busy_us;
+        blocked += res->blocked_us;
+        save += res->nsavings ? res->savings[0].r.wall_us : 0;
+        save_typical += res->nsavings ? sb_audit_saving_us(&res->savings[0]) : 0;
+        polls += res->polls;
+        blocking += res->blocking;
+        compile.blocking += res->compile_blocking;
+        compile.blocked_us += res->compile_blocked_us;
+        compile.polls += res->compile_polls;
     }
     json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
     set(o, "lifetime_s", sb_json_num(life / 1e6));
@@ -260,7 +263,7 @@ static json_t *total(const sb_audit_run *run)
 /* The line inside a library that made a row's calls, its path as recorded, and what removing
  * its calls alone saves (null when not played or unknown, as site_save_us); null when the site
  * made them itself. */
-static json_t *via(const sb_audit_proc *p, const sb_audit_row *r)
+static json_t *via(const sb_audit_proc_result *res, const sb_audit_row *r)
 {
     const sb_audit_made *m = &r->made;
     if (!m->via)
@@ -270,7 +273,7 @@ static json_t *via(const sb_audit_proc *p, const sb_audit_row *r)
                   "function", sb_json_str(m->via->func), "source", sb_json_str(m->via_source));
     set(o, "site", sb_json_str(m->via_site));
     const sb_audit_saving *sv =
-        m->compile || !m->via_site ? NULL : sb_audit_line_saving_of(p, r->site, m->via_site);
+        m->compile || !m->via_site ? NULL : sb_audit_line_saving_of(res, r->site, m->via_site);
     set(o, "save_us",
         sv && !sb_audit_unmodelled(sv) ? sb_json_num(sb_audit_saving_us(sv)) : json_null());
     return o;
@@ -279,7 +282,7 @@ static json_t *via(const sb_audit_proc *p, const sb_audit_row *r)
 /* The framework table's row that names a row's calls (analyze/frameworks.h), with the line of
  * the user's code where its fix goes, the run's blocking calls it names (every row's with it)
  * and the run's blocking calls in all; null when none names them. */
-static json_t *framework(const sb_audit_run *run, const sb_audit_made *m)
+static json_t *framework(const sb_audit_analysis *an, const sb_audit_made *m)
 {
     const sb_fw_row *fw = m->fw;
     if (!fw)
@@ -292,18 +295,19 @@ static json_t *framework(const sb_audit_run *run, const sb_audit_made *m)
     set(o, "fix", sb_json_str(fw->fix));
     set(o, "caveat", sb_json_str(fw->caveat));
     set(o, "fix_at", m->fix_at && m->fix_at[0] ? sb_json_str(m->fix_at) : json_null());
-    set(o, "calls", json_integer(sb_audit_fw_calls(run, fw)));
-    set(o, "run_calls", json_integer(sb_audit_run_blocking(run)));
+    set(o, "calls", json_integer(sb_audit_fw_calls(an, fw)));
+    set(o, "run_calls", json_integer(sb_audit_run_blocking(an)));
     return o;
 }
 
-static json_t *rows(const sb_audit_run *run)
+static json_t *rows(const sb_audit_analysis *an)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
-        for (size_t k = 0; k < p->nrows; k++) {
-            const sb_audit_row *r = &p->rows[k];
+    for (size_t i = 0; i < an->nprocs; i++) {
+        const sb_audit_proc_result *res = &an->procs[i];
+        const sb_audit_proc *p = res->proc;
+        for (size_t k = 0; k < res->nrows; k++) {
+            const sb_audit_row *r = &res->rows[k];
             json_t *o =
                 json_pack("{s:I, s:i, s:i, s:s, s:s, s:o, s:o, s:I}", "pid", (json_int_t)p->pid,
                           "rank", p->rank, "local_rank", p->local_rank, "group",
@@ -320,7 +324,7 @@ static json_t *rows(const sb_audit_run *run)
                                 "line", r->pyframe->line, "function", sb_json_str(r->pyframe->func),
                                 "source", sb_json_str(r->source))
                     : json_null());
-            set(o, "via", via(p, r));
+            set(o, "via", via(res, r));
             set(o, "library", r->made.library[0] ? sb_json_str(r->made.library) : json_null());
             set(o, "operation", r->made.op ? sb_json_str(r->made.op) : json_null());
             set(o, "fix", r->made.op ? sb_json_str(r->made.fix) : json_null());
@@ -332,10 +336,10 @@ static json_t *rows(const sb_audit_run *run)
             set(o, "waiter_tid", r->waiter ? json_integer(r->waiter) : json_null());
             const sb_audit_saving *sv = /* the replay removes no compile-time call */
                 r->made.compile ? NULL
-                                : sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
+                                : sb_audit_saving_of(res, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             set(o, "site_save_us",
                 sv && !sb_audit_unmodelled(sv) ? sb_json_num(sb_audit_saving_us(sv)) : json_null());
-            set(o, "framework", framework(run, &r->made));
+            set(o, "framework", framework(an, &r->made));
             set(o, "framework_changed",
                 r->made.fw_changed ? sb_json_str(r->made.fw_changed->id) : json_null());
             append(a, o);
@@ -369,11 +373,11 @@ int sb_audit_write_json(FILE *f, const sb_audit_analysis *an, const sb_audit_opt
     set(root, "command", sb_json_str(run->cmd));
     set(root, "wall_s", sb_json_num(run->wall_s));
     json_t *procs = json_array();
-    for (size_t i = 0; i < run->nprocs; i++)
-        append(procs, process(run->procs[i]));
+    for (size_t i = 0; i < an->nprocs; i++)
+        append(procs, process(&an->procs[i]));
     set(root, "processes", procs);
-    set(root, "total", total(run));
-    set(root, "rows", rows(run));
+    set(root, "total", total(an));
+    set(root, "rows", rows(an));
     set(root, "ranges", ranges(an));
     sb_ranks none;
     sb_ranks_init(&none); /* a run never analyzed: an empty view */
@@ -381,16 +385,16 @@ int sb_audit_write_json(FILE *f, const sb_audit_analysis *an, const sb_audit_opt
     if (o && o->max_syncs >= 0) {
         json_t *g = json_pack("{s:I, s:o, s:b}", "max_syncs", (json_int_t)o->max_syncs, "range",
                               o->range ? sb_json_str(o->range) : json_null(), "passed",
-                              sb_audit_gate(run, o, NULL) == 0);
+                              sb_audit_gate(an, o, NULL) == 0);
         long compile = 0;
-        for (size_t i = 0; i < run->nprocs; i++)
-            compile += run->procs[i]->compile_blocking;
+        for (size_t i = 0; i < an->nprocs; i++)
+            compile += an->procs[i].compile_blocking;
         set(g, "include_compile", json_boolean(o->include_compile));
         /* the compile-time blocking calls the gate did not count */
         set(g, "compile_left_out", json_integer(o->include_compile ? 0 : compile));
         set(root, "gate", g);
     } else
         set(root, "gate", json_null());
-    set(root, "baseline", sb_audit_baseline_json(run, o, &g_oom)); /* gate_baseline.c */
+    set(root, "baseline", sb_audit_baseline_json(an, o, &g_oom)); /* gate_baseline.c */
     return sb_json_write(f, root, g_oom, "audit JSON");
 }

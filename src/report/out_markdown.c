@@ -13,19 +13,19 @@
 enum { COLS = 8, NUM = 32 };
 
 /* The rows in all, every process's. */
-static size_t count_rows(const sb_audit_run *run)
+static size_t count_rows(const sb_audit_analysis *an)
 {
     size_t n = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        n += run->procs[i]->nrows;
+    for (size_t i = 0; i < an->nprocs; i++)
+        n += an->procs[i].nrows;
     return n;
 }
 
 /* The site's predicted saving in ms as text, "-" when it was not replayed or is unknown. */
-static void saving_text(const sb_audit_proc *p, const sb_audit_row *r, char *buf)
+static void saving_text(const sb_audit_proc_result *res, const sb_audit_row *r, char *buf)
 {
     const sb_audit_saving *sv =
-        r->made.compile ? NULL : sb_audit_saving_of(p, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
+        r->made.compile ? NULL : sb_audit_saving_of(res, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
     if (sv && !sb_audit_unmodelled(sv))
         snprintf(buf, NUM, "%.3f", sb_audit_saving_us(sv) / 1e3);
     else
@@ -33,13 +33,14 @@ static void saving_text(const sb_audit_proc *p, const sb_audit_row *r, char *buf
 }
 
 /* One row's cells; nums holds its three numbers' text (NUM bytes each) and the pid's. */
-static void row_cells(const sb_audit_proc *p, const sb_audit_row *r, const char **cells,
+static void row_cells(const sb_audit_proc_result *res, const sb_audit_row *r, const char **cells,
                       char (*nums)[NUM])
 {
+    const sb_audit_proc *p = res->proc;
     snprintf(nums[0], NUM, "%" PRId64, p->pid);
     snprintf(nums[1], NUM, "%ld", r->count);
     snprintf(nums[2], NUM, "%.3f", r->blocked_total_us / 1e3);
-    saving_text(p, r, nums[3]);
+    saving_text(res, r, nums[3]);
     const char *row[COLS] = {nums[0],
                              sb_audit_class_name(r->cls),
                              r->site,
@@ -60,7 +61,7 @@ int sb_audit_write_markdown(FILE *f, const sb_audit_analysis *an, const sb_audit
     static const char *const heads[COLS] = {"pid",        "class",     "site",      "calls",
                                             "blocked ms", "saving ms", "operation", "fix"};
     static const int right[COLS] = {1, 0, 0, 1, 1, 1, 0, 0};
-    size_t n = count_rows(run), k = 0;
+    size_t n = count_rows(an), k = 0;
     const char **cells = calloc(n * COLS + 1, sizeof *cells);
     char(*nums)[NUM] = calloc(n * 4 + 1, sizeof *nums);
     if (!cells || !nums) {
@@ -68,9 +69,9 @@ int sb_audit_write_markdown(FILE *f, const sb_audit_analysis *an, const sb_audit
         free(nums);
         return sb_fail(SB_EXIT_FAIL, "out of memory writing the Markdown report");
     }
-    for (size_t i = 0; i < run->nprocs; i++)
-        for (size_t j = 0; j < run->procs[i]->nrows; j++, k++)
-            row_cells(run->procs[i], &run->procs[i]->rows[j], cells + k * COLS, nums + k * 4);
+    for (size_t i = 0; i < an->nprocs; i++)
+        for (size_t j = 0; j < an->procs[i].nrows; j++, k++)
+            row_cells(&an->procs[i], &an->procs[i].rows[j], cells + k * COLS, nums + k * 4);
     fputs("### syncbench audit\n\n`", f);
     sb_md_text(f, run->cmd[0] ? run->cmd : "(no command recorded)");
     fputs("`\n\n", f);

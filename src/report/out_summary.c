@@ -67,10 +67,10 @@ int sb_audit_write_summary(FILE *f, const sb_audit_analysis *an, const sb_audit_
     const sb_audit_run *run = an->run;
     (void)env;
     int failed = 0, gated = o->max_syncs >= 0 || o->baseline, rc = 0;
-    char *verdict = sb_audit_gate_text(run, o, &failed), *table = audit_table(an, o);
+    char *verdict = sb_audit_gate_text(an, o, &failed), *table = audit_table(an, o);
     sb_audit_offender *sites = NULL;
     size_t n = 0;
-    if (!verdict || !table || sb_audit_gate_offenders(run, o, &sites, &n) < 0)
+    if (!verdict || !table || sb_audit_gate_offenders(an, o, &sites, &n) < 0)
         rc = sb_fail(SB_EXIT_FAIL, "out of memory writing the step summary");
     if (!rc) {
         fprintf(f, "### syncbench audit%s\n\n`", !gated ? "" : failed ? ": FAILED" : ": passed");

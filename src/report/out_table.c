@@ -30,8 +30,9 @@ static const char *threads_unmodelled_why(const sb_replay_facts *f)
 
 /* Threads that hand the syncing ones work and whose own pace the audit does not see (a
  * DataLoader's pin-memory thread): which reading the figure takes, and the other's. */
-static void producers_note(FILE *f, const sb_audit_proc *p, const sb_audit_saving *all)
+static void producers_note(FILE *f, const sb_audit_proc_result *res, const sb_audit_saving *all)
 {
+    const sb_audit_proc *p = res->proc;
     int n = all->r.producers;
     const sb_replay_result *held = all->held_primary ? &all->r : &all->other;
     if (all->held_primary)
@@ -51,9 +52,10 @@ static void producers_note(FILE *f, const sb_audit_proc *p, const sb_audit_savin
 }
 
 /* What the replay predicts for removing every sync of the process (savings.c). */
-static void prediction(FILE *f, const sb_audit_proc *p)
+static void prediction(FILE *f, const sb_audit_proc_result *res)
 {
-    const sb_audit_saving *all = p->nsavings ? &p->savings[0] : NULL;
+    const sb_audit_proc *p = res->proc;
+    const sb_audit_saving *all = res->nsavings ? &res->savings[0] : NULL;
     if (!all) {
         if (p->kernels)
             fprintf(f, "pid %" PRId64 ": predicted savings: the launches were not recorded\n",
@@ -71,54 +73,56 @@ static void prediction(FILE *f, const sb_audit_proc *p)
                 "pid %" PRId64 ": removing all %ld syncs would save: unknown: threads not "
                 "modelled (%d other thread%s launched GPU work between them, %s)\n",
                 p->pid, all->calls, all->r.threads_unmodelled,
-                all->r.threads_unmodelled == 1 ? "" : "s", threads_unmodelled_why(p->replay));
+                all->r.threads_unmodelled == 1 ? "" : "s", threads_unmodelled_why(res->replay));
     else
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "
                 "and %.3f ms of GPU idle time; then %s-bound (GPU busy %.1f %%)\n",
                 p->pid, all->calls, sb_audit_saving_us(all) / 1e3,
-                sb_audit_pct(sb_audit_saving_us(all), p->lifetime_us), all->r.idle_us / 1e3,
+                sb_audit_pct(sb_audit_saving_us(all), res->lifetime_us), all->r.idle_us / 1e3,
                 sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
     if (!sb_audit_unmodelled(all) && all->r.producers)
-        producers_note(f, p, all);
-    if (p->replay->ops_unplaced || p->replay->syncs_untargeted)
+        producers_note(f, res, all);
+    if (res->replay->ops_unplaced || res->replay->syncs_untargeted)
         fprintf(f,
                 "pid %" PRId64 ": replay: %ld GPU operation%s of unknown launch kept in place, "
                 "%ld sync%s of unknown target taken as waiting for the whole GPU\n",
-                p->pid, p->replay->ops_unplaced, p->replay->ops_unplaced == 1 ? "" : "s",
-                p->replay->syncs_untargeted, p->replay->syncs_untargeted == 1 ? "" : "s");
+                p->pid, res->replay->ops_unplaced, res->replay->ops_unplaced == 1 ? "" : "s",
+                res->replay->syncs_untargeted, res->replay->syncs_untargeted == 1 ? "" : "s");
 }
 
 /* A process's compile time: its calls apart, in the compile section below. */
-static void compile_line(FILE *f, const sb_audit_proc *p)
+static void compile_line(FILE *f, const sb_audit_proc_result *res)
 {
-    if (!p->compile_blocking && !p->compile_polls)
+    const sb_audit_proc *p = res->proc;
+    if (!res->compile_blocking && !res->compile_polls)
         return;
     fprintf(f,
             "pid %" PRId64 ": compile time (torch.compile): %ld blocking call%s (%.3f ms blocked) "
             "and %ld poll%s, apart below\n",
-            p->pid, p->compile_blocking, p->compile_blocking == 1 ? "" : "s",
-            p->compile_blocked_us / 1e3, p->compile_polls, p->compile_polls == 1 ? "" : "s");
+            p->pid, res->compile_blocking, res->compile_blocking == 1 ? "" : "s",
+            res->compile_blocked_us / 1e3, res->compile_polls, res->compile_polls == 1 ? "" : "s");
 }
 
-static void process_block(FILE *f, const sb_audit_proc *p)
+static void process_block(FILE *f, const sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     fprintf(f, "pid %" PRId64, p->pid);
     if (p->rank >= 0)
         fprintf(f, " (rank %d)", p->rank);
-    if (p->compile_worker)
+    if (res->compile_worker)
         fprintf(f, " (%s)", SB_AUDIT_COMPILE_WORKER);
     if (p->kernels)
         fprintf(f, ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), polls %ld\n",
-                sb_audit_pct(p->busy_us, p->lifetime_us), p->blocked_us / 1e3,
-                sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
+                sb_audit_pct(res->busy_us, res->lifetime_us), res->blocked_us / 1e3,
+                sb_audit_pct(res->blocked_us, res->lifetime_us), res->polls);
     else
         fprintf(f,
                 ": host blocked %.3f ms (%.1f %%), polls %ld (GPU busy, bubbles, predicted "
                 "savings: --gpu-activity)\n",
-                p->blocked_us / 1e3, sb_audit_pct(p->blocked_us, p->lifetime_us), p->polls);
-    compile_line(f, p);
-    prediction(f, p);
+                res->blocked_us / 1e3, sb_audit_pct(res->blocked_us, res->lifetime_us), res->polls);
+    compile_line(f, res);
+    prediction(f, res);
     char why[512];
     if (p->unwatched)
         fprintf(f, "pid %" PRId64 ": not watched: %s; none of its blocking calls is counted\n",
@@ -153,18 +157,19 @@ static int in_phase(const sb_audit_call *c, int compile)
 
 /* Per class over the run, of the run time or the compile time (under `title` when not NULL):
  * count, blocked total/median/p95, bubbles, and the replay's saving (run time only). */
-static int class_table(FILE *f, const sb_audit_run *run, int compile, const char *title)
+static int class_table(FILE *f, const sb_audit_analysis *an, int compile, const char *title)
 {
+    const sb_audit_run *run = an->run;
     size_t n = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
+    for (size_t i = 0; i < an->nprocs; i++)
         n += run->procs[i]->ncalls;
     double *d = malloc((n ? n : 1) * sizeof *d);
     if (!d)
         return -1;
     int kernels = 0, replayed = 0; /* some process recorded kernels, launches: two columns */
-    for (size_t i = 0; i < run->nprocs; i++) {
+    for (size_t i = 0; i < an->nprocs; i++) {
         kernels |= run->procs[i]->kernels;
-        replayed |= run->procs[i]->nsavings > 0;
+        replayed |= an->procs[i].nsavings > 0;
     }
     fprintf(f, "\n%s%s%-9s %-14s %9s %12s %11s %11s %11s %11s\n", title ? title : "",
             title ? "\n" : "", "group", "class", "count", "blocked ms", "median us", "p95 us",
@@ -172,8 +177,9 @@ static int class_table(FILE *f, const sb_audit_run *run, int compile, const char
     for (int k = 1; k < SB_AUDIT_NCLASS; k++) {
         size_t m = 0;
         double total = 0, bubble = 0;
-        for (size_t i = 0; i < run->nprocs; i++) {
-            const sb_audit_proc *p = run->procs[i];
+        for (size_t i = 0; i < an->nprocs; i++) {
+            const sb_audit_proc_result *res = &an->procs[i];
+            const sb_audit_proc *p = res->proc;
             for (size_t c = 0; c < p->ncalls; c++) {
                 if ((int)p->calls[c].cls != k || !in_phase(&p->calls[c], compile))
                     continue;
@@ -189,7 +195,7 @@ static int class_table(FILE *f, const sb_audit_run *run, int compile, const char
         if (kernels)
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
         if (replayed && !compile && sb_audit_blocking((sb_audit_class)k))
-            sb_audit_saving_text(run, SB_SAVE_CLASS, NULL, (sb_audit_class)k, save, sizeof save);
+            sb_audit_saving_text(an, SB_SAVE_CLASS, NULL, (sb_audit_class)k, save, sizeof save);
         fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
                 sb_audit_class_name((sb_audit_class)k), m, total / 1e3,
@@ -262,35 +268,36 @@ static int cmp_site_ptr(const void *a, const void *b)
 
 #define PAD "                                                           "
 
-long sb_audit_fw_calls(const sb_audit_run *run, const struct sb_fw_row *fw)
+long sb_audit_fw_calls(const sb_audit_analysis *an, const struct sb_fw_row *fw)
 {
     long n = 0;
-    for (size_t i = 0; fw && i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
-        for (size_t k = 0; k < p->nrows; k++)
-            if (p->rows[k].made.fw == fw && sb_audit_blocking(p->rows[k].cls))
-                n += p->rows[k].count;
+    for (size_t i = 0; fw && i < an->nprocs; i++) {
+        const sb_audit_proc_result *res = &an->procs[i];
+        for (size_t k = 0; k < res->nrows; k++)
+            if (res->rows[k].made.fw == fw && sb_audit_blocking(res->rows[k].cls))
+                n += res->rows[k].count;
     }
     return n;
 }
 
-long sb_audit_run_blocking(const sb_audit_run *run)
+long sb_audit_run_blocking(const sb_audit_analysis *an)
 {
     long n = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        n += run->procs[i]->blocking;
+    for (size_t i = 0; i < an->nprocs; i++)
+        n += an->procs[i].blocking;
     return n;
 }
 
 /* Under an entry the framework table names (analyze/frameworks.h): where the fix goes in the
  * user's code, and how many of the run's blocking calls the row's option removes. */
-static void fw_details(FILE *f, const sb_audit_run *run, const sb_audit_made *m, const char *pad)
+static void fw_details(FILE *f, const sb_audit_analysis *an, const sb_audit_made *m,
+                       const char *pad)
 {
     if (!m->fw)
         return;
     if (m->fix_at && m->fix_at[0])
         fprintf(f, "%schange: %s\n", pad, SB_AUDIT_ESC(m->fix_at));
-    long n = sb_audit_fw_calls(run, m->fw), all = sb_audit_run_blocking(run);
+    long n = sb_audit_fw_calls(an, m->fw), all = sb_audit_run_blocking(an);
     if (m->fw->removes)
         fprintf(f, "%sremoves %ld of the run's %ld blocking call%s\n", pad, n, all,
                 all == 1 ? "" : "s");
@@ -302,7 +309,7 @@ static void fw_details(FILE *f, const sb_audit_run *run, const sb_audit_made *m,
 /* Under an entry: the text of its line (the library's for an entry made inside one), what made
  * it, the fix and the scenario that prices it, where the fix goes and what it removes (the
  * framework table's), the native frame. */
-static void site_details(FILE *f, const sb_audit_run *run, const site_sum *s, const char *pad)
+static void site_details(FILE *f, const sb_audit_analysis *an, const site_sum *s, const char *pad)
 {
     const char *text = s->made->via ? s->made->via_source : s->source;
     if (s->python && text[0] && (!s->site_via || s->made->via))
@@ -316,7 +323,7 @@ static void site_details(FILE *f, const sb_audit_run *run, const site_sum *s, co
     } else {
         fprintf(f, "%swhat: unknown (no rule knows this call; see the native frame)\n", pad);
     }
-    fw_details(f, run, s->made, pad);
+    fw_details(f, an, s->made, pad);
     int no_stack = !strcmp(s->native, "?"); /* an async copy into pinned memory: none taken */
     if (s->python)
         fprintf(f, "%snative: %s\n", pad,
@@ -336,14 +343,14 @@ static void site_details(FILE *f, const sb_audit_run *run, const site_sum *s, co
 
 /* The entries of every process, one per (class, range, site, via, operation, fix), of the run
  * time or the compile time, with their site's total: *n of them, NULL out of memory. */
-static site_sum *site_sums(const sb_audit_run *run, int compile, size_t *n)
+static site_sum *site_sums(const sb_audit_analysis *an, int compile, size_t *n)
 {
     site_sum *s = NULL;
     size_t m = 0, cap = 0;
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const sb_audit_proc *p = run->procs[i];
-        for (size_t k = 0; k < p->nrows; k++) {
-            const sb_audit_row *r = &p->rows[k];
+    for (size_t i = 0; i < an->nprocs; i++) {
+        const sb_audit_proc_result *res = &an->procs[i];
+        for (size_t k = 0; k < res->nrows; k++) {
+            const sb_audit_row *r = &res->rows[k];
             if (!sb_audit_blocking(r->cls) || r->made.compile != compile)
                 continue;
             if (sb_grow(&s, &cap, m, sizeof *s) < 0) {
@@ -391,11 +398,12 @@ static site_sum *site_sums(const sb_audit_run *run, int compile, size_t *n)
 /* One entry: its row (under its site's line when its site was made inside a library), then
  * its details, once per site, line and operation (a line synced in several ranges or classes is
  * explained at its first row). */
-static void site_entry(FILE *f, const sb_audit_run *run, const site_sum *s, size_t i, int replayed)
+static void site_entry(FILE *f, const sb_audit_analysis *an, const site_sum *s, size_t i,
+                       int replayed)
 {
     char save[32] = "-";
     if (replayed && /* "": the site was not played */
-        !*sb_audit_saving_text(run, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE, save, sizeof save))
+        !*sb_audit_saving_text(an, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE, save, sizeof save))
         snprintf(save, sizeof save, "-");
     const char *range = s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-";
     if (!s[i].site_via) {
@@ -410,7 +418,7 @@ static void site_entry(FILE *f, const sb_audit_run *run, const site_sum *s, size
         }
         char line[32] = ""; /* the library line alone: "-" when not played */
         if (replayed && s[i].made->via &&
-            !*sb_audit_line_saving_text(run, s[i].site, s[i].made->via_site, line, sizeof line))
+            !*sb_audit_line_saving_text(an, s[i].site, s[i].made->via_site, line, sizeof line))
             snprintf(line, sizeof line, "-");
         fprintf(f, "%9ld  %-14s %-20s %10s    %s%s\n", s[i].count, sb_audit_class_name(s[i].cls),
                 range, line, s[i].made->via ? "via " : "(the line itself)",
@@ -421,19 +429,19 @@ static void site_entry(FILE *f, const sb_audit_run *run, const site_sum *s, size
                       s[k].made->op == s[i].made->op && s[k].made->fix == s[i].made->fix))
         k++;
     if (k == i)
-        site_details(f, run, &s[i], s[i].site_via ? PAD "  " : PAD);
+        site_details(f, an, &s[i], s[i].site_via ? PAD "  " : PAD);
 }
 
 /* The top sites of the run time, or of the compile time (which the replay never removes). */
-static int top_sites(FILE *f, const sb_audit_run *run, int top, int compile)
+static int top_sites(FILE *f, const sb_audit_analysis *an, int top, int compile)
 {
     size_t n = 0;
-    site_sum *s = site_sums(run, compile, &n);
+    site_sum *s = site_sums(an, compile, &n);
     if (!s)
         return -1;
     int replayed = 0;
-    for (size_t i = 0; !compile && i < run->nprocs; i++)
-        replayed |= run->procs[i]->nsavings > 0;
+    for (size_t i = 0; !compile && i < an->nprocs; i++)
+        replayed |= an->procs[i].nsavings > 0;
     if (n)
         fprintf(f, "\ntop sites%s\n%9s  %-14s %-20s %10s  %s\n",
                 compile ? ", compile time (torch.compile)"
@@ -443,7 +451,7 @@ static int top_sites(FILE *f, const sb_audit_run *run, int top, int compile)
                     : "",
                 "count", "class", "range", "saves ms", "site");
     for (size_t i = 0; i < n && (int)i < top; i++)
-        site_entry(f, run, s, i, replayed);
+        site_entry(f, an, s, i, replayed);
     free(s);
     return 0;
 }
@@ -459,9 +467,9 @@ int sb_audit_write_table(FILE *f, const sb_audit_analysis *an, const sb_audit_op
         return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;
     }
     int compile = 0; /* calls made while torch.compile compiled: a section of their own */
-    for (size_t i = 0; i < run->nprocs; i++) {
-        process_block(f, run->procs[i]);
-        compile |= run->procs[i]->compile_blocking || run->procs[i]->compile_polls;
+    for (size_t i = 0; i < an->nprocs; i++) {
+        process_block(f, &an->procs[i]);
+        compile |= an->procs[i].compile_blocking || an->procs[i].compile_polls;
     }
     char title[256];
     snprintf(title, sizeof title,
@@ -470,9 +478,9 @@ int sb_audit_write_table(FILE *f, const sb_audit_analysis *an, const sb_audit_op
              o && o->include_compile ? "gated: --include-compile"
                                      : "outside the gate: --include-compile gates it");
     int top = o ? o->top : 10;
-    if (class_table(f, run, 0, compile ? "run time" : NULL) < 0 ||
-        (compile && class_table(f, run, 1, title) < 0) || top_sites(f, run, top, 0) < 0 ||
-        (compile && top_sites(f, run, top, 1) < 0))
+    if (class_table(f, an, 0, compile ? "run time" : NULL) < 0 ||
+        (compile && class_table(f, an, 1, title) < 0) || top_sites(f, an, top, 0) < 0 ||
+        (compile && top_sites(f, an, top, 1) < 0))
         return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit table");
     if (an->ranks) /* one machine: no host column */
         sb_ranks_write_table(f, an->ranks, o ? o->top : 10, 0);

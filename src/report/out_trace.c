@@ -92,8 +92,9 @@ static size_t unique(int64_t *v, size_t n)
     return m;
 }
 
-static int thread_names(writer *w, const sb_audit_proc *p)
+static int thread_names(writer *w, const sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     size_t n = p->ncalls + p->napis + p->nranges + p->nacts;
     int64_t *v = malloc((n ? n : 1) * sizeof *v);
     if (!v)
@@ -168,22 +169,23 @@ static void python_frames(FILE *f, const sb_audit_pystack *s)
 }
 
 /* A sync's predicted savings, per call too: its site's, and its library line's alone. */
-static void saving_args(FILE *f, const sb_audit_proc *p, const sb_audit_call *c)
+static void saving_args(FILE *f, const sb_audit_proc_result *res, const sb_audit_call *c)
 {
-    const sb_audit_saving *sv = sb_audit_saving_of(p, SB_SAVE_SITE, c->site, SB_AUDIT_NONE);
+    const sb_audit_saving *sv = sb_audit_saving_of(res, SB_SAVE_SITE, c->site, SB_AUDIT_NONE);
     if (sv && !sb_audit_unmodelled(sv))
         fprintf(f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
                 sv->r.typical_us);
     sv = c->made->via_site && c->made->via_site[0]
-             ? sb_audit_line_saving_of(p, c->site, c->made->via_site)
+             ? sb_audit_line_saving_of(res, c->site, c->made->via_site)
              : NULL;
     if (sv && !sb_audit_unmodelled(sv))
         fprintf(f, ",\"via_save_us\":%.3f,\"via_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
                 sv->r.typical_us);
 }
 
-static void calls(writer *w, const sb_audit_proc *p)
+static void calls(writer *w, const sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         int blocking = sb_audit_blocking(c->cls);
@@ -218,13 +220,15 @@ static void calls(writer *w, const sb_audit_proc *p)
         if (blocking && p->kernels)
             fprintf(w->f, ",\"bubble_us\":%.3f", (double)c->bubble_ns / 1e3);
         if (blocking && !sb_audit_compile_time(c))
-            saving_args(w->f, p, c);
+            saving_args(w->f, res, c);
         fputs("}}", w->f);
     }
 }
 
-static void apis(writer *w, const sb_audit_proc *p, const source *calls_by_corr, size_t ncalls)
+static void apis(writer *w, const sb_audit_proc_result *res, const source *calls_by_corr,
+                 size_t ncalls)
 {
+    const sb_audit_proc *p = res->proc;
     for (size_t i = 0; i < p->napis; i++) {
         const sb_audit_api *a = &p->apis[i];
         if (find_source(calls_by_corr, ncalls, a->drv, a->corr))
@@ -244,8 +248,9 @@ static void act_name(const sb_audit_act *a, char *buf, size_t n)
         snprintf(buf, n, "Memset (device)");
 }
 
-static void acts(writer *w, const sb_audit_proc *p, const source *src, size_t nsrc)
+static void acts(writer *w, const sb_audit_proc_result *res, const source *src, size_t nsrc)
 {
+    const sb_audit_proc *p = res->proc;
     static const char *const cat[] = {"kernel", "gpu_memcpy", "gpu_memset"};
     char name[1024];
     for (size_t i = 0; i < p->nacts; i++) {
@@ -276,17 +281,19 @@ static void acts(writer *w, const sb_audit_proc *p, const source *src, size_t ns
     }
 }
 
-static void ranges(writer *w, const sb_audit_proc *p)
+static void ranges(writer *w, const sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     for (size_t i = 0; i < p->nranges; i++) {
         const sb_audit_range *r = &p->ranges[i];
-        complete(w, r->tid, r->name, "nvtx", r->start, r->end >= r->start ? r->end : p->t_last);
+        complete(w, r->tid, r->name, "nvtx", r->start, r->end >= r->start ? r->end : res->t_last);
         fprintf(w->f, ",\"args\":{\"id\":%" PRId64 ",\"blocking_calls\":%ld}}", r->id, r->blocking);
     }
 }
 
-static int process(writer *w, const sb_audit_proc *p)
+static int process(writer *w, const sb_audit_proc_result *res)
 {
+    const sb_audit_proc *p = res->proc;
     w->pid = p->pid;
     w->off = p->mono_ns - p->clock_ns;
     char buf[512];
@@ -295,7 +302,7 @@ static int process(writer *w, const sb_audit_proc *p)
     else
         sb_audit_fmt(buf, sizeof buf, "pid %" PRId64 ": %s", p->pid, p->cmd);
     meta(w, 0, "process_name", buf);
-    if (thread_names(w, p) < 0)
+    if (thread_names(w, res) < 0)
         return -1;
     /* launches by (domain, correlation): the host calls first, then the API records */
     size_t n = 0;
@@ -306,13 +313,13 @@ static int process(writer *w, const sb_audit_proc *p)
         src[n++] = (source){p->calls[i].corr, p->calls[i].drv, p->calls[i].tid, p->calls[i].start};
     size_t ncalls = n;
     sb_sort(src, ncalls, sizeof *src, cmp_source);
-    calls(w, p);
-    apis(w, p, src, ncalls);
+    calls(w, res);
+    apis(w, res, src, ncalls);
     for (size_t i = 0; i < p->napis; i++)
         src[n++] = (source){p->apis[i].corr, p->apis[i].drv, p->apis[i].tid, p->apis[i].start};
     sb_sort(src, n, sizeof *src, cmp_source);
-    acts(w, p, src, n);
-    ranges(w, p);
+    acts(w, res, src, n);
+    ranges(w, res);
     free(src);
     return 0;
 }
@@ -322,16 +329,17 @@ int sb_audit_write_trace(FILE *f, const sb_audit_analysis *an)
     const sb_audit_run *run = an->run;
     writer w = {.f = f, .first = 1, .t0 = run->t0_mono_ns};
     if (!w.t0) { /* no launcher's time: the first record */
-        for (size_t i = 0; i < run->nprocs; i++) {
-            const sb_audit_proc *p = run->procs[i];
-            int64_t t = p->t_first + p->mono_ns - p->clock_ns;
+        for (size_t i = 0; i < an->nprocs; i++) {
+            const sb_audit_proc_result *res = &an->procs[i];
+            const sb_audit_proc *p = res->proc;
+            int64_t t = res->t_first + p->mono_ns - p->clock_ns;
             if (i == 0 || t < w.t0)
                 w.t0 = t;
         }
     }
     fputs("{\"traceEvents\":[", f);
-    for (size_t i = 0; i < run->nprocs; i++)
-        if (process(&w, run->procs[i]) < 0)
+    for (size_t i = 0; i < an->nprocs; i++)
+        if (process(&w, &an->procs[i]) < 0)
             return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit trace");
     fputs("\n],\"displayTimeUnit\":\"ns\"}\n", f);
     return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit trace: write error") : 0;

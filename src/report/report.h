@@ -26,10 +26,10 @@ int sb_audit_write_markdown(FILE *f, const sb_audit_analysis *an, const sb_audit
 /* The gate: 0 when it passes (or there is none), 1 when more than max_syncs blocking calls
  * were made (in the whole run, or in some instance of --range). Writes the verdict and the
  * offending sites to `msg` (NULL: writes nothing). */
-int sb_audit_gate(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg);
+int sb_audit_gate(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg);
 /* The same verdict and message as text (malloc'ed; NULL out of memory); *failed: the gate's
  * return. */
-char *sb_audit_gate_text(const sb_audit_run *run, const sb_audit_opts *o, int *failed);
+char *sb_audit_gate_text(const sb_audit_analysis *an, const sb_audit_opts *o, int *failed);
 
 /* A site the gate counted against the limit: its class, how many calls, what made them. */
 typedef struct sb_audit_offender {
@@ -46,19 +46,20 @@ typedef struct sb_audit_offender {
 /* The sites of the blocking calls over the limit (with --range: of the instances over it), one
  * per site and class, most calls first; none when the count is within it (records cut short
  * fail the gate without a site). 0, or -1 out of memory; *sites is the caller's to free. */
-int sb_audit_gate_offenders(const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_gate_offenders(const sb_audit_analysis *an, const sb_audit_opts *o,
                             sb_audit_offender **sites, size_t *n);
 /* ---- gate_baseline.c: --baseline FILE ---- */
 /* The verdict against o->baseline and the difference (new, over budget, changed, moved, gone
  * sites; the number per step, base vs now) to msg (NULL: nothing written). 1 failed, else 0. */
-int sb_audit_gate_baseline(const sb_audit_run *run, const sb_audit_opts *o, FILE *msg);
+int sb_audit_gate_baseline(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg);
 /* The sites that fail the baseline (new, changed, over budget), each with its why. 0, or -1 out
  * of memory; *sites is the caller's to free. */
-int sb_audit_baseline_offenders(const sb_audit_run *run, const sb_audit_opts *o,
+int sb_audit_baseline_offenders(const sb_audit_analysis *an, const sb_audit_opts *o,
                                 sb_audit_offender **sites, size_t *n);
 /* The JSON report's "baseline" object (null without --baseline); NULL and *oom = 1 out of
  * memory. */
-struct json_t *sb_audit_baseline_json(const sb_audit_run *run, const sb_audit_opts *o, int *oom);
+struct json_t *sb_audit_baseline_json(const sb_audit_analysis *an, const sb_audit_opts *o,
+                                      int *oom);
 
 /* An offender in words, raw (the writer escapes): "N blocking calls (class): operation" and,
  * when a rule knows it, "\nfix: ... (priced by: syncbench --scenario S)". */
@@ -70,7 +71,7 @@ void sb_audit_offender_text(FILE *f, const sb_audit_offender *s);
  * Python line (--top at most) with the count, the operation and the fix, and the gate's own
  * entry an annotation too when no line got one (a native site gets none). Without a gate, an
  * empty list. 0, or exit 1 out of memory. */
-int sb_audit_gate_verdicts(const sb_audit_run *run, const sb_audit_opts *o, sb_ci_verdicts *l);
+int sb_audit_gate_verdicts(const sb_audit_analysis *an, const sb_audit_opts *o, sb_ci_verdicts *l);
 /* JUnit XML: the gate's verdicts through the one JUnit writer (sinks/junit.h). */
 int sb_audit_write_junit(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                          const sb_env *env);
@@ -83,8 +84,8 @@ int sb_audit_write_summary(FILE *f, const sb_audit_analysis *an, const sb_audit_
 void sb_audit_json_str(FILE *f, const char *s); /* a JSON string literal (out_trace.c) */
 /* The run's blocking calls that framework table row fw (analyze/frameworks.h) names: the counts
  * of every row whose made.fw is fw, summed (out_table.c). */
-long sb_audit_fw_calls(const sb_audit_run *run, const struct sb_fw_row *fw);
+long sb_audit_fw_calls(const sb_audit_analysis *an, const struct sb_fw_row *fw);
 /* The run's blocking calls in all, every process's (out_table.c). */
-long sb_audit_run_blocking(const sb_audit_run *run);
+long sb_audit_run_blocking(const sb_audit_analysis *an);
 
 #endif

@@ -115,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             sb_audit_write_csv(devnull(), an);
             parses(json_report, an, &o);
             parses(trace_report, an, &o);
-            sb_audit_gate(run, &o, devnull());
+            sb_audit_gate(an, &o, devnull());
             no_controls(sb_audit_write_junit, an, &o, 1);
             no_controls(annotations, an, &o, 0);
             sb_audit_write_summary(devnull(), an, &o, NULL);

@@ -116,6 +116,18 @@ static inline const sb_audit_analysis *analysis_of(const sb_audit_run *run)
     return *a;
 }
 
+/* What the analysis of p's run found of p (analyze_run analyzed it). */
+static inline const sb_audit_proc_result *res_of(const sb_audit_proc *p)
+{
+    for (size_t i = 0; i < sizeof analyses_ / sizeof analyses_[0]; i++) {
+        const sb_audit_proc_result *r = analyses_[i] ? sb_audit_result_of(analyses_[i], p) : NULL;
+        if (r)
+            return r;
+    }
+    assert_non_null(NULL);
+    return NULL;
+}
+
 /* The options of run's analysis; the defaults before one. */
 static inline sb_audit_opts opts_of(const sb_audit_run *run)
 {
@@ -189,7 +201,7 @@ static inline int gate_message(const sb_audit_run *run, const sb_audit_opts *o, 
     size_t len;
     FILE *f = open_memstream(msg, &len);
     assert_non_null(f);
-    int rc = sb_audit_gate(run, o, f);
+    int rc = sb_audit_gate(analysis_of(run), o, f);
     fclose(f);
     return rc;
 }

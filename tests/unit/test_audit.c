@@ -99,7 +99,7 @@ static void classes_from_names(void **state)
             fail_msg("class_alone %s: %s", cases[i].api,
                      sb_audit_class_name(sb_audit_class_alone(cases[i].api, NULL, NULL)));
     }
-    assert_int_equal(run->procs[0]->polls, 4);
+    assert_int_equal(res_of(run->procs[0])->polls, 4);
     audit_free(run);
     /* and what a call's parameters and the driver add: the direction, the host memory */
     assert_int_equal(sb_audit_class_alone("cudaMemcpy_v3020", "DtoD", NULL), SB_AUDIT_NONE);
@@ -249,12 +249,12 @@ static void bubbles(void **state)
     assert_int_equal(p->calls[4].bubble_ns, 0);
     assert_int_equal(p->calls[5].bubble_ns, 0);
     /* lifetime 500..12000 = 11.5 us, busy 5 us; the launches were not recorded: no replay */
-    assert_true(fabs(p->lifetime_us - 11.5) < 1e-9);
-    assert_true(fabs(p->busy_us - 5) < 1e-9);
-    assert_int_equal(p->nsavings, 0);
-    assert_true(fabs(p->blocked_us - 7.5) < 1e-9);
-    assert_int_equal(p->blocking, 4);
-    assert_int_equal(p->polls, 1);
+    assert_true(fabs(res_of(p)->lifetime_us - 11.5) < 1e-9);
+    assert_true(fabs(res_of(p)->busy_us - 5) < 1e-9);
+    assert_int_equal(res_of(p)->nsavings, 0);
+    assert_true(fabs(res_of(p)->blocked_us - 7.5) < 1e-9);
+    assert_int_equal(res_of(p)->blocking, 4);
+    assert_int_equal(res_of(p)->polls, 1);
     audit_free(run);
 }
 
@@ -312,9 +312,9 @@ static void median_p95(void **state)
     end_line(&s);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    assert_int_equal(p->nrows, 2);
-    const sb_audit_row *r = &p->rows[1]; /* rows sorted by class: sync-device first */
-    assert_int_equal(p->rows[0].cls, SB_AUDIT_SYNC_DEVICE);
+    assert_int_equal(res_of(p)->nrows, 2);
+    const sb_audit_row *r = &res_of(p)->rows[1]; /* rows sorted by class: sync-device first */
+    assert_int_equal(res_of(p)->rows[0].cls, SB_AUDIT_SYNC_DEVICE);
     assert_int_equal(r->cls, SB_AUDIT_SYNC_STREAM);
     assert_int_equal(r->count, 5);
     assert_true(fabs(r->blocked_total_us - 20) < 1e-9);
@@ -370,7 +370,7 @@ static void ranges_and_gate(void **state)
     assert_string_equal(p->calls[0].range, "step");
     assert_string_equal(p->calls[4].range, "inner"); /* innermost */
     assert_string_equal(p->calls[6].range, "");
-    assert_int_equal(p->blocking, 6);
+    assert_int_equal(res_of(p)->blocking, 6);
     const sb_audit_range *r1 = sb_audit_find_range(p, 1, 1), *r2 = sb_audit_find_range(p, 1, 2);
     assert_non_null(r1);
     assert_non_null(r2);
@@ -421,9 +421,9 @@ static void analyzed_again_after_another_process(void **state)
     ranges_stream(&s);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    const double blocked = p->blocked_us;
-    const long blocking = p->blocking, syncs = p->counts[SB_AUDIT_SYNC_STREAM];
-    const size_t nrows = p->nrows;
+    const double blocked = res_of(p)->blocked_us;
+    const long blocking = res_of(p)->blocking, syncs = res_of(p)->counts[SB_AUDIT_SYNC_STREAM];
+    const size_t nrows = res_of(p)->nrows;
     assert_int_equal(blocking, 6);
     stream_open(&s);
     proc_line(&s, 200, 1);
@@ -432,12 +432,12 @@ static void analyzed_again_after_another_process(void **state)
     load_into(run, &s, "proc-200.jsonl");
     analyze_default(run);
     p = run->procs[0];
-    assert_true(p->blocked_us == blocked);
-    assert_int_equal(p->blocking, blocking);
-    assert_int_equal(p->counts[SB_AUDIT_SYNC_STREAM], syncs);
-    assert_int_equal(p->nrows, nrows);
-    assert_int_equal(run->procs[1]->blocking, 1);
-    assert_true(run->procs[1]->blocked_us == 3.0);
+    assert_true(res_of(p)->blocked_us == blocked);
+    assert_int_equal(res_of(p)->blocking, blocking);
+    assert_int_equal(res_of(p)->counts[SB_AUDIT_SYNC_STREAM], syncs);
+    assert_int_equal(res_of(p)->nrows, nrows);
+    assert_int_equal(res_of(run->procs[1])->blocking, 1);
+    assert_true(res_of(run->procs[1])->blocked_us == 3.0);
     /* "step": two instances of process 100 */
     const sb_audit_range_sum *step = NULL;
     for (size_t i = 0; i < analysis_of(run)->nrange_sums; i++)
@@ -528,9 +528,9 @@ static void many_ranges_and_sites(void **state)
     end_line(&s);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    assert_int_equal(p->blocking, NCALLS);
+    assert_int_equal(res_of(p)->blocking, NCALLS);
     assert_int_equal(p->nranges, NCALLS / 2);
-    assert_int_equal(p->nrows, NSITES); /* the calls at one site name ranges of one name */
+    assert_int_equal(res_of(p)->nrows, NSITES); /* the calls at one site name ranges of one name */
     for (size_t i = 0; i < p->nranges; i++)
         assert_int_equal(p->ranges[i].blocking, 2);
     assert_int_equal(analysis_of(run)->nrange_sums, NNAMES);
@@ -686,7 +686,7 @@ static void malformed_lines(void **state)
     const sb_audit_proc *p = run->procs[0];
     assert_int_equal(p->malformed, 4);
     assert_int_equal(p->ncalls, 2);
-    assert_int_equal(p->blocking, 2);
+    assert_int_equal(res_of(p)->blocking, 2);
     assert_int_equal(p->complete, 1);
     char *buf = table_text(run);
     assert_non_null(strstr(buf, "pid 100: 4 malformed lines skipped"));

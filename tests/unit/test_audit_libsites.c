@@ -253,8 +253,8 @@ static void distinct_library_lines_are_distinct_rows_under_the_user_line(void **
                           TORCH_CUDA ":1 in synchronize"};
     const long counts[] = {3, 2, 1, 1};
     int seen = 0;
-    for (size_t i = 0; i < p->nrows; i++) {
-        const sb_audit_row *r = &p->rows[i];
+    for (size_t i = 0; i < res_of(p)->nrows; i++) {
+        const sb_audit_row *r = &res_of(p)->rows[i];
         if (strcmp(r->site, user_site(5)) != 0)
             continue;
         int k = 0;

@@ -310,7 +310,7 @@ static void load_dir(void **state)
     analyze_default(run);
     assert_int_equal(run->procs[0]->pid, 300);
     assert_int_equal(run->procs[1]->pid, 301);
-    assert_int_equal(run->procs[1]->blocking, 3);
+    assert_int_equal(res_of(run->procs[1])->blocking, 3);
     audit_free(run);
     char missing[128];
     snprintf(missing, sizeof missing, "%s/none", tmpdir);

@@ -250,10 +250,10 @@ static void sites_group_by_python_line(void **state)
     int cpu_rows = 0;
     char site[512];
     snprintf(site, sizeof site, "%s:6 in step", src_path);
-    for (size_t i = 0; i < p->nrows; i++)
-        if (!strcmp(p->rows[i].site, site)) {
+    for (size_t i = 0; i < res_of(p)->nrows; i++)
+        if (!strcmp(res_of(p)->rows[i].site, site)) {
             cpu_rows++;
-            assert_string_equal(p->rows[i].rule->op, "copy to host: .cpu()");
+            assert_string_equal(res_of(p)->rows[i].rule->op, "copy to host: .cpu()");
         }
     assert_int_equal(cpu_rows, 2); /* copy-pageable and sync-stream: two classes, one site */
     audit_free(run);

@@ -50,7 +50,7 @@ static sb_audit_run *add_rank(sb_audit_run *run, int pid, int rank, const char *
 static void computed(sb_ranks *rk, const sb_audit_run *run, const char *host)
 {
     sb_ranks_init(rk);
-    assert_int_equal(sb_ranks_from_run(rk, run, host), 0);
+    assert_int_equal(sb_ranks_from_run(rk, analysis_of(run), host), 0);
     assert_int_equal(sb_ranks_compute(rk), 0);
 }
 
@@ -478,8 +478,8 @@ static void two_machines(void **state)
     /* the same view from the runs directly */
     sb_ranks direct;
     sb_ranks_init(&direct);
-    assert_int_equal(sb_ranks_from_run(&direct, a, "node-a"), 0);
-    assert_int_equal(sb_ranks_from_run(&direct, b, "node-b"), 0);
+    assert_int_equal(sb_ranks_from_run(&direct, analysis_of(a), "node-a"), 0);
+    assert_int_equal(sb_ranks_from_run(&direct, analysis_of(b), "node-b"), 0);
     assert_int_equal(sb_ranks_compute(&direct), 0);
     assert_int_equal(direct.ranges[0].stragglers[0].rank, 3);
     assert_true(direct.ranges[0].stragglers[0].wait_total_us == g->stragglers[0].wait_total_us);

@@ -199,10 +199,10 @@ static void gpu_bound_loop_saves_the_gaps(void **state)
     assert_true(r.host_pct < 50);    /* then GPU-bound: only the first kernel waits for a launch */
     assert_string_equal(sb_audit_bound_name(&r), "gpu");
     /* the report's figure is the same play */
-    assert_true(p->nsavings >= 2 && p->savings[0].kind == SB_SAVE_ALL);
-    near(p->savings[0].r.wall_us, r.wall_us);
-    assert_int_equal(p->savings[0].calls, N);
-    near(p->savings[0].blocked_us, 107.0 * N);
+    assert_true(res_of(p)->nsavings >= 2 && res_of(p)->savings[0].kind == SB_SAVE_ALL);
+    near(res_of(p)->savings[0].r.wall_us, r.wall_us);
+    assert_int_equal(res_of(p)->savings[0].calls, N);
+    near(res_of(p)->savings[0].blocked_us, 107.0 * N);
     audit_free(run);
 }
 
@@ -532,7 +532,7 @@ static void an_unrecorded_stretch_waits_for_the_recorded_work(void **state)
         sb_audit_run *run = analyzed(&s);
         const sb_audit_proc *p = run->procs[0];
         assert_int_equal(p->npauses, 1);
-        assert_int_equal(p->replay->unrecorded, 1);
+        assert_int_equal(res_of(p)->replay->unrecorded, 1);
         near(play_removing(p, every_sync).wall_us, (11.0 * (N - 1) + 7) + (11.0 * (N - 1) + 5));
         /* nothing removed: the recorded run, first launch to the last sync's end */
         near(play_removing(p, no_call).span_us, second + 112.0 * (N - 1) + 110);
@@ -594,9 +594,10 @@ static void sync_before_long_host_work_saves_the_overlap(void **state)
     near(r.typical_us, 104); /* one call: one window, to the run's end */
     /* the same from the per-site plays: the first site, alone */
     const sb_audit_saving *site = NULL;
-    for (size_t i = 0; i < p->nsavings; i++)
-        if (p->savings[i].kind == SB_SAVE_SITE && strstr(p->savings[i].key, "site1"))
-            site = &p->savings[i];
+    for (size_t i = 0; i < res_of(p)->nsavings; i++)
+        if (res_of(p)->savings[i].kind == SB_SAVE_SITE &&
+            strstr(res_of(p)->savings[i].key, "site1"))
+            site = &res_of(p)->savings[i];
     assert_non_null(site);
     near(site->r.wall_us, 104);
     assert_int_equal(site->calls, 1);
@@ -651,7 +652,7 @@ static void audit_time_is_taken_out(void **state)
     sb_replay_result none = play_removing(p, no_call);
     near(none.wall_us, 0);                           /* against the baseline: nothing saved */
     near(none.span_us, 40.0 * N - 18 - 4 * (N - 1)); /* recorded 382 us */
-    near(p->replay->audit_overhead_us, 4.0 * N);
+    near(res_of(p)->replay->audit_overhead_us, 4.0 * N);
     sb_replay_result all = play_removing(p, every_sync);
     near(all.wall_us, 2.0 * N);
     audit_free(run);
@@ -791,9 +792,9 @@ static void readbacks_go_with_their_sync(void **state)
     replay_end(&s, 30 * N);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    assert_int_equal(p->counts[SB_AUDIT_NONE], N);
-    assert_int_equal(p->counts[SB_AUDIT_WAITED], 0);
-    const sb_audit_saving *all = &p->savings[0];
+    assert_int_equal(res_of(p)->counts[SB_AUDIT_NONE], N);
+    assert_int_equal(res_of(p)->counts[SB_AUDIT_WAITED], 0);
+    const sb_audit_saving *all = &res_of(p)->savings[0];
     /* the last step ends with its kernel (at 4 us, not with the sync at 13): 9 us; kept, with
      * its copy (at 6 us): 7 us */
     near(all->r.wall_us, 10.0 * (N - 1) + 9);
@@ -922,8 +923,8 @@ static void calibration_takes_out_the_launch_cost(void **state)
         assert_int_equal(p->launch_extra_ns, launch * 1000);
         assert_int_equal(p->call_extra_ns, call * 1000);
         assert_int_equal(p->start_extra_ns, 0); /* no round trip in these files */
-        near(p->replay->launch_extra_us, launch);
-        near(p->replay->call_extra_us, call);
+        near(res_of(p)->replay->launch_extra_us, launch);
+        near(res_of(p)->replay->call_extra_us, call);
         sb_replay_result none = play_removing(p, no_call);
         /* every launch 3 us sooner, and everything after each of the first N - 1 syncs 2 us */
         near(none.span_us, 40.0 * N - 18 - launch * N - call * (N - 1));
@@ -949,7 +950,7 @@ static void calibration_takes_out_the_start_cost(void **state)
                                        "\"trip_recorded_ns\":12500}");
     const sb_audit_proc *p = run->procs[0];
     assert_int_equal(p->start_extra_ns, 2000);
-    near(p->replay->start_extra_us, 2);
+    near(res_of(p)->replay->start_extra_us, 2);
     sb_replay_result r = play_removing(p, every_sync);
     near(r.wall_us, (11.0 - 2) * (N - 1) + 5);
     audit_free(run);
@@ -971,7 +972,7 @@ static void calibration_takes_out_an_allocations_cost(void **state)
     const sb_audit_proc *p = run->procs[0];
     assert_int_equal(p->alloc_extra_ns, 4000);
     assert_int_equal(p->call_extra_ns, 500); /* a sync's, not taken out after an allocation */
-    near(p->replay->alloc_extra_us, 4);
+    near(res_of(p)->replay->alloc_extra_us, 4);
     sb_replay_result none = play_removing(p, no_call);
     near(none.span_us, 100.0 * (N - 1) + 50 - 4 * (2 * N - 1));
     audit_free(run);
@@ -1228,8 +1229,8 @@ static void every_rank_of_a_job_is_unknown(void **state)
     load_into(run, &b, "proc-201.jsonl");
     analyze_default(run);
     for (size_t i = 0; i < run->nprocs; i++)
-        for (size_t k = 0; k < run->procs[i]->nsavings; k++)
-            assert_int_equal(run->procs[i]->savings[k].ranks_unmodelled, 1);
+        for (size_t k = 0; k < res_of(run->procs[i])->nsavings; k++)
+            assert_int_equal(res_of(run->procs[i])->savings[k].ranks_unmodelled, 1);
     char *text = table_text(run);
     assert_non_null(strstr(text, "would save: unknown: ranks not modelled (one of 2 ranks"));
     free(text);
@@ -1250,7 +1251,7 @@ static void every_rank_of_a_job_is_unknown(void **state)
     rank_stream(&c, 202, 1);
     run = load_into(NULL, &c, "proc-202.jsonl");
     analyze_default(run);
-    assert_int_equal(run->procs[0]->savings[0].ranks_unmodelled, 0);
+    assert_int_equal(res_of(run->procs[0])->savings[0].ranks_unmodelled, 0);
     audit_free(run);
 }
 
@@ -1324,9 +1325,10 @@ static void two_library_lines_are_priced_apart(void **state)
     assert_ptr_equal(a->site, b->site); /* one user's line, two library lines */
     assert_string_equal(a->made->via_site, LINE_A);
     assert_string_equal(b->made->via_site, LINE_B);
-    const sb_audit_saving *la = sb_audit_line_saving_of(p, a->site, a->made->via_site);
-    const sb_audit_saving *lb = sb_audit_line_saving_of(p, b->site, b->made->via_site);
-    const sb_audit_saving *site = sb_audit_saving_of(p, SB_SAVE_SITE, a->site, SB_AUDIT_NONE);
+    const sb_audit_saving *la = sb_audit_line_saving_of(res_of(p), a->site, a->made->via_site);
+    const sb_audit_saving *lb = sb_audit_line_saving_of(res_of(p), b->site, b->made->via_site);
+    const sb_audit_saving *site =
+        sb_audit_saving_of(res_of(p), SB_SAVE_SITE, a->site, SB_AUDIT_NONE);
     assert_non_null(la);
     assert_non_null(lb);
     assert_non_null(site);
@@ -1346,15 +1348,17 @@ static void two_library_lines_are_priced_apart(void **state)
     /* played twice, as a site is: the readbacks kept too */
     assert_true(la->kept.wall_us > 0);
     /* over the run, and as text */
-    near(sb_audit_run_line_saving(run, a->site, a->made->via_site), sa);
+    near(sb_audit_run_line_saving(analysis_of(run), a->site, a->made->via_site), sa);
     char buf[32];
     char want[32];
     snprintf(want, sizeof want, "%.3f", sa / 1e3);
-    assert_string_equal(sb_audit_line_saving_text(run, a->site, a->made->via_site, buf, sizeof buf),
-                        want);
-    assert_string_equal(sb_audit_line_saving_text(run, a->site, "", buf, sizeof buf), "");
-    assert_null(sb_audit_line_saving_of(p, a->site, b->site)); /* no such pair */
-    assert_null(sb_audit_saving_of(p, SB_SAVE_LINE, NULL, SB_AUDIT_NONE));
+    assert_string_equal(
+        sb_audit_line_saving_text(analysis_of(run), a->site, a->made->via_site, buf, sizeof buf),
+        want);
+    assert_string_equal(sb_audit_line_saving_text(analysis_of(run), a->site, "", buf, sizeof buf),
+                        "");
+    assert_null(sb_audit_line_saving_of(res_of(p), a->site, b->site)); /* no such pair */
+    assert_null(sb_audit_saving_of(res_of(p), SB_SAVE_LINE, NULL, SB_AUDIT_NONE));
     audit_free(run);
 }
 
@@ -1374,8 +1378,9 @@ static void a_lone_library_line_is_its_sites_play(void **state)
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
     const sb_audit_call *a = call_at(p, 1);
-    const sb_audit_saving *line = sb_audit_line_saving_of(p, a->site, a->made->via_site);
-    const sb_audit_saving *site = sb_audit_saving_of(p, SB_SAVE_SITE, a->site, SB_AUDIT_NONE);
+    const sb_audit_saving *line = sb_audit_line_saving_of(res_of(p), a->site, a->made->via_site);
+    const sb_audit_saving *site =
+        sb_audit_saving_of(res_of(p), SB_SAVE_SITE, a->site, SB_AUDIT_NONE);
     assert_non_null(line);
     assert_non_null(site);
     assert_int_equal(line->calls, site->calls);
@@ -1423,8 +1428,8 @@ static void reports_give_each_library_lines_saving(void **state)
     sb_audit_run *run = two_lines_run(30);
     const sb_audit_proc *p = run->procs[0];
     const sb_audit_call *a = call_at(p, 1), *b = call_at(p, 2);
-    double sa = sb_audit_saving_us(sb_audit_line_saving_of(p, a->site, a->made->via_site));
-    double sb = sb_audit_saving_us(sb_audit_line_saving_of(p, b->site, b->made->via_site));
+    double sa = sb_audit_saving_us(sb_audit_line_saving_of(res_of(p), a->site, a->made->via_site));
+    double sb = sb_audit_saving_us(sb_audit_line_saving_of(res_of(p), b->site, b->made->via_site));
     json_t *doc = json_report(run);
     near(
         json_number_value(json_object_get(json_object_get(row_via(doc, LINE_A), "via"), "save_us")),
@@ -1504,8 +1509,8 @@ static void reports_carry_the_framework_row(void **state)
                                  .removes = 0};
     sb_audit_run *run = two_lines_run(30);
     sb_audit_proc *p = run->procs[0];
-    for (size_t k = 0; k < p->nrows; k++) {
-        sb_audit_made *m = &p->rows[k].made;
+    for (size_t k = 0; k < res_of(p)->nrows; k++) {
+        sb_audit_made *m = &res_of(p)->rows[k].made;
         if (!strcmp(m->via_site, LINE_A)) {
             m->fw = &fa;
             m->fix_at = "train.py:31";

@@ -1,6 +1,6 @@
 /* The GPU's busy time of one device: the union of its kernel, copy and memset intervals, and
  * what a host call's timing says against it (the bubble it made, whether it waited). */
-#include "model/model.h"
+#include "analyze/analyze.h"
 #include "base/arrays.h"
 
 #include <stdlib.h>
