@@ -140,11 +140,12 @@ def run_python(py, mode, keep_gil=False):
 @pytest.mark.parametrize("py", interpreters())
 def test_a_queue_get_woken_by_a_put_is_a_sem_handoff(py):
     out = run_python(py, "queue")
-    long = [w for w in out["wakes"] if w["end"] - w["start"] >= WORK_NS]
-    assert len(long) == 1, out
-    (w,) = long
-    assert (w["tid"], w["by"], w["obj"]) == (out["main"], out["producer"], "sem"), out
-    assert ordered(w), out
+    # the get's wait for the put: no length asked of it, which a loaded host shortens (the get
+    # may start late in the producer's work)
+    handoff = (out["main"], out["producer"], "sem")
+    sem = [w for w in out["wakes"] if (w["tid"], w["by"], w["obj"]) == handoff]
+    assert sem, out
+    assert ordered(max(sem, key=lambda w: w["end"] - w["start"])), out
     # whatever else the get waited for (the queue's lock), only the producer ended it
     assert {(x["tid"], x["by"], x["obj"]) for x in out["wakes"]} == \
         {(out["main"], out["producer"], "sem")}, out
