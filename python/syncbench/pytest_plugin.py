@@ -19,14 +19,19 @@ no:syncbench.pytest_plugin` turns it off):
 
 The marker wraps the test function's call (not its fixtures); a test over its allowance fails
 with syncbench.SyncError, an AssertionError that lists each call as `syncbench audit` names it.
-Where the calls cannot be recorded (no GPU, another CUPTI subscriber), a marked test errors
-with the cause: it never passes unchecked.
+Where the calls cannot be recorded (no GPU, no driver, no CUPTI, another CUPTI subscriber), a
+marked test fails (the fixture errors) with one line, the cause as SyncbenchUnavailable says it:
+it never passes unchecked. On a machine without a GPU (a CPU-only CI job),
+`pytest --syncbench-skip-unavailable` reports those tests as skipped with the cause instead. A
+block the test opens itself (`with syncbench.count_syncs():`) raises SyncbenchUnavailable
+either way.
 
 Under GitHub Actions (GITHUB_ACTIONS=true) a test failed by SyncError (the marker's or a
 `with syncbench.no_syncs()` of its own) also annotates each offending Python line, as
 `syncbench audit` does: `::error file=F,line=N,title=T::M` at the end of the session, F
 relative to GITHUB_WORKSPACE (else the current folder); pytest's own --junitxml covers the
 rest."""
+import contextlib
 import os
 
 import pytest
@@ -39,6 +44,7 @@ MARKER = ("no_syncs(allow=0, all_threads=False): fail the test when its call mak
           "`allow` host-blocking CUDA calls (syncbench); allow=[sites or libraries] or "
           "{site or library: count}, scope='thread'|'process', baseline=FILE")
 ARGS = ("allow", "all_threads", "scope", "baseline")
+MARK_NAME = "@pytest.mark.no_syncs"
 
 
 def pytest_addoption(parser):
@@ -53,6 +59,11 @@ def pytest_addoption(parser):
     group.addoption("--syncbench-update-baseline", action="store_true", default=False,
                     help="write --syncbench-baseline's FILE from the marked tests' calls at the "
                          "end of the session (they do not fail on syncs)")
+    group.addoption("--syncbench-skip-unavailable", action="store_true", default=False,
+                    help="where syncbench cannot record (no GPU, no CUDA driver, no CUPTI), "
+                         "report the tests marked no_syncs and those using the syncbench_syncs "
+                         "fixture as skipped, with the cause (without it they fail): for a "
+                         "CPU-only CI job")
 
 
 def pytest_configure(config):
@@ -145,15 +156,43 @@ def pytest_collection_modifyitems(config, items):
                 raise pytest.UsageError(f"{item.nodeid}: {e}") from None
 
 
-def _wrap(item, make_cm, keep=None):
-    """Runs the test's call inside make_cm()'s block; keep(syncs) afterwards, failed or not."""
+SKIP_HINT = "--syncbench-skip-unavailable skips it"
+
+
+def _unavailable(config, e, what):
+    """A test syncbench cannot check (e: the SyncbenchUnavailable its block raised on entering):
+    a failure of one line, the cause, with no traceback of the package's; with
+    --syncbench-skip-unavailable a skip with the cause. Never a pass."""
+    __tracebackhide__ = True
+    # one line; the exception's name as pytest shows it, for logs searched for it
+    cause = f"syncbench.SyncbenchUnavailable: {' '.join(str(e).split())}"
+    if config.getoption("syncbench_skip_unavailable"):
+        skip = pytest.skip.Exception(f"{what}: {cause}")
+        skip._use_item_location = True  # the test's line in -rs, as a skip marker's
+        raise skip from None
+    raise pytest.fail.Exception(f"{what}: {cause} ({SKIP_HINT})", pytrace=False) from None
+
+
+def _wrap(item, make_cm, keep=None, what=None):
+    """Runs the test's call inside make_cm()'s block; keep(syncs) afterwards, failed or not.
+    With what (the marker's name), a block that cannot be opened is _unavailable's."""
     inner = item.runtest
 
     def runtest():
         __tracebackhide__ = True
         cm = make_cm()
         try:
-            with cm:
+            with contextlib.ExitStack() as stack:
+                try:
+                    stack.enter_context(cm)
+                except syncbench.SyncbenchUnavailable as e:
+                    if what is None:
+                        raise
+                    failed = e  # raised below, outside this handler: no chained traceback
+                else:
+                    failed = None
+                if failed is not None:
+                    _unavailable(item.config, failed, what)
                 inner()
         finally:
             if keep is not None and cm.syncs is not None:
@@ -169,13 +208,14 @@ def pytest_runtest_setup(item):
         allow, scope, baseline = _marker_args(mark)
         if config.getoption("syncbench_update_baseline"):
             _wrap(item, lambda: syncbench.count_syncs(scope=scope),
-                  keep=lambda s: _observe(config, allow, s))
+                  keep=lambda s: _observe(config, allow, s), what=MARK_NAME)
         else:
             entries = list(config._syncbench_baseline.sites if config._syncbench_baseline
                            else [])
             mine = _marker_baseline(item, baseline)
             entries += mine.sites if mine else []
-            _wrap(item, lambda: syncbench.no_syncs(allow=allow, scope=scope, _baseline=entries))
+            _wrap(item, lambda: syncbench.no_syncs(allow=allow, scope=scope, _baseline=entries),
+                  what=MARK_NAME)
     if config.getoption("syncbench_report") and config._syncbench_unavailable is None:
         try:
             _native.attach()
@@ -282,12 +322,23 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture
-def syncbench_syncs():
+def syncbench_syncs(request):
     """The test's host-blocking CUDA calls, counted from this fixture's setup on (the calling
-    thread's): a syncbench.Syncs, live (.blocking, .by_class, .polls)."""
+    thread's): a syncbench.Syncs, live (.blocking, .by_class, .polls). Where nothing can be
+    recorded the test errors with the cause in one line (skipped with
+    --syncbench-skip-unavailable)."""
+    __tracebackhide__ = True
     cm = syncbench.count_syncs()
-    with cm as syncs:
+    try:
+        syncs, failed = cm.__enter__(), None
+    except syncbench.SyncbenchUnavailable as e:
+        failed = e
+    if failed is not None:  # outside the handler: no chained traceback
+        _unavailable(request.config, failed, "fixture syncbench_syncs")
+    try:
         yield syncs
+    finally:
+        cm.__exit__(None, None, None)
 
 
 def pytest_terminal_summary(terminalreporter, config):
