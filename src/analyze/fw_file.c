@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/regfile.h"
 #include "scenarios/registry.h"
 
 #define MAX_ROWS 4096
@@ -364,28 +365,18 @@ void sb_fw_file_free(sb_fw_row *rows, size_t n)
     free(rows);
 }
 
-/* Opened without blocking (a FIFO would wait for a writer) and held to a regular file. */
+/* Opened without blocking (a FIFO would wait for a writer) and held to a regular file
+ * (base/regfile.h). */
 static FILE *open_rules(const char *path, char *err, size_t errn)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0) {
-        snprintf(err, errn, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    FILE *f = NULL;
+    int rc = sb_open_regular(path, &f);
+    if (rc == SB_REG_ERRNO)
+        snprintf(err, errn, "%s: cannot open: %s", path, sb_regular_why(rc));
+    else if (rc)
         snprintf(err, errn, "%s: %s", path,
-                 S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-        close(fd);
-        return NULL;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    FILE *f = fdopen(fd, "r");
-    if (!f) {
-        snprintf(err, errn, "%s: %s", path, strerror(errno));
-        close(fd);
-    }
-    return f;
+                 rc == SB_REG_DIR ? "is a directory" : "not a regular file");
+    return rc ? NULL : f;
 }
 
 /* Every row whole, with its optional fields filled: caveat "" when not given, where and
