@@ -163,7 +163,8 @@ def test_audit_refuses_to_write_over_syncbench_s_own_files(tmp_path, name, opt):
 
 def test_audit_refuses_the_library_syncbench_audit_lib_names(tmp_path):
     lib = tmp_path / "inject.so"
-    shutil.copy2(os.path.join(os.path.dirname(BIN), "libsyncbench_audit.so"), lib)
+    shutil.copy2(os.environ.get("SYNCBENCH_AUDIT_LIB") or
+                 os.path.join(os.path.dirname(BIN), "libsyncbench_audit.so"), lib)
     before = lib.read_bytes()
     r = run("audit", "--csv", "./inject.so", "--", "true", cwd=tmp_path,
             env={"SYNCBENCH_AUDIT_LIB": str(lib)})
