@@ -85,7 +85,7 @@ static int annotations(FILE *f, const sb_audit_analysis *an, const sb_audit_opts
 {
     (void)env;
     sb_ci_verdicts l;
-    int rc = sb_audit_gate_verdicts(an->run, o, &l);
+    int rc = sb_audit_gate_verdicts(an, o, &l);
     if (!rc) {
         rc = sb_gh_write(f, &l, NULL, 0);
         sb_ci_verdicts_free(&l);
