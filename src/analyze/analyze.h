@@ -211,6 +211,10 @@ typedef struct sb_audit_rule {
      * what in the user's call leads there */
     const char *lib;
 } sb_audit_rule;
+/* The rules' alternatives ("a|b|c"): does one occur in s; is s one of them, whole (both 0 for
+ * s NULL). The framework table matches with them too. */
+int sb_audit_alt_in(const char *alts, const char *s);
+int sb_audit_alt_is(const char *alts, const char *s);
 /* The first rule that holds for the call (its frames, API, copy and the lines' text), or NULL. */
 const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c);
 /* Does rule r hold for the call? */

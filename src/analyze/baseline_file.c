@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/iniline.h"
 #include "base/regfile.h"
 
 #define MAX_SITES 10000
@@ -121,39 +122,18 @@ static int read_header(bl_file *c, char *buf)
     return 1;
 }
 
-/* One physical line: too long for inih's buffer, a NUL byte or a lone carriage return is
- * refused; a byte order mark and leading blanks dropped (inih would join an indented line to
- * the key above). */
+/* One physical line (base/iniline.h); a header starts a row here, where its line is known. */
 static char *read_line(char *buf, int num, void *stream)
 {
     bl_file *c = stream;
-    int len = 0, ch = EOF;
+    char why[64];
+    int at = 0;
     if (c->err_line)
         return NULL;
-    while (len < num - 1 && (ch = getc(c->f)) != EOF && ch != '\n') {
-        if (ch == '\0' || (ch == '\r' && (ch = getc(c->f)) != '\n' && ch != EOF)) {
-            bl_error(c, c->line + 1, "%s", ch ? "carriage return inside a line" : "NUL byte");
-            return NULL;
-        }
-        if (ch == '\n' || ch == EOF)
-            break;
-        buf[len++] = (char)ch;
-    }
-    if (len == 0 && ch == EOF)
-        return NULL;
-    buf[len] = '\0';
-    c->line++;
-    if (len == num - 1 && ch != '\n' && ch != EOF && (ch = getc(c->f)) != '\n' && ch != EOF &&
-        !(ch == '\r' && ((ch = getc(c->f)) == '\n' || ch == EOF))) {
-        bl_error(c, c->line, "line longer than %d bytes", num - 1);
-        return NULL;
-    }
-    char *p = buf;
-    if (c->line == 1 && !strncmp(p, "\xEF\xBB\xBF", 3))
-        p += 3;
-    p += strspn(p, " \t");
-    memmove(buf, p, strlen(p) + 1);
-    if (buf[0] == '[' && !read_header(c, buf))
+    int rc = sb_ini_line(c->f, buf, num, &c->line, why, sizeof why, &at);
+    if (rc < 0)
+        bl_error(c, at, "%s", why);
+    if (rc <= 0 || (buf[0] == '[' && !read_header(c, buf)))
         return NULL;
     return buf;
 }

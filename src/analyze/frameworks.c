@@ -192,30 +192,6 @@ const sb_fw_row sb_fw_rows[] = {
 };
 /* clang-format on */
 
-/* Does any alternative of `alts` ("a|b") occur in s? */
-static int any_in(const char *alts, const char *s)
-{
-    for (const char *a = alts; s && *a;) {
-        size_t n = strcspn(a, "|");
-        for (const char *p = s; n && (p = strchr(p, a[0])); p++)
-            if (!strncmp(p, a, n))
-                return 1;
-        a += n + (a[n] == '|');
-    }
-    return 0;
-}
-
-static int any_is(const char *alts, const char *s)
-{
-    for (const char *a = alts; s && *a;) {
-        size_t n = strcspn(a, "|");
-        if (strlen(s) == n && !strncmp(s, a, n))
-            return 1;
-        a += n + (a[n] == '|');
-    }
-    return 0;
-}
-
 int sb_fw_module_is(const char *alts, const char *path)
 {
     const char *in_pkg = path ? sb_audit_py_in_package(path) : NULL; /* from its package on */
@@ -235,8 +211,8 @@ static const sb_fw_row *row_of(const sb_fw_row *rows, size_t n, const sb_audit_p
 {
     for (size_t i = 0; i < n && rows[i].id; i++) {
         const sb_fw_row *r = &rows[i];
-        if (sb_fw_module_is(r->module, f->file) && any_is(r->func, f->func) &&
-            (!text || any_in(r->text, line)))
+        if (sb_fw_module_is(r->module, f->file) && sb_audit_alt_is(r->func, f->func) &&
+            (!text || sb_audit_alt_in(r->text, line)))
             return r;
     }
     return NULL;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/iniline.h"
 #include "base/regfile.h"
 #include "scenarios/registry.h"
 
@@ -272,40 +273,18 @@ static int read_header(fw_file *c, const char *p)
     return 1;
 }
 
-/* One physical line into buf: one too long for inih's buffer, a NUL byte or a carriage return
- * that does not end the line is refused (inih would split, cut or join lines); a UTF-8 byte order
- * mark on line 1 and leading blanks are dropped (inih would take an indented line for the
- * continuation of the key above it). A header starts a row here, where its line is known. */
+/* One physical line (base/iniline.h); a header starts a row here, where its line is known. */
 static char *read_line(char *buf, int num, void *stream)
 {
     fw_file *c = stream;
-    int len = 0, ch = EOF;
+    char why[64];
+    int at = 0;
     if (c->err_line)
         return NULL;
-    while (len < num - 1 && (ch = getc(c->f)) != EOF && ch != '\n') {
-        if (ch == '\0' || (ch == '\r' && (ch = getc(c->f)) != '\n' && ch != EOF)) {
-            fw_error(c, c->line + 1, "%s", ch ? "carriage return inside a line" : "NUL byte");
-            return NULL;
-        }
-        if (ch == '\n' || ch == EOF)
-            break; /* CRLF, or a CR that ends the file */
-        buf[len++] = (char)ch;
-    }
-    if (len == 0 && ch == EOF)
-        return NULL;
-    buf[len] = '\0';
-    c->line++;
-    if (len == num - 1 && ch != '\n' && ch != EOF && (ch = getc(c->f)) != '\n' && ch != EOF &&
-        !(ch == '\r' && ((ch = getc(c->f)) == '\n' || ch == EOF))) {
-        fw_error(c, c->line, "line longer than %d bytes", num - 1);
-        return NULL;
-    }
-    char *p = buf;
-    if (c->line == 1 && !strncmp(p, "\xEF\xBB\xBF", 3))
-        p += 3;
-    p += strspn(p, " \t");
-    memmove(buf, p, strlen(p) + 1);
-    if (buf[0] == '[' && !read_header(c, buf))
+    int rc = sb_ini_line(c->f, buf, num, &c->line, why, sizeof why, &at);
+    if (rc < 0)
+        fw_error(c, at, "%s", why);
+    if (rc <= 0 || (buf[0] == '[' && !read_header(c, buf)))
         return NULL;
     return buf;
 }

@@ -260,7 +260,7 @@ const sb_audit_rule sb_audit_rules[] = {
 /* clang-format on */
 
 /* Does any alternative of `alts` ("a|b|c") occur in s? */
-static int any_in(const char *alts, const char *s)
+int sb_audit_alt_in(const char *alts, const char *s)
 {
     if (!s)
         return 0;
@@ -290,7 +290,7 @@ static int any_prefix(const char *alts, const char *s)
 }
 
 /* Is s one of the alternatives of `alts`, whole? */
-static int any_is(const char *alts, const char *s)
+int sb_audit_alt_is(const char *alts, const char *s)
 {
     for (const char *a = alts; s && *a;) {
         size_t n = strcspn(a, "|");
@@ -329,7 +329,7 @@ static int native_has(const sb_audit_stack *s, const sb_audit_rule *r)
 {
     for (int i = 0; s && r->object && i < s->nframes; i++)
         if (any_prefix(r->object, basename_of(s->frames[i].obj)) &&
-            (!r->native || any_in(r->native, s->frames[i].sym)))
+            (!r->native || sb_audit_alt_in(r->native, s->frames[i].sym)))
             return 1;
     return 0;
 }
@@ -340,7 +340,7 @@ static int pyfile_has(const sb_audit_pystack *s, const sb_audit_rule *r)
 {
     for (int i = 0; s && r->pyfile && i < s->nframes; i++)
         if (any_components(r->pyfile, s->frames[i].file) &&
-            (!r->pyfunc || any_is(r->pyfunc, s->frames[i].func)))
+            (!r->pyfunc || sb_audit_alt_is(r->pyfunc, s->frames[i].func)))
             return 1;
     return 0;
 }
@@ -350,9 +350,9 @@ static int pyfile_has(const sb_audit_pystack *s, const sb_audit_rule *r)
 static int source_has(const sb_audit_call *c, const char *alts)
 {
     const sb_audit_made *m = c->made;
-    if (m && m->via && any_in(alts, m->via_source))
+    if (m && m->via && sb_audit_alt_in(alts, m->via_source))
         return 1;
-    return any_in(alts, m && m->lib ? m->lib_source : c->source);
+    return sb_audit_alt_in(alts, m && m->lib ? m->lib_source : c->source);
 }
 
 /* The file of the frame that made the call (the library's, else the innermost) from its
@@ -368,7 +368,7 @@ int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb
 {
     char api[128];
     sb_audit_base_name(c->api, api, sizeof api);
-    if ((r->api && !any_in(r->api, api)) || (r->copy && !any_in(r->copy, c->copy)) ||
+    if ((r->api && !sb_audit_alt_in(r->api, api)) || (r->copy && !sb_audit_alt_in(r->copy, c->copy)) ||
         (r->source && !source_has(c, r->source)) || (r->lib && !any_prefix(r->lib, maker_file(c))))
         return 0;
     const sb_audit_stack *st = c->stack >= 0 ? sb_audit_find_stack(p, c->stack) : NULL;
