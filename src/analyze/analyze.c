@@ -562,19 +562,8 @@ static int cmp_pystack(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The other ranks of p's job among the run's processes (each a rank: RANK set): they meet p in
- * its collectives, whose times p's replay keeps as recorded (docs/replay.md). */
-static int other_ranks(const sb_audit_run *run, const sb_audit_proc *p)
-{
-    int n = 0;
-    for (size_t i = 0; p->rank >= 0 && i < run->nprocs; i++)
-        n += run->procs[i] != p && run->procs[i]->rank >= 0 && run->procs[i]->rank != p->rank;
-    return n;
-}
-
 static int summarize(sb_audit_analysis *an, sb_audit_proc_result *res)
 {
-    const sb_audit_run *run = an->run;
     sb_audit_proc *p = res->proc;
     sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
     res->compile_worker = sb_audit_compile_worker(p);
@@ -600,12 +589,7 @@ static int summarize(sb_audit_analysis *an, sb_audit_proc_result *res)
         res->blocking++;
         res->blocked_us += (double)(c->end - c->start) / 1e3;
     }
-    if (sb_audit_savings(res, an->opts.top > 0 ? an->opts.top : 1) < 0)
-        return -1;
-    int others = other_ranks(run, p);
-    for (size_t i = 0; i < res->nsavings; i++)
-        res->savings[i].ranks_unmodelled = others;
-    return 0;
+    return sb_audit_savings(res, an->opts.top > 0 ? an->opts.top : 1);
 }
 
 /* Each process is analyzed once (its sums accumulate): after more were loaded, only the new ones
@@ -641,6 +625,8 @@ static int analyze(sb_audit_analysis *an, const sb_audit_opts *o)
     for (; an->nprocs < run->nprocs; an->nprocs++)
         if (summarize(an, &an->procs[an->nprocs]) < 0)
             return -1;
+    if (sb_audit_play_ranks(an) < 0) /* the ranks of a job, replayed together */
+        return -1;
     free(an->range_sums);
     an->range_sums = NULL;
     an->nrange_sums = 0;

@@ -310,16 +310,30 @@ typedef struct sb_audit_saving {
      * or more when held where recorded, in which case r and other swap and held_primary is 1 */
     sb_replay_result other;
     int held_primary;
-    /* the other ranks of the job (analyze.c): each rank's replay keeps the collectives' times as
-     * recorded, so a rank that would move holds still at each one and its figure says nothing
-     * of the job's; nonzero, the figure is no prediction */
+    /* the other ranks of the job (analyze.c) when the ranks could not be played together
+     * (ranks_play.c; ranks_why says why): each rank's replay alone keeps the collectives' times as
+     * recorded, so a rank that would move holds still at each one and its figure says nothing of
+     * the job's; nonzero, the figure is no prediction. 0 once they were played together */
     int ranks_unmodelled;
+    const char *ranks_why; /* why not played together (interned); NULL: they were, or alone */
+    /* the ranks played together (ranks_play.c): how many, the collectives matched across them;
+     * r, kept and other are then this rank's own in the job's plays, and job_figure says it is
+     * the job's figure (its slowest rank's: the one whose play ends last), which the run's sums
+     * take once */
+    int ranks_played;
+    long collectives;
+    int job_figure;
 } sb_audit_saving;
 /* Plays p's run (when its launches were recorded) with every sync removed, then with each of
  * the `top` most blocking sites, ranges and library lines (site, via) and each class removed
  * alone; r->savings: all, the sites, the classes, the ranges, the lines. A line that holds every
  * call of its site takes the site's figures. 0, or -1 out of memory. */
 int sb_audit_savings(sb_audit_proc_result *r, int top);
+/* Does the play of selection s remove call c (a blocking call of the run time it selects)? */
+int sb_audit_saving_removes(const sb_audit_call *c, const sb_audit_saving *s);
+/* The selection's plays that take the readbacks kept and the producers held too: sites, lines,
+ * all. */
+int sb_audit_saving_played_twice(int kind);
 /* The saving of one selection (key: the interned site or range), or NULL when not played; a
  * library line's: sb_audit_line_saving_of. */
 const sb_audit_saving *sb_audit_saving_of(const sb_audit_proc_result *r, int kind, const char *key,

@@ -121,6 +121,21 @@ int sb_ranks_compute(sb_ranks *rk);
  * out of memory. */
 int sb_audit_compute_ranks(sb_ranks **rk, const struct sb_audit_analysis *an);
 
+/* ---- ranks_play.c: the ranks played together ---- */
+/* The run's job (two ranks or more, RANK set) replayed together (replay.h's job): each rank's
+ * process that holds its collectives (gloo's of CUDA tensors, found in its records), every
+ * selection each of them played alone played again with its syncs removed on every rank (the
+ * user's fix applies to the same line on every rank). Each of those processes' savings then
+ * holds its own figures in the job's plays, how many ranks and collectives were played together
+ * and whether its figure is the job's (its slowest rank's); when the ranks cannot be played
+ * together, every rank process's savings keep their figures alone, flagged (ranks_unmodelled),
+ * with why. 0, or -1 out of memory. */
+int sb_audit_play_ranks(struct sb_audit_analysis *an);
+/* How a rank's saving was modelled, into buf: "ranks played together: 2 ranks, 1003 collectives
+ * matched", or "ranks not modelled: WHY"; NULL for a process that is no rank of a job. */
+struct sb_audit_saving;
+const char *sb_audit_ranks_model(const struct sb_audit_saving *s, char *buf, size_t n);
+
 /* ---- out_ranks.c: the view ---- */
 /* The "across ranks" section of the table: each rank's blocked time (its host with show_hosts,
  * bubbles where recorded) and, for the `top` ranges whose stragglers made the others wait

@@ -103,8 +103,7 @@ static int producers_held(sb_replay_model *m, const unsigned char *mask, sb_audi
     return 0;
 }
 
-/* Does the play of selection s remove call c? */
-static int hits(const sb_audit_call *c, const sb_audit_saving *s)
+int sb_audit_saving_removes(const sb_audit_call *c, const sb_audit_saving *s)
 {
     if (!removable(c))
         return 0;
@@ -122,8 +121,7 @@ static int hits(const sb_audit_call *c, const sb_audit_saving *s)
     }
 }
 
-/* The selections played again with their readbacks kept, and with the producers held. */
-static int played_twice(int kind)
+int sb_audit_saving_played_twice(int kind)
 {
     return kind == SB_SAVE_SITE || kind == SB_SAVE_ALL || kind == SB_SAVE_LINE;
 }
@@ -151,7 +149,7 @@ static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned ch
     s->blocked_us = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        int hit = hits(c, s);
+        int hit = sb_audit_saving_removes(c, s);
         mask[i] = (unsigned char)hit;
         if (hit) {
             s->calls++;
@@ -161,9 +159,9 @@ static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned ch
     if (same_as_site(res, s))
         return 0;
     int rc = sb_replay_run(m, mask, 0, &s->r);
-    if (!rc && played_twice(s->kind))
+    if (!rc && sb_audit_saving_played_twice(s->kind))
         rc = sb_replay_run(m, mask, SB_REPLAY_KEEP_READBACKS, &s->kept);
-    if (!rc && s->r.producers && played_twice(s->kind))
+    if (!rc && s->r.producers && sb_audit_saving_played_twice(s->kind))
         rc = producers_held(m, mask, s);
     return rc;
 }
@@ -281,7 +279,7 @@ static double run_saving(const sb_audit_analysis *an, const selection *w)
     int any = 0;
     for (size_t i = 0; i < an->nprocs; i++) {
         const sb_audit_saving *s = find(&an->procs[i], w);
-        if (s) {
+        if (s && (!s->ranks_played || s->job_figure)) { /* a job's figure once: its slowest's */
             sum += sb_audit_saving_us(s);
             any = 1;
         }

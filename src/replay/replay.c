@@ -67,6 +67,7 @@ void sb_replay_free(sb_replay_model *m)
     free(m->ohs);
     free(m->pauses);
     free(m->hands);
+    free(m->parts);
     free(m->rb);
     free(m->gone);
     free(m->skind);
@@ -106,6 +107,11 @@ static int cmp_item(const void *a, const void *b)
     if (x->tie != y->tie)
         return x->tie < y->tie ? -1 : 1;
     return x->idx - y->idx;
+}
+
+void sb_replay_sort_items(sb_replay_model *m)
+{
+    sb_sort(m->items, m->nitems, sizeof *m->items, cmp_item);
 }
 
 /* Median of v[0..n) (sorted in place); dflt when empty. */
@@ -432,7 +438,7 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
     m->waits_recorded = p->waits && !p->wakes_lost;
     m->facts.waits = p->waits;
     m->facts.wakes_lost = p->wakes_lost;
-    sb_sort(m->items, m->nitems, sizeof *m->items, cmp_item);
+    sb_replay_sort_items(m);
     m->facts.ops = (long)m->nops;
     m->facts.gpu_streams = (int)b->streams.n;
     return 0;
@@ -835,22 +841,7 @@ static double typical_saving(sb_replay_model *m, size_t n, int several_threads, 
     return windows_median(m->ahead_one, k, total);
 }
 
-/* One play's state beside the model's per-thread, per-stream and per-context arrays. */
-typedef struct {
-    const unsigned char *remove; /* NULL: the identity play */
-    int identity, keep;          /* keep: readbacks stay when their sync goes */
-    int64_t all_end;             /* the end of the GPU work played so far */
-    int64_t gpu_first, first;    /* the first GPU start; the first host or GPU time */
-    long host_bound;             /* operations whose start the host's launch set */
-    size_t nahead;               /* m->ahead[0..nahead): the removed calls reached */
-    int held;                    /* the sources' hand-offs hold their waiters */
-    long holds;                  /* ... how many did (replay.h: producer_holds) */
-    rbase *base;                 /* the baseline of this play's hand-off policy */
-    int32_t ahead_thread;        /* the thread of the removed calls; -2: several */
-} player;
-
-/* Clears the per-play arrays and marks what goes with the removed calls (link_calls). */
-static void play_begin(sb_replay_model *m, const player *pl)
+void sb_replay_play_begin(sb_replay_model *m, const player *pl)
 {
     for (size_t t = 0; t < m->nthreads; t++)
         m->delta[t] = 0, m->last_new[t] = NONE;
@@ -980,7 +971,27 @@ static void play_pause(sb_replay_model *m, const player *pl, int32_t idx)
     }
 }
 
-static void play_item(sb_replay_model *m, player *pl, const item *it)
+/* A rank's part in a collective, alone or in the identity play: nothing (its recorded waits
+ * play it). In a job: its arrival noted, or its end once every rank's part has arrived (1 until
+ * then). */
+static int play_part(sb_replay_model *m, player *pl, const item *it)
+{
+    if (!pl->job || pl->identity)
+        return 0;
+    const rpart *pt = &m->parts[it->idx];
+    if (it->kind != IT_COLL) {
+        sb_replay_job_arrive(pl->job, pl->rank, pt, pt->arrive - m->delta[pt->thread]);
+        return 0;
+    }
+    int64_t end;
+    if (!sb_replay_job_complete(pl->job, pl->rank, pt, &end))
+        return 1;
+    m->delta[pt->thread] = pt->complete - end;
+    m->last_new[pt->thread] = max64(m->last_new[pt->thread], end);
+    return 0;
+}
+
+int sb_replay_play_item(sb_replay_model *m, player *pl, const item *it)
 {
     switch (it->kind) {
     case IT_LAUNCH:
@@ -1011,12 +1022,17 @@ static void play_item(sb_replay_model *m, player *pl, const item *it)
         if (!pl->identity && m->ohs[it->idx].thread >= 0)
             m->delta[m->ohs[it->idx].thread] += m->ohs[it->idx].oh;
         break;
+    case IT_ARRIVE_HAND:
+    case IT_ARRIVE_CALL:
+    case IT_COLL:
+        return play_part(m, pl, it);
     }
+    return 0;
 }
 
 /* The play's figures against the baseline play's (which this play is, when there is none yet:
  * it keeps its own as the baseline). */
-static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *r)
+static void play_result(sb_replay_model *m, player *pl, sb_replay_result *r)
 {
     int64_t host_last = NONE, all_end = pl->all_end;
     for (size_t t = 0; t < m->nthreads; t++)
@@ -1047,11 +1063,10 @@ static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *
     r->gpu_busy_pct = last != NONE && first != NONE && last > first
                           ? 100.0 * (double)busy / (double)(last - first)
                           : 0;
+    pl->last = last;
 }
 
-/* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
- * kept); else the run without the audit's own time and without the removed calls. */
-static int play(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r)
+player sb_replay_player(sb_replay_model *m, const unsigned char *remove, int flags)
 {
     player pl = {.remove = remove,
                  .identity = remove == NULL,
@@ -1063,17 +1078,30 @@ static int play(sb_replay_model *m, const unsigned char *remove, int flags, sb_r
                  .ahead_thread = -1};
     /* a model with no source keeps one baseline: both policies play alike */
     pl.base = &m->base[pl.held && m->base[1].reached];
-    play_begin(m, &pl);
-    for (size_t i = 0; i < m->nitems; i++)
-        play_item(m, &pl, &m->items[i]);
-    play_result(m, &pl, r);
-    if (!pl.identity)
-        pl.base->have = 1; /* the first play of a policy is its baseline */
-    r->producer_holds = pl.holds;
-    if (remove &&
-        (r->threads_unmodelled = sb_replay_unmodelled_threads(m, remove, &r->producers)) < 0)
+    return pl;
+}
+
+int sb_replay_play_end(sb_replay_model *m, player *pl, sb_replay_result *r)
+{
+    play_result(m, pl, r);
+    if (!pl->identity)
+        pl->base->have = 1; /* the first play of a policy is its baseline */
+    r->producer_holds = pl->holds;
+    if (pl->remove &&
+        (r->threads_unmodelled = sb_replay_unmodelled_threads(m, pl->remove, &r->producers)) < 0)
         return -1;
     return 0;
+}
+
+/* remove NULL: the identity play (the recorded run: deviations fixed, the audit's own time
+ * kept); else the run without the audit's own time and without the removed calls. */
+static int play(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r)
+{
+    player pl = sb_replay_player(m, remove, flags);
+    sb_replay_play_begin(m, &pl);
+    for (size_t i = 0; i < m->nitems; i++)
+        sb_replay_play_item(m, &pl, &m->items[i]);
+    return sb_replay_play_end(m, &pl, r);
 }
 
 int sb_replay_run(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r)

@@ -133,4 +133,52 @@ void sb_replay_facts_of(const sb_replay_model *m, sb_replay_facts *f);
 int sb_replay_run(sb_replay_model *m, const unsigned char *remove, int flags, sb_replay_result *r);
 void sb_replay_free(sb_replay_model *m);
 
+/* ---- job.c: the ranks of a job played together ----
+ * A collective completes when the last rank's part of it does. Each rank's thread reaches its
+ * part of a collective (its data ready: after the call or the hand-off that readied it) and goes
+ * on (the call it makes next) once every rank's part has arrived, as long after the last arrival
+ * as it went on in the run (what the collective itself took: the job's clock is CLOCK_MONOTONIC,
+ * which the ranks of one machine share). The waits inside a part (for the peers' data) are the
+ * collective's, not hand-offs to play. Parts are matched across ranks by group and order. Each
+ * rank is played by its own model, an item at a time, the ranks in turn: a rank stops at the end
+ * of a part until every rank has reached it, so removing a sync on one rank moves the others at
+ * the next collective they share. */
+typedef struct sb_replay_job sb_replay_job;
+
+/* Where a rank's part begins: after a call (its end and the audit's own time after it), or at
+ * the end of a wait (a hand-off: a worker given the collective's work). */
+enum { SB_PART_AFTER_CALL, SB_PART_AFTER_WAKE };
+typedef struct sb_replay_part {
+    int after;       /* SB_PART_AFTER_* */
+    size_t at;       /* that call's index in the process's calls, or that wake's in its wakes */
+    size_t complete; /* the call its thread makes once the collective is done (same thread) */
+    int group;       /* the communicator: parts are matched by group, in their order here */
+} sb_replay_part;
+
+/* One rank of a job: its process, its model (sb_replay_build of it: the job takes it, also on
+ * failure) and its parts in collectives. */
+typedef struct sb_replay_rank {
+    const struct sb_audit_proc *proc;
+    sb_replay_model *model;
+    const sb_replay_part *parts;
+    size_t nparts;
+    int rank; /* its number (RANK), for the messages */
+} sb_replay_rank;
+
+/* The job of ranks[0..n) (n >= 2), its baselines played: 0 and *job; 1 when the ranks cannot be
+ * played together, why in why (their parts do not match: counts differ, a part's calls are not
+ * of one thread, they cannot be lined up in order); -1 out of memory. */
+int sb_replay_job_new(const sb_replay_rank *ranks, size_t n, sb_replay_job **job, char *why,
+                      size_t whylen);
+/* The collectives matched across the ranks. */
+size_t sb_replay_job_collectives(const sb_replay_job *j);
+/* Plays the ranks together, rank i without the calls remove[i] marks (sb_replay_run's flags):
+ * r[i] each rank's savings against the job's baseline play, end_ns[i] when its play ends (its
+ * last host or GPU time on the job's clock; INT64_MIN: none): the job's figure is its slowest
+ * rank's, the one that ends last. 0; 1 when the ranks' collectives cannot be lined up (never
+ * once sb_replay_job_new made the job: it played them so); -1 out of memory. */
+int sb_replay_job_run(sb_replay_job *j, const unsigned char *const *remove, int flags,
+                      sb_replay_result *r, int64_t *end_ns);
+void sb_replay_job_free(sb_replay_job *j);
+
 #endif

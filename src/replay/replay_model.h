@@ -17,10 +17,24 @@ static inline int64_t max64(int64_t a, int64_t b)
 
 /* the order of items of one correlation id: a stretch the recording was off that ended before the
  * call (IT_PAUSE), a hand-off between threads before it (IT_HAND: a signal or the end of a wait
- * it ended, in time order), what recording added to a kernel launch before the kernel reached
- * the GPU (IT_PRE), what the call launched, the call, then the audit's own time after it
- * (IT_OH) */
-enum { IT_PAUSE, IT_HAND, IT_PRE, IT_LAUNCH, IT_RECORD, IT_WAIT, IT_CALL, IT_OH };
+ * it ended, in time order), a rank's part in a collective that begins at such a wait's end
+ * (IT_ARRIVE_HAND) and one that ends before the call (IT_COLL: the thread goes on once every
+ * rank's part is done, job.c), what recording added to a kernel launch before the kernel
+ * reached the GPU (IT_PRE), what the call launched, the call, then the audit's own time after it
+ * (IT_OH), then a part in a collective that begins after the call (IT_ARRIVE_CALL) */
+enum {
+    IT_PAUSE,
+    IT_HAND,
+    IT_ARRIVE_HAND,
+    IT_COLL,
+    IT_PRE,
+    IT_LAUNCH,
+    IT_RECORD,
+    IT_WAIT,
+    IT_CALL,
+    IT_OH,
+    IT_ARRIVE_CALL
+};
 enum { TG_NONE, TG_STREAM, TG_CTX, TG_ALL, TG_EVENT, TG_OP };
 /* how a stream orders against the legacy default stream of its context */
 enum { SK_OWN, SK_NULL, SK_BLOCKING };
@@ -82,7 +96,19 @@ typedef struct {
     /* the wait lies inside a recorded call of the waiter (a driver's wait in a blocking sync,
      * CUPTI's own buffers): that call's time is the model's, not a hand-off's */
     int inside;
+    /* the wait lies inside the waiter's part in a collective (job.c: gloo's worker waiting for
+     * its peers' data, which its transport thread hands it): the collective's rule plays it */
+    int coll;
 } rhand;
+
+/* A rank's part in a collective (job.c): its thread reaches it at `arrive` and goes on at
+ * `complete` (recorded, the rank's own clock) once every rank's part is done, `lag` after the
+ * last rank's arrival (recorded, the job's clock: what the collective itself took after it). */
+typedef struct {
+    int64_t arrive, complete, lag;
+    int32_t thread;
+    int32_t match; /* the collective across ranks: its index in the job */
+} rpart;
 
 /* A baseline play and what the savings need of it. */
 typedef struct {
@@ -104,6 +130,8 @@ struct sb_replay_model {
     size_t npauses;
     rhand *hands;
     size_t nhands;
+    rpart *parts; /* the rank's parts in collectives (job.c), in the job's order; none alone */
+    size_t nparts;
     int waits_recorded; /* the process's hand-offs were recorded (proc "waits") */
     int32_t *rb;        /* readback call indices, grouped by the sync that makes them visible */
     size_t nrb, ncalls;
@@ -133,6 +161,45 @@ struct sb_replay_model {
     int64_t *ahead_one;       /* ... those of one thread (typical_us of several threads) */
     long *per_thread;         /* ... how many each thread has */
 };
+
+/* One play's state beside the model's per-thread, per-stream and per-context arrays. */
+typedef struct {
+    const unsigned char *remove; /* NULL: the identity play */
+    int identity, keep;          /* keep: readbacks stay when their sync goes */
+    int64_t all_end;             /* the end of the GPU work played so far */
+    int64_t gpu_first, first;    /* the first GPU start; the first host or GPU time */
+    long host_bound;             /* operations whose start the host's launch set */
+    size_t nahead;               /* m->ahead[0..nahead): the removed calls reached */
+    int held;                    /* the sources' hand-offs hold their waiters */
+    long holds;                  /* ... how many did (replay.h: producer_holds) */
+    rbase *base;                 /* the baseline of this play's hand-off policy */
+    int32_t ahead_thread;        /* the thread of the removed calls; -2: several */
+    int64_t last;                /* sb_replay_play_end: the play's last host or GPU time */
+    sb_replay_job *job;          /* the ranks played together (job.c); NULL: this process alone */
+    size_t rank;                 /* this model's rank in the job */
+} player;
+
+/* ---- replay.c: a play, an item at a time (job.c interleaves the ranks' items) ---- */
+/* The items in the order they are played: by correlation id, then kind (the enum), then tie. */
+void sb_replay_sort_items(sb_replay_model *m);
+/* A player of m for a play removing `remove` (NULL: the identity play) with flags SB_REPLAY_*,
+ * its baseline the model's own (job.c sets the job's). */
+player sb_replay_player(sb_replay_model *m, const unsigned char *remove, int flags);
+/* Clears the per-play arrays and marks what goes with the removed calls. */
+void sb_replay_play_begin(sb_replay_model *m, const player *pl);
+/* Plays one item: 0; or 1 when it is the end of a part in a collective whose other ranks have
+ * not all arrived (nothing played: it is played again later). */
+int sb_replay_play_item(sb_replay_model *m, player *pl, const item *it);
+/* The play's figures against its baseline (the baseline's own when it has none yet; it then
+ * becomes the baseline), and the threads it could not tie together. -1 out of memory. */
+int sb_replay_play_end(sb_replay_model *m, player *pl, sb_replay_result *r);
+
+/* ---- job.c: the ranks of a job played together ---- */
+/* The rank's part pt reached at `at` (the rank's own clock, in this play). */
+void sb_replay_job_arrive(sb_replay_job *j, size_t rank, const rpart *pt, int64_t at);
+/* 1 and the part's new end (the rank's own clock) when every rank's part of its collective has
+ * arrived; else 0. */
+int sb_replay_job_complete(const sb_replay_job *j, size_t rank, const rpart *pt, int64_t *end);
 
 /* ---- threads.c: hand-offs between threads ---- */
 /* Marks the hand-offs whose wait lies inside a recorded call of the waiter (items sorted). -1 out

@@ -20,6 +20,13 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
+/* A hand-off the play leaves to another part of the model: a wait inside a recorded call of the
+ * waiter (the call's time), or inside its part in a collective (the collective's rule, job.c). */
+static int set_aside(const rhand *h)
+{
+    return h->inside || h->coll;
+}
+
 int sb_replay_mark_inside(sb_replay_model *m)
 {
     if (!m->nhands)
@@ -57,12 +64,12 @@ int sb_replay_mark_sources(sb_replay_model *m)
     if (!woken)
         return -1;
     for (size_t i = 0; i < m->nhands; i++)
-        if (!m->hands[i].inside)
+        if (!set_aside(&m->hands[i]))
             woken[m->hands[i].waiter] = 1;
     int any = 0;
     for (size_t i = 0; i < m->nhands; i++) {
         rhand *h = &m->hands[i];
-        h->from_source = !h->inside && !woken[h->waker];
+        h->from_source = !set_aside(h) && !woken[h->waker];
         any |= h->from_source;
     }
     free(woken);
@@ -72,7 +79,7 @@ int sb_replay_mark_sources(sb_replay_model *m)
 int sb_replay_play_hand(sb_replay_model *m, int32_t idx, int held)
 {
     rhand *h = &m->hands[idx / 2];
-    if (h->inside || (h->from_source && !held))
+    if (set_aside(h) || (h->from_source && !held))
         return 0;
     if (!(idx & 1)) { /* the signal: how much sooner the waker got there */
         h->snap = m->delta[h->waker];
@@ -102,7 +109,7 @@ static void join_by_hands(const sb_replay_model *m, int32_t *parent, int64_t fro
         parent[t] = (int32_t)t;
     for (size_t i = 0; i < m->nhands; i++) {
         const rhand *h = &m->hands[i];
-        if (h->inside || h->end < from || h->start > to)
+        if (set_aside(h) || h->end < from || h->start > to)
             continue;
         int32_t a = find_root(parent, h->waiter), b = find_root(parent, h->waker);
         if (a != b)

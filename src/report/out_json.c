@@ -119,6 +119,14 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     /* nonzero: the figures are no prediction (replay.h); the table says "unknown" */
     set(o, "threads_unmodelled", json_integer(s->r.threads_unmodelled));
     set(o, "ranks_unmodelled", json_integer(s->ranks_unmodelled)); /* the same for other ranks */
+    /* a rank of a job: how it was modelled (played with the others, or why not), and whether
+     * its figure is the job's (its slowest rank's) */
+    char model[320];
+    const char *how = sb_audit_ranks_model(s, model, sizeof model);
+    set(o, "ranks_model", how ? sb_json_str(how) : json_null());
+    set(o, "ranks_played", json_integer(s->ranks_played));
+    set(o, "collectives_matched", json_integer(s->collectives));
+    set(o, "job_figure", json_boolean(s->job_figure));
     if (s->r.producers) /* threads that hand work on whose own pace the audit does not see */
         set_producers(o, s);
     if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL || s->kind == SB_SAVE_LINE) {
@@ -237,8 +245,12 @@ static json_t *total(const sb_audit_analysis *an)
         life += res->lifetime_us;
         busy += res->busy_us;
         blocked += res->blocked_us;
-        save += res->nsavings ? res->savings[0].r.wall_us : 0;
-        save_typical += res->nsavings ? sb_audit_saving_us(&res->savings[0]) : 0;
+        /* a job's ranks played together: its figure once, its slowest rank's */
+        const sb_audit_saving *all = res->nsavings ? &res->savings[0] : NULL;
+        if (all && (!all->ranks_played || all->job_figure)) {
+            save += all->r.wall_us;
+            save_typical += sb_audit_saving_us(all);
+        }
         polls += res->polls;
         blocking += res->blocking;
         compile.blocking += res->compile_blocking;
@@ -250,7 +262,7 @@ static json_t *total(const sb_audit_analysis *an)
     set(o, "gpu_busy_pct", kernels ? sb_json_num(sb_audit_pct(busy, life)) : json_null());
     set(o, "blocked_us", sb_json_num(blocked));
     set(o, "blocked_pct", sb_json_num(sb_audit_pct(blocked, life)));
-    /* the processes' own predictions summed (each removes its own syncs) */
+    /* the processes' own predictions summed (each removes its own syncs; a job's once) */
     set(o, "predicted_save_us", replayed ? sb_json_num(save_typical) : json_null());
     set(o, "predicted_save_wall_us", replayed ? sb_json_num(save) : json_null());
     set(o, "polls", json_integer(polls));

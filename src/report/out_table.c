@@ -51,8 +51,29 @@ static void producers_note(FILE *f, const sb_audit_proc_result *res, const sb_au
                 sb_audit_result_us(held, all->calls) / 1e3);
 }
 
+/* A rank played with the others of its job (analyze/ranks_play.c): how, and whose figure is the
+ * job's (the run's sums take it once). */
+static void job_note(FILE *f, const sb_audit_analysis *an, const sb_audit_proc_result *res,
+                     const sb_audit_saving *all)
+{
+    const sb_audit_proc *fig = NULL;
+    for (size_t i = 0; i < an->nprocs; i++)
+        if (an->procs[i].nsavings && an->procs[i].savings[0].job_figure)
+            fig = an->procs[i].proc;
+    char model[128];
+    fprintf(f, "pid %" PRId64 ": %s", res->proc->pid,
+            sb_audit_ranks_model(all, model, sizeof model));
+    if (fig == res->proc)
+        fprintf(f, "; this rank's play ends last: its figure is the job's\n");
+    else if (fig)
+        fprintf(f, "; the job's figure is rank %d's (pid %" PRId64 "), whose play ends last\n",
+                fig->rank, fig->pid);
+    else
+        fputc('\n', f);
+}
+
 /* What the replay predicts for removing every sync of the process (savings.c). */
-static void prediction(FILE *f, const sb_audit_proc_result *res)
+static void prediction(FILE *f, const sb_audit_analysis *an, const sb_audit_proc_result *res)
 {
     const sb_audit_proc *p = res->proc;
     const sb_audit_saving *all = res->nsavings ? &res->savings[0] : NULL;
@@ -65,9 +86,10 @@ static void prediction(FILE *f, const sb_audit_proc_result *res)
     if (!all->r.threads_unmodelled && all->ranks_unmodelled)
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save: unknown: ranks not modelled "
-                "(one of %d ranks: the replay keeps the others' collectives where they were "
-                "recorded, so this rank would wait at each for peers that did not move)\n",
-                p->pid, all->calls, all->ranks_unmodelled + 1);
+                "(one of %d ranks, not played together: %s; played alone, a rank waits at each "
+                "collective for peers that do not move)\n",
+                p->pid, all->calls, all->ranks_unmodelled + 1,
+                SB_AUDIT_ESC(all->ranks_why ? all->ranks_why : "unknown"));
     else if (all->r.threads_unmodelled) /* a near-zero figure would be taken for a fact */
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save: unknown: threads not "
@@ -81,6 +103,8 @@ static void prediction(FILE *f, const sb_audit_proc_result *res)
                 p->pid, all->calls, sb_audit_saving_us(all) / 1e3,
                 sb_audit_pct(sb_audit_saving_us(all), res->lifetime_us), all->r.idle_us / 1e3,
                 sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
+    if (all->ranks_played)
+        job_note(f, an, res, all);
     if (!sb_audit_unmodelled(all) && all->r.producers)
         producers_note(f, res, all);
     if (res->replay->ops_unplaced || res->replay->syncs_untargeted)
@@ -104,7 +128,7 @@ static void compile_line(FILE *f, const sb_audit_proc_result *res)
             res->compile_blocked_us / 1e3, res->compile_polls, res->compile_polls == 1 ? "" : "s");
 }
 
-static void process_block(FILE *f, const sb_audit_proc_result *res)
+static void process_block(FILE *f, const sb_audit_analysis *an, const sb_audit_proc_result *res)
 {
     const sb_audit_proc *p = res->proc;
     fprintf(f, "pid %" PRId64, p->pid);
@@ -122,7 +146,7 @@ static void process_block(FILE *f, const sb_audit_proc_result *res)
                 "savings: --gpu-activity)\n",
                 res->blocked_us / 1e3, sb_audit_pct(res->blocked_us, res->lifetime_us), res->polls);
     compile_line(f, res);
-    prediction(f, res);
+    prediction(f, an, res);
     char why[512];
     if (p->unwatched)
         fprintf(f, "pid %" PRId64 ": not watched: %s; none of its blocking calls is counted\n",
@@ -468,7 +492,7 @@ int sb_audit_write_table(FILE *f, const sb_audit_analysis *an, const sb_audit_op
     }
     int compile = 0; /* calls made while torch.compile compiled: a section of their own */
     for (size_t i = 0; i < an->nprocs; i++) {
-        process_block(f, &an->procs[i]);
+        process_block(f, an, &an->procs[i]);
         compile |= an->procs[i].compile_blocking || an->procs[i].compile_polls;
     }
     char title[256];
