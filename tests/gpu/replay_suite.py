@@ -29,10 +29,11 @@ the typical saving per call times the calls per step the fix removes (kept_fract
 calls the fixed variant still makes, as a check every 16 tokens), the same with the readbacks
 kept, the mean-based figure, the lower figure where a thread feeding the syncing one through a
 queue held it back (save_per_call_us_typical_producer_bound: what the fix saves if that
-feeder cannot keep up) and threads_unmodelled. A job of several ranks saves what its rank
-that saves least saves (the ranks meet in every step's all-reduce): that rank's figure is the
-prediction, and each of a job's blocks counts its slower rank's time. The verdict: verdict()
-below.
+feeder cannot keep up) and threads_unmodelled. A job of several ranks is replayed with its ranks
+played together (docs/replay.md): its figure is its slowest rank's, the process whose site says
+job_figure (the rank saving least where none does: an older syncbench); a job whose ranks could
+not be played together is flagged (ranks_unmodelled, ranks_model says why). Each of a job's
+blocks counts its slower rank's time. The verdict: verdict() below.
 
 Writes OUT/suite.json (every figure, every block of every round) and OUT/suite.md (one
 Markdown table), after each entry; the table goes to stdout last, progress to stderr. A
@@ -57,9 +58,10 @@ audit (as long a loop) adds its 3 to 5 s calibration and the replay of its recor
     eval           400 batches a block (under 1 ms a batch): about 35 s
     hf-generate    1 generation of 128 tokens a block; transformers' import adds 2 to 3 s a
                    process: about 45 s
-    ddp            torchrun and two ranks (7 to 8 s a job), 150 steps a block (1 to 3 s of
-                   blocks with a GPU a rank, nccl; about 3.5 s on one GPU, gloo): about 50 s
-in all about 9 minutes: run it in two calls of a 10-minute limit (--only)."""
+    ddp            torchrun and two ranks on gloo (7 to 8 s a job), 150 steps a block (about
+                   3.5 s of blocks on one GPU): about 50 s
+    ddp4           the same with four ranks on gloo, one GPU: about 80 s (estimated)
+in all about 10 minutes: run it in two calls of a 10-minute limit (--only)."""
 import argparse
 import dataclasses
 import importlib.util
@@ -131,9 +133,13 @@ ENTRIES = [
     Entry("hf-generate", "GPT-2 greedy decoding: the stop checked every 16 tokens, not each",
           "hf_generate.py", (), 1, steps_flag="--generations", unit="token", blocks=16,
           kept_fraction=1 / 16),  # the fixed variant checks every 16 tokens (CHECK_EVERY)
-    Entry("ddp", "2-rank DDP job: the loss.item() logging line removed", "torch_ddp.py", (),
-          150, timeout=300, ranks=2, env=(("NCCL_NVLS_ENABLE", "0"),),
+    # gloo, every rank on one GPU: the ranks' collectives the replay plays together
+    Entry("ddp", "2-rank DDP job on gloo: the loss.item() logging line removed", "torch_ddp.py",
+          ("--backend", "gloo"), 150, timeout=300, ranks=2, env=(("NCCL_NVLS_ENABLE", "0"),),
           switch=("--mode", "item", "drop")),
+    Entry("ddp4", "4-rank DDP job on gloo: the loss.item() logging line removed",
+          "torch_ddp.py", ("--backend", "gloo"), 150, timeout=400, ranks=4,
+          env=(("NCCL_NVLS_ENABLE", "0"),), switch=("--mode", "item", "drop")),
 ]
 
 
@@ -309,6 +315,7 @@ def process_figures(proc, site, steps, kept_fraction):
             "per_step_producer_bound": scaled(feeder, removed),
             "threads_unmodelled": site.get("threads_unmodelled") or 0,
             "ranks_unmodelled": site.get("ranks_unmodelled") or 0,
+            "ranks_model": site.get("ranks_model"), "job_figure": bool(site.get("job_figure")),
             "bound": site.get("bound"), "blocked_us": site.get("blocked_us"),
             "records_incomplete": proc.get("records_incomplete")}
 
@@ -339,9 +346,19 @@ def audit_notes(stderr):
             if "unknown" in x or "not modelled" in x][:5]
 
 
+def figure_process(procs):
+    """The process whose figures are the prediction: a job's slowest rank (its site says
+    job_figure: the ranks were played together), else the process saving least."""
+    job = [x for x in procs if x.get("job_figure")]
+    if job:
+        return job[0]
+    return min(procs, key=lambda x: float("inf") if x["per_step"] is None else x["per_step"])
+
+
 def audit_once(entry, python, out, k, line, bin_path=None, blocks=None):
     """Audit K (from 1) of the syncing variant alone, BLOCKS blocks' steps in one loop:
-    {processes: [figures], least: the process saving least, notes, json, records}."""
+    {processes: [figures], figure: the process whose figures are the prediction
+    (figure_process), notes, json, records}."""
     name = f"{entry.name}-{k}"
     records = out / "records"
     keep, report_path = records / name, records / f"{name}.json"
@@ -354,8 +371,7 @@ def audit_once(entry, python, out, k, line, bin_path=None, blocks=None):
     r = execute(entry, argv, f"{entry.name} audit {k}", timeout=2 * entry.timeout)
     _, steps = step_figures(entry, r.stdout)
     procs = line_figures(json.loads(report_path.read_text()), entry, line, steps)
-    least = min(procs, key=lambda x: float("inf") if x["per_step"] is None else x["per_step"])
-    return {"audit": k, "steps": steps, "processes": procs, "least": least,
+    return {"audit": k, "steps": steps, "processes": procs, "figure": figure_process(procs),
             "notes": audit_notes(r.stderr), "json": str(report_path), "records": str(keep)}
 
 
@@ -365,19 +381,22 @@ def median_of(xs):
 
 
 def prediction(audits):
-    """The audits' figures in one: medians over audits of the least-saving process's."""
-    least = [a["least"] for a in audits]
+    """The audits' figures in one: medians over audits of each one's figure process's
+    (figure_process)."""
+    figures = [a["figure"] for a in audits]
     flags = max(x["threads_unmodelled"] for a in audits for x in a["processes"])
     ranks = max(x.get("ranks_unmodelled", 0) for a in audits for x in a["processes"])
-    return {"per_step": median_of([x["per_step"] for x in least]),
-            "per_step_kept": median_of([x["per_step_kept"] for x in least]),
-            "per_step_mean": median_of([x["per_step_mean"] for x in least]),
+    models = sorted({x["ranks_model"] for a in audits for x in a["processes"]
+                     if x.get("ranks_model")})
+    return {"per_step": median_of([x["per_step"] for x in figures]),
+            "per_step_kept": median_of([x["per_step_kept"] for x in figures]),
+            "per_step_mean": median_of([x["per_step_mean"] for x in figures]),
             "per_step_producer_bound": median_of([x["per_step_producer_bound"]
-                                                  for x in least]),
-            "calls_per_step": median_of([x["calls_per_step"] for x in least]),
-            "per_call_typical": median_of([x["per_call_typical"] for x in least]),
-            "threads_unmodelled": flags, "ranks_unmodelled": ranks,
-            "rank": least[0]["rank"], "site": least[0]["site"],
+                                                  for x in figures]),
+            "calls_per_step": median_of([x["calls_per_step"] for x in figures]),
+            "per_call_typical": median_of([x["per_call_typical"] for x in figures]),
+            "threads_unmodelled": flags, "ranks_unmodelled": ranks, "ranks_model": models,
+            "rank": figures[0]["rank"], "site": figures[0]["site"],
             "records_incomplete": [x["records_incomplete"] for a in audits
                                    for x in a["processes"] if x["records_incomplete"]],
             "notes": sorted({n for a in audits for n in a["notes"]})}
@@ -388,8 +407,9 @@ def flag_of(pred):
     if pred["threads_unmodelled"]:
         return f"threads not modelled: {pred['threads_unmodelled']}"
     if pred.get("ranks_unmodelled"):
-        return (f"ranks not modelled: {pred['ranks_unmodelled'] + 1} ranks meet in collectives "
-                "the replay keeps where they were recorded")
+        why = "; ".join(x for x in pred.get("ranks_model") or [] if x.startswith("ranks not"))
+        return why or (f"ranks not modelled: {pred['ranks_unmodelled'] + 1} ranks meet in "
+                       "collectives the replay keeps where they were recorded")
     if pred["per_step"] is None:
         return "no figure"
     return None
@@ -535,9 +555,7 @@ def reanalyze(rows, records, out, bin_path=None):
             if r.returncode not in (0, 1):
                 raise ProgramFailed(f"{name}: audit --from: exit {r.returncode}: {tail(r.stderr)}")
             procs = line_figures(json.loads(report.read_text()), entry, row["line"], a["steps"])
-            least = min(procs, key=lambda x: float("inf") if x["per_step"] is None
-                        else x["per_step"])
-            audits.append({**a, "processes": procs, "least": least,
+            audits.append({**a, "processes": procs, "figure": figure_process(procs),
                            "notes": audit_notes(r.stderr), "json": str(report)})
         pred = prediction(audits)
         again.append({**row, "audits": audits, "predicted": pred,

@@ -124,10 +124,13 @@ def test_every_program_has_one_marked_line():
 def test_command_lines():
     ddp = rs.select("ddp")[0]
     head = ["py", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-            str(rs.AUDIT_DIR / "torch_ddp.py")]
+            str(rs.AUDIT_DIR / "torch_ddp.py"), "--backend", "gloo"]
     assert rs.command(ddp, "py", "alternate", first="fixed") == head + [
         "--mode", "alternate", "--steps", "150", "--blocks", "8", "--first", "drop"]
     assert rs.command(ddp, "py", "sync", 4) == head + ["--mode", "item", "--steps", "600"]
+    ddp4 = rs.select("ddp4")[0]  # the same job of four ranks
+    assert rs.command(ddp4, "py", "sync", 4) == [
+        *head[:4], "--nproc_per_node=4", *head[5:], "--mode", "item", "--steps", "600"]
     hf = rs.select("hf-generate")[0]
     assert rs.command(hf, "py", "alternate", 6)[2:] == [
         "--variant", "alternate", "--generations", "1", "--blocks", "6", "--first", "sync"]
@@ -291,6 +294,12 @@ for x in [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]:
             **({"save_per_call_us_typical_producer_bound": float(os.environ["FAKE_FEEDER"])}
                if "FAKE_FEEDER" in os.environ else {}),
             "threads_unmodelled": int(os.environ.get("FAKE_THREADS", "0"))}
+    if rank >= 0 and "FAKE_RANKS_WHY" in os.environ:  # not played together
+        site.update(ranks_unmodelled=1,
+                    ranks_model="ranks not modelled: " + os.environ["FAKE_RANKS_WHY"])
+    elif rank >= 0 and "FAKE_JOB" in os.environ:  # played together: rank 1 ends last
+        site.update(ranks_model="ranks played together: 2 ranks, 5 collectives matched",
+                    job_figure=rank == 1)
     decoy = dict(site, site=f"{script}:{line}1 in <module>", calls=5 * x["steps"])
     procs.append({"pid": 2 + max(rank, 0), "rank": rank, "records_incomplete": None,
                   "predicted": {"sites": [decoy, site]}})
@@ -355,7 +364,7 @@ def test_a_range_when_a_feeder_held_the_line_back(tmp_path, stand_ins):
     assert "| 20.00 (8.00 if the feeder cannot keep up); 7.00 | 100.0 | within range |" in md
 
 
-def test_a_job_of_ranks_takes_the_rank_saving_least(tmp_path, stand_ins):
+def test_a_job_of_an_older_syncbench_takes_the_rank_saving_least(tmp_path, stand_ins):
     s = stand_ins
     job = entry_of(s, typical=2.0, ranks=2, switch=("--mode", "item", "drop"))
     row = rs.run_entry(job, str(s["python"]), tmp_path, rounds=2, blocks=2,
@@ -370,6 +379,23 @@ def test_a_job_of_ranks_takes_the_rank_saving_least(tmp_path, stand_ins):
     assert sorted(x["rank"] for x in audit["processes"]) == [0, 1]
     assert row["predicted"]["per_step"] == 2.0 and row["predicted"]["rank"] == 0
     assert row["verdict"] == "miss >2x"  # 2 of a measured 10 us
+
+
+def test_a_job_played_together_takes_its_slowest_ranks_figure(tmp_path, stand_ins):
+    s = stand_ins
+    job = entry_of(s, typical=2.0, ranks=2, switch=("--mode", "item", "drop"), FAKE_JOB="1")
+    row = rs.run_entry(job, str(s["python"]), tmp_path, rounds=1, blocks=2,
+                       bin_path=s["syncbench"])
+    p = row["predicted"]  # rank 1's site says job_figure: 2 + 1 us a call, not rank 0's 2
+    assert p["per_step"] == 3.0 and p["rank"] == 1 and p["ranks_unmodelled"] == 0
+    assert p["ranks_model"] == ["ranks played together: 2 ranks, 5 collectives matched"]
+    assert not row["verdict"].startswith("not modelled")
+    job = entry_of(s, typical=2.0, ranks=2, switch=("--mode", "item", "drop"),
+                   FAKE_RANKS_WHY="the ranks' collectives differ in number")
+    row = rs.run_entry(job, str(s["python"]), tmp_path, rounds=1, blocks=2,
+                       bin_path=s["syncbench"])
+    assert row["verdict"] == ("not modelled (ranks not modelled: the ranks' collectives "
+                              "differ in number)")
 
 
 def test_flags_and_failures_become_rows(tmp_path, stand_ins):
