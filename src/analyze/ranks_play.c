@@ -381,6 +381,7 @@ typedef struct {
     long *calls;          /* ... how many */
     sb_replay_result *r, *kept, *other;
     int64_t *end, *scratch; /* per member: when its play ends (the plain play's); scratch */
+    int held_played;        /* `other` is the play with the producers held */
 } job_play;
 
 static void job_play_free(job_play *jp, size_t n)
@@ -450,7 +451,8 @@ static int play_selection(sb_replay_job *job, const member *mem, size_t n,
         rc = sb_replay_job_run(job, masks, SB_REPLAY_KEEP_READBACKS, jp->kept, jp->scratch);
     for (size_t k = 0; k < n; k++)
         producers |= jp->r[k].producers;
-    if (!rc && twice && producers)
+    jp->held_played = !rc && twice && producers;
+    if (jp->held_played)
         rc = sb_replay_job_run(job, masks, SB_REPLAY_HOLD_BY_PRODUCERS, jp->other, jp->scratch);
     return rc;
 }
@@ -469,7 +471,8 @@ static void give(const member *mem, size_t n, const sb_audit_saving *sel, const 
         sb_audit_saving *s = same_selection(mem[k].res, sel);
         if (!s)
             continue;
-        int held = jp->r[k].producers && 2 * jp->other[k].producer_holds >= jp->calls[k];
+        int held = jp->held_played && jp->r[k].producers &&
+                   2 * jp->other[k].producer_holds >= jp->calls[k];
         s->r = held ? jp->other[k] : jp->r[k];
         s->other = held ? jp->r[k] : jp->other[k];
         s->kept = jp->kept[k];

@@ -154,7 +154,7 @@ static int add_parts(sb_replay_model *m, const sb_replay_rank *rk, size_t *next_
             at = p->wakes[x->at].end;
             corr = corr_of_wait[x->at];
         }
-        if (tid != done->tid || at > done->start) {
+        if (tid != done->tid || at > done->start || m->blocks[x->complete].thread < 0) {
             snprintf(why, whylen,
                      "rank %d: a collective's part ends before it begins, or on another thread",
                      rk->rank);
