@@ -11,7 +11,10 @@ option removes and the count it leaves):
   run total    the run's blocking calls (processes' `blocking_calls`), before -> after
   moved        library lines whose count rose by more than 2 with the option (reported)
   measured     per round (baseline, fix 1, fix 2, ... one plain process each) the baseline's
-               step_us minus the fix's: the median and [min, max]
+               step_us minus the fix's: the median and [min, max]. Where the option changes
+               more than the sync (fused=True also changes AdamW's kernels), the claim names a
+               sync-alone variant of the program (the baseline less that one sync, same
+               compute): its saving is the one judged, the option's is shown beside it
   predicted    the baseline audit's predicted saving at the line (processes' predicted.lines
                whose via is the line: save_us summed) over the run's steps (warm-up included)
 
@@ -83,7 +86,9 @@ class Claim:
     cls: str = None      # count only the rows of this class
     by_row: bool = False  # count the rows the framework table names by this row id (a sync made
     #                       under the row's frame, below it in torch: torchmetrics' torch.unique)
-    count_only: bool = False  # judged on its counts alone (a saving too small a step to time)
+    count_only: bool = False  # judged on its counts alone (a saving too small a step to time);
+    #                           no plain rounds
+    sync_alone: str = None  # the --fix of the program's sync-alone variant, timed for the verdict
 
     @property
     def name(self):
@@ -100,7 +105,7 @@ class Claim:
 
 CLAIMS = [
     Claim("amp_loop", "fused", ROW_IDS["found_inf"],
-          "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>"),
+          "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>", sync_alone="no-check"),
     Claim("hf_trainer", "nan-filter-off", ROW_IDS["nan_inf_filter"],
           "transformers/trainer.py:_run_epoch"),
     Claim("hf_trainer", "non-blocking", ROW_IDS["send_to_device"],
@@ -325,6 +330,10 @@ def cells(r):
     med, lo, hi = spread(r.get("diffs") or [])
     mv = ", ".join(f"{s} {b}->{a}" for s, b, a in r.get("moved") or []) or "none"
     measured = "-" if med is None else f"{med:.1f} [{lo:.1f}, {hi:.1f}] ({len(r['diffs'])})"
+    if r.get("option_diffs"):
+        omed, olo, ohi = spread(r["option_diffs"])
+        measured = (f"sync alone {measured}; the option {omed:.1f} [{olo:.1f}, {ohi:.1f}] "
+                    f"({len(r['option_diffs'])})")
     err = r.get("error_pct")
     return [r["claim"], r["row"], f"{r['before']} -> {r['after']} ({r.get('target', '')})",
             f"{r['total_before']} -> {r['total_after']}", mv, measured, fmt(r.get("predicted")),
@@ -455,11 +464,13 @@ class Suite:
                            "moved": moved(base, rep), "predicted": pred, "ids": ids,
                            "diffs": []}
         live = [p for p in programs
-                if any(c.program == p and "diffs" in data[c] for c in self.claims)]
+                if any(c.program == p and "diffs" in data[c] and not c.count_only
+                       for c in self.claims)]
         done, last = {p: 0 for p in live}, {}
         for rnd in range(1, self.rounds + 1):
             for prog in live:
-                mine = [c for c in self.claims if c.program == prog and "diffs" in data[c]]
+                mine = [c for c in self.claims if c.program == prog and "diffs" in data[c]
+                        and not c.count_only]
                 if not mine:
                     continue
                 elapsed = self.clock() - t0
@@ -476,13 +487,24 @@ class Suite:
                         data[c] = self.failure("a plain run", None, rc, err)
                     continue
                 for c in mine:
-                    rc, err, fix_us = self.run("plain", prog, c.fix, rnd)
-                    if rc != 0:
-                        data[c] = self.failure("a plain run", c.fix, rc, err)
-                    else:
-                        data[c]["diffs"].append(base_us - fix_us)
+                    self.time_variants(c, data, prog, base_us, rnd)
                 done[prog], last[prog] = rnd, self.clock() - t
         return data
+
+    def time_variants(self, claim, data, prog, base_us, rnd):
+        """One round's plain runs of CLAIM's option (and its sync-alone variant): the savings
+        against BASE_US go to data[claim]["diffs"] (the one judged) and "option_diffs"."""
+        variants = [("option_diffs", claim.fix)]
+        if claim.sync_alone:
+            variants.append(("diffs", claim.sync_alone))
+        else:
+            variants = [("diffs", claim.fix)]
+        for key, fix in variants:
+            rc, err, fix_us = self.run("plain", prog, fix, rnd)
+            if rc != 0:
+                data[claim] = self.failure("a plain run", fix, rc, err)
+                return
+            data[claim].setdefault(key, []).append(base_us - fix_us)
 
     def rows(self):
         data = self.measure()

@@ -247,9 +247,10 @@ def test_suite_alternates_and_judges(tmp_path):
                           ("audit", "amp_loop", "bf16")]
     assert len(audits) == 3 + 3 + 4 and fake.calls[:10] == audits
     plain = fake.calls[10:]
-    assert plain[:3] == [("plain", "amp_loop", None), ("plain", "amp_loop", "fused"),
-                         ("plain", "amp_loop", "bf16")]
-    assert len(plain) == 2 * (3 + 3 + 4)
+    # fused is timed with its sync-alone variant (no-check), which its verdict reads
+    assert plain[:4] == [("plain", "amp_loop", None), ("plain", "amp_loop", "fused"),
+                         ("plain", "amp_loop", "no-check"), ("plain", "amp_loop", "bf16")]
+    assert len(plain) == 2 * (4 + 3 + 4)
     # the one-line claims' prediction 600 us / 30 steps = 20 us = the measured 20: PASS
     by = {r["claim"]: r for r in rows}
     assert by["hf_trainer nan-filter-off"]["result"] == "PASS"
@@ -265,6 +266,21 @@ def test_suite_alternates_and_judges(tmp_path):
     head = text.splitlines()[0]
     assert "line count before -> after" in head and "verdict" in head
     assert "| 30 -> 0 (<= 0)" in text and "20.0 [20.0, 20.0] (2)" in text
+    fused = by["amp_loop fused"]
+    assert fused["diffs"] == [20.0, 20.0] and fused["option_diffs"] == [20.0, 20.0]
+    assert "sync alone 20.0 [20.0, 20.0] (2); the option 20.0 [20.0, 20.0] (2)" in text
+
+
+def test_count_only_claims_get_no_plain_runs(tmp_path):
+    """A claim judged on its counts alone is audited, never timed: its program's plain runs are
+    those of its other claims only."""
+    fake = FakeRunner()
+    claims = [c for c in fc.CLAIMS if c.program == "hf_trainer"]
+    assert any(c.count_only for c in claims) and not all(c.count_only for c in claims)
+    fc.Suite(claims, tmp_path, python="py", binary="sb", runner=fake, clock=fake.clock,
+             log=lambda text: None, rounds=1, budget_s=1e9).rows()
+    timed = {c.fix for c in claims if not c.count_only}
+    assert {c[2] for c in fake.calls if c[0] == "plain"} == {None} | timed
 
 
 def test_suite_skips_a_program_and_stops_at_the_budget(tmp_path):
@@ -276,8 +292,8 @@ def test_suite_skips_a_program_and_stops_at_the_budget(tmp_path):
     assert "SKIP: hf_trainer is not installed" in text
     # hf_trainer: its baseline audit only, nothing more
     assert [c for c in fake.calls if c[1] == "hf_trainer"] == [("audit", "hf_trainer", None)]
-    # 8 audits (80 s), round 1 (70 s, each program at least one round), then past the budget
-    assert sum(1 for c in fake.calls if c[0] == "plain") == 3 + 4
+    # 8 audits (80 s), round 1 (80 s, each program at least one round), then past the budget
+    assert sum(1 for c in fake.calls if c[0] == "plain") == 4 + 4
     assert "budget 150 s" in s.note and "amp_loop 1 of 3" in text
     assert by["amp_loop fused"]["diffs"] == [20.0]
     text, ok = fc.overall(rows, s.note)
@@ -290,7 +306,7 @@ def test_suite_runs_one_round_past_the_budget(tmp_path):
     fake = FakeRunner()
     s = suite(tmp_path, fake, rounds=3, budget_s=50.0)
     rows, text = s.rows()
-    assert sum(1 for c in fake.calls if c[0] == "plain") == 3 + 3 + 4
+    assert sum(1 for c in fake.calls if c[0] == "plain") == 4 + 3 + 4
     assert all(len(r["diffs"]) == 1 for r in rows) and "1 of 3" in s.note
 
 
