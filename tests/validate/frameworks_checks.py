@@ -67,6 +67,9 @@ ROW_IDS = {
     "batch_to": "lightning.batch_to",
     "log_loss": "transformers.trainer.log_loss",
     "validate_args": "torchmetrics.validate_args",
+    "object_collectives": "torch.distributed.object_collectives",
+    "broadcast_buffers": "torch.ddp.broadcast_buffers",
+    "clip_nonfinite": "torch.clip_grad_norm.nonfinite",
 }
 
 STEPS, WARMUP, ROUNDS, BUDGET_S = 30, 10, 3, 480.0
@@ -89,10 +92,16 @@ class Claim:
     count_only: bool = False  # judged on its counts alone (a saving too small a step to time);
     #                           no plain rounds
     sync_alone: str = None  # the --fix of the program's sync-alone variant, timed for the verdict
+    args: tuple = ()  # the program's arguments beside --fix (ddp_job's ranks and backend)
+    tag: str = ""     # the program run with ARGS, as its files and rounds know it ("ddp_job-nccl1")
+
+    @property
+    def program_key(self):
+        return f"{self.program}-{self.tag}" if self.tag else self.program
 
     @property
     def name(self):
-        return f"{self.program} {self.fix}"
+        return f"{self.program_key} {self.fix}"
 
     @property
     def module(self):
@@ -121,6 +130,18 @@ CLAIMS = [
     Claim("lightning_fit", "metric-no-validate", ROW_IDS["validate_args"],
           "torchmetrics/functional/classification/stat_scores.py:"
           "_multiclass_stat_scores_tensor_validation", by_row=True, count_only=True),
+    # DDP: one rank on nccl (the replay prices a job of one rank); the buffers' broadcast waits
+    # on the host only on gloo (2 ranks on one GPU: ranks are not priced yet, counts only)
+    Claim("ddp_job", "gather-tensor", ROW_IDS["object_collectives"],
+          "torch/distributed/distributed_c10d.py:all_gather_object|_object_to_tensor|"
+          "_tensor_to_object", by_row=True, args=("--ranks", "1", "--backend", "nccl"),
+          tag="nccl1"),
+    Claim("ddp_job", "no-nonfinite-check", ROW_IDS["clip_nonfinite"],
+          "torch/nn/utils/clip_grad.py:_get_total_norm|clip_grad_norm_",
+          args=("--ranks", "1", "--backend", "nccl"), tag="nccl1"),
+    Claim("ddp_job", "no-broadcast-buffers", ROW_IDS["broadcast_buffers"],
+          "torch/nn/parallel/distributed.py:_distributed_broadcast_coalesced", count_only=True,
+          args=("--ranks", "2", "--backend", "gloo"), tag="gloo2"),
 ]
 # amp_loop bf16 and lightning_fit log-every: their counts are in docs/frameworks.md (40 -> 0,
 # 120 -> 9); left out here for the device time a run of this check may take
@@ -390,9 +411,11 @@ class Suite:
         self.records = []
         self.note = ""
 
-    def program_cmd(self, program, fix):
-        cmd = [self.python, SUITE / f"{program}.py", "--size", "gpu", "--steps", self.steps,
-               "--warmup", self.warmup]
+    def program_cmd(self, key, fix):
+        """The command of the program KEY names (a claim's program_key) with FIX."""
+        program, args = next((c.program, c.args) for c in self.claims if c.program_key == key)
+        cmd = [self.python, SUITE / f"{program}.py", *args, "--size", "gpu", "--steps",
+               self.steps, "--warmup", self.warmup]
         return cmd + (["--fix", fix] if fix else [])
 
     def record(self, **x):
@@ -444,10 +467,10 @@ class Suite:
     def measure(self):
         """{claim: data for judge()}."""
         t0 = self.clock()
-        programs = list(dict.fromkeys(c.program for c in self.claims))
+        programs = list(dict.fromkeys(c.program_key for c in self.claims))
         data = {}
         for prog in programs:
-            mine = [c for c in self.claims if c.program == prog]
+            mine = [c for c in self.claims if c.program_key == prog]
             rc, err, base = self.run("audit", prog, None)
             if rc != 0:
                 for c in mine:
@@ -464,12 +487,12 @@ class Suite:
                            "moved": moved(base, rep), "predicted": pred, "ids": ids,
                            "diffs": []}
         live = [p for p in programs
-                if any(c.program == p and "diffs" in data[c] and not c.count_only
+                if any(c.program_key == p and "diffs" in data[c] and not c.count_only
                        for c in self.claims)]
         done, last = {p: 0 for p in live}, {}
         for rnd in range(1, self.rounds + 1):
             for prog in live:
-                mine = [c for c in self.claims if c.program == prog and "diffs" in data[c]
+                mine = [c for c in self.claims if c.program_key == prog and "diffs" in data[c]
                         and not c.count_only]
                 if not mine:
                     continue
@@ -550,7 +573,7 @@ def main(argv=None):
     claims = CLAIMS
     if a.program:
         names = set(a.program.split(","))
-        claims = [c for c in CLAIMS if c.program in names]
+        claims = [c for c in CLAIMS if c.program in names or c.program_key in names]
         if not claims:
             ap.error(f"no claim of {a.program!r}")
     out = pathlib.Path(a.out) if a.out else workdir("frameworks")
