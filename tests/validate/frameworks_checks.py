@@ -219,10 +219,13 @@ def moved(before, after, over=MOVED_OVER):
 def predicted(report, claim, steps):
     """(predicted saving at the claimed line in us a step, or None when no predicted line is
     the claimed one; [framework ids named by those lines and the line's report rows that are
-    not the claimed row])."""
+    not the claimed row]). The processes' figures summed, a job's ranks played together once
+    (its slowest rank's, job_figure)."""
     total, hits, wrong = 0.0, 0, []
     for p in report.get("processes") or []:
         for x in ((p.get("predicted") or {}).get("lines") or []):
+            if x.get("ranks_played") and not x.get("job_figure"):
+                continue  # a job's ranks played together: its figure once, its slowest rank's
             if line_matches(x.get("via"), claim):
                 hits += 1
                 total += float(x.get("save_us") or 0.0)

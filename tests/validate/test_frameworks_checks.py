@@ -110,6 +110,11 @@ def test_predicted_and_framework_id():
     # no predicted line at the claimed one (or no predicted figures at all): None
     assert fc.predicted(report([], lines=lines[2:]), TRAINER, 30) == (None, [])
     assert fc.predicted({"processes": [{"predicted": None}]}, TRAINER, 30) == (None, [])
+    # a job's ranks played together: the job's figure once (its slowest rank's), not each rank's
+    rank = dict(lines[0], framework=None, ranks_played=2)
+    job = {"processes": [{"predicted": {"lines": [dict(rank, save_us=600.0, job_figure=True)]}},
+                         {"predicted": {"lines": [dict(rank, save_us=500.0)]}}]}
+    assert fc.predicted(job, TRAINER, 30) == (20.0, [])
 
 
 def test_count_targets():
