@@ -10,7 +10,8 @@
  * makes no CUDA call: it reads the sockets), then copies the result back to the GPU
  * (cudaMemcpyAsync host to device) and completes the work's future. So in a rank's records a
  * collective is, on a thread with no Python of its own that launches no kernel, a copy to the GPU
- * (the first of a row: one per output tensor), the part ending there; it began after the thread's
+ * (the first of a row, one per output tensor, that no wait of the thread interrupts: a wait
+ * between two copies is the next work's), the part ending there; it began after the thread's
  * latest call since its previous copy back (the stream sync), or at the end of its latest wait
  * since then that a thread of CUDA work ended (the work handed to it: a broadcast's receivers
  * sync nothing), whichever came later; else where the previous part ended (the worker went on to
@@ -161,9 +162,10 @@ static int worker_like(const lookups *l, size_t a, size_t b)
     return 1;
 }
 
-/* The latest wait of thread tid that ended in (after, before] and that a thread of CUDA work
- * ended (the work handed to it; not the transport's: the peers' data), or -1. */
-static long handed_at(const lookups *l, int64_t tid, int64_t after, int64_t before)
+/* The latest wait of thread tid that ended in (after, before]: any, or (handed 1) one that a
+ * thread of CUDA work ended (the work handed to it; not the transport's: the peers' data); -1
+ * when none. */
+static long wait_in(const lookups *l, int64_t tid, int64_t after, int64_t before, int handed)
 {
     const sb_audit_proc *p = l->p;
     size_t lo = 0, hi = p->nwakes; /* the first wait of tid that ended after `before` */
@@ -179,7 +181,7 @@ static long handed_at(const lookups *l, int64_t tid, int64_t after, int64_t befo
         const sb_audit_wake *w = &p->wakes[l->wakes[lo]];
         if (w->tid != tid || w->end <= after)
             return -1;
-        if (has(l->cuda_tids, l->ncuda, w->by))
+        if (!handed || has(l->cuda_tids, l->ncuda, w->by))
             return (long)l->wakes[lo];
     }
     return -1;
@@ -199,8 +201,11 @@ static int thread_parts(const lookups *l, size_t a, size_t b, sb_replay_part **p
             last_call = (long)ci;
             continue;
         }
-        int first = i == a || !copy_to_gpu(&p->calls[l->calls[i - 1]]);
-        long wake = first ? handed_at(l, c->tid, since, c->start) : -1;
+        /* the first of a row of copies back (one a tensor), unless the thread waited since
+         * the previous one: the next work (a broadcast's receiver syncs nothing) */
+        int first = i == a || !copy_to_gpu(&p->calls[l->calls[i - 1]]) ||
+                    wait_in(l, c->tid, p->calls[l->calls[i - 1]].end, c->start, 0) >= 0;
+        long wake = first ? wait_in(l, c->tid, since, c->start, 1) : -1;
         since = c->end;
         long after = last_call >= 0 ? last_call : prev_done;
         prev_done = (long)ci;

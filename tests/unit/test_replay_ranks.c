@@ -93,10 +93,12 @@ static void job_end(stream *s, long long t)
          t * US, 1000000 + t * US);
 }
 
-/* First, a broadcast from rank 0 (DDP's of the parameters), in [0, 30): the main thread hands
- * the work to the worker, which on the root syncs its copy's stream [12, 14) (ready at 14) and
- * copies back at 16; the receiver syncs nothing: its part begins when it is handed the work
- * (13), it waits for the root's data [14, 20) and copies back at 21. */
+/* First, two broadcasts from rank 0 (DDP's of the parameters, then of its buckets' order), in
+ * [0, 30) and [30, 60): the main thread hands each to the worker, which on the root syncs its
+ * copy's stream [12, 14) (ready at 14) and copies back at 16 (42, 44, 46 the second); the
+ * receiver syncs nothing: its part begins when it is handed the work (13; 43), it waits for
+ * the root's data [14, 20) ([44, 50)) and copies back at 21 (51): two copies back in a row,
+ * two works. */
 static void broadcast(stream *s, int root)
 {
     if (root) {
@@ -104,11 +106,19 @@ static void broadcast(stream *s, int root)
         sync_of(s, WORKER, 2, 12, 14, 7, -1);
         copy_back(s, 3, 16);
         wake(s, MAIN, 11, 22, WORKER, 21, 2);
+        wake(s, WORKER, 22, 41, MAIN, 40, -1);
+        sync_of(s, WORKER, 4, 42, 44, 7, -1);
+        copy_back(s, 5, 46);
+        wake(s, MAIN, 41, 52, WORKER, 51, 2);
     } else {
         wake(s, WORKER, 0, 13, MAIN, 12, -1);
         wake(s, WORKER, 14, 20, TRANSPORT, 19, -1);
         copy_back(s, 3, 21);
         wake(s, MAIN, 13, 27, WORKER, 26, 2);
+        wake(s, WORKER, 27, 43, MAIN, 42, -1);
+        wake(s, WORKER, 44, 50, TRANSPORT, 49, -1);
+        copy_back(s, 5, 51);
+        wake(s, MAIN, 43, 57, WORKER, 56, 2);
     }
 }
 
@@ -125,7 +135,7 @@ static void rank0(stream *s, int pid, int rank, int steps)
     for (long long i = 0; i < steps; i++) {
         long long h = STEP * (i + 1), c = 10 * (i + 1);
         kernel_at(s, c + 1, h, 7, h + 5, h + 15);
-        wake(s, WORKER, i ? h - STEP + 72 : 30, h + 4, MAIN, h + 3, -1);
+        wake(s, WORKER, i ? h - STEP + 72 : 60, h + 4, MAIN, h + 3, -1);
         sync_of(s, WORKER, c + 2, h + 5, h + 17, 7, -1);
         wake(s, WORKER, h + 18, h + 68, TRANSPORT, h + 67, -1);
         copy_back(s, c + 3, h + 69);
@@ -148,7 +158,7 @@ static void rank1(stream *s, int steps)
         kernel_at(s, c + 1, h, 9, h + 5, h + 55);
         sync_of(s, MAIN, c + 2, h + 3, h + 57, 9, 1);
         kernel_at(s, c + 3, h + 58, 7, h + 61, h + 63);
-        wake(s, WORKER, i ? h - STEP + 71 : 30, h + 61, MAIN, h + 60, -1);
+        wake(s, WORKER, i ? h - STEP + 71 : 60, h + 61, MAIN, h + 60, -1);
         sync_of(s, WORKER, c + 4, h + 62, h + 65, 7, -1);
         copy_back(s, c + 5, h + 68);
         wake(s, MAIN, h + 62, h + 73, WORKER, h + 72, 2);
@@ -214,7 +224,7 @@ static void a_late_ranks_sync_moves_the_other_rank(void **state)
     assert_int_equal(s->ranks_unmodelled, 0);
     assert_null(s->ranks_why);
     assert_int_equal(s->ranks_played, 2);
-    assert_int_equal(s->collectives, N + 1); /* the broadcast and a collective a step */
+    assert_int_equal(s->collectives, N + 2); /* the broadcasts and a collective a step */
     assert_int_equal(s->r.threads_unmodelled, 0);
     near(s->r.typical_us, 48);
     near(s->r.wall_us, 48.0 * N - 31);
@@ -222,23 +232,24 @@ static void a_late_ranks_sync_moves_the_other_rank(void **state)
     near(sb_audit_run_saving(analysis_of(run), SB_SAVE_SITE, s->key, SB_AUDIT_NONE), 48.0 * N);
 
     /* the same selection through the job's own interface: rank 0 saves as much. Rank 0's calls:
-     * the broadcast's sync and copy back, then 2 a step; rank 1's: the broadcast's copy back
-     * (its part begins at its first wake), then 3 a step */
-    sb_replay_part parts[2][N + 1] = {{{SB_PART_AFTER_CALL, 0, 1, 0}},
-                                      {{SB_PART_AFTER_WAKE, 0, 0, 0}}};
+     * the broadcasts' syncs and copies back, then 2 a step; rank 1's: the broadcasts' copies
+     * back (their parts begin at its wakes 0 and 3), then 3 a step */
+    sb_replay_part parts[2][N + 2] = {
+        {{SB_PART_AFTER_CALL, 0, 1, 0}, {SB_PART_AFTER_CALL, 2, 3, 0}},
+        {{SB_PART_AFTER_WAKE, 0, 0, 0}, {SB_PART_AFTER_WAKE, 3, 1, 0}}};
     for (size_t i = 0; i < N; i++) {
-        parts[0][i + 1] = (sb_replay_part){SB_PART_AFTER_CALL, 2 + 2 * i, 3 + 2 * i, 0};
-        parts[1][i + 1] = (sb_replay_part){SB_PART_AFTER_CALL, 2 + 3 * i, 3 + 3 * i, 0};
+        parts[0][i + 2] = (sb_replay_part){SB_PART_AFTER_CALL, 4 + 2 * i, 5 + 2 * i, 0};
+        parts[1][i + 2] = (sb_replay_part){SB_PART_AFTER_CALL, 3 + 3 * i, 4 + 3 * i, 0};
     }
-    sb_replay_rank ranks[2] = {{p0, sb_replay_build(p0), parts[0], N + 1, 0},
-                               {p1, sb_replay_build(p1), parts[1], N + 1, 1}};
+    sb_replay_rank ranks[2] = {{p0, sb_replay_build(p0), parts[0], N + 2, 0},
+                               {p1, sb_replay_build(p1), parts[1], N + 2, 1}};
     sb_replay_job *j;
     char why[256] = "";
     assert_int_equal(sb_replay_job_new(ranks, 2, &j, why, sizeof why), 0);
-    assert_int_equal(sb_replay_job_collectives(j), N + 1);
-    unsigned char none[2 + 2 * N] = {0}, none1[1 + 3 * N] = {0}, slow[1 + 3 * N] = {0};
+    assert_int_equal(sb_replay_job_collectives(j), N + 2);
+    unsigned char none[4 + 2 * N] = {0}, none1[2 + 3 * N] = {0}, slow[2 + 3 * N] = {0};
     for (size_t i = 0; i < N; i++)
-        slow[1 + 3 * i] = 1;
+        slow[2 + 3 * i] = 1;
     const unsigned char *remove[2] = {none, slow};
 
     sb_replay_result r[2];
@@ -275,14 +286,14 @@ static void counts_that_differ_are_unknown_with_why(void **state)
             assert_int_equal(res->savings[k].ranks_unmodelled, 1);
             assert_int_equal(res->savings[k].ranks_played, 0);
             assert_string_equal(res->savings[k].ranks_why,
-                                "the ranks' collectives differ in number: rank 1 has 20, "
-                                "rank 0 21");
+                                "the ranks' collectives differ in number: rank 1 has 21, "
+                                "rank 0 22");
         }
     }
     char *text = table_text(run);
     assert_non_null(strstr(text, "would save: unknown: ranks not modelled (one of 2 ranks, not "
                                  "played together: the ranks' collectives differ in number: "
-                                 "rank 1 has 20, rank 0 21;"));
+                                 "rank 1 has 21, rank 0 22;"));
     free(text);
     json_t *doc = json_report(run);
     json_t *pred =
@@ -290,7 +301,7 @@ static void counts_that_differ_are_unknown_with_why(void **state)
     assert_int_equal(json_integer_value(json_object_get(pred, "ranks_unmodelled")), 1);
     assert_string_equal(json_string_value(json_object_get(pred, "ranks_model")),
                         "ranks not modelled: the ranks' collectives differ in number: rank 1 "
-                        "has 20, rank 0 21");
+                        "has 21, rank 0 22");
     assert_int_equal(json_integer_value(json_object_get(pred, "ranks_played")), 0);
     json_decref(doc);
     audit_free(run);
@@ -305,7 +316,7 @@ static void three_ranks_wait_for_the_last(void **state)
     assert_int_equal(run->nprocs, 3);
     const sb_audit_saving *s = slow_sync_saving(run->procs[1]);
     assert_int_equal(s->ranks_played, 3);
-    assert_int_equal(s->collectives, N + 1);
+    assert_int_equal(s->collectives, N + 2);
     near(s->r.typical_us, 48);
     near(s->r.wall_us, 48.0 * N - 31);
     for (size_t i = 0; i < 3; i += 2) { /* every sync removed: the worker's too, alike */
@@ -324,9 +335,9 @@ static void reports_give_the_jobs_figure(void **state)
     sb_audit_run *run = job(N, N);
     const sb_audit_analysis *an = analysis_of(run);
     char *text = table_text(run);
-    assert_non_null(strstr(text, "pid 201: ranks played together: 2 ranks, 21 collectives "
+    assert_non_null(strstr(text, "pid 201: ranks played together: 2 ranks, 22 collectives "
                                  "matched; this rank's play ends last: its figure is the job's"));
-    assert_non_null(strstr(text, "pid 200: ranks played together: 2 ranks, 21 collectives "
+    assert_non_null(strstr(text, "pid 200: ranks played together: 2 ranks, 22 collectives "
                                  "matched; the job's figure is rank 1's (pid 201)"));
     assert_null(strstr(text, "ranks not modelled"));
     free(text);
@@ -339,9 +350,9 @@ static void reports_give_the_jobs_figure(void **state)
     json_t *pred =
         json_object_get(json_array_get(json_object_get(doc, "processes"), 1), "predicted");
     assert_string_equal(json_string_value(json_object_get(pred, "ranks_model")),
-                        "ranks played together: 2 ranks, 21 collectives matched");
+                        "ranks played together: 2 ranks, 22 collectives matched");
     assert_int_equal(json_integer_value(json_object_get(pred, "ranks_played")), 2);
-    assert_int_equal(json_integer_value(json_object_get(pred, "collectives_matched")), N + 1);
+    assert_int_equal(json_integer_value(json_object_get(pred, "collectives_matched")), N + 2);
     assert_true(json_is_true(json_object_get(pred, "job_figure")));
     assert_int_equal(json_integer_value(json_object_get(pred, "ranks_unmodelled")), 0);
     json_t *total = json_object_get(doc, "total");
