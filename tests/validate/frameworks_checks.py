@@ -83,6 +83,9 @@ ROW_IDS = {
     "batch_to": "lightning.batch_to",
     "log_loss": "transformers.trainer.log_loss",
     "validate_args": "torchmetrics.validate_args",
+    "object_collectives": "torch.distributed.object_collectives",
+    "broadcast_buffers": "torch.ddp.broadcast_buffers",
+    "clip_nonfinite": "torch.clip_grad_norm.nonfinite",
 }
 
 STEPS, WARMUP, ROUNDS, BUDGET_S = 30, 10, 3, 480.0
@@ -110,10 +113,16 @@ class Claim:
     timing: str = "plain"   # how the judged saving is measured: "toggle" (in one process, the
     #                         program's --alternate) or "plain" (plain processes, alternating)
     block_steps: int = 20   # toggle: a block's steps (a multiple of the program's period)
+    args: tuple = ()  # the program's arguments beside --fix (ddp_job's ranks and backend)
+    tag: str = ""     # the program run with ARGS, as its files and rounds know it ("ddp_job-nccl1")
+
+    @property
+    def program_key(self):
+        return f"{self.program}-{self.tag}" if self.tag else self.program
 
     @property
     def name(self):
-        return f"{self.program} {self.fix}"
+        return f"{self.program_key} {self.fix}"
 
     @property
     def toggled(self):
@@ -152,6 +161,18 @@ CLAIMS = [
     Claim("lightning_fit", "metric-no-validate", ROW_IDS["validate_args"],
           "torchmetrics/functional/classification/stat_scores.py:"
           "_multiclass_stat_scores_tensor_validation", by_row=True, count_only=True),
+    # DDP: one rank on nccl (the replay prices a job of one rank); the buffers' broadcast waits
+    # on the host only on gloo (2 ranks on one GPU: ranks are not priced yet, counts only)
+    Claim("ddp_job", "gather-tensor", ROW_IDS["object_collectives"],
+          "torch/distributed/distributed_c10d.py:all_gather_object|_object_to_tensor|"
+          "_tensor_to_object", by_row=True, args=("--ranks", "1", "--backend", "nccl"),
+          tag="nccl1"),
+    Claim("ddp_job", "no-nonfinite-check", ROW_IDS["clip_nonfinite"],
+          "torch/nn/utils/clip_grad.py:_get_total_norm|clip_grad_norm_",
+          args=("--ranks", "1", "--backend", "nccl"), tag="nccl1"),
+    Claim("ddp_job", "no-broadcast-buffers", ROW_IDS["broadcast_buffers"],
+          "torch/nn/parallel/distributed.py:_distributed_broadcast_coalesced", count_only=True,
+          args=("--ranks", "2", "--backend", "gloo"), tag="gloo2"),
 ]
 # amp_loop bf16 and lightning_fit log-every: their counts are in docs/frameworks.md (40 -> 0,
 # 120 -> 9); left out here for the device time a run of this check may take
@@ -474,16 +495,17 @@ class Suite:
         self.records = []
         self.note = ""
 
-    def program_cmd(self, program, fix, toggle=None):
-        """A plain run's command, or with TOGGLE (the claim, the round's first variant) a
-        toggled process's: the claim's fix switched between BLOCKS blocks of its block_steps."""
+    def program_cmd(self, key, fix, toggle=None):
+        """The command of the program KEY names (a claim's program_key) with FIX: a plain run's,
+        or with TOGGLE (the claim, the round's first variant) a toggled process's, the claim's
+        fix switched between BLOCKS blocks of its block_steps."""
+        program, args = next((c.program, c.args) for c in self.claims if c.program_key == key)
+        head = [self.python, SUITE / f"{program}.py", *args, "--size", "gpu"]
         if toggle:
             claim, first = toggle
-            return [self.python, SUITE / f"{program}.py", "--size", "gpu", "--steps",
-                    claim.block_steps, "--warmup", self.warmup, "--alternate", claim.toggled,
-                    "--blocks", self.blocks, "--first", first]
-        cmd = [self.python, SUITE / f"{program}.py", "--size", "gpu", "--steps", self.steps,
-               "--warmup", self.warmup]
+            return head + ["--steps", claim.block_steps, "--warmup", self.warmup, "--alternate",
+                           claim.toggled, "--blocks", self.blocks, "--first", first]
+        cmd = head + ["--steps", self.steps, "--warmup", self.warmup]
         return cmd + (["--fix", fix] if fix else [])
 
     def record(self, **x):
@@ -549,7 +571,7 @@ class Suite:
         """{claim: data for judge()} from the audits: a program's baseline, then each fix."""
         data = {}
         for prog in programs:
-            mine = [c for c in self.claims if c.program == prog]
+            mine = [c for c in self.claims if c.program_key == prog]
             rc, err, base = self.run("audit", prog, None)
             if rc != 0:
                 for c in mine:
@@ -570,14 +592,15 @@ class Suite:
         return data
 
     def timed(self, prog, data):
-        """PROG's claims still to time: audited, not failed since, not count-only."""
-        return [c for c in self.claims if c.program == prog and "diffs" in data[c]
+        """PROG's claims (by program_key) still to time: audited, not failed since, not
+        count-only."""
+        return [c for c in self.claims if c.program_key == prog and "diffs" in data[c]
                 and not c.count_only]
 
     def measure(self):
         """{claim: data for judge()}."""
         t0 = self.clock()
-        programs = list(dict.fromkeys(c.program for c in self.claims))
+        programs = list(dict.fromkeys(c.program_key for c in self.claims))
         data = self.audit(programs)
         live = [p for p in programs if self.timed(p, data)]
         done, last = {p: 0 for p in live}, {}
@@ -679,7 +702,7 @@ def main(argv=None):
     claims = CLAIMS
     if a.program:
         names = set(a.program.split(","))
-        claims = [c for c in CLAIMS if c.program in names]
+        claims = [c for c in CLAIMS if c.program in names or c.program_key in names]
         if not claims:
             ap.error(f"no claim of {a.program!r}")
     if a.timing:

@@ -193,13 +193,12 @@ def program(tmp_path):
 @pytest.mark.parametrize("claim", fc.CLAIMS, ids=lambda c: c.name)
 def test_the_programs_take_the_checks_command_lines(claim, program, tmp_path):
     suite = fc.Suite([claim], tmp_path, python="py", binary="sb")
-    commands = [suite.program_cmd(claim.program, None), suite.program_cmd(claim.program,
-                                                                           claim.fix)]
+    key = claim.program_key
+    commands = [suite.program_cmd(key, None), suite.program_cmd(key, claim.fix)]
     if claim.sync_alone:
-        commands.append(suite.program_cmd(claim.program, claim.sync_alone))
+        commands.append(suite.program_cmd(key, claim.sync_alone))
     if claim.timing == "toggle":
-        commands += [suite.program_cmd(claim.program, None, (claim, first))
-                     for first in ("sync", "fixed")]
+        commands += [suite.program_cmd(key, None, (claim, first)) for first in ("sync", "fixed")]
         assert "--alternate" in commands[-1]
     for cmd in commands:
         r = program(cmd)

@@ -43,8 +43,11 @@ def report(rows, blocking=(100,), lines=None):
 
 def test_claims_are_the_programs_options():
     names = {c.name for c in fc.CLAIMS}
-    assert len(names) == len(fc.CLAIMS) == 7
+    assert len(names) == len(fc.CLAIMS) == 10
     assert len(LINE_CLAIMS) == 7
+    for c in fc.CLAIMS:  # a sync-alone variant is one of its program's --fix names too
+        src = (fc.SUITE / f"{c.program}.py").read_text()
+        assert not c.sync_alone or f'"{c.sync_alone}"' in src, c
     assert set(c.row for c in fc.CLAIMS) <= set(fc.ROW_IDS.values())
     for c in fc.CLAIMS:
         src = (fc.SUITE / f"{c.program}.py").read_text()
@@ -190,7 +193,7 @@ def test_overall_and_every_skip_fails():
 
 
 # the suite's shape as these tests know it: the claims judged on a line and their saving
-LINE_CLAIMS = [c for c in fc.CLAIMS if not c.by_row] + [
+LINE_CLAIMS = [c for c in fc.CLAIMS if not c.by_row and not c.args] + [
     fc.Claim("amp_loop", "bf16", fc.ROW_IDS["found_inf"],
              "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>"), LOG_EVERY]
 LINE_CLAIMS.sort(key=lambda c: ["amp_loop", "hf_trainer", "lightning_fit"].index(c.program))
@@ -483,3 +486,23 @@ def test_a_row_claim_counts_the_rows_its_row_names_and_is_judged_on_counts():
             "predicted": None, "ids": [], "diffs": [1.0, 2.0]}
     assert fc.judge(METRIC, data)["result"] == "PASS"
     assert fc.judge(METRIC, {**data, "after": 1})["result"] == "MISS"
+
+
+def test_a_claims_program_arguments_and_key(tmp_path):
+    """ddp_job's claims run it with their ranks and backend, and its files and rounds are named by
+    the key (ddp_job-nccl1), apart from another claim of the same program with other arguments."""
+    fake = FakeRunner()
+    claims = [c for c in fc.CLAIMS if c.program == "ddp_job"]
+    assert {c.program_key for c in claims} == {"ddp_job-nccl1", "ddp_job-gloo2"}
+    s = fc.Suite(claims, tmp_path, python="py", binary="sb", runner=fake, clock=fake.clock,
+                 log=lambda text: None, rounds=1, budget_s=1e9)
+    cmd = [str(x) for x in s.program_cmd("ddp_job-nccl1", "gather-tensor")]
+    assert cmd[:6] == ["py", str(fc.SUITE / "ddp_job.py"), "--ranks", "1", "--backend", "nccl"]
+    assert cmd[-2:] == ["--fix", "gather-tensor"]
+    rows, text = s.rows()
+    assert (tmp_path / "ddp_job-nccl1-baseline.json").exists()
+    assert (tmp_path / "ddp_job-gloo2-no-broadcast-buffers.json").exists()
+    assert "ddp_job-gloo2 no-broadcast-buffers" in text
+    # the gloo claim is judged on counts alone: no plain run of ddp_job-gloo2
+    plain = [c for c in fake.calls if c[0] == "plain"]
+    assert len(plain) == 3  # nccl1: the baseline, gather-tensor, no-nonfinite-check
