@@ -270,6 +270,25 @@ def test_an_edited_line_is_changed_and_a_removed_one_gone(tmp_path):
     assert "gone     train.py:14 in train_step (budget 1)" in r.stderr and "2 -> 1 per step" in r.stderr
 
 
+def test_a_proposed_update_beside_the_baseline_keeps_its_way_of_counting(tmp_path):
+    """--baseline A --update-baseline B (B new: the update a CI job hands a reviewer) writes B
+    as an update of A would be: A's per, range and skip_first, its notes; the gate is A's."""
+    bl = tmp_path / "syncs.ini"
+    warm = [[(12, 1), (12, 1), (14, 1)]] * 2 + [[(12, 1), (14, 1)]] * 5
+    update(tmp_path, loop(tmp_path, steps=warm), bl, "--range", "train_step", "--skip-first", "2")
+    bl.write_text(bl.read_text().replace("line = 12\n", "line = 12\nnote = the loss we log\n"))
+    lines = {**LOOP, 16: "    extra = x.min().item()"}
+    k2 = loop(tmp_path, "K2", lines, warm[:2] + [[(12, 1), (14, 1), (16, 1)]] * 5)
+    new = tmp_path / "syncs.new.ini"
+    r = audit("--from", k2, "--baseline", bl, "--update-baseline", new, cwd=tmp_path / "ws")
+    assert r.returncode == 1 and "+1 at train.py:16 (new)" in r.stderr, r.stderr
+    text = new.read_text()
+    assert "per = step\nrange = train_step\nskip_first = 2\n" in text, text
+    assert "note = the loss we log\n" in text and "text = extra = x.min().item()\n" in text, text
+    r = audit("--from", k2, "--baseline", new, cwd=tmp_path / "ws")
+    assert r.returncode == 0, r.stderr
+
+
 def test_skip_first_needs_a_baseline(tmp_path):
     r = audit("--skip-first", "2", "--", "true", cwd=tmp_path)
     assert r.returncode == 2 and "--skip-first needs --baseline" in r.stderr, r.stderr
