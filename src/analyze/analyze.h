@@ -354,12 +354,13 @@ double sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *ke
 /* Nonzero when a saving is no prediction: threads it could not tie together (replay.h:
  * threads_unmodelled) or other ranks it does not play (ranks_unmodelled). */
 int sb_audit_unmodelled(const sb_audit_saving *s);
-/* Why a selection's saving is no prediction ("threads not modelled", "ranks not modelled"), or
- * NULL when it is one. */
+/* Why a selection's saving is no prediction ("threads not modelled", "ranks not modelled", "no
+ * call inside the GPU window"), or NULL when it is one. */
 const char *sb_audit_unmodelled_why(const sb_audit_analysis *an, int kind, const char *key,
                                     sb_audit_class cls);
 /* What the reports print for a selection's saving: "" when no process played it, "unknown"
- * (SB_AUDIT_UNMODELLED) when threads were not modelled, else the milliseconds ("%.3f"). */
+ * (SB_AUDIT_UNMODELLED) when it is no prediction (sb_audit_unmodelled_why), else the
+ * milliseconds ("%.3f"). */
 #define SB_AUDIT_UNMODELLED "unknown"
 const char *sb_audit_saving_text(const sb_audit_analysis *an, int kind, const char *key,
                                  sb_audit_class cls, char *buf, size_t n);

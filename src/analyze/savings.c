@@ -304,20 +304,25 @@ static double run_saving(const sb_audit_analysis *an, const selection *w)
 
 static const char *unmodelled_why(const sb_audit_analysis *an, const selection *w)
 {
-    int ranks = 0;
+    int ranks = 0, outside = 0;
     for (size_t i = 0; i < an->nprocs; i++) {
         const sb_audit_saving *s = find(&an->procs[i], w);
         if (s && s->r.threads_unmodelled)
             return "threads not modelled";
         ranks |= s && s->ranks_unmodelled;
+        outside |= s && !s->calls && s->run_calls;
     }
-    return ranks ? "ranks not modelled" : NULL;
+    if (ranks)
+        return "ranks not modelled";
+    /* played, but none of its calls inside the window of GPU activity: no figure, when no other
+     * process has one */
+    return outside && isnan(run_saving(an, w)) ? "no call inside the GPU window" : NULL;
 }
 
 static const char *saving_text(const sb_audit_analysis *an, const selection *w, char *buf, size_t n)
 {
     double us = run_saving(an, w);
-    if (isnan(us))
+    if (isnan(us) && !unmodelled_why(an, w))
         snprintf(buf, n, "%s", "");
     else if (unmodelled_why(an, w))
         snprintf(buf, n, "%s", SB_AUDIT_UNMODELLED);

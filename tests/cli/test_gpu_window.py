@@ -323,7 +323,10 @@ def test_a_site_the_window_never_saw_has_no_figure(tmp_path):
     (jrow,) = [x for x in win["rows"] if x["site"].startswith("train.py:20")]
     assert jrow["site_save_us"] is None and jrow["bubble_total_us"] is None
     assert "| 5 |" in md and "train.py:20" in md
-    # the gate's figure is the window's, scaled, and says so
+    # the table: unknown, and why; the gate's figure is the window's, scaled, and says so
+    (line,) = [x for x in r.stderr.splitlines() if x.endswith("train.py:20 in log")]
+    assert line.split()[:4] == ["5", "sync-device", "step", "unknown"], line
+    assert "removing the site saves: unknown (no call inside the GPU window)" in r.stderr
     assert "removing them would save" in r.stderr and "(scaled from the GPU window)" in r.stderr
 
 
