@@ -3,12 +3,15 @@
 tests/frameworks/): an MLP under torch.autocast(float16) with torch.amp.GradScaler and AdamW,
 its batches from a DataLoader over host tensors.
 
-    amp_loop.py [--fix fused,bf16,pinned] [--steps N] [--warmup W] [--size small|gpu]
+    amp_loop.py [--fix fused,bf16,pinned,no-check] [--steps N] [--warmup W] [--size small|gpu]
 
   fused   AdamW(..., fused=True): the optimizer takes the scaler's inf check on the GPU, so
           GradScaler.step() reads no found_inf on the host
   bf16    torch.autocast(bfloat16) and no GradScaler (bf16 needs no loss scaling)
   pinned  DataLoader(pin_memory=True) and .to("cuda", non_blocking=True)
+  no-check  not a fix: GradScaler.step() steps without reading found_inf (an inf step is then
+          not skipped); the same compute as the baseline less that one sync, to price the sync
+          alone (fused also changes the optimizer's kernels)
 
 Prints fw_common's JSON line."""
 import os
@@ -17,7 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fw_common  # noqa: E402
 
-FIXES = ("fused", "bf16", "pinned")
+FIXES = ("fused", "bf16", "pinned", "no-check")
 SIZES = {"small": dict(width=512, depth=4, batch=64), "gpu": dict(width=4096, depth=8, batch=512)}
 
 
@@ -36,6 +39,9 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused="fused" in fixes)
     bf16 = "bf16" in fixes
     scaler = None if bf16 else torch.amp.GradScaler("cuda")
+    if scaler is not None and "no-check" in fixes:
+        # GradScaler._maybe_opt_step reads found_inf with .item() before stepping
+        scaler._maybe_opt_step = lambda optimizer, state, *args, **kw: optimizer.step(*args, **kw)
     dtype = torch.bfloat16 if bf16 else torch.float16
     xs = torch.randn(s["batch"] * 8, s["width"])
     ys = torch.randint(0, 10, (s["batch"] * 8,))

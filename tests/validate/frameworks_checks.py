@@ -11,7 +11,10 @@ option removes and the count it leaves):
   run total    the run's blocking calls (processes' `blocking_calls`), before -> after
   moved        library lines whose count rose by more than 2 with the option (reported)
   measured     per round (baseline, fix 1, fix 2, ... one plain process each) the baseline's
-               step_us minus the fix's: the median and [min, max]
+               step_us minus the fix's: the median and [min, max]. Where the option changes
+               more than the sync (fused=True also changes AdamW's kernels), the claim names a
+               sync-alone variant of the program (the baseline less that one sync, same
+               compute): its saving is the one judged, the option's is shown beside it
   predicted    the baseline audit's predicted saving at the line (processes' predicted.lines
                whose via is the line: save_us summed) over the run's steps (warm-up included)
 
@@ -64,6 +67,9 @@ ROW_IDS = {
     "batch_to": "lightning.batch_to",
     "log_loss": "transformers.trainer.log_loss",
     "validate_args": "torchmetrics.validate_args",
+    "object_collectives": "torch.distributed.object_collectives",
+    "broadcast_buffers": "torch.ddp.broadcast_buffers",
+    "clip_nonfinite": "torch.clip_grad_norm.nonfinite",
 }
 
 STEPS, WARMUP, ROUNDS, BUDGET_S = 30, 10, 3, 480.0
@@ -83,11 +89,19 @@ class Claim:
     cls: str = None      # count only the rows of this class
     by_row: bool = False  # count the rows the framework table names by this row id (a sync made
     #                       under the row's frame, below it in torch: torchmetrics' torch.unique)
-    count_only: bool = False  # judged on its counts alone (a saving too small a step to time)
+    count_only: bool = False  # judged on its counts alone (a saving too small a step to time);
+    #                           no plain rounds
+    sync_alone: str = None  # the --fix of the program's sync-alone variant, timed for the verdict
+    args: tuple = ()  # the program's arguments beside --fix (ddp_job's ranks and backend)
+    tag: str = ""     # the program run with ARGS, as its files and rounds know it ("ddp_job-nccl1")
+
+    @property
+    def program_key(self):
+        return f"{self.program}-{self.tag}" if self.tag else self.program
 
     @property
     def name(self):
-        return f"{self.program} {self.fix}"
+        return f"{self.program_key} {self.fix}"
 
     @property
     def module(self):
@@ -100,7 +114,7 @@ class Claim:
 
 CLAIMS = [
     Claim("amp_loop", "fused", ROW_IDS["found_inf"],
-          "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>"),
+          "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>", sync_alone="no-check"),
     Claim("hf_trainer", "nan-filter-off", ROW_IDS["nan_inf_filter"],
           "transformers/trainer.py:_run_epoch"),
     Claim("hf_trainer", "non-blocking", ROW_IDS["send_to_device"],
@@ -116,6 +130,18 @@ CLAIMS = [
     Claim("lightning_fit", "metric-no-validate", ROW_IDS["validate_args"],
           "torchmetrics/functional/classification/stat_scores.py:"
           "_multiclass_stat_scores_tensor_validation", by_row=True, count_only=True),
+    # DDP: one rank on nccl (the replay prices a job of one rank); the buffers' broadcast waits
+    # on the host only on gloo (2 ranks on one GPU: ranks are not priced yet, counts only)
+    Claim("ddp_job", "gather-tensor", ROW_IDS["object_collectives"],
+          "torch/distributed/distributed_c10d.py:all_gather_object|_object_to_tensor|"
+          "_tensor_to_object", by_row=True, args=("--ranks", "1", "--backend", "nccl"),
+          tag="nccl1"),
+    Claim("ddp_job", "no-nonfinite-check", ROW_IDS["clip_nonfinite"],
+          "torch/nn/utils/clip_grad.py:_get_total_norm|clip_grad_norm_",
+          args=("--ranks", "1", "--backend", "nccl"), tag="nccl1"),
+    Claim("ddp_job", "no-broadcast-buffers", ROW_IDS["broadcast_buffers"],
+          "torch/nn/parallel/distributed.py:_distributed_broadcast_coalesced", count_only=True,
+          args=("--ranks", "2", "--backend", "gloo"), tag="gloo2"),
 ]
 # amp_loop bf16 and lightning_fit log-every: their counts are in docs/frameworks.md (40 -> 0,
 # 120 -> 9); left out here for the device time a run of this check may take
@@ -325,6 +351,10 @@ def cells(r):
     med, lo, hi = spread(r.get("diffs") or [])
     mv = ", ".join(f"{s} {b}->{a}" for s, b, a in r.get("moved") or []) or "none"
     measured = "-" if med is None else f"{med:.1f} [{lo:.1f}, {hi:.1f}] ({len(r['diffs'])})"
+    if r.get("option_diffs"):
+        omed, olo, ohi = spread(r["option_diffs"])
+        measured = (f"sync alone {measured}; the option {omed:.1f} [{olo:.1f}, {ohi:.1f}] "
+                    f"({len(r['option_diffs'])})")
     err = r.get("error_pct")
     return [r["claim"], r["row"], f"{r['before']} -> {r['after']} ({r.get('target', '')})",
             f"{r['total_before']} -> {r['total_after']}", mv, measured, fmt(r.get("predicted")),
@@ -381,9 +411,11 @@ class Suite:
         self.records = []
         self.note = ""
 
-    def program_cmd(self, program, fix):
-        cmd = [self.python, SUITE / f"{program}.py", "--size", "gpu", "--steps", self.steps,
-               "--warmup", self.warmup]
+    def program_cmd(self, key, fix):
+        """The command of the program KEY names (a claim's program_key) with FIX."""
+        program, args = next((c.program, c.args) for c in self.claims if c.program_key == key)
+        cmd = [self.python, SUITE / f"{program}.py", *args, "--size", "gpu", "--steps",
+               self.steps, "--warmup", self.warmup]
         return cmd + (["--fix", fix] if fix else [])
 
     def record(self, **x):
@@ -435,10 +467,10 @@ class Suite:
     def measure(self):
         """{claim: data for judge()}."""
         t0 = self.clock()
-        programs = list(dict.fromkeys(c.program for c in self.claims))
+        programs = list(dict.fromkeys(c.program_key for c in self.claims))
         data = {}
         for prog in programs:
-            mine = [c for c in self.claims if c.program == prog]
+            mine = [c for c in self.claims if c.program_key == prog]
             rc, err, base = self.run("audit", prog, None)
             if rc != 0:
                 for c in mine:
@@ -455,11 +487,13 @@ class Suite:
                            "moved": moved(base, rep), "predicted": pred, "ids": ids,
                            "diffs": []}
         live = [p for p in programs
-                if any(c.program == p and "diffs" in data[c] for c in self.claims)]
+                if any(c.program_key == p and "diffs" in data[c] and not c.count_only
+                       for c in self.claims)]
         done, last = {p: 0 for p in live}, {}
         for rnd in range(1, self.rounds + 1):
             for prog in live:
-                mine = [c for c in self.claims if c.program == prog and "diffs" in data[c]]
+                mine = [c for c in self.claims if c.program_key == prog and "diffs" in data[c]
+                        and not c.count_only]
                 if not mine:
                     continue
                 elapsed = self.clock() - t0
@@ -476,13 +510,24 @@ class Suite:
                         data[c] = self.failure("a plain run", None, rc, err)
                     continue
                 for c in mine:
-                    rc, err, fix_us = self.run("plain", prog, c.fix, rnd)
-                    if rc != 0:
-                        data[c] = self.failure("a plain run", c.fix, rc, err)
-                    else:
-                        data[c]["diffs"].append(base_us - fix_us)
+                    self.time_variants(c, data, prog, base_us, rnd)
                 done[prog], last[prog] = rnd, self.clock() - t
         return data
+
+    def time_variants(self, claim, data, prog, base_us, rnd):
+        """One round's plain runs of CLAIM's option (and its sync-alone variant): the savings
+        against BASE_US go to data[claim]["diffs"] (the one judged) and "option_diffs"."""
+        variants = [("option_diffs", claim.fix)]
+        if claim.sync_alone:
+            variants.append(("diffs", claim.sync_alone))
+        else:
+            variants = [("diffs", claim.fix)]
+        for key, fix in variants:
+            rc, err, fix_us = self.run("plain", prog, fix, rnd)
+            if rc != 0:
+                data[claim] = self.failure("a plain run", fix, rc, err)
+                return
+            data[claim].setdefault(key, []).append(base_us - fix_us)
 
     def rows(self):
         data = self.measure()
@@ -528,7 +573,7 @@ def main(argv=None):
     claims = CLAIMS
     if a.program:
         names = set(a.program.split(","))
-        claims = [c for c in CLAIMS if c.program in names]
+        claims = [c for c in CLAIMS if c.program in names or c.program_key in names]
         if not claims:
             ap.error(f"no claim of {a.program!r}")
     out = pathlib.Path(a.out) if a.out else workdir("frameworks")

@@ -40,8 +40,11 @@ def report(rows, blocking=(100,), lines=None):
 
 def test_claims_are_the_programs_options():
     names = {c.name for c in fc.CLAIMS}
-    assert len(names) == len(fc.CLAIMS) == 7
+    assert len(names) == len(fc.CLAIMS) == 10
     assert len(LINE_CLAIMS) == 7
+    for c in fc.CLAIMS:  # a sync-alone variant is one of its program's --fix names too
+        src = (fc.SUITE / f"{c.program}.py").read_text()
+        assert not c.sync_alone or f'"{c.sync_alone}"' in src, c
     assert set(c.row for c in fc.CLAIMS) <= set(fc.ROW_IDS.values())
     for c in fc.CLAIMS:
         src = (fc.SUITE / f"{c.program}.py").read_text()
@@ -187,7 +190,7 @@ def test_overall_and_every_skip_fails():
 
 
 # the suite's shape as these tests know it: the claims judged on a line and their saving
-LINE_CLAIMS = [c for c in fc.CLAIMS if not c.by_row] + [
+LINE_CLAIMS = [c for c in fc.CLAIMS if not c.by_row and not c.args] + [
     fc.Claim("amp_loop", "bf16", fc.ROW_IDS["found_inf"],
              "torch/amp/grad_scaler.py:_maybe_opt_step|<genexpr>"), LOG_EVERY]
 LINE_CLAIMS.sort(key=lambda c: ["amp_loop", "hf_trainer", "lightning_fit"].index(c.program))
@@ -247,9 +250,10 @@ def test_suite_alternates_and_judges(tmp_path):
                           ("audit", "amp_loop", "bf16")]
     assert len(audits) == 3 + 3 + 4 and fake.calls[:10] == audits
     plain = fake.calls[10:]
-    assert plain[:3] == [("plain", "amp_loop", None), ("plain", "amp_loop", "fused"),
-                         ("plain", "amp_loop", "bf16")]
-    assert len(plain) == 2 * (3 + 3 + 4)
+    # fused is timed with its sync-alone variant (no-check), which its verdict reads
+    assert plain[:4] == [("plain", "amp_loop", None), ("plain", "amp_loop", "fused"),
+                         ("plain", "amp_loop", "no-check"), ("plain", "amp_loop", "bf16")]
+    assert len(plain) == 2 * (4 + 3 + 4)
     # the one-line claims' prediction 600 us / 30 steps = 20 us = the measured 20: PASS
     by = {r["claim"]: r for r in rows}
     assert by["hf_trainer nan-filter-off"]["result"] == "PASS"
@@ -265,6 +269,21 @@ def test_suite_alternates_and_judges(tmp_path):
     head = text.splitlines()[0]
     assert "line count before -> after" in head and "verdict" in head
     assert "| 30 -> 0 (<= 0)" in text and "20.0 [20.0, 20.0] (2)" in text
+    fused = by["amp_loop fused"]
+    assert fused["diffs"] == [20.0, 20.0] and fused["option_diffs"] == [20.0, 20.0]
+    assert "sync alone 20.0 [20.0, 20.0] (2); the option 20.0 [20.0, 20.0] (2)" in text
+
+
+def test_count_only_claims_get_no_plain_runs(tmp_path):
+    """A claim judged on its counts alone is audited, never timed: its program's plain runs are
+    those of its other claims only."""
+    fake = FakeRunner()
+    claims = [c for c in fc.CLAIMS if c.program == "hf_trainer"]
+    assert any(c.count_only for c in claims) and not all(c.count_only for c in claims)
+    fc.Suite(claims, tmp_path, python="py", binary="sb", runner=fake, clock=fake.clock,
+             log=lambda text: None, rounds=1, budget_s=1e9).rows()
+    timed = {c.fix for c in claims if not c.count_only}
+    assert {c[2] for c in fake.calls if c[0] == "plain"} == {None} | timed
 
 
 def test_suite_skips_a_program_and_stops_at_the_budget(tmp_path):
@@ -276,8 +295,8 @@ def test_suite_skips_a_program_and_stops_at_the_budget(tmp_path):
     assert "SKIP: hf_trainer is not installed" in text
     # hf_trainer: its baseline audit only, nothing more
     assert [c for c in fake.calls if c[1] == "hf_trainer"] == [("audit", "hf_trainer", None)]
-    # 8 audits (80 s), round 1 (70 s, each program at least one round), then past the budget
-    assert sum(1 for c in fake.calls if c[0] == "plain") == 3 + 4
+    # 8 audits (80 s), round 1 (80 s, each program at least one round), then past the budget
+    assert sum(1 for c in fake.calls if c[0] == "plain") == 4 + 4
     assert "budget 150 s" in s.note and "amp_loop 1 of 3" in text
     assert by["amp_loop fused"]["diffs"] == [20.0]
     text, ok = fc.overall(rows, s.note)
@@ -290,7 +309,7 @@ def test_suite_runs_one_round_past_the_budget(tmp_path):
     fake = FakeRunner()
     s = suite(tmp_path, fake, rounds=3, budget_s=50.0)
     rows, text = s.rows()
-    assert sum(1 for c in fake.calls if c[0] == "plain") == 3 + 3 + 4
+    assert sum(1 for c in fake.calls if c[0] == "plain") == 4 + 3 + 4
     assert all(len(r["diffs"]) == 1 for r in rows) and "1 of 3" in s.note
 
 
@@ -322,3 +341,23 @@ def test_a_row_claim_counts_the_rows_its_row_names_and_is_judged_on_counts():
             "predicted": None, "ids": [], "diffs": [1.0, 2.0]}
     assert fc.judge(METRIC, data)["result"] == "PASS"
     assert fc.judge(METRIC, {**data, "after": 1})["result"] == "MISS"
+
+
+def test_a_claims_program_arguments_and_key(tmp_path):
+    """ddp_job's claims run it with their ranks and backend, and its files and rounds are named by
+    the key (ddp_job-nccl1), apart from another claim of the same program with other arguments."""
+    fake = FakeRunner()
+    claims = [c for c in fc.CLAIMS if c.program == "ddp_job"]
+    assert {c.program_key for c in claims} == {"ddp_job-nccl1", "ddp_job-gloo2"}
+    s = fc.Suite(claims, tmp_path, python="py", binary="sb", runner=fake, clock=fake.clock,
+                 log=lambda text: None, rounds=1, budget_s=1e9)
+    cmd = [str(x) for x in s.program_cmd("ddp_job-nccl1", "gather-tensor")]
+    assert cmd[:6] == ["py", str(fc.SUITE / "ddp_job.py"), "--ranks", "1", "--backend", "nccl"]
+    assert cmd[-2:] == ["--fix", "gather-tensor"]
+    rows, text = s.rows()
+    assert (tmp_path / "ddp_job-nccl1-baseline.json").exists()
+    assert (tmp_path / "ddp_job-gloo2-no-broadcast-buffers.json").exists()
+    assert "ddp_job-gloo2 no-broadcast-buffers" in text
+    # the gloo claim is judged on counts alone: no plain run of ddp_job-gloo2
+    plain = [c for c in fake.calls if c[0] == "plain"]
+    assert len(plain) == 3  # nccl1: the baseline, gather-tensor, no-nonfinite-check
