@@ -336,10 +336,11 @@ static int enable(CUpti_ActivityKind kind, const char *what)
 {
     CUptiResult r = cuptiActivityEnable(kind);
     if (r == CUPTI_SUCCESS) {
-        if (nenabled < (int)(sizeof enabled / sizeof enabled[0]))
-            enabled[nenabled].kind = kind,
-            enabled[nenabled].gated = kind != CUPTI_ACTIVITY_KIND_STREAM,
+        if (nenabled < (int)(sizeof enabled / sizeof enabled[0])) {
+            enabled[nenabled].kind = kind;
+            enabled[nenabled].gated = kind != CUPTI_ACTIVITY_KIND_STREAM;
             enabled[nenabled++].on = 1;
+        }
         return 0;
     }
     const char *msg = "?";
