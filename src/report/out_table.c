@@ -148,7 +148,10 @@ static void process_block(FILE *f, const sb_audit_proc_result *res)
         fprintf(f, " (rank %d)", p->rank);
     if (res->compile_worker)
         fprintf(f, " (%s)", SB_AUDIT_COMPILE_WORKER);
-    if (p->kernels)
+    if (p->kernels && p->windowed && p->window_start < 0) /* window_line says why */
+        fprintf(f, ": host blocked %.3f ms (%.1f %%), polls %ld\n", res->blocked_us / 1e3,
+                sb_audit_pct(res->blocked_us, res->lifetime_us), res->polls);
+    else if (p->kernels)
         fprintf(f, ": GPU busy %.1f %%%s, host blocked %.3f ms (%.1f %%), polls %ld\n",
                 sb_audit_pct(res->busy_us, sb_audit_gpu_span_us(res)),
                 p->windowed ? " (in its GPU window)" : "", res->blocked_us / 1e3,
@@ -527,7 +530,7 @@ int sb_audit_write_table(FILE *f, const sb_audit_analysis *an, const sb_audit_op
         return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit table");
     int windowed = 0;
     for (size_t i = 0; i < an->nprocs; i++)
-        windowed |= run->procs[i]->windowed && run->procs[i]->kernels;
+        windowed |= run->procs[i]->windowed && run->procs[i]->window_start >= 0;
     if (windowed)
         fprintf(f, "\nbubble ms, saves ms: from the GPU window, scaled to the run by its calls "
                    "(docs/replay.md)\n");

@@ -336,6 +336,8 @@ def test_a_window_that_never_opened_gives_no_gpu_figures(tmp_path):
     assert p["gpu_busy_pct"] is None and p["predicted"] is None
     assert p["gpu_window"]["opened"] is False and p["gpu_window"]["range_instances"] == 40
     assert "GPU window step:50-60 never opened (40 instances of step begun)" in r.stderr
+    assert "pid 100: host blocked" in r.stderr and "GPU busy 0.0" not in r.stderr
+    assert "from the GPU window" not in r.stderr
     assert "the launches were not recorded" not in r.stderr
     assert rows[0]["bubble_total_us"] == ""
 
