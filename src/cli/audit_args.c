@@ -18,7 +18,8 @@ static const sb_optdef audit_optdefs[] = {
     {"range", 0, NULL, SB_OPT_TEXT, "NAME", 0, 0, NULL, AT(range), NULL, NULL,
      "with --max-syncs: count inside every instance of the\n"
      "NVTX push/pop range NAME instead (nested ranges included);\n"
-     "a range never entered fails the gate"},
+     "a range never entered fails the gate. With --baseline,\n"
+     "--update-baseline or --gpu-activity-steps: a step's range"},
     {"baseline", 0, NULL, SB_OPT_TEXT, "FILE", 0, 0, NULL, AT(baseline), NULL, NULL,
      "fail (exit 1) on a blocking site FILE does not hold, or\n"
      "one over its budget per step (per instance of the file's\n"
