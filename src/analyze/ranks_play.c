@@ -443,9 +443,10 @@ static int play_selection(sb_replay_job *job, const member *mem, size_t n,
     for (size_t k = 0; k < n; k++) {
         const sb_audit_proc *p = mem[k].res->proc;
         jp->calls[k] = 0;
-        for (size_t i = 0; i < p->ncalls; i++)
+        for (size_t i = 0; i < p->ncalls; i++) /* as savings.c: inside the GPU window */
             jp->calls[k] += jp->mask[k][i] =
-                (unsigned char)sb_audit_saving_removes(&p->calls[i], sel);
+                (unsigned char)(sb_audit_saving_removes(&p->calls[i], sel) &&
+                                sb_audit_in_gpu_window(p, p->calls[i].start));
     }
     const unsigned char *const *masks = (const unsigned char *const *)jp->mask;
     memset(jp->kept, 0, n * sizeof *jp->kept);
