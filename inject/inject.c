@@ -294,14 +294,20 @@ API int InitializeInjection(void)
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);
     sba_activity_proc_fields(&plan, kinds, sizeof kinds);
+    /* how Python stacks are read, in a process that runs Python (pyframes.h) */
+    char pyread[48] = "";
+    if (python && sba_py_reader())
+        snprintf(pyread, sizeof pyread, ",\"pyread\":\"%s\"", sba_py_reader());
     sba_out_printf(
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
         "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d%s,"
-        "\"symsize\":1}",
+        "\"symsize\":1%s}",
         SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sb_env_long_named("RANK", -1),
         sb_env_long_named("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
-        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits, kinds);
+        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits, kinds, pyread);
     sba_activity_warn(&plan);
+    if (python)
+        sba_py_warn();
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
      * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the

@@ -32,6 +32,7 @@ static const sb_rec_field proc_fields[] = {
     F("flush_ms", INT, OPT, "CUPTI's flush period (0: none)"),
     F("zeroed", INT, OPT, "1: the buffers are handed over zeroed"),
     F("symsize", INT, OPT, "1: a stack frame's symbol covers its address"),
+    F("pyread", STR, OPT, "how Python stacks are read: offsets, table, writer or none"),
 };
 
 static const sb_rec_field call_fields[] = {
