@@ -529,6 +529,13 @@ const char *sba_py_reader(void)
     return reader;
 }
 
+void sba_py_proc_field(char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (reader)
+        snprintf(buf, n, ",\"pyread\":\"%s\"", reader);
+}
+
 void sba_py_warn(void)
 {
     char esc[sizeof no_frames * 2];

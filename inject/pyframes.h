@@ -33,6 +33,8 @@ int sba_py_walking(void);
  * publishes or by pywalk.c's own), "writer" (CPython's traceback writer at every call) or
  * "none" (not at all: a warn record says why); NULL when sba_py_init found no Python. */
 const char *sba_py_reader(void);
+/* The proc record's field that says it, ",\"pyread\":\"...\"", into buf; "" without Python. */
+void sba_py_proc_field(char *buf, size_t n);
 /* From now on each new stack's record is kept for sba_py_stack_line (the in-process API). */
 void sba_py_keep_lines(void);
 /* A copy of Python stack id's record (malloc'd), or NULL when none was kept. */

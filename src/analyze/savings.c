@@ -143,21 +143,27 @@ static int same_as_site(const sb_audit_proc_result *p, sb_audit_saving *s)
     return 1;
 }
 
+/* The calls of selection s the play removes (mask), those of its window of GPU activity when the
+ * process has one (the replay plays only the window: replay.h), and the selection's calls in the
+ * whole run (run_calls), which its figures are scaled to. */
 static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned char *mask,
                 sb_audit_saving *s)
 {
     const sb_audit_proc *p = res->proc;
-    s->calls = 0;
+    s->calls = s->run_calls = 0;
     s->blocked_us = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         int hit = hits(c, s);
-        mask[i] = (unsigned char)hit;
-        if (hit) {
-            s->calls++;
+        if (hit) { /* the run's blocked time: recorded whole, window or not */
+            s->run_calls++;
             s->blocked_us += (double)(c->end - c->start) / 1e3;
         }
+        mask[i] = (unsigned char)(hit && sb_audit_in_gpu_window(p, c->start));
+        s->calls += mask[i];
     }
+    if (!s->calls && s->run_calls) /* none in the window: no figure (sb_audit_saving_scale) */
+        return 0;
     if (same_as_site(res, s))
         return 0;
     int rc = sb_replay_run(m, mask, 0, &s->r);
@@ -189,8 +195,8 @@ static void select_all(sb_audit_proc_result *p, const group *sites, size_t nsite
 int sb_audit_savings(sb_audit_proc_result *res, int top)
 {
     const sb_audit_proc *p = res->proc;
-    if (!p->kernels || !p->launches)
-        return 0;
+    if (!p->kernels || !p->launches || (p->windowed && p->window_start < 0))
+        return 0; /* nothing of the GPU's recorded (a window that never opened) */
     size_t nsites = 0, nranges = 0, nlines = 0;
     group *sites = groups_of(p, BY_SITE, &nsites), *ranges = groups_of(p, BY_RANGE, &nranges);
     group *lines = groups_of(p, BY_LINE, &nlines);
@@ -270,9 +276,16 @@ double sb_audit_result_us(const sb_replay_result *r, long calls)
     return r->typical_us * (double)calls;
 }
 
+double sb_audit_saving_scale(const sb_audit_saving *s)
+{
+    if (s->calls == s->run_calls)
+        return 1;
+    return s->calls ? (double)s->run_calls / (double)s->calls : NAN;
+}
+
 double sb_audit_saving_us(const sb_audit_saving *s)
 {
-    return sb_audit_result_us(&s->r, s->calls);
+    return sb_audit_result_us(&s->r, s->calls) * sb_audit_saving_scale(s);
 }
 
 static double run_saving(const sb_audit_analysis *an, const selection *w)
@@ -281,7 +294,7 @@ static double run_saving(const sb_audit_analysis *an, const selection *w)
     int any = 0;
     for (size_t i = 0; i < an->nprocs; i++) {
         const sb_audit_saving *s = find(&an->procs[i], w);
-        if (s) {
+        if (s && !isnan(sb_audit_saving_us(s))) { /* NaN: none of its calls in the window */
             sum += sb_audit_saving_us(s);
             any = 1;
         }
@@ -291,20 +304,25 @@ static double run_saving(const sb_audit_analysis *an, const selection *w)
 
 static const char *unmodelled_why(const sb_audit_analysis *an, const selection *w)
 {
-    int ranks = 0;
+    int ranks = 0, outside = 0;
     for (size_t i = 0; i < an->nprocs; i++) {
         const sb_audit_saving *s = find(&an->procs[i], w);
         if (s && s->r.threads_unmodelled)
             return "threads not modelled";
         ranks |= s && s->ranks_unmodelled;
+        outside |= s && !s->calls && s->run_calls;
     }
-    return ranks ? "ranks not modelled" : NULL;
+    if (ranks)
+        return "ranks not modelled";
+    /* played, but none of its calls inside the window of GPU activity: no figure, when no other
+     * process has one */
+    return outside && isnan(run_saving(an, w)) ? "no call inside the GPU window" : NULL;
 }
 
 static const char *saving_text(const sb_audit_analysis *an, const selection *w, char *buf, size_t n)
 {
     double us = run_saving(an, w);
-    if (isnan(us))
+    if (isnan(us) && !unmodelled_why(an, w))
         snprintf(buf, n, "%s", "");
     else if (unmodelled_why(an, w))
         snprintf(buf, n, "%s", SB_AUDIT_UNMODELLED);

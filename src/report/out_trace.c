@@ -10,6 +10,7 @@
 #include "report/trace_events.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,17 +127,22 @@ static void saving_args(writer *w, json_t *args, const sb_audit_proc_result *res
                         const sb_audit_call *c)
 {
     const sb_audit_saving *sv = sb_audit_saving_of(res, SB_SAVE_SITE, c->site, SB_AUDIT_NONE);
-    if (sv && !sb_audit_unmodelled(sv)) {
+    int scaled = 0; /* from the GPU window */
+    if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv))) {
         sb_trace_set(w, args, "site_save_us", sb_trace_us_rounded(sb_audit_saving_us(sv)));
         sb_trace_set(w, args, "site_save_per_call_us", sb_trace_us_rounded(sv->r.typical_us));
+        scaled |= sv->calls != sv->run_calls;
     }
     sv = c->made->via_site && c->made->via_site[0]
              ? sb_audit_line_saving_of(res, c->site, c->made->via_site)
              : NULL;
-    if (sv && !sb_audit_unmodelled(sv)) {
+    if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv))) {
         sb_trace_set(w, args, "via_save_us", sb_trace_us_rounded(sb_audit_saving_us(sv)));
         sb_trace_set(w, args, "via_save_per_call_us", sb_trace_us_rounded(sv->r.typical_us));
+        scaled |= sv->calls != sv->run_calls;
     }
+    if (scaled)
+        sb_trace_set_str(w, args, "save_scaled_from", "window");
 }
 
 /* What the analysis found of a classified call: its site, range, operation and Python. */
@@ -170,7 +176,7 @@ static void calls(writer *w, const sb_audit_proc_result *res)
         sb_trace_set_int(w, args, "correlation", c->corr);
         if (c->cls != SB_AUDIT_NONE)
             found_args(w, args, p, c);
-        if (blocking && p->kernels)
+        if (blocking && p->kernels && sb_audit_in_gpu_window(p, c->start))
             sb_trace_set(w, args, "bubble_us", sb_trace_us(c->bubble_ns));
         if (blocking && !sb_audit_compile_time(c))
             saving_args(w, args, res, c);
@@ -246,6 +252,12 @@ static int process(writer *w, const sb_audit_proc_result *res)
     else
         sb_audit_fmt(buf, sizeof buf, "pid %" PRId64 ": %s", p->pid, p->cmd);
     meta(w, 0, "process_name", buf);
+    if (p->windowed && p->window_start >= 0) { /* where its GPU activity was recorded */
+        char text[3 * SB_AUDIT_RANGE_NAME_MAX], name[sizeof text + 16];
+        snprintf(name, sizeof name, "GPU window %s", sb_audit_window_text(p, text, sizeof text));
+        sb_trace_emit(w, sb_trace_complete(w, 0, name, "gpu_window", p->window_start,
+                                           p->window_end >= 0 ? p->window_end : res->t_last));
+    }
     if (thread_names(w, res) < 0)
         return -1;
     /* launches by (domain, correlation): the host calls first, then the API records */
