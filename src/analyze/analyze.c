@@ -150,8 +150,8 @@ static int is_pageable(const char *s)
     return s && strcmp(s, "pageable") == 0;
 }
 
-static void classify(const sb_audit_proc_result *res, const lookups *l, sb_audit_call *c,
-                     const sb_audit_opts *o)
+static void classify(const sb_audit_proc_result *res, const lookups *l, const sb_audit_call *c,
+                     sb_audit_call_info *ci, const sb_audit_opts *o)
 {
     const sb_audit_proc *p = res->proc;
     const sb_audit_timeline *t = call_timeline(res, l, c);
@@ -165,44 +165,44 @@ static void classify(const sb_audit_proc_result *res, const lookups *l, sb_audit
         fam == SB_FAM_COPY || fam == SB_FAM_COPY_ASYNC ? matched_copy(p, l, c) : NULL;
     switch (fam) {
     case SB_FAM_FIXED:
-        c->cls = fixed;
+        ci->cls = fixed;
         break;
     case SB_FAM_COPY:
     case SB_FAM_COPY_ASYNC:
         if (!copy) { /* what the call alone says (its direction, the driver's answer about its
                       * host pointer): the class the injection library's blocks count too */
-            c->cls = sb_audit_class_alone(c->api, c->copy, c->host);
-            if (fam == SB_FAM_COPY && c->cls == SB_AUDIT_NONE && waited)
-                c->cls = SB_AUDIT_WAITED; /* a device-to-device copy that waited */
+            ci->cls = sb_audit_class_alone(c->api, c->copy, c->host);
+            if (fam == SB_FAM_COPY && ci->cls == SB_AUDIT_NONE && waited)
+                ci->cls = SB_AUDIT_WAITED; /* a device-to-device copy that waited */
         } else if (fam == SB_FAM_COPY) {
             dtod = dtod || strcmp(copy->ckind, "DtoD") == 0 || strcmp(copy->ckind, "PtoP") == 0;
-            c->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+            ci->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
         } else if (is_pageable(copy->src) || is_pageable(copy->dst)) {
-            c->cls = SB_AUDIT_COPY_PAGEABLE;
+            ci->cls = SB_AUDIT_COPY_PAGEABLE;
         } else { /* into pinned memory: it does not wait (.item()'s copy; a GPU that went idle
                   * while CUPTI slowed the call down is a coincidence, not a wait) */
-            c->cls = SB_AUDIT_NONE;
+            ci->cls = SB_AUDIT_NONE;
         }
         break;
     default:
-        c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+        ci->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
     }
-    c->bubble_ns =
-        sb_audit_blocking(c->cls) && p->kernels ? sb_audit_bubble(t, c->start, c->end) : 0;
+    ci->bubble_ns =
+        sb_audit_blocking(ci->cls) && p->kernels ? sb_audit_bubble(t, c->start, c->end) : 0;
 }
 
-static const sb_audit_proc *g_sort_proc; /* qsort has no context argument in C11 */
+static const sb_audit_call_info *g_sort_calls; /* qsort has no context argument in C11 */
 
 static int cmp_call_key(const void *a, const void *b)
 {
-    const sb_audit_call *x = &g_sort_proc->calls[*(const size_t *)a];
-    const sb_audit_call *y = &g_sort_proc->calls[*(const size_t *)b];
+    const sb_audit_call_info *x = &g_sort_calls[*(const size_t *)a];
+    const sb_audit_call_info *y = &g_sort_calls[*(const size_t *)b];
     if (x->cls != y->cls)
         return x->cls < y->cls ? -1 : 1;
     if (x->made->compile != y->made->compile) /* compile time apart (compile_group.c) */
         return x->made->compile - y->made->compile;
-    if (!x->waiter != !y->waiter) /* a line's own calls apart from those it waited for */
-        return !x->waiter ? -1 : 1;
+    if (!x->wake != !y->wake) /* a line's own calls apart from those it waited for */
+        return !x->wake ? -1 : 1;
     int r = strcmp(x->range, y->range);
     if (r || (r = strcmp(x->site, y->site)) || (r = strcmp(x->made->via_site, y->made->via_site)))
         return r;
@@ -229,14 +229,14 @@ static int build_rows(sb_audit_proc_result *res)
         return -1;
     }
     for (size_t i = 0; i < p->ncalls; i++)
-        if (p->calls[i].cls != SB_AUDIT_NONE)
+        if (res->calls[i].cls != SB_AUDIT_NONE)
             idx[n++] = i;
-    g_sort_proc = p;
+    g_sort_calls = res->calls;
     sb_sort(idx, n, sizeof *idx, cmp_call_key);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         sb_audit_row *r = &res->rows[res->nrows++];
-        const sb_audit_call *first = &p->calls[idx[i]];
+        const sb_audit_call_info *first = &res->calls[idx[i]];
         memset(r, 0, sizeof *r);
         r->cls = first->cls;
         r->range = first->range;
@@ -246,12 +246,12 @@ static int build_rows(sb_audit_proc_result *res)
         r->pyframe = first->pyframe;
         r->rule = first->rule;
         r->made = *first->made;
-        r->waiter = first->waiter;
+        r->waiter = sb_audit_call_waiter(p, first);
         for (; j < n && cmp_call_key(&idx[i], &idx[j]) == 0; j++) {
             const sb_audit_call *c = &p->calls[idx[j]];
             d[j - i] = (double)(c->end - c->start) / 1e3;
             r->blocked_total_us += d[j - i];
-            r->bubble_total_us += (double)c->bubble_ns / 1e3;
+            r->bubble_total_us += (double)res->calls[idx[j]].bubble_ns / 1e3;
         }
         r->count = (long)(j - i);
         sb_sort_doubles(d, j - i);
@@ -342,8 +342,9 @@ static int cmp_int64(const void *a, const void *b)
 /* nvtxRangeStart/End ranges belong to no thread (they may end on another one): each counts
  * the blocking calls of every thread of the process that started inside it, and their blocked
  * time: the calls as (start, duration) sorted by start, prefix sums of the durations. n log n. */
-static int count_startend(sb_audit_proc *p, const sb_audit_opts *o)
+static int count_startend(const sb_audit_proc_result *res, const sb_audit_opts *o)
 {
+    sb_audit_proc *p = res->proc;
     size_t nse = 0, n = 0;
     for (size_t i = 0; i < p->nranges; i++)
         nse += p->ranges[i].startend;
@@ -357,7 +358,7 @@ static int count_startend(sb_audit_proc *p, const sb_audit_opts *o)
         return -1;
     }
     for (size_t i = 0; i < p->ncalls; i++)
-        if (sb_audit_gated(o, &p->calls[i])) {
+        if (sb_audit_gated(o, &res->calls[i])) {
             sd[2 * n] = p->calls[i].start;
             sd[2 * n + 1] = p->calls[i].end - p->calls[i].start;
             n++;
@@ -384,8 +385,9 @@ static int count_startend(sb_audit_proc *p, const sb_audit_opts *o)
  * them: the first call that names one gives its name, start and depth); each instance's count
  * of the blocking calls the gate counts, nested ranges included. n log n in the calls and
  * ranges. */
-static int count_ranges(sb_audit_proc *p, const sb_audit_opts *o)
+static int count_ranges(const sb_audit_proc_result *res, const sb_audit_opts *o)
 {
+    sb_audit_proc *p = res->proc;
     sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
     const size_t recorded = p->nranges;
     unrecorded *u = NULL;
@@ -423,7 +425,7 @@ static int count_ranges(sb_audit_proc *p, const sb_audit_opts *o)
         sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        if (!sb_audit_gated(o, c))
+        if (!sb_audit_gated(o, &res->calls[i]))
             continue;
         for (int k = 0; k < c->nranges; k++) {
             sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
@@ -433,7 +435,7 @@ static int count_ranges(sb_audit_proc *p, const sb_audit_opts *o)
             }
         }
     }
-    return count_startend(p, o); /* it sets its ranges' counts whole */
+    return count_startend(res, o); /* it sets its ranges' counts whole */
 }
 
 static int cmp_range_name(const void *a, const void *b)
@@ -497,15 +499,17 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc_result *res, const sb_
         return -1;
     }
     const char *empty = sb_audit_intern(&run->strs, "");
-    if (!empty) {
+    res->calls = calloc(p->ncalls ? p->ncalls : 1, sizeof *res->calls);
+    if (!empty || !res->calls) {
         free_lookups(&l);
         return -1;
     }
     for (size_t i = 0; i < p->ncalls; i++) {
-        sb_audit_call *c = &p->calls[i];
-        classify(res, &l, c, o);
-        c->range = c->nranges ? c->ranges[c->nranges - 1].name : empty;
-        if (sb_audit_blocking(c->cls) && c->stack >= 0) {
+        const sb_audit_call *c = &p->calls[i];
+        sb_audit_call_info *ci = &res->calls[i];
+        classify(res, &l, c, ci, o);
+        ci->range = c->nranges ? c->ranges[c->nranges - 1].name : empty;
+        if (sb_audit_blocking(ci->cls) && c->stack >= 0) {
             sb_audit_stack *s = (sb_audit_stack *)sb_audit_find_stack(p, c->stack);
             if (s)
                 s->used = 1;
@@ -519,40 +523,43 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc_result *res, const sb_
  * (its source text beside it), and the line inside a library that made it; the native frame
  * otherwise; then what made it and the fix (rules.c). Once per distinct call site
  * (callsites.c): the calls of one site share what it found. */
-static int attribute(sb_audit_analysis *an, const sb_audit_proc_result *res, sb_audit_call *c)
+static int attribute(sb_audit_analysis *an, const sb_audit_proc_result *res, size_t i)
 {
     const sb_audit_proc *p = res->proc;
+    const sb_audit_call *c = &p->calls[i];
+    sb_audit_call_info *ci = &res->calls[i];
     sb_audit_run *run = an->run;
     int added;
-    sb_audit_callsite *cs = sb_audit_callsite_of(an, p, c, &added);
+    sb_audit_callsite *cs = sb_audit_callsite_of(an, p, c, ci, &added);
     if (!cs)
         return -1;
     if (!added) {
-        sb_audit_callsite_give(cs, c);
+        sb_audit_callsite_give(cs, ci);
         return 0;
     }
-    c->native = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
-                              : sb_audit_site(&run->strs, NULL);
-    c->site = c->native;
-    c->source = sb_audit_intern(&run->strs, "");
-    if (!c->native || !c->source)
+    ci->native = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
+                               : sb_audit_site(&run->strs, NULL);
+    ci->site = ci->native;
+    ci->source = sb_audit_intern(&run->strs, "");
+    if (!ci->native || !ci->source)
         return -1;
-    const sb_audit_pystack *ps = c->py >= 0 ? sb_audit_find_pystack(p, c->py) : NULL;
-    if (ps && (c->pyframe = sb_audit_py_pick(ps, an->opts.py_innermost))) {
-        c->site = sb_audit_py_site(&run->strs, c->pyframe);
-        c->source = sb_audit_py_source(an, c->pyframe);
-        if (!c->site || !c->source)
+    int64_t py = sb_audit_call_py(p, c, ci);
+    const sb_audit_pystack *ps = py >= 0 ? sb_audit_find_pystack(p, py) : NULL;
+    if (ps && (ci->pyframe = sb_audit_py_pick(ps, an->opts.py_innermost))) {
+        ci->site = sb_audit_py_site(&run->strs, ci->pyframe);
+        ci->source = sb_audit_py_source(an, ci->pyframe);
+        if (!ci->site || !ci->source)
             return -1;
     }
-    c->made = &cs->made;
-    if (sb_audit_py_made(an, ps, c, &cs->made) < 0)
+    ci->made = &cs->made;
+    if (sb_audit_py_made(an, ps, ci, &cs->made) < 0)
         return -1;
-    c->rule = sb_audit_rule_for(p, c);
-    if (sb_fw_attribute(an, ps, c, &cs->made, &cs->fw_rule) < 0 ||
-        sb_audit_name_call(&run->strs, c, &cs->made) < 0 ||
-        sb_audit_compile_name(an, res->compile_worker, ps, c, &cs->made) < 0)
+    ci->rule = sb_audit_rule_for(p, c, ci);
+    if (sb_fw_attribute(an, ps, ci, &cs->made, &cs->fw_rule) < 0 ||
+        sb_audit_name_call(&run->strs, ci, &cs->made) < 0 ||
+        sb_audit_compile_name(an, res->compile_worker, ps, ci, &cs->made) < 0)
         return -1;
-    sb_audit_callsite_keep(cs, c);
+    sb_audit_callsite_keep(cs, ci);
     return 0;
 }
 
@@ -578,24 +585,23 @@ static int summarize(sb_audit_analysis *an, sb_audit_proc_result *res)
     sb_audit_proc *p = res->proc;
     sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
     res->compile_worker = sb_audit_compile_worker(p);
-    if (sb_audit_waiter_sites(p) < 0)
+    if (sb_audit_waiter_sites(p, res->calls) < 0)
         return -1;
-    for (size_t i = 0; i < p->ncalls; i++) {
-        sb_audit_call *c = &p->calls[i];
-        if (c->cls != SB_AUDIT_NONE && attribute(an, res, c) < 0)
+    for (size_t i = 0; i < p->ncalls; i++)
+        if (res->calls[i].cls != SB_AUDIT_NONE && attribute(an, res, i) < 0)
             return -1;
-    }
-    if (build_rows(res) < 0 || count_ranges(p, &an->opts) < 0)
+    if (build_rows(res) < 0 || count_ranges(res, &an->opts) < 0)
         return -1;
     sb_audit_compile_sums(res);
     lifetime(res);
     res->busy_us = (double)sb_audit_timeline_total(&res->all) / 1e3;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        res->counts[c->cls]++;
-        if (c->cls == SB_AUDIT_POLL)
+        const sb_audit_call_info *ci = &res->calls[i];
+        res->counts[ci->cls]++;
+        if (ci->cls == SB_AUDIT_POLL)
             res->polls++;
-        if (!sb_audit_blocking(c->cls))
+        if (!sb_audit_blocking(ci->cls))
             continue;
         res->blocking++;
         res->blocked_us += (double)(c->end - c->start) / 1e3;
@@ -656,6 +662,7 @@ static void free_result(sb_audit_proc_result *r)
         free(r->tl[i].iv);
     free(r->all.iv);
     free(r->tl);
+    free(r->calls);
     free(r->rows);
     free(r->savings);
     free(r->replay);

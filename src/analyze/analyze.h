@@ -64,6 +64,43 @@ typedef struct sb_audit_made {
     const char *fix_at;
 } sb_audit_made;
 
+/* What the analysis found of one recorded call: an->procs[i].calls[j] is
+ * run->procs[i]->calls[j]'s (the small fields side by side: millions of calls, no padding
+ * between). site, native, pyframe, source, rule and made are set for the calls that are not
+ * SB_AUDIT_NONE only, the same for every call of one call site (callsites.c). */
+typedef struct sb_audit_call_info {
+    sb_audit_class cls;
+    /* waiter_site.c: 1 + the index in p->wakes of the hand-off that woke the Python thread that
+     * waited for this call, made on a thread without Python (its site is that thread's line:
+     * sb_audit_call_py, sb_audit_call_waiter); 0: none */
+    int32_t wake;
+    int64_t bubble_ns;
+    const char *range;  /* innermost range, "" when none */
+    const char *site;   /* the Python line ("train.py:42 in step") when there is one, else the
+                           native site; "?" when none */
+    const char *native; /* the native site */
+    const sb_audit_pyframe *pyframe;  /* the frame `site` names; NULL: none */
+    const char *source;               /* that frame's source line, "" when unknown */
+    const struct sb_audit_rule *rule; /* what made it; NULL: no rule knows */
+    /* the line inside a library that made it, the operation, the fix: one for every call of one
+     * site (callsites.c) */
+    const sb_audit_made *made;
+} sb_audit_call_info;
+
+/* The Python stack ("pystack" id) call c of p is named by: its waiter's when it has one
+ * (ci->wake), else its own (-1: none). */
+static inline int64_t sb_audit_call_py(const sb_audit_proc *p, const sb_audit_call *c,
+                                       const sb_audit_call_info *ci)
+{
+    return ci->wake ? p->wakes[ci->wake - 1].py : c->py;
+}
+
+/* The thread id of the Python thread that waited for the call (ci->wake), 0 when none. */
+static inline int sb_audit_call_waiter(const sb_audit_proc *p, const sb_audit_call_info *ci)
+{
+    return ci->wake ? (int)p->wakes[ci->wake - 1].tid : 0;
+}
+
 /* One row: process x class x range x site x the line inside a library x operation and fix. */
 typedef struct sb_audit_row {
     sb_audit_class cls;
@@ -148,11 +185,11 @@ const char *sb_audit_py_package(const char *file, char *buf, size_t n);
  * an installed package other than the frameworks whose operations the rules name
  * (sb_audit_rule_frameworks); its package's name in pkg. NULL (pkg "") when none. */
 const sb_audit_pyframe *sb_audit_py_lib_frame(const sb_audit_pystack *s, char *pkg, size_t n);
-/* c->made's frames (c->pyframe and c->source set): the innermost frame when it is not the site's
- * (via; shown from its package on when installed: "transformers/generation/utils.py:2797 in
- * _sample"), the library's frame, and their lines' text; op and fix are rules.c's. 0, or -1 out
- * of memory. */
-int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_audit_call *c,
+/* A call's made (ci->pyframe and ci->source set; s its Python stack): the innermost frame when it
+ * is not the site's (via; shown from its package on when installed:
+ * "transformers/generation/utils.py:2797 in _sample"), the library's frame, and their lines'
+ * text; op and fix are rules.c's. 0, or -1 out of memory. */
+int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_audit_call_info *ci,
                      sb_audit_made *m);
 /* "tests/train.py:31" (relative to the current folder when under it), interned. */
 const char *sb_audit_py_file_line(sb_strpool *strs, const char *file, int line);
@@ -174,14 +211,15 @@ int sb_audit_compile_worker(const sb_audit_proc *p);
 #define SB_AUDIT_COMPILE_WORKER "torch.compile worker" /* what the reports call one */
 /* A call of a worker, or whose Python stack s holds a frame of torch.compile's compile,
  * autotuning or benchmarking machinery (one table of markers), is compile time: m->compile set,
- * its operation "torch.compile: ..." and its fix; c->rule NULL (no scenario prices it). Calls at
- * run time, through the compiled code's wrappers, are left as they are. 0, or -1 out of memory. */
+ * its operation "torch.compile: ..." and its fix; ci->rule NULL (no scenario prices it). Calls
+ * at run time, through the compiled code's wrappers, are left as they are. 0, or -1 out of
+ * memory. */
 int sb_audit_compile_name(sb_audit_analysis *an, int worker, const sb_audit_pystack *s,
-                          sb_audit_call *c, sb_audit_made *m);
-/* Was call c (attributed) made while torch.compile compiled? */
-int sb_audit_compile_time(const sb_audit_call *c);
-/* Does the gate count call c: a blocking call made at run time, or any with include_compile. */
-int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call *c);
+                          sb_audit_call_info *ci, sb_audit_made *m);
+/* Was the call (attributed) made while torch.compile compiled? */
+int sb_audit_compile_time(const sb_audit_call_info *ci);
+/* Does the gate count the call: a blocking call made at run time, or any with include_compile. */
+int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call_info *ci);
 /* r's compile-time sums (its process's calls): compile_blocking, compile_blocked_us,
  * compile_polls. */
 void sb_audit_compile_sums(sb_audit_proc_result *r);
@@ -215,22 +253,25 @@ typedef struct sb_audit_rule {
  * s NULL). The framework table matches with them too. */
 int sb_audit_alt_in(const char *alts, const char *s);
 int sb_audit_alt_is(const char *alts, const char *s);
-/* The first rule that holds for the call (its frames, API, copy and the lines' text), or NULL. */
-const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c);
+/* The first rule that holds for call c of p, ci what the analysis found of it (its frames, API,
+ * copy and the lines' text), or NULL. */
+const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c,
+                                       const sb_audit_call_info *ci);
 /* Does rule r hold for the call? */
-int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb_audit_call *c);
-/* c->made's op and fix from c->rule: a sync inside a library's own code (made.library) that no
- * rule of that library names keeps the rule's op, and its fix says where it is: "inside
+int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb_audit_call *c,
+                        const sb_audit_call_info *ci);
+/* A call's made's op and fix from ci->rule: a sync inside a library's own code (made.library) that
+ * no rule of that library names keeps the rule's op, and its fix says where it is: "inside
  * transformers (_sample): an upstream change, or a different call (...)". 0, or -1 out of
  * memory. */
-int sb_audit_name_call(sb_strpool *strs, const sb_audit_call *c, sb_audit_made *m);
+int sb_audit_name_call(sb_strpool *strs, const sb_audit_call_info *ci, sb_audit_made *m);
 
 /* ---- waiter_site.c: the Python line of the thread that waits ---- */
 /* Each blocking call made on a thread without Python that a Python thread slept waiting for (the
  * recorded hand-offs, followed through at most three threads without Python) takes that
- * thread's Python stack (py) and its id (waiter): its site is the waiter's line. Before the
- * calls are attributed, the Python stacks sorted. 0, or -1 out of memory. */
-int sb_audit_waiter_sites(sb_audit_proc *p);
+ * hand-off (calls[j].wake, calls indexed like p->calls, classified): its site is the waiter's
+ * line. Before the calls are attributed, the Python stacks sorted. 0, or -1 out of memory. */
+int sb_audit_waiter_sites(const sb_audit_proc *p, sb_audit_call_info *calls);
 /* Where a row's site comes from: "python" (the calling thread's line), "native" (its native
  * frame) or "waiter" (the line of the Python thread that waited for the calls). */
 const char *sb_audit_site_from(const sb_audit_row *r);
@@ -246,16 +287,17 @@ typedef struct sb_audit_callsite {
     const char *native, *site, *source;
     const sb_audit_pyframe *pyframe;
     const sb_audit_rule *rule;
-    sb_audit_made made; /* the calls' `made` points here */
+    sb_audit_made made;    /* the calls' `made` points here */
     sb_audit_rule fw_rule; /* frameworks.c: a framework row's rule (rule points here) */
 } sb_audit_callsite;
-/* c's call site: found (*added 0) or added (*added 1: the caller attributes c and keeps it);
- * NULL out of memory. */
+/* The call site of call c of p (ci: classified, its waiter found): found (*added 0) or added
+ * (*added 1: the caller attributes the call and keeps it); NULL out of memory. */
 sb_audit_callsite *sb_audit_callsite_of(sb_audit_analysis *an, const sb_audit_proc *p,
-                                        const sb_audit_call *c, int *added);
+                                        const sb_audit_call *c, const sb_audit_call_info *ci,
+                                        int *added);
 /* What an attributed call found, kept in its site; given to another call of the site. */
-void sb_audit_callsite_keep(sb_audit_callsite *cs, const sb_audit_call *c);
-void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call *c);
+void sb_audit_callsite_keep(sb_audit_callsite *cs, const sb_audit_call_info *ci);
+void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call_info *ci);
 void sb_audit_callsites_free(sb_audit_analysis *an);
 /* Every rule, NULL-terminated by op (tests, --help). */
 extern const sb_audit_rule sb_audit_rules[];
@@ -285,7 +327,8 @@ void sb_elf_syms_free(sb_elf_syms *e);
 
 /* ---- savings.c: what removing syncs would save (the replay, replay.h) ---- */
 /* SB_SAVE_LINE: the calls of one user's line (the site) made through one line inside a library
- * (c->made->via_site, not ""), played alone: which library line, which option, is worth changing */
+ * (the call's made->via_site, not ""), played alone: which library line, which option, is worth
+ * changing */
 typedef enum {
     SB_SAVE_ALL,
     SB_SAVE_SITE,
@@ -369,6 +412,8 @@ struct sb_audit_proc_result {
     sb_audit_timeline *tl;   /* the GPU's busy time, per device */
     size_t ntl;
     sb_audit_timeline all; /* every device merged */
+    /* what it found of each call, indexed like proc->calls (proc->ncalls of them) */
+    sb_audit_call_info *calls;
     sb_audit_row *rows;
     size_t nrows;
     long counts[SB_AUDIT_NCLASS];

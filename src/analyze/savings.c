@@ -1,7 +1,7 @@
 /* What removing syncs would save, per process: the replay (replay.h) played once with every
  * blocking call removed, then once per site (the Python line or native frame), per class, per
  * innermost NVTX range and per library line (the calls a user's line made through one line inside
- * a library: c->made->via_site), each removed alone (all, sites and lines twice: with the
+ * a library: the call's made->via_site), each removed alone (all, sites and lines twice: with the
  * readbacks the syncs serve, and with them kept). Sites interact: removing one can make a later
  * sync wait longer (the GPU work it no longer waits for is still there), which its own figure
  * counts; the figure for every sync is its own play, not a sum. The most costly sites, ranges and
@@ -18,15 +18,15 @@
 
 /* The syncs a play removes: blocking calls of the run time. What torch.compile made
  * (compile_group.c) happens once, while it compiles; removing it predicts nothing of a step. */
-static int removable(const sb_audit_call *c)
+static int removable(const sb_audit_call_info *ci)
 {
-    return sb_audit_blocking(c->cls) && !sb_audit_compile_time(c);
+    return sb_audit_blocking(ci->cls) && !sb_audit_compile_time(ci);
 }
 
-/* The line inside a library that made call c ("" when the user's line made it itself). */
-static const char *via_of(const sb_audit_call *c)
+/* The line inside a library that made the call ("" when the user's line made it itself). */
+static const char *via_of(const sb_audit_call_info *ci)
 {
-    return c->made && c->made->via_site ? c->made->via_site : "";
+    return ci->made && ci->made->via_site ? ci->made->via_site : "";
 }
 
 typedef struct {
@@ -58,17 +58,19 @@ typedef enum { BY_SITE, BY_RANGE, BY_LINE } group_by;
 /* The blocking calls grouped by an interned text (site or range; keys are pointers, equal text
  * is one pointer), or by a (site, library line) pair, most blocked first. By range: calls outside
  * any left out; by line: calls the user's line made itself left out. */
-static group *groups_of(const sb_audit_proc *p, group_by by, size_t *n)
+static group *groups_of(const sb_audit_proc_result *res, group_by by, size_t *n)
 {
+    const sb_audit_proc *p = res->proc;
     group *g = malloc((p->ncalls + 1) * sizeof *g);
     if (!g)
         return NULL;
     size_t m = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        const char *key = by == BY_RANGE ? c->range : c->site;
-        const char *via = by == BY_LINE ? via_of(c) : NULL;
-        if (!removable(c) || !key || (by == BY_RANGE && !key[0]) || (via && !via[0]))
+        const sb_audit_call_info *ci = &res->calls[i];
+        const char *key = by == BY_RANGE ? ci->range : ci->site;
+        const char *via = by == BY_LINE ? via_of(ci) : NULL;
+        if (!removable(ci) || !key || (by == BY_RANGE && !key[0]) || (via && !via[0]))
             continue;
         g[m++] = (group){key, via, 1, (double)(c->end - c->start) / 1e3};
     }
@@ -103,20 +105,20 @@ static int producers_held(sb_replay_model *m, const unsigned char *mask, sb_audi
     return 0;
 }
 
-/* Does the play of selection s remove call c? */
-static int hits(const sb_audit_call *c, const sb_audit_saving *s)
+/* Does the play of selection s remove the call? */
+static int hits(const sb_audit_call_info *ci, const sb_audit_saving *s)
 {
-    if (!removable(c))
+    if (!removable(ci))
         return 0;
     switch (s->kind) {
     case SB_SAVE_SITE:
-        return c->site == s->key;
+        return ci->site == s->key;
     case SB_SAVE_LINE:
-        return c->site == s->key && via_of(c) == s->via;
+        return ci->site == s->key && via_of(ci) == s->via;
     case SB_SAVE_RANGE:
-        return c->range == s->key;
+        return ci->range == s->key;
     case SB_SAVE_CLASS:
-        return c->cls == s->cls;
+        return ci->cls == s->cls;
     default:
         return 1;
     }
@@ -151,7 +153,7 @@ static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned ch
     s->blocked_us = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        int hit = hits(c, s);
+        int hit = hits(&res->calls[i], s);
         mask[i] = (unsigned char)hit;
         if (hit) {
             s->calls++;
@@ -166,6 +168,21 @@ static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned ch
     if (!rc && s->r.producers && played_twice(s->kind))
         rc = producers_held(m, mask, s);
     return rc;
+}
+
+/* The replay's model of res's process, given the calls' classes (the replay reads the records
+ * and, of the analysis, only these). NULL out of memory. */
+static sb_replay_model *build_model(const sb_audit_proc_result *res)
+{
+    const sb_audit_proc *p = res->proc;
+    sb_audit_class *cls = malloc((p->ncalls ? p->ncalls : 1) * sizeof *cls);
+    if (!cls)
+        return NULL;
+    for (size_t i = 0; i < p->ncalls; i++)
+        cls[i] = res->calls[i].cls;
+    sb_replay_model *m = sb_replay_build(p, cls);
+    free(cls);
+    return m;
 }
 
 /* The selections of p, in p->savings: all, the sites, the classes, the ranges, the lines. */
@@ -192,10 +209,10 @@ int sb_audit_savings(sb_audit_proc_result *res, int top)
     if (!p->kernels || !p->launches)
         return 0;
     size_t nsites = 0, nranges = 0, nlines = 0;
-    group *sites = groups_of(p, BY_SITE, &nsites), *ranges = groups_of(p, BY_RANGE, &nranges);
-    group *lines = groups_of(p, BY_LINE, &nlines);
+    group *sites = groups_of(res, BY_SITE, &nsites), *ranges = groups_of(res, BY_RANGE, &nranges);
+    group *lines = groups_of(res, BY_LINE, &nlines);
     unsigned char *mask = malloc(p->ncalls + 1);
-    sb_replay_model *m = sites && ranges && lines && mask ? sb_replay_build(p) : NULL;
+    sb_replay_model *m = sites && ranges && lines && mask ? build_model(res) : NULL;
     res->replay = malloc(sizeof *res->replay);
     if (nsites > (size_t)top)
         nsites = (size_t)top;

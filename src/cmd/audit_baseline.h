@@ -20,7 +20,7 @@ int sb_audit_bl_load(const sb_audit_request *req, sb_audit_bl *bl);
 /* After the reports: --update-baseline's file written (a partial file beside it, renamed into
  * place), a line on stderr saying so. 0; exit 1 on a write error or a range never entered
  * (nothing written). */
-int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_audit_run *run,
+int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_audit_analysis *an,
                       const sb_audit_opts *o);
 
 #endif

@@ -79,12 +79,6 @@ typedef struct sb_audit_range_ref {
     const char *name;
 } sb_audit_range_ref;
 
-struct sb_audit_pyframe;
-/* analyze/analyze.h's, named here only until what the analysis finds of each call leaves the
- * call (issue 45) */
-struct sb_audit_rule;
-struct sb_audit_made;
-
 typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
     int64_t tid, ctx, corr, start, end, stack;
@@ -96,21 +90,6 @@ typedef struct sb_audit_call {
     sb_audit_range_ref *ranges; /* outermost first */
     int nranges;
     int drv; /* dom "drv" */
-    /* analyze.c (the small fields side by side: millions of calls, no padding between) */
-    sb_audit_class cls;
-    int waiter; /* analyze/waiter_site.c: the Python thread that waited for this call, made on a
-                   thread without Python (py is then its stack); 0: none */
-    int64_t bubble_ns;
-    const char *range;  /* innermost range, "" when none */
-    const char *site;   /* the Python line ("train.py:42 in step") when there is one, else the
-                           native site; "?" when none */
-    const char *native; /* the native site */
-    const struct sb_audit_pyframe *pyframe; /* the frame `site` names; NULL: none */
-    const char *source;                     /* that frame's source line, "" when unknown */
-    const struct sb_audit_rule *rule;       /* what made it; NULL: no rule knows */
-    /* the line inside a library that made it, the operation, the fix: one for every call of one
-     * site (analyze/callsites.c) */
-    const struct sb_audit_made *made;
 } sb_audit_call;
 
 typedef struct sb_audit_range {

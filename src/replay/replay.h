@@ -53,6 +53,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record/classes.h"
+
 struct sb_audit_proc;
 typedef struct sb_replay_model sb_replay_model;
 
@@ -119,8 +121,9 @@ typedef struct sb_replay_result {
 
 #define SB_REPLAY_WINDOWS 20
 
-/* The model of p's run (p analyzed: classes known). NULL when out of memory. */
-sb_replay_model *sb_replay_build(const struct sb_audit_proc *p);
+/* The model of p's run, given the class of each of its calls (cls[i]: p->calls[i]'s, the
+ * analysis's). NULL when out of memory. */
+sb_replay_model *sb_replay_build(const struct sb_audit_proc *p, const sb_audit_class *cls);
 void sb_replay_facts_of(const sb_replay_model *m, sb_replay_facts *f);
 /* Readbacks stay when their sync is removed (made asynchronous). */
 #define SB_REPLAY_KEEP_READBACKS 1

@@ -184,8 +184,9 @@ static int max_offenders(const sb_audit_analysis *an, const sb_audit_opts *o,
         const sb_audit_proc *p = res->proc;
         for (size_t k = 0; o->range && !rc && k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
-            if (sb_audit_gated(o, c) && in_exceeded(res, c, o->range, o->max_syncs))
-                rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe, c->made);
+            const sb_audit_call_info *ci = &res->calls[k];
+            if (sb_audit_gated(o, ci) && in_exceeded(res, c, o->range, o->max_syncs))
+                rc = add(&s, ci->site, ci->cls, 1, ci->rule, ci->pyframe, ci->made);
         }
         for (size_t k = 0; !o->range && !rc && k < res->nrows; k++) {
             const sb_audit_row *r = &res->rows[k];

@@ -149,10 +149,10 @@ static void process_block(FILE *f, const sb_audit_proc_result *res)
                 p->pid, SB_AUDIT_ESC(p->activity_off));
 }
 
-/* Is call c of this phase (compile: made while torch.compile compiled)? */
-static int in_phase(const sb_audit_call *c, int compile)
+/* Is the call of this phase (compile: made while torch.compile compiled)? */
+static int in_phase(const sb_audit_call_info *ci, int compile)
 {
-    return sb_audit_compile_time(c) == compile;
+    return sb_audit_compile_time(ci) == compile;
 }
 
 /* Per class over the run, of the run time or the compile time (under `title` when not NULL):
@@ -181,11 +181,12 @@ static int class_table(FILE *f, const sb_audit_analysis *an, int compile, const 
             const sb_audit_proc_result *res = &an->procs[i];
             const sb_audit_proc *p = res->proc;
             for (size_t c = 0; c < p->ncalls; c++) {
-                if ((int)p->calls[c].cls != k || !in_phase(&p->calls[c], compile))
+                const sb_audit_call_info *ci = &res->calls[c];
+                if ((int)ci->cls != k || !in_phase(ci, compile))
                     continue;
                 d[m] = (double)(p->calls[c].end - p->calls[c].start) / 1e3;
                 total += d[m++];
-                bubble += (double)p->calls[c].bubble_ns / 1e3;
+                bubble += (double)ci->bubble_ns / 1e3;
             }
         }
         if (!m)

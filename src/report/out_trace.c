@@ -169,14 +169,14 @@ static void python_frames(FILE *f, const sb_audit_pystack *s)
 }
 
 /* A sync's predicted savings, per call too: its site's, and its library line's alone. */
-static void saving_args(FILE *f, const sb_audit_proc_result *res, const sb_audit_call *c)
+static void saving_args(FILE *f, const sb_audit_proc_result *res, const sb_audit_call_info *ci)
 {
-    const sb_audit_saving *sv = sb_audit_saving_of(res, SB_SAVE_SITE, c->site, SB_AUDIT_NONE);
+    const sb_audit_saving *sv = sb_audit_saving_of(res, SB_SAVE_SITE, ci->site, SB_AUDIT_NONE);
     if (sv && !sb_audit_unmodelled(sv))
         fprintf(f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
                 sv->r.typical_us);
-    sv = c->made->via_site && c->made->via_site[0]
-             ? sb_audit_line_saving_of(res, c->site, c->made->via_site)
+    sv = ci->made->via_site && ci->made->via_site[0]
+             ? sb_audit_line_saving_of(res, ci->site, ci->made->via_site)
              : NULL;
     if (sv && !sb_audit_unmodelled(sv))
         fprintf(f, ",\"via_save_us\":%.3f,\"via_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
@@ -188,39 +188,40 @@ static void calls(writer *w, const sb_audit_proc_result *res)
     const sb_audit_proc *p = res->proc;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        int blocking = sb_audit_blocking(c->cls);
+        const sb_audit_call_info *ci = &res->calls[i];
+        int blocking = sb_audit_blocking(ci->cls);
         complete(w, c->tid, c->api,
                  blocking ? "sync"
                  : c->drv ? "cuda_driver"
                           : "cuda_runtime",
                  c->start, c->end);
         fprintf(w->f, ",\"args\":{\"class\":\"%s\",\"group\":\"%s\",\"correlation\":%" PRId64,
-                sb_audit_class_name(c->cls), sb_audit_group_name(sb_audit_class_group(c->cls)),
+                sb_audit_class_name(ci->cls), sb_audit_group_name(sb_audit_class_group(ci->cls)),
                 c->corr);
-        if (c->cls != SB_AUDIT_NONE) {
+        if (ci->cls != SB_AUDIT_NONE) {
             fputs(",\"site\":", w->f);
-            sb_audit_json_str(w->f, c->site);
+            sb_audit_json_str(w->f, ci->site);
             fputs(",\"range\":", w->f);
-            sb_audit_json_str(w->f, c->range);
+            sb_audit_json_str(w->f, ci->range);
             fputs(",\"operation\":", w->f);
-            sb_audit_json_str(w->f, c->made->op ? c->made->op : "unknown");
-            if (c->made->via) {
+            sb_audit_json_str(w->f, ci->made->op ? ci->made->op : "unknown");
+            if (ci->made->via) {
                 fputs(",\"via\":", w->f);
-                sb_audit_json_str(w->f, c->made->via_site);
+                sb_audit_json_str(w->f, ci->made->via_site);
             }
-            if (c->made->library[0]) {
+            if (ci->made->library[0]) {
                 fputs(",\"library\":", w->f);
-                sb_audit_json_str(w->f, c->made->library);
+                sb_audit_json_str(w->f, ci->made->library);
             }
-            if (c->pyframe)
-                python_frames(w->f, sb_audit_find_pystack(p, c->py));
-            if (c->made->compile) /* made while torch.compile compiled: apart from the gate */
+            if (ci->pyframe)
+                python_frames(w->f, sb_audit_find_pystack(p, sb_audit_call_py(p, c, ci)));
+            if (ci->made->compile) /* made while torch.compile compiled: apart from the gate */
                 fputs(",\"phase\":\"compile\"", w->f);
         }
         if (blocking && p->kernels)
-            fprintf(w->f, ",\"bubble_us\":%.3f", (double)c->bubble_ns / 1e3);
-        if (blocking && !sb_audit_compile_time(c))
-            saving_args(w->f, res, c);
+            fprintf(w->f, ",\"bubble_us\":%.3f", (double)ci->bubble_ns / 1e3);
+        if (blocking && !sb_audit_compile_time(ci))
+            saving_args(w->f, res, ci);
         fputs("}}", w->f);
     }
 }

@@ -113,15 +113,29 @@ static void steps(stream *s, long long corr0, int n, long long t0, long long per
     }
 }
 
-/* The saving (wall us) of removing every blocking call for which pick() holds. */
-static sb_replay_result play_removing(const sb_audit_proc *p, int (*pick)(const sb_audit_call *))
+/* The replay's model of p (analyzed), given its calls' classes as savings.c gives them. */
+static sb_replay_model *model_of(const sb_audit_proc *p)
 {
-    sb_replay_model *m = sb_replay_build(p);
+    sb_audit_class *cls = calloc(p->ncalls + 1, sizeof *cls);
+    assert_non_null(cls);
+    for (size_t i = 0; i < p->ncalls; i++)
+        cls[i] = info_of(p, i)->cls;
+    sb_replay_model *m = sb_replay_build(p, cls);
+    free(cls);
+    return m;
+}
+
+/* The saving (wall us) of removing every blocking call for which pick() holds. */
+static sb_replay_result play_removing(const sb_audit_proc *p,
+                                      int (*pick)(const sb_audit_call *,
+                                                  const sb_audit_call_info *))
+{
+    sb_replay_model *m = model_of(p);
     assert_non_null(m);
     unsigned char *mask = calloc(p->ncalls + 1, 1);
     assert_non_null(mask);
     for (size_t i = 0; i < p->ncalls; i++)
-        mask[i] = pick(&p->calls[i]) != 0;
+        mask[i] = pick(&p->calls[i], info_of(p, i)) != 0;
     sb_replay_result r;
     assert_int_equal(sb_replay_run(m, mask, 0, &r), 0);
     free(mask);
@@ -129,9 +143,10 @@ static sb_replay_result play_removing(const sb_audit_proc *p, int (*pick)(const 
     return r;
 }
 
-static int every_sync(const sb_audit_call *c)
+static int every_sync(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
-    return sb_audit_blocking(c->cls);
+    (void)c;
+    return sb_audit_blocking(ci->cls);
 }
 
 /* The run of stream s analyzed and played with every sync removed (the run freed). */
@@ -143,9 +158,10 @@ static sb_replay_result every_sync_removed(stream *s)
     return r;
 }
 
-static int no_call(const sb_audit_call *c)
+static int no_call(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
     (void)c;
+    (void)ci;
     return 0;
 }
 
@@ -289,9 +305,9 @@ static void several_threads_take_the_mean(void **state)
  * when the other thread's syncs go too (the engine may sync: what removing every sync saves).
  * The same loop whose other thread launches only before the first sync and after the last is
  * not flagged. */
-static int main_threads_syncs(const sb_audit_call *c)
+static int main_threads_syncs(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
-    return c->tid == 1 && sb_audit_blocking(c->cls);
+    return c->tid == 1 && sb_audit_blocking(ci->cls);
 }
 
 static void two_thread_stream(stream *s, int backward_between)
@@ -454,11 +470,11 @@ static sb_replay_result loader_play(int asked, int flags)
     begin_waits(&s);
     loader_steps(&s, N, asked);
     sb_audit_run *run = analyzed(&s);
-    sb_replay_model *m = sb_replay_build(run->procs[0]);
+    sb_replay_model *m = model_of(run->procs[0]);
     assert_non_null(m);
     unsigned char mask[2 * N];
     for (size_t i = 0; i < run->procs[0]->ncalls; i++)
-        mask[i] = sb_audit_blocking(run->procs[0]->calls[i].cls);
+        mask[i] = sb_audit_blocking(info_of(run->procs[0], i)->cls);
     sb_replay_result r;
     assert_int_equal(sb_replay_run(m, mask, flags, &r), 0);
     sb_replay_free(m);
@@ -540,8 +556,9 @@ static void an_unrecorded_stretch_waits_for_the_recorded_work(void **state)
     }
 }
 
-static int first_site(const sb_audit_call *c)
+static int first_site(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
+    (void)ci;
     return c->stack == 1;
 }
 
@@ -588,7 +605,7 @@ static void sync_before_long_host_work_saves_the_overlap(void **state)
     replay_end(&s, 500);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    assert_int_equal(p->calls[0].bubble_ns, 310 * US);
+    assert_int_equal(info_of(p, 0)->bubble_ns, 310 * US);
     sb_replay_result r = play_removing(p, first_site);
     near(r.wall_us, 104);
     near(r.typical_us, 104); /* one call: one window, to the run's end */
@@ -696,7 +713,7 @@ static void item_step(stream *s, long long corr, long long t, long long k0, long
 static sb_replay_facts facts_of(const sb_audit_proc *p)
 {
     sb_replay_facts f;
-    sb_replay_model *m = sb_replay_build(p);
+    sb_replay_model *m = model_of(p);
     assert_non_null(m);
     sb_replay_facts_of(m, &f);
     sb_replay_free(m);
@@ -1306,11 +1323,11 @@ static sb_audit_run *two_lines_run(int n)
 }
 
 /* The interned site and library line of the first call made at Python stack py. */
-static const sb_audit_call *call_at(const sb_audit_proc *p, int py)
+static const sb_audit_call_info *call_at(const sb_audit_proc *p, int py)
 {
     for (size_t i = 0; i < p->ncalls; i++)
         if (p->calls[i].py == py)
-            return &p->calls[i];
+            return info_of(p, i);
     fail_msg("no call at pystack %d", py);
     return NULL;
 }
@@ -1321,7 +1338,7 @@ static void two_library_lines_are_priced_apart(void **state)
     enum { N = 30 };
     sb_audit_run *run = two_lines_run(N);
     const sb_audit_proc *p = run->procs[0];
-    const sb_audit_call *a = call_at(p, 1), *b = call_at(p, 2);
+    const sb_audit_call_info *a = call_at(p, 1), *b = call_at(p, 2);
     assert_ptr_equal(a->site, b->site); /* one user's line, two library lines */
     assert_string_equal(a->made->via_site, LINE_A);
     assert_string_equal(b->made->via_site, LINE_B);
@@ -1377,7 +1394,7 @@ static void a_lone_library_line_is_its_sites_play(void **state)
     replay_end(&s, 112 * 25);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    const sb_audit_call *a = call_at(p, 1);
+    const sb_audit_call_info *a = call_at(p, 1);
     const sb_audit_saving *line = sb_audit_line_saving_of(res_of(p), a->site, a->made->via_site);
     const sb_audit_saving *site =
         sb_audit_saving_of(res_of(p), SB_SAVE_SITE, a->site, SB_AUDIT_NONE);
@@ -1427,7 +1444,7 @@ static void reports_give_each_library_lines_saving(void **state)
     (void)state;
     sb_audit_run *run = two_lines_run(30);
     const sb_audit_proc *p = run->procs[0];
-    const sb_audit_call *a = call_at(p, 1), *b = call_at(p, 2);
+    const sb_audit_call_info *a = call_at(p, 1), *b = call_at(p, 2);
     double sa = sb_audit_saving_us(sb_audit_line_saving_of(res_of(p), a->site, a->made->via_site));
     double sb = sb_audit_saving_us(sb_audit_line_saving_of(res_of(p), b->site, b->made->via_site));
     json_t *doc = json_report(run);
