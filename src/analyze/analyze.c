@@ -41,6 +41,13 @@ sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t
                                                                                  : NULL;
 }
 
+const sb_audit_range_info *sb_audit_find_range_info(const sb_audit_proc_result *r, int64_t tid,
+                                                    int64_t id)
+{
+    const sb_audit_range *g = sb_audit_find_range(r->proc, tid, id);
+    return g && r->ranges ? &r->ranges[g - r->proc->ranges] : NULL;
+}
+
 /* What the analysis of one process needs beside the process itself. */
 typedef struct {
     sb_keyed *ctx_dev; /* ctx -> dev (idx holds the dev) */
@@ -342,7 +349,7 @@ static int cmp_int64(const void *a, const void *b)
 /* nvtxRangeStart/End ranges belong to no thread (they may end on another one): each counts
  * the blocking calls of every thread of the process that started inside it, and their blocked
  * time: the calls as (start, duration) sorted by start, prefix sums of the durations. n log n. */
-static int count_startend(const sb_audit_proc_result *res, const sb_audit_opts *o)
+static int count_startend(sb_audit_proc_result *res, const sb_audit_opts *o)
 {
     sb_audit_proc *p = res->proc;
     size_t nse = 0, n = 0;
@@ -368,13 +375,13 @@ static int count_startend(const sb_audit_proc_result *res, const sb_audit_opts *
     for (size_t i = 0; i < n; i++)
         sum[i + 1] = sum[i] + sd[2 * i + 1];
     for (size_t i = 0; i < p->nranges; i++) {
-        sb_audit_range *r = &p->ranges[i];
+        const sb_audit_range *r = &p->ranges[i];
         if (!r->startend)
             continue;
         int64_t end = r->end >= r->start ? r->end : INT64_MAX;
         size_t lo = sb_count_before(sd, n, 2, r->start, 0), hi = sb_count_before(sd, n, 2, end, 1);
-        r->blocking = (long)(hi - lo);
-        r->blocked_ns = sum[hi] - sum[lo];
+        res->ranges[i].blocking = (long)(hi - lo);
+        res->ranges[i].blocked_ns = sum[hi] - sum[lo];
     }
     free(sd);
     free(sum);
@@ -385,7 +392,7 @@ static int count_startend(const sb_audit_proc_result *res, const sb_audit_opts *
  * them: the first call that names one gives its name, start and depth); each instance's count
  * of the blocking calls the gate counts, nested ranges included. n log n in the calls and
  * ranges. */
-static int count_ranges(const sb_audit_proc_result *res, const sb_audit_opts *o)
+static int count_ranges(sb_audit_proc_result *res, const sb_audit_opts *o)
 {
     sb_audit_proc *p = res->proc;
     sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
@@ -423,15 +430,17 @@ static int count_ranges(const sb_audit_proc_result *res, const sb_audit_opts *o)
     free(u);
     if (p->nranges > recorded)
         sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+    if (!(res->ranges = calloc(p->nranges ? p->nranges : 1, sizeof *res->ranges)))
+        return -1;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         if (!sb_audit_gated(o, &res->calls[i]))
             continue;
         for (int k = 0; k < c->nranges; k++) {
-            sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
+            const sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
             if (r) {
-                r->blocking++;
-                r->blocked_ns += c->end - c->start;
+                res->ranges[r - p->ranges].blocking++;
+                res->ranges[r - p->ranges].blocked_ns += c->end - c->start;
             }
         }
     }
@@ -443,22 +452,27 @@ static int cmp_range_name(const void *a, const void *b)
     return strcmp(((const sb_audit_range_sum *)a)->name, ((const sb_audit_range_sum *)b)->name);
 }
 
+/* A range instance and what the analysis counted of it. */
+typedef struct {
+    const sb_audit_range *r;
+    const sb_audit_range_info *ri;
+} counted_range;
+
 /* Names are interned (one pointer per name): instances sorted by that pointer fall into runs
  * of one name, so any number of names and instances costs n log n. */
 static int cmp_range_ptr(const void *a, const void *b)
 {
-    const sb_audit_range *const *x = a, *const *y = b;
-    uintptr_t p = (uintptr_t)(*x)->name, q = (uintptr_t)(*y)->name;
+    const counted_range *x = a, *y = b;
+    uintptr_t p = (uintptr_t)x->r->name, q = (uintptr_t)y->r->name;
     return p < q ? -1 : p > q;
 }
 
 static int sum_ranges(sb_audit_analysis *an)
 {
-    const sb_audit_run *run = an->run;
     size_t total = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        total += run->procs[i]->nranges;
-    const sb_audit_range **all = malloc((total ? total : 1) * sizeof *all);
+    for (size_t i = 0; i < an->nprocs; i++)
+        total += an->procs[i].proc->nranges;
+    counted_range *all = malloc((total ? total : 1) * sizeof *all);
     sb_audit_range_sum *s = malloc((total ? total : 1) * sizeof *s);
     if (!all || !s) {
         free(all);
@@ -466,18 +480,19 @@ static int sum_ranges(sb_audit_analysis *an)
         return -1;
     }
     size_t m = 0, n = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        for (size_t k = 0; k < run->procs[i]->nranges; k++)
-            all[m++] = &run->procs[i]->ranges[k];
+    for (size_t i = 0; i < an->nprocs; i++)
+        for (size_t k = 0; k < an->procs[i].proc->nranges; k++)
+            all[m++] = (counted_range){&an->procs[i].proc->ranges[k], &an->procs[i].ranges[k]};
     sb_sort(all, m, sizeof *all, cmp_range_ptr);
     for (size_t k = 0; k < m; k++) {
-        const sb_audit_range *r = all[k];
+        const sb_audit_range *r = all[k].r;
+        long blocking = all[k].ri->blocking;
         if (!n || s[n - 1].name != r->name)
             s[n++] = (sb_audit_range_sum){.name = r->name, .domain = r->domain ? r->domain : ""};
         s[n - 1].instances++;
-        s[n - 1].total_blocking += r->blocking;
-        if (r->blocking > s[n - 1].max_blocking)
-            s[n - 1].max_blocking = r->blocking;
+        s[n - 1].total_blocking += blocking;
+        if (blocking > s[n - 1].max_blocking)
+            s[n - 1].max_blocking = blocking;
     }
     free(all);
     if (n)
@@ -500,7 +515,8 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc_result *res, const sb_
     }
     const char *empty = sb_audit_intern(&run->strs, "");
     res->calls = calloc(p->ncalls ? p->ncalls : 1, sizeof *res->calls);
-    if (!empty || !res->calls) {
+    res->stack_used = calloc(p->nstacks ? p->nstacks : 1, 1);
+    if (!empty || !res->calls || !res->stack_used) {
         free_lookups(&l);
         return -1;
     }
@@ -510,9 +526,9 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc_result *res, const sb_
         classify(res, &l, c, ci, o);
         ci->range = c->nranges ? c->ranges[c->nranges - 1].name : empty;
         if (sb_audit_blocking(ci->cls) && c->stack >= 0) {
-            sb_audit_stack *s = (sb_audit_stack *)sb_audit_find_stack(p, c->stack);
+            const sb_audit_stack *s = sb_audit_find_stack(p, c->stack);
             if (s)
-                s->used = 1;
+                res->stack_used[s - p->stacks] = 1;
         }
     }
     free_lookups(&l);
@@ -643,7 +659,7 @@ static int analyze(sb_audit_analysis *an, const sb_audit_opts *o)
         if (analyze_calls(run, &an->procs[i], o) < 0)
             return -1;
     if (o->symbolize)
-        sb_audit_symbolize(run); /* the frames not yet named */
+        sb_audit_symbolize(an); /* the frames not yet named */
     for (; an->nprocs < run->nprocs; an->nprocs++)
         if (summarize(an, &an->procs[an->nprocs]) < 0)
             return -1;
@@ -663,6 +679,8 @@ static void free_result(sb_audit_proc_result *r)
     free(r->all.iv);
     free(r->tl);
     free(r->calls);
+    free(r->ranges);
+    free(r->stack_used);
     free(r->rows);
     free(r->savings);
     free(r->replay);

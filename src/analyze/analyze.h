@@ -6,6 +6,7 @@
 
 #include "analyze/ranks.h"
 #include "model/model.h"
+#include "record/classes.h"
 #include "replay/replay.h"
 
 /* Analyzer settings (the launcher's options). */
@@ -114,6 +115,14 @@ typedef struct sb_audit_row {
     double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
 } sb_audit_row;
 
+/* What the analysis counted of one range instance: an->procs[i].ranges[k] is
+ * run->procs[i]->ranges[k]'s (once analyzed, a process's ranges are sorted, and hold the instances
+ * only its calls name too: analyze.c). */
+typedef struct sb_audit_range_info {
+    long blocking;      /* the blocking calls the gate counts inside this instance */
+    int64_t blocked_ns; /* their host time blocked */
+} sb_audit_range_info;
+
 /* A range name's instances over the whole run (the JSON's "ranges"). */
 typedef struct sb_audit_range_sum {
     const char *name, *domain;
@@ -156,6 +165,9 @@ void sb_audit_analysis_free(sb_audit_analysis *an);
 const sb_audit_proc_result *sb_audit_result_of(const sb_audit_analysis *an, const sb_audit_proc *p);
 /* The instance (tid, id) of a range (ranges are sorted once analyzed), or NULL. */
 sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t id);
+/* What r's analysis counted of the instance (tid, id) of a range, or NULL when there is none. */
+const sb_audit_range_info *sb_audit_find_range_info(const sb_audit_proc_result *r, int64_t tid,
+                                                    int64_t id);
 
 /* ---- site.c ---- */
 /* The call site of a stack ("libfoo.so!bar", "app+0x1234", "?"), interned. */
@@ -306,12 +318,13 @@ extern const sb_audit_rule sb_audit_rules[];
 extern const char *const sb_audit_rule_frameworks[];
 
 /* ---- symbolize.c ---- */
-/* Names the used frames with no symbol: from the object's symbol table where a symbol covers
- * the address, with its file and line through addr2line (on PATH) where the object's debug
- * information knows them; else they stay library+offset. A process of an older writer (no
- * "symsize") has each name checked the same way: one no symbol of the object covers, or of an
- * object that cannot be read, is dropped. */
-void sb_audit_symbolize(sb_audit_run *run);
+/* Names the frames with no symbol of the stacks a blocking call used (each process's
+ * stack_used): from the object's symbol table where a symbol covers the address, with its file
+ * and line through addr2line (on PATH) where the object's debug information knows them; else
+ * they stay library+offset. A process of an older writer (no "symsize") has each name checked the
+ * same way: one no symbol of the object covers, or of an object that cannot be read, is dropped.
+ * Every process of an's run (an->procs holds a result for each). */
+void sb_audit_symbolize(sb_audit_analysis *an);
 
 /* ---- elfsyms.c: an object's ELF symbol tables ---- */
 typedef struct sb_elf_syms sb_elf_syms;
@@ -414,6 +427,11 @@ struct sb_audit_proc_result {
     sb_audit_timeline all; /* every device merged */
     /* what it found of each call, indexed like proc->calls (proc->ncalls of them) */
     sb_audit_call_info *calls;
+    /* each range instance's counts, indexed like proc->ranges (proc->nranges of them) */
+    sb_audit_range_info *ranges;
+    /* nonzero for each stack a blocking call used, indexed like proc->stacks (sorted): the
+     * stacks symbolize.c names */
+    unsigned char *stack_used;
     sb_audit_row *rows;
     size_t nrows;
     long counts[SB_AUDIT_NCLASS];

@@ -146,8 +146,8 @@ static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_analysis *an, int 
                 r->bubble_us += (double)res->calls[c].bubble_ns / 1e3;
         for (size_t k = 0; k < p->nranges; k++) {
             const sb_audit_range *g = &p->ranges[k];
-            in[n++] = (instance){
-                g->name, g->domain ? g->domain : "", g->start + off, g->tid, g->id, g->blocked_ns};
+            in[n++] = (instance){g->name, g->domain ? g->domain : "", g->start + off, g->tid,
+                                 g->id,   res->ranges[k].blocked_ns};
         }
     }
     if (!rc)

@@ -1,7 +1,11 @@
 /* The audit's model: every audited process as its record stream (record/records.h) was read
- * (load.c), the run they make together, and the places the analysis (analyze/) fills in. The
- * public part first (what the launcher calls), then the data, then the helpers of this room.
- * Pure C: no CUDA, no CUPTI; the CPU tests feed it synthetic record streams. */
+ * (load.c) and the run they make together. What the analysis (analyze/) finds is its own
+ * (analyze/analyze.h: sb_audit_analysis), kept apart from these records and naming none of its
+ * types here; it only puts them in order (the stacks, Python stacks and ranges sorted),
+ * adds the range instances that only calls name (a killed process's) and names the frames
+ * recorded without a symbol. The public part first (what the launcher calls), then the data, then
+ * the helpers of this room. Pure C: no CUDA, no CUPTI; the CPU tests feed it synthetic record
+ * streams. */
 #ifndef SB_MODEL_H
 #define SB_MODEL_H
 
@@ -100,8 +104,6 @@ typedef struct sb_audit_range {
     int recorded;       /* 0: only seen in calls' "ranges" (the process was killed) */
     int startend;       /* an nvtxRangeStart/End range: counts every thread's calls inside it */
     const char *domain; /* the NVTX domain's name, "" for the default domain */
-    long blocking;      /* analyze.c: blocking calls inside this instance */
-    int64_t blocked_ns; /* analyze.c: their host time blocked */
 } sb_audit_range;
 
 typedef struct sb_audit_frame {
@@ -113,7 +115,6 @@ typedef struct sb_audit_stack {
     int64_t id;
     int nframes;
     sb_audit_frame *frames; /* innermost first */
-    int used;               /* by a blocking call (symbolize.c resolves only these) */
 } sb_audit_stack;
 
 /* A Python frame ("pystack" records): innermost first. */

@@ -126,12 +126,11 @@ static void print_top(FILE *msg, const sb_audit_analysis *an, const offenders *s
 static int in_exceeded(const sb_audit_proc_result *res, const sb_audit_call *c, const char *name,
                        long long max)
 {
-    const sb_audit_proc *p = res->proc;
     for (int k = 0; k < c->nranges; k++) {
         if (strcmp(c->ranges[k].name, name) != 0)
             continue;
-        const sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
-        if (r && r->blocking > max)
+        const sb_audit_range_info *ri = sb_audit_find_range_info(res, c->tid, c->ranges[k].id);
+        if (ri && ri->blocking > max)
             return 1;
     }
     return 0;
@@ -248,14 +247,14 @@ static int gate_range(const sb_audit_analysis *an, const sb_audit_opts *o, FILE 
         const sb_audit_proc_result *res = &an->procs[i];
         const sb_audit_proc *p = res->proc;
         for (size_t k = 0; k < p->nranges; k++) {
-            const sb_audit_range *r = &p->ranges[k];
-            if (strcmp(r->name, o->range) != 0)
+            if (strcmp(p->ranges[k].name, o->range) != 0)
                 continue;
+            long blocking = res->ranges[k].blocking;
             instances++;
-            if (r->blocking > o->max_syncs)
+            if (blocking > o->max_syncs)
                 exceeded++;
-            if (r->blocking > worst) {
-                worst = r->blocking;
+            if (blocking > worst) {
+                worst = blocking;
                 worst_pid = p->pid;
             }
         }

@@ -288,7 +288,8 @@ static void ranges(writer *w, const sb_audit_proc_result *res)
     for (size_t i = 0; i < p->nranges; i++) {
         const sb_audit_range *r = &p->ranges[i];
         complete(w, r->tid, r->name, "nvtx", r->start, r->end >= r->start ? r->end : res->t_last);
-        fprintf(w->f, ",\"args\":{\"id\":%" PRId64 ",\"blocking_calls\":%ld}}", r->id, r->blocking);
+        fprintf(w->f, ",\"args\":{\"id\":%" PRId64 ",\"blocking_calls\":%ld}}", r->id,
+                res->ranges[i].blocking);
     }
 }
 

@@ -371,12 +371,14 @@ static void ranges_and_gate(void **state)
     assert_string_equal(info_of(p, 4)->range, "inner"); /* innermost */
     assert_string_equal(info_of(p, 6)->range, "");
     assert_int_equal(res_of(p)->blocking, 6);
-    const sb_audit_range *r1 = sb_audit_find_range(p, 1, 1), *r2 = sb_audit_find_range(p, 1, 2);
+    const sb_audit_range_info *r1 = sb_audit_find_range_info(res_of(p), 1, 1),
+                              *r2 = sb_audit_find_range_info(res_of(p), 1, 2);
     assert_non_null(r1);
     assert_non_null(r2);
     assert_int_equal(r1->blocking, 2);
     assert_int_equal(r2->blocking, 3);
-    assert_int_equal(sb_audit_find_range(p, 1, 3)->blocking, 2);
+    assert_int_equal(sb_audit_find_range_info(res_of(p), 1, 3)->blocking, 2);
+    assert_null(sb_audit_find_range_info(res_of(p), 1, 99));
 
     char *msg;
     assert_int_equal(gate(run, "step", 3, &msg), 0);
@@ -493,8 +495,8 @@ static void unrecorded_before_recorded(void **state)
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
     assert_int_equal(p->nranges, 3);
-    assert_int_equal(sb_audit_find_range(p, 1, 10)->blocking, 1);
-    assert_int_equal(sb_audit_find_range(p, 1, 3)->blocking, 2);
+    assert_int_equal(sb_audit_find_range_info(res_of(p), 1, 10)->blocking, 1);
+    assert_int_equal(sb_audit_find_range_info(res_of(p), 1, 3)->blocking, 2);
     assert_int_equal(sb_audit_find_range(p, 1, 3)->start, 30); /* the first call's */
     assert_int_equal(analysis_of(run)->nrange_sums, 3);
     for (size_t i = 0; i < analysis_of(run)->nrange_sums; i++)
@@ -532,7 +534,7 @@ static void many_ranges_and_sites(void **state)
     assert_int_equal(p->nranges, NCALLS / 2);
     assert_int_equal(res_of(p)->nrows, NSITES); /* the calls at one site name ranges of one name */
     for (size_t i = 0; i < p->nranges; i++)
-        assert_int_equal(p->ranges[i].blocking, 2);
+        assert_int_equal(res_of(p)->ranges[i].blocking, 2);
     assert_int_equal(analysis_of(run)->nrange_sums, NNAMES);
     for (size_t i = 0; i < analysis_of(run)->nrange_sums; i++) {
         assert_int_equal(analysis_of(run)->range_sums[i].instances, NCALLS / 2 / NNAMES);

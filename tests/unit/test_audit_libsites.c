@@ -388,7 +388,7 @@ static int holds_made_in(const sb_audit_rule *r, const char *maker)
     char api[128], sym[256], source[256], copy[32], pkg[64];
     first_alt(r->source, source, sizeof source);
     sb_audit_frame nf = {"/venv/lib/libtorch_cuda.so", first_alt(r->native, sym, sizeof sym), 0, 0};
-    sb_audit_stack st = {1, 1, &nf, 1};
+    sb_audit_stack st = {1, 1, &nf};
     sb_audit_pyframe pf[] = {{maker, "f", 1}, {"/home/me/train.py", "main", 2}};
     sb_audit_pystack ps = {1, 2, pf};
     sb_audit_proc p = {.stacks = &st, .nstacks = 1, .pystacks = &ps, .npystacks = 1};
@@ -491,7 +491,7 @@ static void rule_call_at(rule_call *k, const sb_audit_rule *r, frames_at w)
     /* the innermost frame CUDA's own, as recorded; the library's next */
     k->nf[0] = (sb_audit_frame){"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "", 4096, 0};
     k->nf[1] = (sb_audit_frame){w.obj, w.sym, 16, 0};
-    k->st = (sb_audit_stack){1, 2, k->nf, 1};
+    k->st = (sb_audit_stack){1, 2, k->nf};
     k->pf[0] = (sb_audit_pyframe){w.file, w.func, 1};
     k->pf[1] = (sb_audit_pyframe){"/home/me/train.py", "main", 2};
     k->ps = (sb_audit_pystack){1, w.file ? 2 : 1, w.file ? k->pf : &k->pf[1]};

@@ -366,7 +366,7 @@ static void nvtx_start_end_ranges_and_domains(void **state)
     assert_int_equal(p->nranges, 1);
     assert_true(p->ranges[0].startend);
     assert_string_equal(p->ranges[0].domain, "NCCL");
-    assert_int_equal(p->ranges[0].blocking, 3);
+    assert_int_equal(res_of(p)->ranges[0].blocking, 3);
     assert_int_equal(analysis_of(run)->nrange_sums, 1);
     assert_string_equal(analysis_of(run)->range_sums[0].domain, "NCCL");
     sb_audit_opts o = opts_of(run);
