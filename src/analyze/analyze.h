@@ -393,29 +393,23 @@ const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc_result *r, co
 double sb_audit_saving_us(const sb_audit_saving *s);
 /* The same of one play's result r of `calls` removed calls. */
 double sb_audit_result_us(const sb_replay_result *r, long calls);
-/* That saving of one selection summed over the processes that played it; NaN when none did. */
-double sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
-                           sb_audit_class cls);
 /* Nonzero when a saving is no prediction: threads it could not tie together (replay.h:
  * threads_unmodelled) or other ranks it does not play (ranks_unmodelled). */
 int sb_audit_unmodelled(const sb_audit_saving *s);
-/* Why a selection's saving is no prediction ("threads not modelled", "ranks not modelled"), or
- * NULL when it is one. */
-const char *sb_audit_unmodelled_why(const sb_audit_analysis *an, int kind, const char *key,
-                                    sb_audit_class cls);
-/* What the reports print for a selection's saving: "" when no process played it, "unknown"
- * (SB_AUDIT_UNMODELLED) when threads were not modelled, else the milliseconds ("%.3f"). */
-#define SB_AUDIT_UNMODELLED "unknown"
-const char *sb_audit_saving_text(const sb_audit_analysis *an, int kind, const char *key,
-                                 sb_audit_class cls, char *buf, size_t n);
-/* The same three of a library line (site, via): its saving summed over the processes that played
- * it (NaN: none did), why it is no prediction (NULL: it is one), and its text ("", "unknown" or
- * the milliseconds). */
-double sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site, const char *via);
-const char *sb_audit_line_unmodelled_why(const sb_audit_analysis *an, const char *site,
-                                         const char *via);
-const char *sb_audit_line_saving_text(const sb_audit_analysis *an, const char *site,
-                                      const char *via, char *buf, size_t n);
+/* One selection's saving over the run (report/save_text.c puts it in words). */
+typedef struct sb_audit_run_save {
+    int played; /* the processes that played it; 0: none did (and the rest is 0) */
+    double us;  /* their savings (sb_audit_saving_us) summed */
+    /* why the sum is no prediction, nonzero when one of the plays could not tie its threads
+     * together (replay.h: threads_unmodelled), or is of a rank whose job's other ranks it does
+     * not play (ranks_unmodelled) */
+    int threads_unmodelled, ranks_unmodelled;
+} sb_audit_run_save;
+sb_audit_run_save sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
+                                      sb_audit_class cls);
+/* The same of a library line (site, via). */
+sb_audit_run_save sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site,
+                                           const char *via);
 /* One process's results (an->procs[i], run->procs[i]'s): what the analysis found of it, apart
  * from its records. */
 struct sb_audit_proc_result {
@@ -461,7 +455,7 @@ int64_t sb_audit_bubble(const sb_audit_timeline *t, int64_t start, int64_t end);
 int sb_audit_waited(const sb_audit_timeline *t, int64_t start, int64_t end, double min_us,
                     double slack_us);
 
-/* "host" when the host's launches then bound most GPU operations, else "gpu". */
-const char *sb_audit_bound_name(const sb_replay_result *r);
+/* Did the host's launches bound most GPU operations in that play (else the GPU did)? */
+int sb_audit_host_bound(const sb_replay_result *r);
 
 #endif

@@ -10,7 +10,6 @@
 #include "analyze/analyze.h"
 #include "base/arrays.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,9 +268,9 @@ const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc_result *p, co
     return find(p, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
 }
 
-const char *sb_audit_bound_name(const sb_replay_result *r)
+int sb_audit_host_bound(const sb_replay_result *r)
 {
-    return r->host_pct >= 50 ? "host" : "gpu";
+    return r->host_pct >= 50;
 }
 
 int sb_audit_unmodelled(const sb_audit_saving *s)
@@ -292,75 +291,29 @@ double sb_audit_saving_us(const sb_audit_saving *s)
     return sb_audit_result_us(&s->r, s->calls);
 }
 
-static double run_saving(const sb_audit_analysis *an, const selection *w)
+static sb_audit_run_save run_saving(const sb_audit_analysis *an, const selection *w)
 {
-    double sum = 0;
-    int any = 0;
+    sb_audit_run_save sum = {0};
     for (size_t i = 0; i < an->nprocs; i++) {
         const sb_audit_saving *s = find(&an->procs[i], w);
-        if (s) {
-            sum += sb_audit_saving_us(s);
-            any = 1;
-        }
+        if (!s)
+            continue;
+        sum.played++;
+        sum.us += sb_audit_saving_us(s);
+        sum.threads_unmodelled += s->r.threads_unmodelled;
+        sum.ranks_unmodelled += s->ranks_unmodelled;
     }
-    return any ? sum : NAN;
+    return sum;
 }
 
-static const char *unmodelled_why(const sb_audit_analysis *an, const selection *w)
-{
-    int ranks = 0;
-    for (size_t i = 0; i < an->nprocs; i++) {
-        const sb_audit_saving *s = find(&an->procs[i], w);
-        if (s && s->r.threads_unmodelled)
-            return "threads not modelled";
-        ranks |= s && s->ranks_unmodelled;
-    }
-    return ranks ? "ranks not modelled" : NULL;
-}
-
-static const char *saving_text(const sb_audit_analysis *an, const selection *w, char *buf, size_t n)
-{
-    double us = run_saving(an, w);
-    if (isnan(us))
-        snprintf(buf, n, "%s", "");
-    else if (unmodelled_why(an, w))
-        snprintf(buf, n, "%s", SB_AUDIT_UNMODELLED);
-    else
-        snprintf(buf, n, "%.3f", us / 1e3);
-    return buf;
-}
-
-double sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
-                           sb_audit_class cls)
+sb_audit_run_save sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
+                                      sb_audit_class cls)
 {
     return run_saving(an, &(selection){kind, key, NULL, cls});
 }
 
-const char *sb_audit_unmodelled_why(const sb_audit_analysis *an, int kind, const char *key,
-                                    sb_audit_class cls)
-{
-    return unmodelled_why(an, &(selection){kind, key, NULL, cls});
-}
-
-const char *sb_audit_saving_text(const sb_audit_analysis *an, int kind, const char *key,
-                                 sb_audit_class cls, char *buf, size_t n)
-{
-    return saving_text(an, &(selection){kind, key, NULL, cls}, buf, n);
-}
-
-double sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site, const char *via)
+sb_audit_run_save sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site,
+                                           const char *via)
 {
     return run_saving(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
-}
-
-const char *sb_audit_line_unmodelled_why(const sb_audit_analysis *an, const char *site,
-                                         const char *via)
-{
-    return unmodelled_why(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
-}
-
-const char *sb_audit_line_saving_text(const sb_audit_analysis *an, const char *site,
-                                      const char *via, char *buf, size_t n)
-{
-    return saving_text(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE}, buf, n);
 }

@@ -1,12 +1,12 @@
 /* --max-syncs: blocking calls in the whole run, or in each instance of --range NAME. A range
  * that was never entered fails the gate: a gate that checks nothing must not pass. */
 #include "report/report.h"
+#include "report/save_text.h"
 #include "base/arrays.h"
 #include "base/error.h"
 
 #include "base/textutil.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -86,12 +86,13 @@ static void merge(offenders *s)
  * line saves X ms)", or "" */
 static const char *line_saving(const sb_audit_analysis *an, const offender *o, char *buf, size_t n)
 {
-    char ms[32] = "";
-    if (!o->made->compile) /* the replay removes no compile-time call */
-        sb_audit_line_saving_text(an, o->site, o->via, ms, sizeof ms);
+    char ms[32];
+    /* the replay removes no compile-time call: none played it */
+    sb_audit_run_save rs =
+        o->made->compile ? (sb_audit_run_save){0} : sb_audit_run_line_saving(an, o->site, o->via);
+    sb_audit_save_text(rs, ms, sizeof ms);
     if (!strcmp(ms, SB_AUDIT_UNMODELLED))
-        snprintf(buf, n, " (removing the line saves: unknown (%s))",
-                 sb_audit_line_unmodelled_why(an, o->site, o->via));
+        snprintf(buf, n, " (removing the line saves: unknown (%s))", sb_audit_unmodelled_why(rs));
     else if (*ms)
         snprintf(buf, n, " (removing the line saves %s ms)", ms);
     else
@@ -105,12 +106,16 @@ static void print_top(FILE *msg, const sb_audit_analysis *an, const offenders *s
         return;
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++) {
-        char save[96] = "", ms[32] = "", vsave[96];
-        if (!s->o[i].made->compile) /* the replay removes no compile-time call */
-            sb_audit_saving_text(an, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
+        char save[96] = "", ms[32], vsave[96];
+        /* the replay removes no compile-time call: none played it */
+        sb_audit_run_save rs =
+            s->o[i].made->compile
+                ? (sb_audit_run_save){0}
+                : sb_audit_run_saving(an, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE);
+        sb_audit_save_text(rs, ms, sizeof ms);
         if (!strcmp(ms, SB_AUDIT_UNMODELLED))
             snprintf(save, sizeof save, ", removing the site saves: unknown (%s)",
-                     sb_audit_unmodelled_why(an, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE));
+                     sb_audit_unmodelled_why(rs));
         else if (*ms) /* the site was replayed: what removing it would save */
             snprintf(save, sizeof save, ", removing the site saves %s ms", ms);
         say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
@@ -331,13 +336,13 @@ static int gate_max(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *m
     }
     say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,
         total == 1 ? "" : "s", o->max_syncs);
-    double save = sb_audit_run_saving(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
-    const char *unmodelled = sb_audit_unmodelled_why(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
-    if (!isnan(save) && unmodelled)
+    sb_audit_run_save save = sb_audit_run_saving(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
+    const char *unmodelled = sb_audit_unmodelled_why(save);
+    if (save.played && unmodelled)
         say(msg, "; what removing them would save is unknown (%s)", unmodelled);
-    else if (!isnan(save))
+    else if (save.played)
         say(msg, "; removing %s would save %.3f ms of wall time",
-            o->include_compile && run_compile(an) ? "the run-time ones" : "them", save / 1e3);
+            o->include_compile && run_compile(an) ? "the run-time ones" : "them", save.us / 1e3);
     say(msg, "\n");
     compile_note(msg, an, o);
     top_sites(msg, an, o);

@@ -2,12 +2,12 @@
  * the top call sites; what torch.compile made while compiling (analyze/compile_group.c) in a
  * section of its own, after the run time's. */
 #include "report/report.h"
+#include "report/save_text.h"
 #include "analyze/frameworks.h"
 #include "analyze/ranks.h"
 #include "base/arrays.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +196,8 @@ static int class_table(FILE *f, const sb_audit_analysis *an, int compile, const 
         if (kernels)
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
         if (replayed && !compile && sb_audit_blocking((sb_audit_class)k))
-            sb_audit_saving_text(an, SB_SAVE_CLASS, NULL, (sb_audit_class)k, save, sizeof save);
+            sb_audit_save_text(sb_audit_run_saving(an, SB_SAVE_CLASS, NULL, (sb_audit_class)k),
+                               save, sizeof save);
         fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
                 sb_audit_class_name((sb_audit_class)k), m, total / 1e3,
@@ -404,7 +405,8 @@ static void site_entry(FILE *f, const sb_audit_analysis *an, const site_sum *s, 
 {
     char save[32] = "-";
     if (replayed && /* "": the site was not played */
-        !*sb_audit_saving_text(an, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE, save, sizeof save))
+        !*sb_audit_save_text(sb_audit_run_saving(an, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE), save,
+                             sizeof save))
         snprintf(save, sizeof save, "-");
     const char *range = s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-";
     if (!s[i].site_via) {
@@ -419,7 +421,8 @@ static void site_entry(FILE *f, const sb_audit_analysis *an, const site_sum *s, 
         }
         char line[32] = ""; /* the library line alone: "-" when not played */
         if (replayed && s[i].made->via &&
-            !*sb_audit_line_saving_text(an, s[i].site, s[i].made->via_site, line, sizeof line))
+            !*sb_audit_save_text(sb_audit_run_line_saving(an, s[i].site, s[i].made->via_site), line,
+                                 sizeof line))
             snprintf(line, sizeof line, "-");
         fprintf(f, "%9ld  %-14s %-20s %10s    %s%s\n", s[i].count, sb_audit_class_name(s[i].cls),
                 range, line, s[i].made->via ? "via " : "(the line itself)",

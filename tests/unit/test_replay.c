@@ -6,6 +6,7 @@
  * nanoseconds in the records. */
 #include "audit_stream.h"
 #include "analyze/frameworks.h"
+#include "report/save_text.h"
 #include "tmpdir.h"
 
 #include <jansson.h>
@@ -238,6 +239,28 @@ static void short_gpu_work_saves_the_wait(void **state)
     near(r.typical_us, 9.0);
     assert_true(r.host_pct > 99); /* every kernel then waits for its launch */
     assert_string_equal(sb_audit_bound_name(&r), "host");
+}
+
+/* A saving over the run in the reports' words (report/save_text.c): nothing played is "", no
+ * prediction is "unknown" and why (threads before ranks), else the milliseconds. */
+static void a_run_saving_in_words(void **state)
+{
+    (void)state;
+    char buf[32];
+    sb_audit_run_save s = {.played = 2, .us = 1234.5678};
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), "1.235");
+    assert_null(sb_audit_unmodelled_why(s));
+    s.ranks_unmodelled = 1;
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), SB_AUDIT_UNMODELLED);
+    assert_string_equal(sb_audit_unmodelled_why(s), "ranks not modelled");
+    s.threads_unmodelled = 2;
+    assert_string_equal(sb_audit_unmodelled_why(s), "threads not modelled");
+    s = (sb_audit_run_save){.us = 0};
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), "");
+    sb_replay_result r = {.host_pct = 50};
+    assert_string_equal(sb_audit_bound_name(&r), "host");
+    r.host_pct = 49.9;
+    assert_string_equal(sb_audit_bound_name(&r), "gpu");
 }
 
 /* A stretch where the host was slow: the short GPU work above, 40 steps, but in steps 20 and 21
@@ -1365,15 +1388,17 @@ static void two_library_lines_are_priced_apart(void **state)
     /* played twice, as a site is: the readbacks kept too */
     assert_true(la->kept.wall_us > 0);
     /* over the run, and as text */
-    near(sb_audit_run_line_saving(analysis_of(run), a->site, a->made->via_site), sa);
+    sb_audit_run_save ra = sb_audit_run_line_saving(analysis_of(run), a->site, a->made->via_site);
+    assert_int_equal(ra.played, 1);
+    near(ra.us, sa);
+    assert_null(sb_audit_unmodelled_why(ra));
     char buf[32];
     char want[32];
     snprintf(want, sizeof want, "%.3f", sa / 1e3);
-    assert_string_equal(
-        sb_audit_line_saving_text(analysis_of(run), a->site, a->made->via_site, buf, sizeof buf),
-        want);
-    assert_string_equal(sb_audit_line_saving_text(analysis_of(run), a->site, "", buf, sizeof buf),
-                        "");
+    assert_string_equal(sb_audit_save_text(ra, buf, sizeof buf), want);
+    sb_audit_run_save none = sb_audit_run_line_saving(analysis_of(run), a->site, "");
+    assert_int_equal(none.played, 0);
+    assert_string_equal(sb_audit_save_text(none, buf, sizeof buf), "");
     assert_null(sb_audit_line_saving_of(res_of(p), a->site, b->site)); /* no such pair */
     assert_null(sb_audit_saving_of(res_of(p), SB_SAVE_LINE, NULL, SB_AUDIT_NONE));
     audit_free(run);
@@ -1576,6 +1601,7 @@ int main(void)
         cmocka_unit_test(identity),
         cmocka_unit_test(gpu_bound_loop_saves_the_gaps),
         cmocka_unit_test(short_gpu_work_saves_the_wait),
+        cmocka_unit_test(a_run_saving_in_words),
         cmocka_unit_test(sync_before_long_host_work_saves_the_overlap),
         cmocka_unit_test(a_slow_stretch_moves_the_total_not_the_typical),
         cmocka_unit_test(several_threads_take_the_mean),
