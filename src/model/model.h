@@ -1,11 +1,10 @@
 /* The audit's model: every audited process as its record stream (record/records.h) was read
  * (load.c) and the run they make together. What the analysis (analyze/) finds is its own
- * (analyze/analyze.h: sb_audit_analysis), kept apart from these records and naming none of its
- * types here; it only puts them in order (the stacks, Python stacks and ranges sorted),
- * adds the range instances that only calls name (a killed process's) and names the frames
- * recorded without a symbol. The public part first (what the launcher calls), then the data, then
- * the helpers of this room. Pure C: no CUDA, no CUPTI; the CPU tests feed it synthetic record
- * streams. */
+ * (analyze/analyze.h), kept apart from these records, none of its types named here; it only puts
+ * them in order (the stacks, Python stacks and ranges sorted), adds the range instances that only
+ * calls name (a killed process's) and names the frames recorded without a symbol. The public part
+ * first (what the launcher calls), then the data, then the helpers of this room. Pure C: no CUDA,
+ * no CUPTI; the CPU tests feed it synthetic record streams. */
 #ifndef SB_MODEL_H
 #define SB_MODEL_H
 
