@@ -169,19 +169,11 @@ static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned ch
     return rc;
 }
 
-/* The replay's model of res's process, given the calls' classes (the replay reads the records
- * and, of the analysis, only these). NULL out of memory. */
+/* The replay's model of res's process: it reads the records and, of the analysis, only the
+ * calls' classes, in place. NULL out of memory. */
 static sb_replay_model *build_model(const sb_audit_proc_result *res)
 {
-    const sb_audit_proc *p = res->proc;
-    sb_audit_class *cls = malloc((p->ncalls ? p->ncalls : 1) * sizeof *cls);
-    if (!cls)
-        return NULL;
-    for (size_t i = 0; i < p->ncalls; i++)
-        cls[i] = res->calls[i].cls;
-    sb_replay_model *m = sb_replay_build(p, cls);
-    free(cls);
-    return m;
+    return sb_replay_build(res->proc, (sb_replay_classes){&res->calls[0].cls, sizeof *res->calls});
 }
 
 /* The selections of p, in p->savings: all, the sites, the classes, the ranges, the lines. */

@@ -119,7 +119,7 @@ static int64_t median(int64_t *v, size_t n, int64_t dflt)
 
 /* What the model needs while it is built: lookups by correlation id and the dense indexes. */
 typedef struct {
-    const sb_audit_class *cls; /* each call's class (the analysis's), indexed like p->calls */
+    sb_replay_classes cls; /* each call's class (the analysis's) */
     sb_keyed *apis, *calls, *syncs, *evs, *ops;
     size_t napis, ncalls, nsyncs, nevs, nops;
     dense threads, streams, ctxs;
@@ -417,8 +417,9 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         k->call = i;
         k->pair = -1;
         k->thread = dense_find(&b->threads, c->tid);
-        if (sb_audit_blocking(b->cls[i])) {
-            find_target(p, b, c, b->cls[i], k, &m->facts);
+        sb_audit_class cls = sb_replay_class_of(b->cls, i);
+        if (sb_audit_blocking(cls)) {
+            find_target(p, b, c, cls, k, &m->facts);
             m->facts.syncs++;
         } else {
             k->tkind = TG_NONE;
@@ -445,7 +446,7 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
  *    so the fix drops the copy too (a fix that keeps the copy, double buffering, keeps its cost);
  *  - a free takes with it the allocation it undoes (its cudaMalloc: the fix allocates once).
  * m->rb lists the readbacks of each sync; blocks[].pair the allocation of each free. */
-static int link_calls(sb_replay_model *m, const sb_audit_proc *p, const sb_audit_class *cls)
+static int link_calls(sb_replay_model *m, const sb_audit_proc *p, sb_replay_classes cls)
 {
     int32_t *next = malloc((m->nblocks + 1) * sizeof *next);
     int32_t *head = malloc((m->nthreads + 1) * sizeof *head);
@@ -478,8 +479,8 @@ static int link_calls(sb_replay_model *m, const sb_audit_proc *p, const sb_audit
             }
             continue;
         }
-        if (cls[k->call] == SB_AUDIT_SYNC_STREAM || cls[k->call] == SB_AUDIT_SYNC_EVENT ||
-            cls[k->call] == SB_AUDIT_SYNC_DEVICE)
+        sb_audit_class kc = sb_replay_class_of(cls, k->call);
+        if (kc == SB_AUDIT_SYNC_STREAM || kc == SB_AUDIT_SYNC_EVENT || kc == SB_AUDIT_SYNC_DEVICE)
             for (int32_t r = head[k->thread]; r >= 0; r = next[r])
                 m->rb[m->nrb++] = (int32_t)m->blocks[r].call;
         k->rb_n = (int32_t)m->nrb - k->rb_first;
@@ -490,8 +491,8 @@ static int link_calls(sb_replay_model *m, const sb_audit_proc *p, const sb_audit
         int64_t *a = &allocs[3 * (i - 1)], *f = &allocs[3 * i];
         if (a[0] != f[0])
             continue;
-        if (cls[m->blocks[f[2]].call] == SB_AUDIT_FREE &&
-            cls[m->blocks[a[2]].call] != SB_AUDIT_FREE)
+        if (sb_replay_class_of(cls, m->blocks[f[2]].call) == SB_AUDIT_FREE &&
+            sb_replay_class_of(cls, m->blocks[a[2]].call) != SB_AUDIT_FREE)
             m->blocks[f[2]].pair = (int64_t)m->blocks[a[2]].call;
     }
     free(next);
@@ -625,7 +626,7 @@ static int estimate_wake(sb_replay_model *m)
     return 0;
 }
 
-sb_replay_model *sb_replay_build(const sb_audit_proc *p, const sb_audit_class *cls)
+sb_replay_model *sb_replay_build(const sb_audit_proc *p, sb_replay_classes cls)
 {
     sb_replay_model *m = calloc(1, sizeof *m);
     builder b = {.cls = cls};

@@ -117,13 +117,8 @@ static void steps(stream *s, long long corr0, int n, long long t0, long long per
 /* The replay's model of p (analyzed), given its calls' classes as savings.c gives them. */
 static sb_replay_model *model_of(const sb_audit_proc *p)
 {
-    sb_audit_class *cls = calloc(p->ncalls + 1, sizeof *cls);
-    assert_non_null(cls);
-    for (size_t i = 0; i < p->ncalls; i++)
-        cls[i] = info_of(p, i)->cls;
-    sb_replay_model *m = sb_replay_build(p, cls);
-    free(cls);
-    return m;
+    const sb_audit_call_info *calls = res_of(p)->calls;
+    return sb_replay_build(p, (sb_replay_classes){&calls[0].cls, sizeof *calls});
 }
 
 /* The saving (wall us) of removing every blocking call for which pick() holds. */
