@@ -771,8 +771,13 @@ class Output:
         rename that fails, or SIGINT/SIGTERM (held until the renames are done), puts back the
         older files replaced so far (discard)."""
         self.check([os.path.basename(final) for _, final in self.temps])
-        signals = {signal.SIGINT, signal.SIGTERM}
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        # Held by handlers that only note the signal, not by a signal mask: a mask is the main
+        # thread's alone, and the kernel hands a process's SIGINT to any thread that does not
+        # block it (numpy's BLAS threads), whose Python handler then raises in the main thread
+        # wherever it is, even after the renames returned
+        caught = []
+        held = {n: signal.signal(n, lambda signum, frame: caught.append(signum))
+                for n in (signal.SIGINT, signal.SIGTERM)}
         try:
             while self.temps:
                 tmp, final = self.temps[0]
@@ -781,9 +786,8 @@ class Output:
                 self.temps.pop(0)
                 self.placed.append((final, self.kept))
                 self.kept = None
-            pending = signals & signal.sigpending()
-            if pending:  # Ctrl-C during the renames: undone, then reported as an interruption
-                raise Interrupted(min(pending))
+            if caught:  # Ctrl-C during the renames: undone, then reported as an interruption
+                raise Interrupted(min(caught))
             for _, kept in self.placed:
                 if kept:
                     try:
@@ -795,7 +799,8 @@ class Output:
             self.discard()
             raise
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            for n, handler in held.items():
+                signal.signal(n, handler)
 
     def discard(self):
         """Undo: each figure placed gives way to the file it replaced (or is removed when it

@@ -162,8 +162,9 @@ SKIP_HINT = "--syncbench-skip-unavailable skips it"
 def _unavailable(config, e, what):
     """A test syncbench cannot check (e: the SyncbenchUnavailable its block raised on entering):
     a failure of one line, the cause, with no traceback of the package's; with
-    --syncbench-skip-unavailable a skip with the cause. Never a pass."""
-    __tracebackhide__ = True
+    --syncbench-skip-unavailable a skip with the cause. Never a pass. Not hidden from the
+    traceback itself: pytest 8.4 and later add a second line ("All traceback entries are hidden")
+    when every frame is, where the one frame left prints as the message alone (pytrace=False)."""
     # one line; the exception's name as pytest shows it, for logs searched for it
     cause = f"syncbench.SyncbenchUnavailable: {' '.join(str(e).split())}"
     if config.getoption("syncbench_skip_unavailable"):

@@ -76,6 +76,49 @@ const sb_fw_row sb_fw_rows[] = {
      .fix = "none needed once the caching host allocator holds its blocks (the first batches): "
             "keep batch shapes steady so that pinned blocks are reused",
      .caveat = "", .where = NULL, .scenario = "alloc", .removes = 0},
+    /* torch.distributed and DDP (checked with tests/frameworks/ddp_job.py: gloo, 2 ranks on one
+     * GPU, and nccl, 1 rank) */
+    {.id = "torch.distributed.object_collectives", .package = "torch", .versions = TORCH,
+     .module = "torch/distributed/distributed_c10d.py",
+     .func = "all_gather_object|gather_object|broadcast_object_list|scatter_object_list|"
+             "_object_to_tensor|_tensor_to_object",
+     .text = ".item()|.cpu()|.numpy()|.to(device)|dump(|load(",
+     .what = "an *_object collective (all_gather_object, ...) pickles the object, copying a GPU "
+             "tensor in it to the host, and on NCCL moves the bytes and their sizes through the "
+             "GPU and reads them back (.item(), .cpu())",
+     .fix = "collect tensors, not objects: dist.all_reduce(t) or dist.all_gather(ts, t) of the "
+            "tensor, kept on the GPU and read every N steps",
+     .caveat = "the value is read every N steps rather than each",
+     .where = "all_gather_object(|gather_object(|broadcast_object_list(|scatter_object_list(",
+     .scenario = "log-every", .removes = 1},
+    {.id = "torch.ddp.broadcast_buffers", .package = "torch", .versions = TORCH,
+     .module = "torch/nn/parallel/distributed.py",
+     .func = "_distributed_broadcast_coalesced|_sync_buffers|_sync_module_buffers|"
+             "_default_broadcast_coalesced",
+     .text = "_broadcast_coalesced(",
+     .what = "DDP broadcasts the module's buffers (BatchNorm's running statistics) from rank 0 "
+             "before each forward; on gloo the host waits for the broadcast's copies",
+     .fix = "DistributedDataParallel(..., broadcast_buffers=False)",
+     .caveat = "each rank keeps its own buffers (BatchNorm's running statistics differ across "
+               "ranks: SyncBatchNorm, or one broadcast before evaluating)",
+     .where = "DistributedDataParallel(|DDP(", .scenario = "copy", .removes = 1},
+    {.id = "torch.ddp.runtime_stats", .package = "torch", .versions = TORCH,
+     .module = "torch/nn/parallel/distributed.py", .func = "_pre_forward|forward|pre_forward",
+     .text = "set_runtime_stats_and_log(",
+     .what = "DDP's logger reads its CUDA timing events (forward, backward, communication) at "
+             "the iterations it samples: the first 10, then one in 100",
+     .fix = "none needed in a long run (10 iterations, then 1 in 100); "
+            "model._set_ddp_runtime_logging_sample_rate(N) samples one in N (a private method)",
+     .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
+    {.id = "torch.ddp.setup", .package = "torch", .versions = TORCH,
+     .module = "torch/nn/parallel/distributed.py|torch/distributed/utils.py",
+     .func = "_pre_forward|_ddp_init_helper|__init__|_verify_param_shape_across_processes|"
+             "_sync_params_and_buffers|_sync_module_states",
+     .text = "_rebuild_buckets()|dist.Reducer(|_verify_params_across_processes(|"
+             "_broadcast_coalesced(",
+     .what = "DDP's set-up: the parameters' shapes checked across ranks and rank 0's weights "
+             "broadcast when it is built, its gradient buckets rebuilt after the first iteration",
+     .fix = "none needed: " ONCE, .caveat = "", .where = NULL, .scenario = NULL, .removes = 0},
     /* transformers: the Trainer */
     {.id = "transformers.trainer.nan_inf_filter", .package = "transformers", .versions = HF,
      .module = "transformers/trainer.py", .func = "_run_epoch|_inner_training_loop",

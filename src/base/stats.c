@@ -75,3 +75,20 @@ int sb_stats_compute(const double *x, int n, sb_stats *out)
     free(s);
     return 0;
 }
+
+size_t sb_median_ci_rank(size_t n)
+{
+    /* P(X <= j) of X ~ Binomial(n, 1/2), summed term by term: C(n, i) / 2^n */
+    double term = 1, cdf = 0, scale = 1;
+    for (size_t i = 0; i < n; i++)
+        scale *= 0.5;
+    size_t r = 0;
+    for (size_t j = 0; j < n; j++) {
+        cdf += term * scale;
+        if (2 * cdf > 0.05)
+            break;
+        r = j; /* x[j] and x[n - 1 - j]: 1 - 2 P(X <= j) >= 95 % */
+        term = term * (double)(n - j) / (double)(j + 1);
+    }
+    return r;
+}

@@ -23,4 +23,10 @@ double sb_percentile_sorted(const double *sorted, int n, double q);
 /* Coefficient of variation in percent of x[0..n-1], without sorting (for the stopping rule). */
 double sb_cv_percent(const double *x, int n);
 
+/* The distribution-free 95 % interval of the median of n values: sorted ascending, x[r] and
+ * x[n - 1 - r] with r (0-based) the largest for which 2 P(Binomial(n, 1/2) <= r) <= 0.05, so
+ * that they bound the median with at least 95 % confidence; 0 (the lowest and the highest) when
+ * n is under 6. n = 20: r = 5 (the 6th and the 15th values). */
+size_t sb_median_ci_rank(size_t n);
+
 #endif

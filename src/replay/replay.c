@@ -2,6 +2,7 @@
  * play of it with chosen blocking calls removed. */
 #include "replay/replay.h"
 #include "base/arrays.h"
+#include "base/stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -795,7 +796,7 @@ static int64_t target_end(const sb_replay_model *m, const rblock *k, int64_t all
  * play reached each removed call, cumulative) of each window's saving per call: a window's calls
  * a..b-1 saved what the play gained from reaching call a (the run's start, for the first
  * window) to reaching call b (the run's end, for the last: total). */
-static double windows_median(const int64_t *ahead, size_t n, int64_t total)
+static double windows_median(const int64_t *ahead, size_t n, int64_t total, double ci[2])
 {
     size_t k = n < SB_REPLAY_WINDOWS ? n : SB_REPLAY_WINDOWS;
     int64_t rate[SB_REPLAY_WINDOWS];
@@ -803,18 +804,24 @@ static double windows_median(const int64_t *ahead, size_t n, int64_t total)
         size_t a = w * n / k, b = (w + 1) * n / k;
         rate[w] = ((b < n ? ahead[b] : total) - (a ? ahead[a] : 0)) / (int64_t)(b - a);
     }
-    return (double)median(rate, k, 0) / 1e3;
+    double mid = (double)median(rate, k, 0) / 1e3; /* sorts rate */
+    size_t r = sb_median_ci_rank(k);
+    ci[0] = (double)rate[r] / 1e3;
+    ci[1] = (double)rate[k - 1 - r] / 1e3;
+    return mid;
 }
 
 /* typical_us (replay.h) of n removed calls. Removed calls of several threads: each thread
  * reaches its calls on its own time, so the windows are taken over the thread that made at least
  * 90 % of them (a training loop's main thread; a few start-up syncs elsewhere), else the mean. */
-static double typical_saving(sb_replay_model *m, size_t n, int several_threads, int64_t total)
+static double typical_saving(sb_replay_model *m, size_t n, int several_threads, int64_t total,
+                             double ci[2])
 {
+    ci[0] = ci[1] = 0;
     if (!n)
         return 0;
     if (!several_threads)
-        return windows_median(m->ahead, n, total);
+        return windows_median(m->ahead, n, total, ci);
     for (size_t t = 0; t < m->nthreads; t++)
         m->per_thread[t] = 0;
     int32_t most = -1;
@@ -826,13 +833,15 @@ static double typical_saving(sb_replay_model *m, size_t n, int several_threads, 
         if (most < 0 || m->per_thread[t] > m->per_thread[most])
             most = t;
     }
-    if (most < 0 || (double)m->per_thread[most] < 0.9 * (double)n)
-        return (double)total / (double)n / 1e3;
+    if (most < 0 || (double)m->per_thread[most] < 0.9 * (double)n) {
+        ci[0] = ci[1] = (double)total / (double)n / 1e3; /* the mean: no windows */
+        return ci[0];
+    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (m->ahead_thread_of[i] == most)
             m->ahead_one[k++] = m->ahead[i];
-    return windows_median(m->ahead_one, k, total);
+    return windows_median(m->ahead_one, k, total, ci);
 }
 
 /* One play's state beside the model's per-thread, per-stream and per-context arrays. */
@@ -1042,7 +1051,10 @@ static void play_result(sb_replay_model *m, const player *pl, sb_replay_result *
     r->wall_us = (double)total / 1e3;
     r->idle_us = (double)(orig_idle - idle) / 1e3;
     r->span_us = last != NONE && first != NONE ? (double)(last - first) / 1e3 : 0;
-    r->typical_us = typical_saving(m, pl->nahead, pl->ahead_thread == -2, total);
+    double ci[2];
+    r->typical_us = typical_saving(m, pl->nahead, pl->ahead_thread == -2, total, ci);
+    r->typical_lo_us = ci[0];
+    r->typical_hi_us = ci[1];
     r->host_pct = m->nops ? 100.0 * (double)pl->host_bound / (double)m->nops : 0;
     r->gpu_busy_pct = last != NONE && first != NONE && last > first
                           ? 100.0 * (double)busy / (double)(last - first)

@@ -100,6 +100,12 @@ typedef struct sb_replay_result {
      * launched before it. Removed calls of several threads: wall_us per call (each thread
      * reaches its calls on its own time). 0: none removed */
     double typical_us;
+    /* the interval of typical_us its windows support: the order statistics of the windows'
+     * savings per call that bound their median with at least 95 % confidence (with 20 windows,
+     * the 6th and the 15th; fewer than 6 windows: the lowest and the highest). The same run's
+     * windows only: a process whose host ran slower all through moves the figure and the
+     * interval together */
+    double typical_lo_us, typical_hi_us;
     /* the host threads the play involves beyond one, which the model cannot move together: those
      * of the removed calls and those that launched GPU work between the first removed call and
      * the last (PyTorch's autograd engine runs every backward pass on a thread of its own; a

@@ -117,6 +117,11 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
     set(o, "save_gpu_idle_us", sb_json_num(s->r.idle_us));
     set(o, "save_per_call_us", sb_json_num(s->calls ? s->r.wall_us / (double)s->calls : 0));
     set(o, "save_per_call_us_typical", sb_json_num(s->r.typical_us));
+    /* the interval of the windows' median (replay.h): [low, high], and save_us scaled by it */
+    json_t *ci = json_array();
+    json_array_append_new(ci, sb_json_num(s->r.typical_lo_us));
+    json_array_append_new(ci, sb_json_num(s->r.typical_hi_us));
+    set(o, "save_per_call_us_typical_interval", ci);
     /* nonzero: the figures are no prediction (replay.h); the table says "unknown" */
     set(o, "threads_unmodelled", json_integer(s->r.threads_unmodelled));
     set(o, "ranks_unmodelled", json_integer(s->ranks_unmodelled)); /* the same for other ranks */

@@ -154,17 +154,56 @@ void sb_sink_keep_destroy(sb_sink *s)
     s->state = NULL;
 }
 
+/* The table sink prints each scenario's block once its rows are in (when a row of another
+ * scenario comes, and at the end), flushed: a suite of a minute shows its first table after
+ * seconds, on a terminal or through a pipe (make run | tee, a CI log), as hyperfine prints each
+ * command's result as it ends. */
+typedef struct table_state {
+    sb_results res; /* first member: the keep functions' sb_results */
+    int printed;    /* rows already printed */
+} table_state;
+
+static int table_begin(sb_sink *s, const sb_env *env)
+{
+    (void)env;
+    s->state = calloc(1, sizeof(table_state));
+    return s->state ? 0 : sb_fail(SB_EXIT_FAIL, "out of memory");
+}
+
+/* Prints the rows kept but not yet printed, up to `upto`, and flushes. */
+static void table_flush(sb_sink *s, int upto)
+{
+    table_state *t = s->state;
+    if (upto <= t->printed)
+        return;
+    sb_results view = {.rows = t->res.rows + t->printed, .n = upto - t->printed};
+    if (t->printed)
+        fputc('\n', s->out.f);
+    sb_table_print(s->out.f, &view, 0);
+    fflush(s->out.f);
+    t->printed = upto;
+}
+
+static int table_row(sb_sink *s, const sb_env *env, const sb_row *row)
+{
+    table_state *t = s->state;
+    int n = t->res.n;
+    if (n > t->printed && strcmp(t->res.rows[n - 1].scenario, row->scenario))
+        table_flush(s, n);
+    return sb_sink_keep_row(s, env, row);
+}
+
 static int table_end(sb_sink *s, const sb_env *env)
 {
     (void)env;
-    const sb_results *res = s->state;
-    if (res->n)
-        sb_table_print(s->out.f, res, 0);
+    table_flush(s, ((table_state *)s->state)->res.n);
     return 0;
 }
 
 const sb_sink_ops sb_table_sink = {
     .name = "table",
-    SB_SINK_KEEPS_ROWS,
+    .begin = table_begin,
+    .row = table_row,
+    .destroy = sb_sink_keep_destroy,
     .end = table_end,
 };

@@ -487,9 +487,14 @@ def test_a_failed_replace_restores_the_figures_replaced(tmp_path):
     assert_files_as_before(tmp_path / "out", old)
 
 
-def test_ctrl_c_while_replacing_restores_the_figures_replaced(tmp_path):
+@pytest.mark.parametrize("threads", [0, 4])
+def test_ctrl_c_while_replacing_restores_the_figures_replaced(tmp_path, threads):
+    """With other threads about (numpy's BLAS threads on a many-core host), the kernel may hand
+    the process's SIGINT to one of them: a signal mask on the main thread does not hold it."""
     old = old_files(tmp_path / "out")
-    r = plot_with_replace("os.kill(os.getpid(), signal.SIGINT)", tmp_path)
+    spawn = (f"import threading, time; [threading.Thread(target=time.sleep, args=(30,), "
+             f"daemon=True).start() for _ in range({threads})]; ")
+    r = plot_with_replace(spawn + "os.kill(os.getpid(), signal.SIGINT)", tmp_path)
     one_line(r, 130, "interrupted")
     assert_files_as_before(tmp_path / "out", old)
 

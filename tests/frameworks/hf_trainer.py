@@ -4,7 +4,7 @@ a GPT-2 built from a config (random weights, nothing downloaded) on synthetic to
 an attention mask, as a tokenizer gives them, through Trainer.train() from one line.
 
     hf_trainer.py [--fix nan-filter-off,non-blocking,no-mask,log-less] [--steps N] [--warmup W]
-                  [--size small|gpu]
+                  [--size small|gpu] [--alternate nan-filter-off --blocks B [--first sync|fixed]]
 
   nan-filter-off  TrainingArguments(logging_nan_inf_filter=False): no per-step isnan/isinf
                   check of the loss on the host
@@ -16,6 +16,12 @@ an attention mask, as a tokenizer gives them, through Trainer.train() from one l
   log-less        TrainingArguments(logging_steps=10**6) rather than 5: the loss and the
                   gradient norm read on the host once in 5 steps no more
 
+--alternate nan-filter-off sets trainer.args.logging_nan_inf_filter between blocks (fw_common),
+from a TrainerCallback's on_step_end: the Trainer reads it afresh at each step's check
+(_run_epoch, transformers 5.17). A block is a multiple of 5 steps (logging_steps), so that each
+holds as many logging steps. The other options do not switch in place: the accelerator and its
+dataloader are prepared once, the collator's batches and the logging interval set up front.
+
 Prints fw_common's JSON line."""
 import os
 import sys
@@ -25,6 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fw_common  # noqa: E402
 
 FIXES = ("nan-filter-off", "non-blocking", "no-mask", "log-less")
+TOGGLES = ("nan-filter-off",)  # the fixes --alternate switches in place
+LOGGING_STEPS = 5
 SIZES = {"small": dict(n_layer=2, n_embd=128, seq=64, batch=8),
          "gpu": dict(n_layer=6, n_embd=768, seq=256, batch=16)}
 
@@ -54,9 +62,9 @@ def collate(torch, drop_mask):
 
 
 def main():
-    ap = fw_common.parser(__doc__, FIXES)
+    ap = fw_common.parser(__doc__, FIXES, TOGGLES)
     a = ap.parse_args()
-    fixes = fw_common.fixes_of(ap, a, FIXES)
+    fixes = fw_common.fixes_of(ap, a, FIXES, period=LOGGING_STEPS)
     torch = fw_common.need("torch")
     fw_common.need("transformers")
     fw_common.cuda_or_exit(torch)
@@ -66,7 +74,13 @@ def main():
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(n_layer=s["n_layer"], n_head=4, n_embd=s["n_embd"],
                                        vocab_size=1000, n_positions=s["seq"]))
-    timer = fw_common.StepTimer(torch, a.warmup, a.steps)
+    trainer = None  # set below; the timer's switch reads it after each step
+
+    def set_filter_off(on):
+        trainer.args.logging_nan_inf_filter = not on
+
+    timer = fw_common.timer_of(torch, a, set_filter_off)
+    steps = fw_common.total_steps(a)
 
     class Timing(TrainerCallback):
         def on_step_end(self, args, state, control, **kw):
@@ -74,12 +88,13 @@ def main():
 
     with tempfile.TemporaryDirectory() as out:
         args = TrainingArguments(
-            output_dir=out, max_steps=a.steps, per_device_train_batch_size=s["batch"],
+            output_dir=out, max_steps=steps, per_device_train_batch_size=s["batch"],
             learning_rate=1e-4, save_strategy="no", report_to="none", disable_tqdm=True,
-            logging_steps=10**6 if "log-less" in fixes else 5, dataloader_pin_memory=True,
+            logging_steps=10**6 if "log-less" in fixes else LOGGING_STEPS,
+            dataloader_pin_memory=True,
             logging_nan_inf_filter="nan-filter-off" not in fixes,
             accelerator_config={"non_blocking": "non-blocking" in fixes})
-        data = Tokens(torch, s["batch"] * (a.steps + 1), s["seq"], 1000)
+        data = Tokens(torch, s["batch"] * (steps + 1), s["seq"], 1000)
         trainer = Trainer(model=model, args=args, train_dataset=data,
                           data_collator=collate(torch, "no-mask" in fixes), callbacks=[Timing()])
         trainer.train()  # the user's one line

@@ -122,6 +122,12 @@ ENTRIES = [
     # short neighbouring blocks share the host's speed, and their median drops the outliers
     Entry("train-host", "training loop (launch-bound MLP): the loss kept on the GPU, not .item()",
           "torch_train.py", ("--size", "host"), 100, blocks=24),
+    # issue 49: a boolean mask in the loss mid-forward (the host counts the mask before the rest
+    # of the step can be launched), GPU-bound and launch-bound
+    Entry("mask-gpu", "loss over a boolean mask: the mask as weights, no host count",
+          "torch_mask.py", ("--size", "gpu"), 50),
+    Entry("mask-host", "loss over a boolean mask (launch-bound): the mask as weights",
+          "torch_mask.py", ("--size", "host"), 100, blocks=24),
     Entry("train-compile", "training loop compiled with torch.compile: the loss kept on the GPU",
           "torch_train.py", ("--size", "host", "--compile"), 400, timeout=600),
     Entry("loader", "DataLoader-fed training: the accuracy kept on the GPU, not .cpu()",

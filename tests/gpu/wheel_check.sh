@@ -137,6 +137,22 @@ cat "$out/gemm.txt"; grep -v -E '^ *[0-9]+:' "$work/gemm_ld.txt"
 grep -E 'calling init: .*(cublas|cupti)' "$work/gemm_ld.txt" | sed 's/^ *[0-9]*: *//' | sort -u
 "$py" -c 'import json,sys; e=json.load(open(sys.argv[1]))["environment"]; print("environment:", {k: e.get(k) for k in ("gpu","cuda_driver","cublas")})' "$out/gemm.json"
 
+step "a suite by name: syncbench --config seeds.ini from an empty folder (the installed configs/)"
+(
+    cd "$(mktemp -d)" || exit 1
+    run syncbench --config seeds.ini --max-time 0.2 --min-reps 3 --csv "$out/seeds.csv"
+    "$py" -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(len(r), "rows,", len({x["scenario"] for x in r}), "scenarios")' "$out/seeds.csv"
+)
+
+step "the man page the wheel ships (syncbench/share/man/man1/syncbench.1)"
+man1="$pysite/syncbench/share/man/man1/syncbench.1"
+run ls -l "$man1"
+if command -v man >/dev/null; then
+    MANPATH="$pysite/syncbench/share/man" MANPAGER=cat COLUMNS=80 man syncbench 2>&1 | head -12
+else
+    echo "(no man command here: the page's head, as groff source)"; head -12 "$man1"
+fi
+
 step "the sdist built from source by pip (make sdist; pip wheel, CUDA_ARCHS=90; the toolkit visible)"
 (
     export PATH=$ORIG_PATH; unset SYNCBENCH_NO_TOOLKIT

@@ -136,7 +136,8 @@ static void every_row_matches_its_own_library_only(void **state)
 }
 
 /* The library lines of the framework suite's syncs as recorded on an H200 (torch 2.11,
- * transformers 5.17, accelerate 1.15, lightning 2.6.6: module from its package on, function,
+ * transformers 5.17, accelerate 1.15, lightning 2.6.6; torch.distributed's from ddp_job.py on
+ * gloo and nccl: module from its package on, function,
  * line, its text), and the row each names ("": none, left to the generic rules). */
 static const struct {
     const char *module, *func;
@@ -152,6 +153,20 @@ static const struct {
     {"torch/amp/grad_scaler.py", "<genexpr>", 371, "if not sum(v.item() for v in optimizer_state[\"found_inf_per_device\"].values()):", "torch.amp.grad_scaler.found_inf"},
     {"torch/cuda/__init__.py", "synchronize", 1162, "return torch._C._cuda_synchronize()", ""},
     {"torch/cuda/memory.py", "empty_cache", 224, "torch._C._cuda_emptyCache()", ""},
+    {"torch/distributed/distributed_c10d.py", "_object_to_tensor", 3209, "byte_tensor = torch.ByteTensor(byte_storage).to(device)", "torch.distributed.object_collectives"},
+    {"torch/distributed/distributed_c10d.py", "_object_to_tensor", 3219, "local_size = torch.LongTensor([byte_tensor.numel()]).to(device)", "torch.distributed.object_collectives"},
+    {"torch/distributed/distributed_c10d.py", "_tensor_to_object", 3232, "tensor = tensor.cpu()", "torch.distributed.object_collectives"},
+    {"torch/distributed/distributed_c10d.py", "_tensor_to_object", 3233, "buf = tensor.numpy().tobytes()[:tensor_size]", "torch.distributed.object_collectives"},
+    {"torch/distributed/distributed_c10d.py", "all_gather_object", 3313, "max_object_size = int(max(object_size_list).item())  # type: ignore[type-var]", "torch.distributed.object_collectives"},
+    {"torch/distributed/distributed_c10d.py", "barrier", 5030, "work = group.barrier(opts=opts)", ""},
+    {"torch/distributed/utils.py", "_sync_params_and_buffers", 326, "dist._broadcast_coalesced(", "torch.ddp.setup"},
+    {"torch/distributed/utils.py", "_verify_param_shape_across_processes", 286, "return dist._verify_params_across_processes(process_group, tensors, logger)", "torch.ddp.setup"},
+    {"torch/nn/parallel/distributed.py", "_ddp_init_helper", 1255, "self.reducer = dist.Reducer(", "torch.ddp.setup"},
+    {"torch/nn/parallel/distributed.py", "_distributed_broadcast_coalesced", 2172, "dist._broadcast_coalesced(", "torch.ddp.broadcast_buffers"},
+    {"torch/nn/parallel/distributed.py", "_pre_forward", 1566, "self.logger.set_runtime_stats_and_log()", "torch.ddp.runtime_stats"},
+    {"torch/nn/parallel/distributed.py", "_pre_forward", 1584, "if torch.is_grad_enabled() and self.reducer._rebuild_buckets():", "torch.ddp.setup"},
+    {"torch/nn/utils/clip_grad.py", "_get_total_norm", 110, "if error_if_nonfinite and torch.logical_or(total_norm.isnan(), total_norm.isinf()):", "torch.clip_grad_norm.nonfinite"},
+    {"torch/serialization.py", "_legacy_save", 1179, "storage._write_file(", ""},
     {"torch/nn/modules/linear.py", "forward", 134, "return F.linear(input, self.weight, self.bias)", ""},
     {"torch/nn/modules/module.py", "<lambda>", 1097, "return self._apply(lambda t: t.cuda(device))", "torch.nn.module.to"},
     {"torch/nn/modules/module.py", "<lambda>", 1165, "return self._apply(lambda t: t.cpu())", "torch.nn.module.to"},
@@ -201,8 +216,7 @@ static void every_removing_row_was_recorded_or_is_listed(void **state)
      * and the torch rows read from its source, not run: said in docs/frameworks.md */
     static const char *const by_source[] = {"lightning_fabric.to_item",
                                             "lightning_fabric.batch_to",
-                                            "pytorch_lightning.has_len_all_ranks",
-                                            "torch.clip_grad_norm.nonfinite", NULL};
+                                            "pytorch_lightning.has_len_all_ranks", NULL};
     for (const sb_fw_row *r = sb_fw_rows; r->id; r++) {
         int seen = 0;
         for (size_t i = 0; i < sizeof RECORDED / sizeof RECORDED[0]; i++)

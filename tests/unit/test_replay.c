@@ -208,6 +208,8 @@ static void gpu_bound_loop_saves_the_gaps(void **state)
     near(r.wall_us, 11.0 * (N - 1) + 5);
     near(r.idle_us, 11.0 * (N - 1)); /* the GPU's gaps: 12 us each, then 1 */
     near(r.typical_us, 11.0);        /* each window but the last (5, the wake-up): 11 a call */
+    near(r.typical_lo_us, 11.0);     /* 19 windows of 11: the median's interval is 11 too */
+    near(r.typical_hi_us, 11.0);
     assert_true(r.host_pct < 50);    /* then GPU-bound: only the first kernel waits for a launch */
     assert_string_equal(sb_audit_bound_name(&r), "gpu");
     /* the report's figure is the same play */
@@ -275,6 +277,29 @@ static void a_slow_stretch_moves_the_total_not_the_typical(void **state)
     near(r.wall_us, 9.0 * 39 + 5 + 200);
     near(r.typical_us, 9.0);
     assert_true(r.wall_us / 40 > 13); /* the mean per call: moved by the slow stretch */
+    /* the slow windows are the highest two of twenty: past the 15th, out of the interval */
+    near(r.typical_lo_us, 9.0);
+    near(r.typical_hi_us, 9.0);
+}
+
+/* Windows that save unlike amounts: the short GPU work above, 20 steps, but the host's wait
+ * grows by 1 us a step (9 to 28 us, the kernel ending later each step), one call a window: each
+ * window saves its own wait, so their median comes with an interval as wide as the middle of
+ * the twenty (the 6th to the 15th: about 9 us apart). */
+static void the_typical_figure_comes_with_its_windows_interval(void **state)
+{
+    (void)state;
+    stream s;
+    begin(&s);
+    int64_t t = 0;
+    for (int i = 0; i < 20; i++) {
+        steps(&s, 1 + 2 * i, 1, t, 32 + i, 5, 7 + i, 3, 12 + i);
+        t += 32 + i;
+    }
+    replay_end(&s, t);
+    sb_replay_result r = every_sync_removed(&s);
+    assert_true(r.typical_lo_us < r.typical_us && r.typical_us < r.typical_hi_us);
+    assert_true(r.typical_hi_us - r.typical_lo_us > 7 && r.typical_hi_us - r.typical_lo_us < 11);
 }
 
 /* Syncs of an idle GPU: one kernel [5, 7), then ten syncs of its stream, one every 20 us from 20,
@@ -1599,6 +1624,7 @@ int main(void)
         cmocka_unit_test(a_run_saving_in_words),
         cmocka_unit_test(sync_before_long_host_work_saves_the_overlap),
         cmocka_unit_test(a_slow_stretch_moves_the_total_not_the_typical),
+        cmocka_unit_test(the_typical_figure_comes_with_its_windows_interval),
         cmocka_unit_test(several_threads_take_the_mean),
         cmocka_unit_test(another_threads_launches_between_removed_syncs_are_flagged),
         cmocka_unit_test(a_backward_pass_handed_to_another_thread_moves_with_it),

@@ -445,6 +445,31 @@ static void table_drawn_from_rows(void **state)
     sb_results_free(&res);
 }
 
+/* The table sink prints a scenario's block as soon as a row of another scenario comes, not at
+ * the end: a minute-long suite shows its first table after seconds, through a pipe too. */
+static void table_sink_prints_each_scenario_when_done(void **state)
+{
+    (void)state;
+    char buf[4096] = {0};
+    sb_sink s = {.ops = &sb_table_sink};
+    s.out.f = fmemopen(buf, sizeof buf, "w");
+    sb_env env = {0};
+    sb_row a = make_row("readback", "idle", "wall_us", "wall us", 1, 12.5, "");
+    sb_row b = make_row("copy", "h2d-pinned", "GBps", "GB/s", 1, 55.25, "");
+    assert_int_equal(s.ops->begin(&s, &env), 0);
+    assert_int_equal(s.ops->row(&s, &env, &a), 0);
+    assert_string_equal(buf, ""); /* its scenario may have more rows */
+    assert_int_equal(s.ops->row(&s, &env, &b), 0);
+    assert_non_null(strstr(buf, "readback  idle     p=1       12.50"));
+    assert_null(strstr(buf, "copy"));
+    assert_int_equal(s.ops->end(&s, &env), 0);
+    fclose(s.out.f);
+    const char *copy = strstr(buf, "\n\nscenario  variant     params   GB/s  cv %\n");
+    assert_non_null(copy);
+    assert_non_null(strstr(copy, "copy      h2d-pinned  p=1     55.25  0.50"));
+    s.ops->destroy(&s);
+}
+
 /* ---- targets that are not regular files ---- */
 
 typedef struct {
@@ -778,6 +803,7 @@ int main(void)
         IN_DIR(dashboards_shape),
         IN_DIR(markdown_partial_is_redrawn),
         cmocka_unit_test(table_drawn_from_rows),
+        cmocka_unit_test(table_sink_prints_each_scenario_when_done),
         IN_DIR(fifo_is_written_through),
         cmocka_unit_test(dev_null_stays_a_device),
         cmocka_unit_test(write_error_is_exit_1),

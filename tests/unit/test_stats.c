@@ -89,9 +89,25 @@ static void paired_deltas(void **state)
     assert_float_equal(pct[2], 100, 1e-12);
 }
 
+/* The median's distribution-free 95 % interval: with 20 values the 6th and the 15th (1 - 2 P(X <= 5)
+ * = 95.9 % for X ~ Binomial(20, 1/2); the 7th and 14th would hold 88.5 %); under 6 values the
+ * lowest and the highest. */
+static void median_interval_ranks(void **state)
+{
+    (void)state;
+    assert_int_equal(sb_median_ci_rank(20), 5);
+    assert_int_equal(sb_median_ci_rank(10), 1);
+    assert_int_equal(sb_median_ci_rank(6), 0);
+    assert_int_equal(sb_median_ci_rank(5), 0);
+    assert_int_equal(sb_median_ci_rank(1), 0);
+    assert_int_equal(sb_median_ci_rank(0), 0);
+    assert_int_equal(sb_median_ci_rank(100), 39);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(median_interval_ranks),
         cmocka_unit_test(odd_count),
         cmocka_unit_test(even_count_median),
         cmocka_unit_test(one_sample),
