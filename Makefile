@@ -101,7 +101,8 @@ BIN      := $(BUILD)/syncbench
 # product of its own: it shares only the record format, src/record/, and src/base/):
 # found beside the binary, or in $(PREFIX)/lib/syncbench/ once installed.
 AUDIT_LIB := $(BUILD)/libsyncbench_audit.so
-AUDIT_SRC := $(wildcard inject/*.c) src/record/json_text.c src/record/classes.c src/base/utf8.c \
+AUDIT_SRC := $(wildcard inject/*.c) src/record/json_text.c src/record/classes.c \
+             src/record/gpu_window.c src/base/utf8.c \
              src/base/dynlib.c src/base/envvars.c
 # The hand-offs between the audited program's threads (waits/): libc only, no CUPTI; the launcher
 # preloads it with --gpu-activity from beside the injection library (make install puts it there).

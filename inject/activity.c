@@ -1,5 +1,6 @@
 #include "activity.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,16 +321,26 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     free(buffer);
 }
 
-/* The kinds enabled, for sba_activity_pause */
-static CUpti_ActivityKind enabled[16];
-static int nenabled, launches_on, launch_rt, launch_drv;
+/* The kinds enabled, each switched by sba_activity_pause and, when gated (every kind but the
+ * streams: a stream's record comes once, when it is created, and the replay needs to know how
+ * the streams made before the window order), by sba_activity_window; on: enabled now. */
+static struct {
+    CUpti_ActivityKind kind;
+    int gated, on;
+} enabled[16];
+static int nenabled, launches_on, launch_rt, launch_drv, launches_now;
+static pthread_mutex_t switch_lock = PTHREAD_MUTEX_INITIALIZER;
+static int paused_now, window_shut; /* the recording switched off; outside the GPU window */
 
 static int enable(CUpti_ActivityKind kind, const char *what)
 {
     CUptiResult r = cuptiActivityEnable(kind);
     if (r == CUPTI_SUCCESS) {
-        if (nenabled < (int)(sizeof enabled / sizeof enabled[0]))
-            enabled[nenabled++] = kind;
+        if (nenabled < (int)(sizeof enabled / sizeof enabled[0])) {
+            enabled[nenabled].kind = kind;
+            enabled[nenabled].gated = kind != CUPTI_ACTIVITY_KIND_STREAM;
+            enabled[nenabled++].on = 1;
+        }
         return 0;
     }
     const char *msg = "?";
@@ -338,6 +349,21 @@ static int enable(CUpti_ActivityKind kind, const char *what)
     sba_out_printf("{\"t\":\"warn\",\"msg\":\"cannot record %s: %s\"}", what,
                    sba_json_escape(esc, sizeof esc, msg));
     return -1;
+}
+
+/* Each kind enabled or not as the switch and the window now want (switch_lock held). */
+static void apply(void)
+{
+    int all = !paused_now, gated = all && !window_shut;
+    for (int i = 0; i < nenabled; i++) {
+        int want = enabled[i].gated ? gated : all;
+        if (want != enabled[i].on)
+            (want ? cuptiActivityEnable : cuptiActivityDisable)(enabled[i].kind);
+        enabled[i].on = want;
+    }
+    if (launches_on && gated != launches_now)
+        sba_launches_enable(gated, launch_rt, launch_drv);
+    launches_now = launches_on && gated;
 }
 
 /* The launch calls the replay needs, in the domains the plan keeps: API activity records of
@@ -357,7 +383,7 @@ static int enable_launches(const sba_activity_plan *p)
                        "could be enabled\"}");
         rc = -1;
     } else if (launch_rt || launch_drv) {
-        launches_on = 1;
+        launches_on = launches_now = 1;
     }
     return rc;
 }
@@ -406,15 +432,28 @@ int sba_activity_start(const sba_activity_plan *p)
     if (p->kinds & SBA_KIND_STREAMS)
         rc |= enable(CUPTI_ACTIVITY_KIND_STREAM, "streams");
     cuptiActivityFlushPeriod(p->flush_ms);
+    /* each kind was enabled to learn whether it can be (a "warn" record now, not when the window
+     * opens): what the window or the switch does not want yet goes off again */
+    pthread_mutex_lock(&switch_lock);
+    apply();
+    pthread_mutex_unlock(&switch_lock);
     return rc;
 }
 
 void sba_activity_pause(int paused)
 {
-    for (int i = 0; i < nenabled; i++)
-        (paused ? cuptiActivityDisable : cuptiActivityEnable)(enabled[i]);
-    if (launches_on)
-        sba_launches_enable(!paused, launch_rt, launch_drv);
+    pthread_mutex_lock(&switch_lock);
+    paused_now = paused;
+    apply();
+    pthread_mutex_unlock(&switch_lock);
+}
+
+void sba_activity_window(int open)
+{
+    pthread_mutex_lock(&switch_lock);
+    window_shut = !open;
+    apply();
+    pthread_mutex_unlock(&switch_lock);
 }
 
 void sba_activity_flush(int forced)

@@ -59,6 +59,10 @@ int sba_activity_start(const sba_activity_plan *p);
 /* Stops (1) or restarts (0) every kind of record sba_activity_start enabled: the calibration
  * times the same calls recorded and not, in one process (api.c). */
 void sba_activity_pause(int paused);
+/* The window of GPU activity (window.c) opened (1) or shut (0): every kind but the streams is
+ * recorded only while it is open (and the recording is not paused). Shut before
+ * sba_activity_start, the kinds it enables go off at once, to come on when it opens. */
+void sba_activity_window(int open);
 /* Delivers every buffer CUPTI holds (completed records only unless forced). */
 void sba_activity_flush(int forced);
 /* Records CUPTI dropped (full buffers) so far. */

@@ -28,6 +28,7 @@
 #include "stacks.h"
 #include "notify.h"
 #include "watch.h"
+#include "window.h"
 #include "record/records.h"
 #include "base/clock.h"
 #include "base/envvars.h"
@@ -123,6 +124,7 @@ static void at_exit(void)
         return;
     sba_activity_flush(1);
     sba_ranges_close_open();
+    sba_window_finish();
     pthread_mutex_lock(&pause_lock);
     if (paused)
         write_pause();
@@ -150,6 +152,7 @@ static void on_fatal(int sig)
 {
     if (!forked && !__atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST)) {
         sba_out_flush(1);
+        sba_window_fatal();
         char line[224];
         long long m = sb_now_ns();
         int n = snprintf(line, sizeof line,
@@ -290,18 +293,22 @@ API int InitializeInjection(void)
      * woken waiter's Python stack) */
     int waits = (plan.kinds & SBA_KIND_WAITS) &&
                 sba_handoffs_start(python ? sba_py_stack_waiting : NULL) == 0;
-    char cmd[2048], esc[4096], clock[96], kinds[320];
+    char cmd[2048], esc[4096], clock[96], kinds[320], window[4096];
     command_line(cmd, sizeof cmd);
     write_clock_pair(clock, sizeof clock);
     sba_activity_proc_fields(&plan, kinds, sizeof kinds);
+    /* the window of GPU activity, before the NVTX ranges that open it are seen */
+    sba_window_init((int)gpu);
+    sba_window_proc_field(window, sizeof window);
     sba_out_printf(
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
         "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d%s,"
-        "\"symsize\":1}",
+        "\"symsize\":1%s}",
         SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sb_env_long_named("RANK", -1),
         sb_env_long_named("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
-        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits, kinds);
+        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits, kinds, window);
     sba_activity_warn(&plan);
+    sba_window_warn();
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
      * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the

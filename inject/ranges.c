@@ -12,6 +12,7 @@
 #include <generated_nvtx_meta.h>
 
 #include "out.h"
+#include "window.h"
 #include "record/records.h"
 #include "base/utf8.h"
 
@@ -22,6 +23,7 @@ typedef struct {
     long id;
     const void *domain; /* NULL: the default domain */
     uint64_t start;
+    int window_end; /* the last instance of the GPU window's range: its end closes the window */
     char name[NAME_LEN];
 } open_range;
 
@@ -135,6 +137,17 @@ static const char *domain_name(const void *domain, char *buf, size_t n)
     return domain ? recall(domain, buf, n) : "";
 }
 
+/* A range begun: when it is an instance of the GPU window's range, counted (window.c: the
+ * window opens at its first); 1 when its end closes the window. */
+static int window_instance(const void *domain, const char *name)
+{
+    char dom[NAME_LEN];
+    if (!sba_window_named(name) ||
+        !sba_window_wants(name, domain ? domain_name(domain, dom, sizeof dom) : NULL))
+        return 0;
+    return sba_window_enter();
+}
+
 static void push(const void *domain, const char *name)
 {
     if (depth >= MAX_DEPTH) {
@@ -147,6 +160,7 @@ static void push(const void *domain, const char *name)
     cuptiGetTimestamp(&r->start);
     snprintf(r->name, sizeof r->name, "%s", name);
     sb_utf8_cut(r->name);
+    r->window_end = window_instance(domain, r->name);
 }
 
 /* kind "startend": an nvtxRangeStart/End range (process-wide, tid is the starting thread's) */
@@ -200,6 +214,7 @@ static void range_start(const void *domain, const char *name, const void *ret)
         cuptiGetTimestamp(&r->start);
         snprintf(r->name, sizeof r->name, "%s", name);
         sb_utf8_cut(r->name);
+        r->window_end = window_instance(domain, r->name);
         nstarted++;
     }
     pthread_mutex_unlock(&started_lock);
@@ -210,13 +225,17 @@ static void range_end(nvtxRangeId_t id)
     uint64_t end;
     cuptiGetTimestamp(&end);
     pthread_mutex_lock(&started_lock);
+    int closes = 0;
     for (int i = 0; i < nstarted; i++)
         if (started[i].nvtx_id == id) {
             write_range_of(started[i].tid, &started[i].r, 0, (long long)end, "startend");
+            closes = started[i].r.window_end;
             started[i] = started[--nstarted];
             break;
         }
     pthread_mutex_unlock(&started_lock);
+    if (closes)
+        sba_window_leave();
 }
 
 static void pop(const void *domain)
@@ -231,9 +250,12 @@ static void pop(const void *domain)
         uint64_t end;
         cuptiGetTimestamp(&end);
         write_range(&stack[i], i, (long long)end);
+        int closes = stack[i].window_end;
         for (int j = i; j + 1 < depth; j++)
             stack[j] = stack[j + 1];
         depth--;
+        if (closes)
+            sba_window_leave();
         return;
     }
 }

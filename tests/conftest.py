@@ -25,7 +25,7 @@ AUDIT_CSV_COLUMNS = ("pid,rank,local_rank,group,class,range,site,count,blocked_t
                      "blocked_median_us,blocked_p95_us,bubble_total_us,py_file,py_line,"
                      "py_function,source,operation,fix,scenario,native_site,site_save_us,"
                      "via_file,via_line,via_function,via_source,library,phase,site_from,"
-                     "waiter_tid,via_save_us,framework,fix_at")
+                     "waiter_tid,via_save_us,framework,fix_at,gpu_window")
 NVTX_LIB = os.environ.get("NVTX_RECORD_LIB", str(ROOT / "build" / "tests" / "libnvtx_record.so"))
 MEASURE_TEST = str(ROOT / "build" / "tests" / "test_measure")
 # Every GPU hidden: a binary that touched CUDA before checking its input would exit 3, not 2.

@@ -17,6 +17,10 @@
     with syncbench.no_syncs(scope="task"):  # this asyncio task's calls only (in a coroutine)
         await step()
 
+    for batch in loader:                # one step of a loop: the pytest plugin's per-step
+        with syncbench.step("train_step"):  # count, and the NVTX range syncbench audit's
+            train_step(batch)           # --range train_step counts
+
 What counts: every host-blocking CUDA call the block makes, seen by CUPTI at the driver: explicit
 syncs (device, stream, event), blocking copies, async copies to or from pageable memory,
 cudaMemset, cudaFree; polls (cudaStreamQuery, cudaEventQuery) are counted apart and never fail a
@@ -32,10 +36,11 @@ import inspect
 
 from . import _allow, _naming, _native, _tasks
 from ._native import SyncbenchUnavailable
+from ._steps import step
 
 SyncbenchUnavailable.__module__ = __name__  # shown as syncbench.SyncbenchUnavailable
 
-__all__ = ["no_syncs", "count_syncs", "Syncs", "SyncError", "SyncbenchUnavailable"]
+__all__ = ["no_syncs", "count_syncs", "step", "Syncs", "SyncError", "SyncbenchUnavailable"]
 __version__ = "0.1.0"
 
 
@@ -264,14 +269,13 @@ class no_syncs(count_syncs):
     ("transformers"). A call is allowed by the first entry that matches it and has calls left;
     with a list or dict, a call no entry takes fails the block. scope as count_syncs'."""
 
-    def __init__(self, allow=0, all_threads=False, scope=None, _baseline=()):
-        self._others, entries = _allow.parse(allow, "no_syncs")
+    def __init__(self, allow=0, all_threads=False, scope=None):
+        self._others, self._entries = _allow.parse(allow, "no_syncs")
         super().__init__(all_threads, scope)
-        self.allow, self._baseline = allow, tuple(_baseline)
-        self._entries = entries + list(self._baseline)
+        self.allow = allow
 
     def _recreate_cm(self):
-        return type(self)(self.allow, scope=self.scope, _baseline=self._baseline)
+        return type(self)(self.allow, scope=self.scope)
 
     def __exit__(self, exc_type, exc, tb):
         syncs = self.syncs
@@ -290,9 +294,7 @@ class no_syncs(count_syncs):
 def _allowed_text(others, entries):
     """What a block allows, as its failure says it: the entries' labels, and the count of
     calls no entry takes when not 0."""
-    labels = [repr(e) for e in entries if not hasattr(e, "baseline")]
+    labels = [repr(e) for e in entries]
     labels = labels[:4] + ([f"and {len(labels) - 4} more"] if len(labels) > 4 else [])
-    for b in dict.fromkeys(e.baseline for e in entries if hasattr(e, "baseline")):
-        labels.append(f"the baseline {b}")
     text = ", ".join(labels)
     return f"{text}; {others} other{'s' if others != 1 else ''}" if others else text

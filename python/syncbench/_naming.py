@@ -18,6 +18,9 @@ class Site:
     `file`, `line`, `function`: the user's line's frame (file as recorded, None: a native
     site); `via_file`, `via_line`, `via_function`: the library line's (None: none)."""
 
+    thread = None  # the calling thread's tid (text), where the sites were named per thread
+    thread_shown = False  # details() names it (sites of several threads side by side)
+
     def __init__(self, count, cls, where, source="", operation="", fix="", blocked_us=0.0,
                  api="", file=None, line=0, scenario=None, via="", via_source="", library="",
                  function="", via_file=None, via_line=0, via_function=""):
@@ -43,7 +46,8 @@ class Site:
                        else f"{pad}via {via}")
             pad += "  "
         what = escape(self.operation or self.api or "a blocking call")
-        out.append(f"{pad}{escape(self.cls)} x{self.count}: {what} "
+        on = f" on thread {self.thread}" if self.thread_shown and self.thread else ""
+        out.append(f"{pad}{escape(self.cls)} x{self.count}{on}: {what} "
                    f"(blocked {self.blocked_us / 1e3:.3f} ms)")
         if self.fix:
             out.append(f"{pad}fix: {escape(self.fix)}")
@@ -69,7 +73,8 @@ def report_lines(sites):
     return out
 
 
-def _analyze(stream):
+def _analyze(stream, by_range=False):
+    """The sites the analyzer names; by_range: {the innermost range's name: [Site]} instead."""
     exe = _native.analyzer()
     if not exe:
         return None
@@ -89,7 +94,7 @@ def _analyze(stream):
         report = json.loads(r.stdout, object_pairs_hook=unique_keys)
     except ValueError:
         return None
-    sites = []
+    sites, ranges = [], {}
     for row in report.get("rows", []):
         if row.get("group") not in ("explicit", "implicit"):
             continue
@@ -106,7 +111,8 @@ def _analyze(stream):
                           library=row.get("library") or "", function=py.get("function") or "",
                           via_file=via.get("file") or None, via_line=via.get("line") or 0,
                           via_function=via.get("function") or ""))
-    return sites
+        ranges.setdefault(row.get("range") or "", []).append(sites[-1])
+    return ranges if by_range else sites
 
 
 def _library(file):
@@ -116,9 +122,10 @@ def _library(file):
             or "/lib/python3" in file or "/lib64/python3" in file)
 
 
-def _from_records(stream):
+def _from_records(stream, by_range=False):
     """The calls named from the records alone: API name, the user's Python line (the innermost
-    frame of the user's code) and the innermost frame when it is another."""
+    frame of the user's code) and the innermost frame when it is another; by_range: {the
+    innermost range's name: [Site]}."""
     pystacks, calls = {}, []
     for line in stream.decode(errors="replace").splitlines():
         try:
@@ -138,7 +145,9 @@ def _from_records(stream):
         user = next((f for f in frames if not _library(str(f[0]))), frames[0] if frames else None)
         where = text(user) if user else "(no Python frame)"
         via = text(frames[0]) if frames and frames[0] is not user else ""
-        key = (where, via, c.get("api", "?"))
+        ranges = c.get("ranges") or [[0, ""]]
+        tag = ranges[-1][1] if isinstance(ranges[-1], list) and len(ranges[-1]) > 1 else ""
+        key = (tag if by_range else "", where, via, c.get("api", "?"))
         inner = frames[0] if via else None
         s = by_site.setdefault(key, Site(0, "blocking", where, api=c.get("api", "?"), via=via,
                                          file=user[0] if user else None,
@@ -149,7 +158,12 @@ def _from_records(stream):
                                          via_function=inner[1] if inner else ""))
         s.count += 1
         s.blocked_us += (c.get("end", 0) - c.get("start", 0)) / 1e3
-    return list(by_site.values())
+    if not by_range:
+        return list(by_site.values())
+    ranges = {}
+    for key, site in by_site.items():
+        ranges.setdefault(key[0], []).append(site)
+    return ranges
 
 
 def sites_of(stream):
@@ -160,3 +174,56 @@ def sites_of(stream):
     if sites is None:
         sites = _from_records(stream)
     return sorted(sites, key=lambda s: (-s.count, s.where))
+
+
+def _tagged(parts):
+    """One record stream of parts [(tag, stream)]: each call line's ranges replaced by one of
+    its own, named "TAG tid TID" (the innermost range names a report's row: the analyzer's
+    rows come apart by part and thread); the first process line, each stack once, the last end
+    line. {range name: (tag, tid, its index)} with it."""
+    head, stacks, calls, seen, tail, names = [], [], [], set(), [], {}
+    for tag, stream in parts:
+        for line in (stream or b"").splitlines():
+            try:
+                o = json.loads(line)
+                kind = o.get("t")
+            except (ValueError, AttributeError):
+                continue
+            if kind == "proc":
+                head = head or [line]
+            elif kind == "end":
+                tail = [line]
+            elif kind == "call":
+                tid = str(o.get("tid", ""))
+                name = f"{tag} tid {tid}"
+                if name not in names:
+                    names[name] = (tag, tid, len(names))
+                # ids far above the library's own: no instance of a real range is taken for it
+                o["ranges"] = [[(1 << 40) + names[name][2], name]]
+                calls.append(json.dumps(o, separators=(",", ":")).encode())
+            elif line not in seen:
+                seen.add(line)
+                stacks.append(line)
+    return b"\n".join(head + stacks + calls + tail) + b"\n", names
+
+
+def sites_by_part(parts):
+    """parts [(tag, stream or None)]: {(tag, tid): [Site, each with .thread = tid]}, the
+    blocking call sites of each part and thread, most frequent first; one analyzer run for
+    them all (without the analyzer, named from the records alone)."""
+    parts = [(t, s) for t, s in parts if s]
+    if not parts:
+        return {}
+    stream, names = _tagged(parts)
+    named = _analyze(stream, by_range=True)
+    if named is None:
+        named = _from_records(stream, by_range=True)
+    out = {}
+    for name, sites in named.items():
+        if name not in names:
+            continue
+        tag, tid, _ = names[name]
+        for s in sites:
+            s.thread = tid
+        out[(tag, tid)] = sorted(sites, key=lambda s: (-s.count, s.where))
+    return out

@@ -32,18 +32,20 @@ Under GitHub Actions (GITHUB_ACTIONS=true) a test failed by SyncError (the marke
 relative to GITHUB_WORKSPACE (else the current folder); pytest's own --junitxml covers the
 rest."""
 import contextlib
+import copy
 import os
 
 import pytest
 
 import syncbench
-from syncbench import _allow, _baseline, _native
+from syncbench import _allow, _baseline, _gate, _native
 from syncbench._text import escape, workflow_escape
 
 MARKER = ("no_syncs(allow=0, all_threads=False): fail the test when its call makes more than "
           "`allow` host-blocking CUDA calls (syncbench); allow=[sites or libraries] or "
-          "{site or library: count}, scope='thread'|'process', baseline=FILE")
-ARGS = ("allow", "all_threads", "scope", "baseline")
+          "{site or library: count}, scope='thread'|'process', baseline=FILE, per='run'|'step', "
+          "range=NAME (per step of syncbench.step(NAME)), skip_first=N (warm-up steps)")
+ARGS = ("allow", "all_threads", "scope", "baseline", "per", "range", "skip_first")
 MARK_NAME = "@pytest.mark.no_syncs"
 
 
@@ -71,14 +73,13 @@ def pytest_configure(config):
     config._syncbench_rows = []  # (nodeid, Syncs) with --syncbench-report
     config._syncbench_unavailable = None
     config._syncbench_annotations = []  # workflow commands, under GitHub Actions
-    config._syncbench_baselines = {}  # a marker's baseline=FILE, by absolute path
-    config._syncbench_observed = {}  # with --syncbench-update-baseline: key -> [site, budget, line]
+    config._syncbench_baselines = {}  # the baselines read, by absolute path (None: not there)
+    config._syncbench_observed = {}  # with --syncbench-update-baseline: path -> Observed
+    config._syncbench_written = []  # (path, sites) written at the end
     config._syncbench_baseline = None
+    config._syncbench_baseline_path = None
     path = config.getoption("syncbench_baseline", None)
     update = config.getoption("syncbench_update_baseline", False)
-    if update and not path:
-        raise pytest.UsageError("--syncbench-update-baseline needs --syncbench-baseline FILE "
-                                "(the file it writes)")
     if path:
         path = os.path.abspath(path)
         config._syncbench_baseline_path = path
@@ -93,9 +94,36 @@ def pytest_configure(config):
             raise pytest.UsageError(str(e)) from None
 
 
+class Spec:
+    """A no_syncs marker's arguments, checked: allow, scope, baseline (a path as given, or
+    None), per, range and skip_first (None: not given)."""
+
+    def __init__(self, allow, scope, baseline, per, range_, skip_first):
+        self.allow, self.scope, self.baseline = allow, scope, baseline
+        self.per, self.range, self.skip_first = per, range_, skip_first
+
+
+def _check_steps(kw):
+    """The marker's per, range and skip_first, checked: (per, range, skip_first)."""
+    per, range_, skip = kw.get("per"), kw.get("range"), kw.get("skip_first")
+    if per is not None and per not in ("run", "step"):
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: per must be 'run' or 'step', not "
+                                f"{per!r}")
+    if range_ is not None and (not isinstance(range_, str) or not range_.strip()):
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: range must be a step's name (a "
+                                f"non-empty string), not {range_!r}")
+    if skip is not None and (skip.__class__ is not int or skip < 0):
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: skip_first must be a whole number "
+                                f">= 0, not {skip!r}")
+    if per == "run" and (range_ is not None or skip is not None):
+        raise pytest.UsageError(f"@pytest.mark.no_syncs: per='run' counts the whole test: "
+                                f"{'range' if range_ is not None else 'skip_first'}= is for "
+                                f"per='step'")
+    return per, range_, skip
+
+
 def _marker_args(mark):
-    """(allow, scope, baseline path or None) of a no_syncs marker, or a usage error naming
-    what is wrong."""
+    """The Spec of a no_syncs marker, or a usage error naming what is wrong."""
     if len(mark.args) > 1:
         raise pytest.UsageError(f"@pytest.mark.no_syncs takes at most one positional argument "
                                 f"(allow), got {len(mark.args)}")
@@ -126,34 +154,113 @@ def _marker_args(mark):
         raise pytest.UsageError("@pytest.mark.no_syncs: scope='task' needs the block opened "
                                 "inside the task: `with syncbench.no_syncs(scope='task'):` in "
                                 "the coroutine")
-    return allow, scope, baseline
+    return Spec(allow, scope, baseline, *_check_steps(mark.kwargs))
 
 
-def _marker_baseline(item, baseline):
-    """A marker's baseline=FILE (relative to the test's file's folder), loaded once."""
-    if baseline is None:
-        return None
-    path = os.path.join(os.path.dirname(str(item.path)), os.fspath(baseline))
-    path = os.path.abspath(path)
-    cache = item.config._syncbench_baselines
+def _load_baseline(config, path, missing_ok):
+    """The baseline at path (absolute), read once; None when it is not there and missing_ok."""
+    cache = config._syncbench_baselines
     if path not in cache:
         if not os.path.exists(path):
-            raise pytest.UsageError(f"syncbench: baseline {escape(path)}: not found")
-        try:
-            cache[path] = _baseline.load(path)
-        except _baseline.BaselineError as e:
-            raise pytest.UsageError(str(e)) from None
+            if not missing_ok:
+                raise pytest.UsageError(f"syncbench: baseline {escape(path)}: not found")
+            cache[path] = None
+        else:
+            try:
+                cache[path] = _baseline.load(path)
+            except _baseline.BaselineError as e:
+                raise pytest.UsageError(str(e)) from None
     return cache[path]
 
 
+def _marker_path(item, spec):
+    """A marker's baseline=FILE, absolute (relative to the test's file's folder), or None."""
+    if spec.baseline is None:
+        return None
+    return os.path.abspath(os.path.join(os.path.dirname(str(item.path)),
+                                        os.fspath(spec.baseline)))
+
+
+def _mode(spec, bases):
+    """How the test is counted (a _gate.Mode): the marker's per, range and skip_first over the
+    first baseline's (the marker's, then the session's), as --range and --skip-first over the
+    file's for syncbench audit."""
+    head = bases[0] if bases else None
+    file_step = head is not None and head.per == "step"
+    per = spec.per or ("step" if spec.range is not None or file_step else "run")
+    if per == "run":
+        return _gate.Mode()
+    range_ = spec.range if spec.range is not None else (head.range if file_step else None)
+    if not range_:
+        raise pytest.UsageError("@pytest.mark.no_syncs: per='step' needs a range: the "
+                                "marker's range=NAME, or a baseline with per = step")
+    skip = spec.skip_first if spec.skip_first is not None else (head.skip_first if head
+                                                                else 0)
+    return _gate.Mode("step", range_, skip)
+
+
+class Plan:
+    """What the marker does with a test: spec, the baselines it is held to (the marker's, then
+    the session's), its mode, and with --syncbench-update-baseline the file it writes."""
+
+    def __init__(self, spec, bases, mode, target=None):
+        self.spec, self.bases, self.mode, self.target = spec, bases, mode, target
+
+
+def _plan(item, spec):
+    config = item.config
+    update = config.getoption("syncbench_update_baseline")
+    mine = _marker_path(item, spec)
+    if update:  # held to nothing: observed for the file it writes (its own, else the session's)
+        target = mine or config._syncbench_baseline_path
+        if target is None:
+            raise pytest.UsageError(NEEDS_FILE + ", or a baseline=FILE of its marker's")
+        old = _load_baseline(config, target, missing_ok=True) if mine else \
+            config._syncbench_baseline
+        return Plan(spec, [old] if old else [], _mode(spec, [old] if old else []), target)
+    bases = [b for b in (_load_baseline(config, mine, False) if mine else None,
+                         config._syncbench_baseline) if b is not None]
+    return Plan(spec, bases, _mode(spec, bases))
+
+
+def _observed_for(config, plan, nodeid, first):
+    """The Observed of plan's file; one file holds one mode: a test counted otherwise than the
+    first test of the same file is a usage error."""
+    obs = config._syncbench_observed.get(plan.target)
+    m = plan.mode
+    if obs is None:
+        obs = config._syncbench_observed[plan.target] = _baseline.Observed(m.per, m.range,
+                                                                           m.skip_first)
+        obs.file_of = lambda f: _baseline_file(config, f)
+        first[plan.target] = (nodeid, m)
+    elif (obs.per, obs.range, obs.skip_first) != m.key():
+        other, om = first[plan.target]
+        raise pytest.UsageError(
+            f"--syncbench-update-baseline: {escape(plan.target)} holds one way of counting: "
+            f"{other} counts {om.words()}, {nodeid} {m.words()} (give one of them a "
+            f"baseline=FILE of its own)")
+    return obs
+
+
+NEEDS_FILE = "--syncbench-update-baseline needs --syncbench-baseline FILE (the file it writes)"
+
+
 def pytest_collection_modifyitems(config, items):
+    first = {}
+    if (config.getoption("syncbench_update_baseline") and not config._syncbench_baseline_path
+            and not any(m.kwargs.get("baseline") is not None for i in items
+                        for m in i.iter_markers("no_syncs"))):
+        raise pytest.UsageError(NEEDS_FILE + ", or markers with baseline=FILE")
     for item in items:  # bad markers stop the session before any test runs
         mark = item.get_closest_marker("no_syncs")
-        if mark is not None:
-            try:
-                _marker_baseline(item, _marker_args(mark)[2])
-            except pytest.UsageError as e:
-                raise pytest.UsageError(f"{item.nodeid}: {e}") from None
+        if mark is None:
+            continue
+        try:
+            item._syncbench_plan = plan = _plan(item, _marker_args(mark))
+        except pytest.UsageError as e:
+            raise pytest.UsageError(f"{item.nodeid}: {e}") from None
+        if plan.target is not None:
+            _observed_for(config, plan, item.nodeid, first)
 
 
 SKIP_HINT = "--syncbench-skip-unavailable skips it"
@@ -202,21 +309,25 @@ def _wrap(item, make_cm, keep=None, what=None):
     item.runtest = runtest
 
 
+def _marker_cm(item, plan):
+    """The context manager the marked test's call runs in."""
+    spec = plan.spec
+    count, entries = _allow.parse(spec.allow, "no_syncs")
+    if plan.target is not None:
+        obs = item.config._syncbench_observed[plan.target]
+        return lambda: _gate.Gate(syncbench.count_syncs, spec.scope, plan.mode, count, entries,
+                                  plan.bases, obs=obs)
+    if plan.bases or plan.mode.per == "step":
+        return lambda: _gate.Gate(syncbench.count_syncs, spec.scope, plan.mode, count, entries,
+                                  plan.bases)
+    return lambda: syncbench.no_syncs(allow=spec.allow, scope=spec.scope)
+
+
 def pytest_runtest_setup(item):
     config = item.config
-    mark = item.get_closest_marker("no_syncs")
-    if mark is not None:
-        allow, scope, baseline = _marker_args(mark)
-        if config.getoption("syncbench_update_baseline"):
-            _wrap(item, lambda: syncbench.count_syncs(scope=scope),
-                  keep=lambda s: _observe(config, allow, s), what=MARK_NAME)
-        else:
-            entries = list(config._syncbench_baseline.sites if config._syncbench_baseline
-                           else [])
-            mine = _marker_baseline(item, baseline)
-            entries += mine.sites if mine else []
-            _wrap(item, lambda: syncbench.no_syncs(allow=allow, scope=scope, _baseline=entries),
-                  what=MARK_NAME)
+    plan = getattr(item, "_syncbench_plan", None)
+    if plan is not None:
+        _wrap(item, _marker_cm(item, plan), what=MARK_NAME)
     if config.getoption("syncbench_report") and config._syncbench_unavailable is None:
         try:
             _native.attach()
@@ -238,39 +349,24 @@ def _baseline_file(config, file):
     return file
 
 
-def _observe(config, allow, syncs):
-    """A marked test's calls, for the baseline --syncbench-update-baseline writes: those its
-    marker's own sites and libraries do not allow; per key, the test's calls (a budget is the
-    most of any test)."""
-    _, entries = _allow.parse(allow, "no_syncs")
-    if not syncs.blocking:
-        return
-    sites, _ = _allow.judge(syncs.sites, syncs.blocking, 0, entries)
-    mine = {}
-    for site, calls in sites:
-        key = _baseline.key_of(site, _baseline_file(config, site.file))
-        if key in mine:
-            mine[key][1] += calls
-        else:
-            mine[key] = [site, calls, site.line]
-    seen = config._syncbench_observed
-    for key, (site, calls, line) in mine.items():
-        if key not in seen:
-            seen[key] = [site, calls, line]
-        elif calls > seen[key][1]:
-            seen[key][1] = calls
-
-
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if not config.getoption("syncbench_update_baseline"):
         return
     if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.USAGE_ERROR,
                       pytest.ExitCode.INTERNAL_ERROR):
-        return  # not every test ran: the file stays as it was
-    _baseline.write(config._syncbench_baseline_path, config._syncbench_observed,
-                    config._syncbench_baseline)
-    config._syncbench_written = len(config._syncbench_observed)
+        return  # not every test ran: the files stay as they were
+    targets = dict(config._syncbench_observed)
+    path = config._syncbench_baseline_path
+    if path is not None and path not in targets:  # no marked test wrote to it: its sites go
+        old = config._syncbench_baseline
+        m = _gate.Mode(old.per, old.range, old.skip_first) if old else _gate.Mode()
+        targets[path] = _baseline.Observed(m.per, m.range, m.skip_first)
+    for target, obs in targets.items():
+        old = (config._syncbench_baseline if target == path
+               else config._syncbench_baselines.get(target))
+        _baseline.write(target, obs, old)
+        config._syncbench_written.append((target, len(obs.sites)))
 
 
 def _repo_path(file):
@@ -312,14 +408,26 @@ def annotations(nodeid, sites):
     return out
 
 
+def _with_count(site, n):
+    """site as an annotation names it: n of its calls (those not allowed)."""
+    if n == site.count:
+        return site
+    shown = copy.copy(site)
+    shown.count = n
+    return shown
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     yield
     if (call.when == "call" and call.excinfo is not None
             and isinstance(call.excinfo.value, syncbench.SyncError)
             and os.environ.get("GITHUB_ACTIONS") == "true"):
-        syncs = call.excinfo.value.syncs
-        item.config._syncbench_annotations += annotations(item.nodeid, syncs.sites)
+        e = call.excinfo.value
+        # with sites allowed (allow=, a baseline) only the calls not allowed, else every site
+        sites = ([_with_count(s, n) for s, n in e.disallowed] if e.disallowed is not None
+                 else e.syncs.sites)
+        item.config._syncbench_annotations += annotations(item.nodeid, sites)
 
 
 @pytest.fixture
@@ -343,10 +451,9 @@ def syncbench_syncs(request):
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    written = getattr(config, "_syncbench_written", None)
-    if written is not None:
+    for path, written in config._syncbench_written:
         terminalreporter.write_line(
-            f"syncbench: wrote the baseline {escape(config._syncbench_baseline_path)}: "
+            f"syncbench: wrote the baseline {escape(path)}: "
             f"{written} site{'s' if written != 1 else ''}")
     if config._syncbench_annotations:  # whole lines, which the runner reads as commands
         terminalreporter.ensure_newline()

@@ -165,8 +165,10 @@ static void classify(const sb_audit_proc_result *res, const lookups *l, const sb
     sb_audit_class fixed;
     int dtod;
     sb_audit_family fam = sb_audit_classify_name(c->api, &fixed, &dtod);
-    /* without the kernels the GPU's busy timeline is unknown: no call is judged by it */
-    int waited = fam != SB_FAM_FIXED && p->kernels &&
+    /* without the kernels the GPU's busy timeline is unknown (outside a window of GPU
+     * activity too): no call is judged by it */
+    int gpu_known = p->kernels && sb_audit_in_gpu_window(p, c->start);
+    int waited = fam != SB_FAM_FIXED && gpu_known &&
                  sb_audit_waited(t, c->start, c->end, o->waited_min_us, o->waited_slack_us);
     const sb_audit_act *copy =
         fam == SB_FAM_COPY || fam == SB_FAM_COPY_ASYNC ? matched_copy(p, l, c) : NULL;
@@ -195,7 +197,7 @@ static void classify(const sb_audit_proc_result *res, const lookups *l, const sb
         ci->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
     }
     ci->bubble_ns =
-        sb_audit_blocking(ci->cls) && p->kernels ? sb_audit_bubble(t, c->start, c->end) : 0;
+        sb_audit_blocking(ci->cls) && gpu_known ? sb_audit_bubble(t, c->start, c->end) : 0;
 }
 
 static const sb_audit_call_info *g_sort_calls; /* qsort has no context argument in C11 */
@@ -259,8 +261,10 @@ static int build_rows(sb_audit_proc_result *res)
             d[j - i] = (double)(c->end - c->start) / 1e3;
             r->blocked_total_us += d[j - i];
             r->bubble_total_us += (double)res->calls[idx[j]].bubble_ns / 1e3;
+            r->bubble_calls += sb_audit_in_gpu_window(p, c->start);
         }
         r->count = (long)(j - i);
+        r->bubble_total_us = sb_audit_scale_bubbles(r->bubble_total_us, r->count, r->bubble_calls);
         sb_sort_doubles(d, j - i);
         r->blocked_median_us = sb_percentile_sorted(d, (int)(j - i), 0.5);
         r->blocked_p95_us = sb_percentile_sorted(d, (int)(j - i), 0.95);
@@ -595,6 +599,21 @@ static int other_ranks(const sb_audit_run *run, const sb_audit_proc *p)
     return n;
 }
 
+/* The window of GPU activity: how long it was open, and how many instances of its range the run
+ * began (what its first and last are among). */
+static void window_sums(sb_audit_proc_result *res)
+{
+    const sb_audit_proc *p = res->proc;
+    if (!p->windowed)
+        return;
+    int64_t end = p->window_end >= 0 ? p->window_end : res->t_last;
+    res->window_us =
+        p->window_start >= 0 && end > p->window_start ? (double)(end - p->window_start) / 1e3 : 0;
+    for (size_t i = 0; i < p->nranges; i++)
+        res->range_instances +=
+            sb_gpu_window_matches(&p->window, p->ranges[i].name, p->ranges[i].domain);
+}
+
 static int summarize(sb_audit_analysis *an, sb_audit_proc_result *res)
 {
     const sb_audit_run *run = an->run;
@@ -611,6 +630,7 @@ static int summarize(sb_audit_analysis *an, sb_audit_proc_result *res)
     sb_audit_compile_sums(res);
     lifetime(res);
     res->busy_us = (double)sb_audit_timeline_total(&res->all) / 1e3;
+    window_sums(res);
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         const sb_audit_call_info *ci = &res->calls[i];

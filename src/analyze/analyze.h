@@ -112,7 +112,10 @@ typedef struct sb_audit_row {
     sb_audit_made made;               /* the first call's (via_site, op and fix: the row's) */
     int waiter;                       /* the first call's: the site is its waiter's line; 0 */
     long count;
+    /* bubble_total_us: with a window of GPU activity, the bubbles of the row's calls inside it
+     * (bubble_calls of them; all without one) scaled to its count; NaN when none was inside */
     double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
+    long bubble_calls;
 } sb_audit_row;
 
 /* What the analysis counted of one range instance: an->procs[i].ranges[k] is
@@ -350,13 +353,17 @@ typedef enum {
     SB_SAVE_LINE
 } sb_audit_save_kind;
 typedef struct sb_audit_saving {
-    int kind;              /* sb_audit_save_kind */
-    const char *key;       /* the site (sites, lines) or the range name (interned); NULL: all, a
-                              class */
-    const char *via;       /* lines: the library line (via_site, interned); else NULL */
-    sb_audit_class cls;    /* SB_SAVE_CLASS */
-    long calls;            /* blocking calls removed */
-    double blocked_us;     /* their host time blocked */
+    int kind;           /* sb_audit_save_kind */
+    const char *key;    /* the site (sites, lines) or the range name (interned); NULL: all, a
+                           class */
+    const char *via;    /* lines: the library line (via_site, interned); else NULL */
+    sb_audit_class cls; /* SB_SAVE_CLASS */
+    long calls;         /* blocking calls removed */
+    /* the selection's blocking calls in the whole run: calls, unless the process recorded the
+     * GPU's activity in a window (model.h: windowed), whose calls alone are played; its
+     * figures are then the window's, scaled to the run by run_calls / calls (docs/replay.md) */
+    long run_calls;
+    double blocked_us;     /* the host time the selection's calls blocked (all run_calls) */
     sb_replay_result r;    /* the predicted savings: the syncs and what goes with them */
     sb_replay_result kept; /* the same with their readbacks kept (SB_REPLAY_KEEP_READBACKS):
                               sites, lines and all only, else zero */
@@ -391,19 +398,26 @@ const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc_result *r, co
  * DataLoader's, at each epoch's first batch) takes back what the run gained before it, though its
  * loader answers the earlier request as soon. */
 double sb_audit_saving_us(const sb_audit_saving *s);
-/* The same of one play's result r of `calls` removed calls. */
+/* The same of one play's result r of `calls` removed calls (the window's, unscaled). */
 double sb_audit_result_us(const sb_replay_result *r, long calls);
+/* What a selection's figures are multiplied by to stand for the whole run: 1 without a window of
+ * GPU activity, else its calls in the run over those in the window (NaN: none in the window, no
+ * figure). */
+double sb_audit_saving_scale(const sb_audit_saving *s);
 /* Nonzero when a saving is no prediction: threads it could not tie together (replay.h:
  * threads_unmodelled) or other ranks it does not play (ranks_unmodelled). */
 int sb_audit_unmodelled(const sb_audit_saving *s);
 /* One selection's saving over the run (report/save_text.c puts it in words). */
 typedef struct sb_audit_run_save {
-    int played; /* the processes that played it; 0: none did (and the rest is 0) */
-    double us;  /* their savings (sb_audit_saving_us) summed */
-    /* why the sum is no prediction, nonzero when one of the plays could not tie its threads
-     * together (replay.h: threads_unmodelled), or is of a rank whose job's other ranks it does
-     * not play (ranks_unmodelled) */
+    int played; /* the processes that have a figure of it; 0: none (and us is 0) */
+    double us;  /* their figures (sb_audit_saving_us) summed */
+    /* why it is no prediction, nonzero when one of the plays could not tie its threads together
+     * (replay.h: threads_unmodelled), or is of a rank whose job's other ranks it does not play
+     * (ranks_unmodelled) */
     int threads_unmodelled, ranks_unmodelled;
+    /* the processes that played it with none of its calls inside their window of GPU activity
+     * (no figure of theirs) */
+    int outside_window;
 } sb_audit_run_save;
 sb_audit_run_save sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
                                       sb_audit_class cls);
@@ -438,9 +452,24 @@ struct sb_audit_proc_result {
     sb_audit_saving *savings; /* [0]: every sync; then sites, classes, ranges, lines */
     size_t nsavings;
     sb_replay_facts *replay; /* what the model took from the run; NULL: no replay */
+    /* the window of GPU activity (proc->windowed): the time it was open, 0 when it never opened
+     * (to the last record when still open at the exit), and the instances of its range begun in
+     * the whole run (its "range" records) */
+    double window_us;
+    long range_instances;
 };
 
+/* The time over which res's GPU activity was recorded: its window's when it had one, else its
+ * lifetime. GPU busy % is of this time. */
+double sb_audit_gpu_span_us(const sb_audit_proc_result *res);
+/* The window of GPU activity as the reports say it, "step:3-7" (record/gpu_window.h's text) into
+ * buf; "" without one. */
+const char *sb_audit_window_text(const sb_audit_proc *p, char *buf, size_t n);
+
 /* ---- timeline.c ---- */
+/* A sum of bubbles of `known` calls of `count` (those inside the window of GPU activity) scaled
+ * to them all: the sum itself when all are known, NaN when none is. */
+double sb_audit_scale_bubbles(double sum_us, long count, long known);
 /* Builds the union of [start, end) of the given intervals (sorted in place). */
 int sb_audit_timeline_build(sb_audit_timeline *t, sb_audit_iv *iv, size_t n);
 /* The busy stretch in flight at time t (start <= t < end), or NULL. */

@@ -140,7 +140,7 @@ static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_analysis *an, int 
         r->complete &= sb_audit_incomplete(p, why, sizeof why) == NULL;
         r->blocked_us += res->blocked_us;
         r->blocking += res->blocking;
-        r->has_bubbles |= p->kernels;
+        r->has_bubbles |= p->kernels && !p->windowed; /* a window's: not the run's */
         for (size_t c = 0; c < p->ncalls; c++)
             if (sb_audit_blocking(res->calls[c].cls))
                 r->bubble_us += (double)res->calls[c].bubble_ns / 1e3;

@@ -10,6 +10,7 @@
 #include "analyze/analyze.h"
 #include "base/arrays.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,21 +145,27 @@ static int same_as_site(const sb_audit_proc_result *p, sb_audit_saving *s)
     return 1;
 }
 
+/* The calls of selection s the play removes (mask), those of its window of GPU activity when the
+ * process has one (the replay plays only the window: replay.h), and the selection's calls in the
+ * whole run (run_calls), which its figures are scaled to. */
 static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned char *mask,
                 sb_audit_saving *s)
 {
     const sb_audit_proc *p = res->proc;
-    s->calls = 0;
+    s->calls = s->run_calls = 0;
     s->blocked_us = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
         int hit = hits(&res->calls[i], s);
-        mask[i] = (unsigned char)hit;
-        if (hit) {
-            s->calls++;
+        if (hit) { /* the run's blocked time: recorded whole, window or not */
+            s->run_calls++;
             s->blocked_us += (double)(c->end - c->start) / 1e3;
         }
+        mask[i] = (unsigned char)(hit && sb_audit_in_gpu_window(p, c->start));
+        s->calls += mask[i];
     }
+    if (!s->calls && s->run_calls) /* none in the window: no figure (sb_audit_saving_scale) */
+        return 0;
     if (same_as_site(res, s))
         return 0;
     int rc = sb_replay_run(m, mask, 0, &s->r);
@@ -197,8 +204,8 @@ static void select_all(sb_audit_proc_result *p, const group *sites, size_t nsite
 int sb_audit_savings(sb_audit_proc_result *res, int top)
 {
     const sb_audit_proc *p = res->proc;
-    if (!p->kernels || !p->launches)
-        return 0;
+    if (!p->kernels || !p->launches || (p->windowed && p->window_start < 0))
+        return 0; /* nothing of the GPU's recorded (a window that never opened) */
     size_t nsites = 0, nranges = 0, nlines = 0;
     group *sites = groups_of(res, BY_SITE, &nsites), *ranges = groups_of(res, BY_RANGE, &nranges);
     group *lines = groups_of(res, BY_LINE, &nlines);
@@ -278,9 +285,16 @@ double sb_audit_result_us(const sb_replay_result *r, long calls)
     return r->typical_us * (double)calls;
 }
 
+double sb_audit_saving_scale(const sb_audit_saving *s)
+{
+    if (s->calls == s->run_calls)
+        return 1;
+    return s->calls ? (double)s->run_calls / (double)s->calls : NAN;
+}
+
 double sb_audit_saving_us(const sb_audit_saving *s)
 {
-    return sb_audit_result_us(&s->r, s->calls);
+    return sb_audit_result_us(&s->r, s->calls) * sb_audit_saving_scale(s);
 }
 
 static sb_audit_run_save run_saving(const sb_audit_analysis *an, const selection *w)
@@ -290,10 +304,13 @@ static sb_audit_run_save run_saving(const sb_audit_analysis *an, const selection
         const sb_audit_saving *s = find(&an->procs[i], w);
         if (!s)
             continue;
-        sum.played++;
-        sum.us += sb_audit_saving_us(s);
         sum.threads_unmodelled += s->r.threads_unmodelled;
         sum.ranks_unmodelled += s->ranks_unmodelled;
+        sum.outside_window += !s->calls && s->run_calls;
+        if (!isnan(sb_audit_saving_us(s))) { /* NaN: none of its calls in the window */
+            sum.played++;
+            sum.us += sb_audit_saving_us(s);
+        }
     }
     return sum;
 }

@@ -3,6 +3,7 @@
 #include "analyze/analyze.h"
 #include "base/arrays.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static int cmp_iv(const void *a, const void *b)
@@ -93,4 +94,24 @@ int sb_audit_waited(const sb_audit_timeline *t, int64_t start, int64_t end, doub
         return 0;
     int64_t g = busy->end;
     return start < g && g <= end && (double)(end - g) <= slack_us * 1e3;
+}
+
+double sb_audit_gpu_span_us(const sb_audit_proc_result *res)
+{
+    return res->proc->windowed ? res->window_us : res->lifetime_us;
+}
+
+const char *sb_audit_window_text(const sb_audit_proc *p, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (p->windowed)
+        sb_gpu_window_format(&p->window, buf, n);
+    return buf;
+}
+
+double sb_audit_scale_bubbles(double sum_us, long count, long known)
+{
+    if (known == count)
+        return sum_us;
+    return known ? sum_us * (double)count / (double)known : NAN;
 }

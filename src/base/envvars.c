@@ -75,6 +75,10 @@ static const sb_env_var vars[SB_ENV_COUNT] = {
                              "record-format.md"},
     [SB_ENV_AUDIT_SOCK] = {"SYNCBENCH_AUDIT_SOCK", SB_ENV_FOR_HANDOFF, TEXT,
                            "the launcher's status socket (abstract namespace)", "record-format.md"},
+    [SB_ENV_AUDIT_WINDOW] = {"SYNCBENCH_AUDIT_WINDOW", SB_ENV_FOR_HANDOFF, TEXT,
+                             "the window of GPU activity, NAME[@DOMAIN]:FIRST-LAST "
+                             "(--gpu-activity-range, --gpu-activity-steps; unset: the whole run)",
+                             "record-format.md"},
 };
 
 const sb_env_var *sb_env_var_of(sb_env_id id)

@@ -29,6 +29,7 @@ typedef enum {
     SB_ENV_AUDIT_GPU,
     SB_ENV_AUDIT_PYTHON,
     SB_ENV_AUDIT_SOCK,
+    SB_ENV_AUDIT_WINDOW,
     SB_ENV_COUNT
 } sb_env_id;
 

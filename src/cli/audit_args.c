@@ -18,7 +18,8 @@ static const sb_optdef audit_optdefs[] = {
     {"range", 0, NULL, SB_OPT_TEXT, "NAME", 0, 0, NULL, AT(range), NULL, NULL,
      "with --max-syncs: count inside every instance of the\n"
      "NVTX push/pop range NAME instead (nested ranges included);\n"
-     "a range never entered fails the gate"},
+     "a range never entered fails the gate. With --baseline,\n"
+     "--update-baseline or --gpu-activity-steps: a step's range"},
     {"baseline", 0, NULL, SB_OPT_TEXT, "FILE", 0, 0, NULL, AT(baseline), NULL, NULL,
      "fail (exit 1) on a blocking site FILE does not hold, or\n"
      "one over its budget per step (per instance of the file's\n"
@@ -72,6 +73,16 @@ static const sb_optdef audit_optdefs[] = {
      "for the GPU. A cost per launch (the default records only\n"
      "the calls that can block), timed first (about 1 s) and\n"
      "taken out of the replay; --trace implies it"},
+    {"gpu-activity-range", 0, NULL, SB_OPT_TEXT, "NAME[@DOM][:N[-M]]", 0, 0, NULL, AT(gpu_range),
+     NULL, NULL,
+     "--gpu-activity for a window only: from the start of the\n"
+     "Nth instance of the NVTX range NAME to the end of the\n"
+     "Mth (default: the first only; @DOM: in that domain, @: the\n"
+     "default one); elsewhere the default mode's cost. The\n"
+     "predicted savings are scaled from the window to the run"},
+    {"gpu-activity-steps", 0, NULL, SB_OPT_TEXT, "N[-M]", 0, 0, NULL, AT(gpu_steps), NULL, NULL,
+     "the same window over steps N to M: instances of the\n"
+     "step's range (--range NAME, else --baseline's range)"},
     {"keep", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(keep), NULL, NULL,
      "keep the raw record streams (proc-PID.jsonl) in DIR"},
     {"from", 0, NULL, SB_OPT_TEXT, "DIR", 0, 0, NULL, AT(from), NULL, NULL,
@@ -104,6 +115,64 @@ const sb_optdef *sb_audit_optdefs(void)
     return audit_optdefs;
 }
 
+/* --gpu-activity-range and --gpu-activity-steps: read, checked against each other and the
+ * options they cannot go with; either implies --gpu-activity. 0, or exit 2 with one line. */
+static int window_args(sb_audit_request *req)
+{
+    char why[200];
+    if (!req->gpu_range && !req->gpu_steps)
+        return 0;
+    const char *opt = req->gpu_range ? "--gpu-activity-range" : "--gpu-activity-steps";
+    if (req->gpu_range && req->gpu_steps)
+        return sb_fail(SB_EXIT_USAGE, "audit: --gpu-activity-range and --gpu-activity-steps "
+                                      "both name the window: give one");
+    if (req->trace)
+        return sb_fail(SB_EXIT_USAGE,
+                       "audit: %s: --trace records the GPU's activity over the "
+                       "whole run; give one or the other",
+                       opt);
+    if (req->gpu_range && sb_gpu_window_parse(req->gpu_range, &req->window, why, sizeof why))
+        return sb_fail(SB_EXIT_USAGE,
+                       "audit: --gpu-activity-range %s: %s (expected "
+                       "NAME[@DOMAIN][:FIRST[-LAST]])",
+                       req->gpu_range, why);
+    if (req->gpu_steps) {
+        memset(&req->window, 0, sizeof req->window);
+        req->window.any_domain = 1; /* as --range counts a step: its name in any domain */
+        if (sb_gpu_window_bounds(req->gpu_steps, &req->window.first, &req->window.last, why,
+                                 sizeof why))
+            return sb_fail(SB_EXIT_USAGE,
+                           "audit: --gpu-activity-steps %s: %s (expected "
+                           "FIRST[-LAST], counted from 1)",
+                           req->gpu_steps, why);
+        if (!req->range && !req->baseline)
+            return sb_fail(SB_EXIT_USAGE, "audit: --gpu-activity-steps needs the range a step is: "
+                                          "--range NAME or --baseline FILE");
+    }
+    if (!req->from) /* --from: refused below, with the other recording options */
+        req->gpu_activity = 1;
+    req->windowed = 1;
+    return 0;
+}
+
+int sb_audit_window_steps(sb_audit_request *req, const char *range)
+{
+    if (!req->gpu_steps)
+        return 0;
+    if (!range || !range[0])
+        return sb_fail(SB_EXIT_USAGE,
+                       "audit: --gpu-activity-steps: --baseline %s counts per run, "
+                       "not per step: give the range a step is (--range NAME)",
+                       req->baseline ? req->baseline : "");
+    if (strlen(range) > SB_AUDIT_RANGE_NAME_MAX) /* --range's own check comes first */
+        return sb_fail(SB_EXIT_USAGE,
+                       "audit: --gpu-activity-steps: the step's range is longer "
+                       "than %d bytes",
+                       SB_AUDIT_RANGE_NAME_MAX);
+    snprintf(req->window.name, sizeof req->window.name, "%s", range);
+    return 0;
+}
+
 int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
 {
     memset(req, 0, sizeof *req);
@@ -132,7 +201,9 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
                   {"ci", req->ci},
                   {"rules", req->rules},
                   {"baseline", req->baseline},
-                  {"update-baseline", req->update_baseline}};
+                  {"update-baseline", req->update_baseline},
+                  {"gpu-activity-range", req->gpu_range},
+                  {"gpu-activity-steps", req->gpu_steps}};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         if (values[i].value && !strcmp(values[i].value, "--"))
             return sb_fail(SB_EXIT_USAGE, "audit: --%s needs a value before \"--\"",
@@ -147,9 +218,12 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
                        "audit: --range: longer than %d bytes (the recorded names are cut there)",
                        SB_AUDIT_RANGE_NAME_MAX);
     int gated = req->max_syncs >= 0 || req->baseline;
-    if (req->range && !gated && !req->update_baseline)
+    if (req->range && !gated && !req->update_baseline && !req->gpu_steps)
         return sb_fail(SB_EXIT_USAGE, "audit: --range needs --max-syncs N (the gate it scopes), "
-                                      "--baseline FILE or --update-baseline FILE");
+                                      "--baseline FILE, --update-baseline FILE or "
+                                      "--gpu-activity-steps N[-M]");
+    if ((rc = window_args(req)) != 0)
+        return rc;
     if (req->include_compile && !gated && !req->update_baseline)
         return sb_fail(SB_EXIT_USAGE, "audit: --include-compile needs --max-syncs N (the gate it "
                                       "widens) or --baseline FILE");
@@ -167,9 +241,11 @@ int sb_audit_parse_args(int argc, char **argv, sb_audit_request *req)
     if (req->from) {
         if (first < argc)
             return sb_fail(SB_EXIT_USAGE, "audit: --from DIR reports kept records: no CMD");
-        if (req->keep || req->gpu_activity || req->no_python || req->depth != 16)
-            return sb_fail(SB_EXIT_USAGE, "audit: --from DIR: recording options (--keep, "
-                                          "--gpu-activity, --no-python, --depth) do not apply");
+        if (req->keep || req->gpu_activity || req->windowed || req->no_python || req->depth != 16)
+            return sb_fail(SB_EXIT_USAGE,
+                           "audit: --from DIR: recording options (--keep, --gpu-activity, "
+                           "--gpu-activity-range, --gpu-activity-steps, --no-python, --depth) do "
+                           "not apply");
         return 0;
     }
     if (first >= argc)

@@ -219,6 +219,12 @@ int sb_cmd_audit(int argc, char **argv)
     if ((rc = sb_audit_prepare_outputs(&req, outs, &nout, &baseline)) != 0 ||
         (rc = sb_audit_bl_load(&req, &baseline)) != 0)
         return rc;
+    /* --gpu-activity-steps: the step is --range's, else the baseline file's */
+    const char *step = req.range                                  ? req.range
+                       : baseline.gate && baseline.gate->per_step ? baseline.gate->range
+                                                                  : NULL;
+    if ((rc = sb_audit_window_steps(&req, step)) != 0)
+        return rc;
     if (req.from)
         return report_kept(&req, outs, nout);
     char path[PATH_MAX], lib[PATH_MAX], cupti[PATH_MAX], dir[PATH_MAX];

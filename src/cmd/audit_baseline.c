@@ -44,8 +44,11 @@ int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_aud
 {
     if (!req->update_baseline)
         return 0;
+    /* a new FILE beside --baseline's (a proposed update, for review) takes that file's way of
+     * counting, notes and threads, as an update in place would */
+    const sb_baseline *old = bl->old ? bl->old : bl->gate;
     sb_bl_diff d;
-    if (sb_baseline_diff_of(an, o, bl->old, &d) < 0)
+    if (sb_baseline_diff_of(an, o, old, &d) < 0)
         return sb_fail(SB_EXIT_FAIL, "audit: out of memory writing the baseline");
     int never = d.range && !d.entered;
     long n = 0;
@@ -62,7 +65,7 @@ int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_aud
     int rc = sb_out_open(&bl->out, NULL);
     if (rc)
         return rc;
-    if (sb_baseline_write(bl->out.f, an, o, bl->old) != 0) {
+    if (sb_baseline_write(bl->out.f, an, o, old) != 0) {
         sb_out_abort(&bl->out);
         return sb_fail(SB_EXIT_FAIL, "audit: --update-baseline %s: %s", req->update_baseline,
                        errno ? strerror(errno) : "out of memory");

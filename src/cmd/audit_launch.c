@@ -206,6 +206,12 @@ int sb_audit_set_env(const sb_audit_request *req, const char *lib, const char *c
         setenv(SB_AUDIT_ENV_PYTHON, req->no_python ? "0" : "1", 1) ||
         setenv(SB_AUDIT_ENV_SOCK, sock, 1))
         return sb_fail(SB_EXIT_FAIL, "audit: setenv: %s", strerror(errno));
+    /* the window of GPU activity (--gpu-activity-range, --gpu-activity-steps), canonical */
+    char window[3 * SB_AUDIT_RANGE_NAME_MAX];
+    if (req->windowed)
+        sb_gpu_window_format(&req->window, window, sizeof window);
+    if (req->windowed ? setenv(SB_AUDIT_ENV_WINDOW, window, 1) : unsetenv(SB_AUDIT_ENV_WINDOW))
+        return sb_fail(SB_EXIT_FAIL, "audit: setenv: %s", strerror(errno));
     return 0;
 }
 

@@ -127,6 +127,12 @@ static int read_proc(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     p->launches = num_or(o, "launches", 0) != 0;
     p->waits = num_or(o, "waits", 0) != 0;
     p->symsize = num_or(o, "symsize", 0) != 0;
+    const char *window = json_string_value(json_object_get(o, "window"));
+    if (window) { /* one the parser refuses: a window whose range is unknown, never opened */
+        char why[160];
+        p->windowed = 1;
+        sb_gpu_window_parse(window, &p->window, why, sizeof why);
+    }
     return p->cmd && p->mode && read_off(run, p, o) ? OK : NOMEM;
 }
 
@@ -422,6 +428,33 @@ static int read_pause(sb_audit_run *run, sb_audit_proc *p, json_t *o)
     return APPEND(p, pauses, z);
 }
 
+/* The window of GPU activity: its range and instances as the record names them (the "proc"
+ * record's "window" says the same), and when it opened and closed; an end before its start, or
+ * a close without an opening, is malformed. */
+static int read_gwindow(sb_audit_run *run, sb_audit_proc *p, json_t *o)
+{
+    (void)run;
+    const char *name = json_string_value(json_object_get(o, "range"));
+    json_t *dom = json_object_get(o, "dom");
+    int64_t start = num_or(o, "start", -1), end = num_or(o, "end", -1);
+    long first = (long)num_or(o, "first", 0), last = (long)num_or(o, "last", 0);
+    if (start < -1 || end < -1 || (end >= 0 && (start < 0 || end < start)) || first < 1 ||
+        last < first || strlen(name) > SB_AUDIT_RANGE_NAME_MAX ||
+        (json_is_string(dom) && strlen(json_string_value(dom)) > SB_AUDIT_RANGE_NAME_MAX))
+        return BAD;
+    sb_gpu_window *w = &p->window;
+    memset(w, 0, sizeof *w);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    w->any_domain = !json_is_string(dom);
+    snprintf(w->domain, sizeof w->domain, "%s", w->any_domain ? "" : json_string_value(dom));
+    w->first = first;
+    w->last = last;
+    p->windowed = 1;
+    p->window_start = start;
+    p->window_end = end;
+    return OK;
+}
+
 /* Records kept by a syncbench before the "unwatched" record said a refused subscription in a
  * warning: that warning still means nothing was recorded. */
 #define OLD_UNWATCHED_WARNING "blocking calls cannot be recorded"
@@ -499,6 +532,7 @@ static const record_reader readers[SB_REC_NKINDS] = {
     [SB_REC_GSTREAM] = read_gstream,
     [SB_REC_PAUSE] = read_pause,
     [SB_REC_WAKE] = read_wake,
+    [SB_REC_GWINDOW] = read_gwindow,
     [SB_REC_UNWATCHED] = read_unwatched,
     [SB_REC_WARN] = read_warn,
     [SB_REC_END] = read_end,
@@ -546,6 +580,7 @@ static sb_audit_proc *new_proc(sb_audit_run *run, const char *name)
     p->cmd = sb_audit_intern(&run->strs, "");
     p->mode = p->cmd;
     p->rank = p->local_rank = -1;
+    p->window_start = p->window_end = -1;
     if (!p->name || !p->cmd) {
         free(p);
         return NULL;

@@ -16,6 +16,7 @@
 #include "base/env.h"
 #include "base/strpool.h"
 #include "record/classes.h"
+#include "record/gpu_window.h"
 #include "record/records.h"
 
 typedef struct sb_audit_run sb_audit_run; /* every process of one audit */
@@ -195,6 +196,13 @@ typedef struct sb_audit_proc {
      * "proc" record's "off"), comma-separated; NULL when none: its GPU figures are incomplete */
     const char *activity_off;
     long long wakes_lost; /* "wake" records the library lost to a full buffer */
+    /* the window of GPU activity (--gpu-activity-range: the "proc" record's "window", the
+     * "gwindow" record): kernels, copies and launches were recorded inside it only. windowed 0:
+     * over the whole run. window_start -1: it never opened (or no "gwindow" record was read);
+     * window_end -1: still open at the exit */
+    int windowed;
+    sb_gpu_window window;
+    int64_t window_start, window_end;
     const char *why;
     long long dropped;
     long long lost; /* lines the process could not write (the launcher heard it) */
@@ -243,6 +251,14 @@ struct sb_audit_run {
     double wall_s;
     int64_t t0_mono_ns;
 };
+
+/* Was time t inside p's window of GPU activity (always, without one)? Its GPU figures (the busy
+ * timeline, bubbles, what waited, the replay) hold only there. */
+static inline int sb_audit_in_gpu_window(const sb_audit_proc *p, int64_t t)
+{
+    return !p->windowed || (p->window_start >= 0 && t >= p->window_start &&
+                            (p->window_end < 0 || t < p->window_end));
+}
 
 /* ---- calibration.c ---- */
 /* The calibrated figures of dir's calibration.json into every process of run (none: 0). 0, or

@@ -58,6 +58,9 @@ enum {
 /* GPU activity: "0" none (default), "1" copies and memsets, "2" kernels too, "3" the launches,
  * event records and synchronizations too (--gpu-activity) */
 #define SB_AUDIT_ENV_GPU "SYNCBENCH_AUDIT_GPU"
+/* The window of GPU activity (--gpu-activity-range, --gpu-activity-steps; record/gpu_window.h):
+ * NAME[@DOMAIN]:FIRST-LAST; unset: the level's activity over the whole run */
+#define SB_AUDIT_ENV_WINDOW "SYNCBENCH_AUDIT_WINDOW"
 /* Python frames: "1" (default) records the Python stack of each blocking call, "0" none */
 #define SB_AUDIT_ENV_PYTHON "SYNCBENCH_AUDIT_PYTHON"
 /* The launcher's status socket: an abstract-namespace AF_UNIX datagram socket (this name with

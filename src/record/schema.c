@@ -32,6 +32,7 @@ static const sb_rec_field proc_fields[] = {
     F("flush_ms", INT, OPT, "CUPTI's flush period (0: none)"),
     F("zeroed", INT, OPT, "1: the buffers are handed over zeroed"),
     F("symsize", INT, OPT, "1: a stack frame's symbol covers its address"),
+    F("window", STR, OPT, "the window of GPU activity, NAME[@DOMAIN]:FIRST-LAST; absent: none"),
 };
 
 static const sb_rec_field call_fields[] = {
@@ -147,6 +148,16 @@ static const sb_rec_field wake_fields[] = {
     F("py", INT, OPT, "a pystack record's id: the waiter's Python stack; absent: none"),
 };
 
+static const sb_rec_field gwindow_fields[] = {
+    F("range", STR, REQ, "the range whose instances bound the window"),
+    F("dom", STR, OPT, "its NVTX domain's name; absent: any domain (\"\": the default)"),
+    F("first", INT, REQ, "the instance that opened it (counted from 1)"),
+    F("last", INT, REQ, "the instance that closes it"),
+    F("start", INT, REQ, "when GPU activity was switched on, -1: the window never opened"),
+    F("end", INT, REQ, "when it was switched off, -1: still on at the exit"),
+    F("tid", INT, OPT, "the thread that opened it"),
+};
+
 static const sb_rec_field unwatched_fields[] = {
     F("why", STR, OPT, "why nothing of the process could be recorded"),
 };
@@ -178,6 +189,7 @@ const sb_rec_def sb_rec_defs[SB_REC_NKINDS] = {
     KIND(SB_REC_GSTREAM, "gstream", "a stream created", gstream_fields),
     KIND(SB_REC_PAUSE, "pause", "a stretch not recorded", pause_fields),
     KIND(SB_REC_WAKE, "wake", "a hand-off between threads", wake_fields),
+    KIND(SB_REC_GWINDOW, "gwindow", "the window of GPU activity", gwindow_fields),
     KIND(SB_REC_UNWATCHED, "unwatched", "nothing of this process was recorded", unwatched_fields),
     KIND(SB_REC_WARN, "warn", "something not recorded", warn_fields),
     KIND(SB_REC_END, "end", "the process ended (last line)", end_fields),

@@ -25,6 +25,7 @@ typedef enum {
     SB_REC_GSTREAM,
     SB_REC_PAUSE,
     SB_REC_WAKE,
+    SB_REC_GWINDOW,
     SB_REC_UNWATCHED,
     SB_REC_WARN,
     SB_REC_END,

@@ -156,6 +156,8 @@ static int make_indexes(const sb_audit_proc *p, builder *b)
     }
     size_t nt = 0, nst = 0, nc = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
+        if (!sb_audit_in_gpu_window(p, p->calls[i].start))
+            continue; /* outside the window of GPU activity: not played (replay.h) */
         tids[nt++] = p->calls[i].tid;
         ctxs[nc++] = p->calls[i].ctx;
         b->calls[b->ncalls++] = (sb_keyed){p->calls[i].corr, i};
@@ -165,7 +167,8 @@ static int make_indexes(const sb_audit_proc *p, builder *b)
         b->apis[b->napis++] = (sb_keyed){p->apis[i].corr, i};
     }
     for (size_t i = 0; i < p->nwakes; i++) /* threads that only hand work on count too */
-        tids[nt++] = p->wakes[i].tid, tids[nt++] = p->wakes[i].by;
+        if (sb_audit_in_gpu_window(p, p->wakes[i].at))
+            tids[nt++] = p->wakes[i].tid, tids[nt++] = p->wakes[i].by;
     for (size_t i = 0; i < p->nacts; i++) {
         streams[nst++] = stream_key(p->acts[i].ctx, p->acts[i].stream);
         ctxs[nc++] = p->acts[i].ctx;
@@ -303,18 +306,23 @@ static int place_timed(sb_replay_model *m, const sb_audit_proc *p, const builder
     if (!at)
         return -1;
     for (size_t i = 0; i < p->ncalls; i++)
-        at[2 * n] = p->calls[i].start, at[2 * n++ + 1] = p->calls[i].corr;
+        if (sb_audit_in_gpu_window(p, p->calls[i].start))
+            at[2 * n] = p->calls[i].start, at[2 * n++ + 1] = p->calls[i].corr;
     for (size_t i = 0; i < p->napis; i++)
         at[2 * n] = p->apis[i].start, at[2 * n++ + 1] = p->apis[i].corr;
     sb_sort(at, n, 2 * sizeof *at, cmp_pair); /* by start, then id */
     for (size_t i = 0; i < p->npauses; i++) {
         const sb_audit_pause *z = &p->pauses[i];
+        if (!sb_audit_in_gpu_window(p, z->start))
+            continue;
         m->pauses[m->npauses] = (rpause){z->start, z->end, 0, dense_find(&b->threads, z->tid)};
         m->items[m->nitems++] =
             (item){corr_after(at, n, z->end), IT_PAUSE, (int32_t)m->npauses++, 0};
     }
     for (size_t i = 0; i < p->nwakes; i++) {
         const sb_audit_wake *w = &p->wakes[i];
+        if (!sb_audit_in_gpu_window(p, w->at))
+            continue;
         int32_t h = (int32_t)m->nhands++;
         m->hands[h] = (rhand){.start = w->start,
                               .end = w->end,
@@ -402,6 +410,8 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
     m->facts.copy_extra_us = (double)p->copy_extra_ns / 1e3;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
+        if (!sb_audit_in_gpu_window(p, c->start))
+            continue;
         /* after the call (inject/watch.c takes its stacks on the way out), with what the
          * calibration found recording adds to a call beyond the time it timed itself (CUPTI's
          * callbacks, the record's line; more for an allocation or a free, timed apart) */

@@ -45,6 +45,9 @@
  *    the work recorded before it as far as it had when the recording went off (on every
  *    stream and device): what the process did then is unknown, and removed syncs must not let
  *    the host run ahead into it (recording turns end a repetition with its work done).
+ *  - a process that recorded the GPU's activity in a window only (--gpu-activity-range: model.h's
+ *    windowed) is played inside that window: its calls, hand-offs and pauses outside it are left
+ *    out (what the GPU did then is unknown), and a play's figures are the window's.
  * Items are played in CUPTI's correlation order (one counter over every API call of the process:
  * the order calls were made in), in O(n) per replay after an O(n log n) build. */
 #ifndef SB_AUDIT_REPLAY_H

@@ -12,6 +12,11 @@ json_t *sb_json_num(double v)
     return json_real(isfinite(v) ? v : 0);
 }
 
+json_t *sb_json_known(double v)
+{
+    return isnan(v) ? json_null() : sb_json_num(v);
+}
+
 json_t *sb_json_str(const char *s)
 {
     json_t *j = json_string(s ? s : "");

@@ -9,6 +9,8 @@
 
 /* v, or 0 when it is not finite. */
 json_t *sb_json_num(double v);
+/* v, or null when it is NaN (a figure not known: none of its calls in the GPU window). */
+json_t *sb_json_known(double v);
 /* A JSON string of any text: invalid UTF-8 (json_string's NULL) becomes '?' rather than a
  * missing key or row; NULL gives "". NULL only when out of memory. */
 json_t *sb_json_str(const char *s);

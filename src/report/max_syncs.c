@@ -316,6 +316,15 @@ static int gate_incomplete(const sb_audit_analysis *an, const sb_audit_opts *o, 
     return bad;
 }
 
+/* Did a process record the GPU's activity in a window (its savings scaled from it)? */
+static int any_window(const sb_audit_analysis *an)
+{
+    for (size_t i = 0; i < an->nprocs; i++)
+        if (an->procs[i].proc->windowed && an->procs[i].nsavings)
+            return 1;
+    return 0;
+}
+
 /* --max-syncs N: the run's count, or each instance of --range's. */
 static int gate_max(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg)
 {
@@ -341,8 +350,9 @@ static int gate_max(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *m
     if (save.played && unmodelled)
         say(msg, "; what removing them would save is unknown (%s)", unmodelled);
     else if (save.played)
-        say(msg, "; removing %s would save %.3f ms of wall time",
-            o->include_compile && run_compile(an) ? "the run-time ones" : "them", save.us / 1e3);
+        say(msg, "; removing %s would save %.3f ms of wall time%s",
+            o->include_compile && run_compile(an) ? "the run-time ones" : "them", save.us / 1e3,
+            any_window(an) ? " (scaled from the GPU window)" : "");
     say(msg, "\n");
     compile_note(msg, an, o);
     top_sites(msg, an, o);

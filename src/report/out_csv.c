@@ -4,6 +4,7 @@
 #include "report/report.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "analyze/frameworks.h"
@@ -26,6 +27,15 @@ static void frame_fields(FILE *f, const sb_audit_pyframe *py, const char *source
     field(f, source);
 }
 
+/* ,FIGURE; empty when it is not known (NaN) */
+static void known(FILE *f, double v)
+{
+    if (isnan(v))
+        fputc(',', f);
+    else
+        fprintf(f, ",%.9g", v);
+}
+
 /* The row's library line's predicted saving (empty as site_save_us is, and when the site made
  * the calls itself or the line was not played), the framework table's row that names it (its id,
  * empty when none) and the line of the user's code where its fix goes (empty when unknown). */
@@ -34,14 +44,15 @@ static void line_fields(FILE *f, const sb_audit_proc_result *res, const sb_audit
     const char *via = r->made.via_site ? r->made.via_site : "";
     const sb_audit_saving *sv =
         r->made.compile || !via[0] ? NULL : sb_audit_line_saving_of(res, r->site, via);
-    if (sv && !sb_audit_unmodelled(sv))
-        fprintf(f, ",%.9g", sb_audit_saving_us(sv));
-    else
-        fputc(',', f);
+    known(f, sv && !sb_audit_unmodelled(sv) ? sb_audit_saving_us(sv) : NAN);
     fputc(',', f);
     field(f, r->made.fw ? r->made.fw->id : "");
     fputc(',', f);
     field(f, r->made.fix_at ? r->made.fix_at : "");
+    /* the window of GPU activity its bubbles and savings are scaled from; empty: the whole run */
+    char window[3 * SB_AUDIT_RANGE_NAME_MAX];
+    fputc(',', f);
+    field(f, res->proc->kernels ? sb_audit_window_text(res->proc, window, sizeof window) : "");
 }
 
 int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an)
@@ -49,7 +60,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an)
     fputs("pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
           "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
           "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library,"
-          "phase,site_from,waiter_tid,via_save_us,framework,fix_at\n",
+          "phase,site_from,waiter_tid,via_save_us,framework,fix_at,gpu_window\n",
           f);
     for (size_t i = 0; i < an->nprocs; i++) {
         const sb_audit_proc_result *res = &an->procs[i];
@@ -63,7 +74,8 @@ int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an)
             field(f, r->site);
             fprintf(f, ",%ld,%.9g,%.9g,%.9g,", r->count, r->blocked_total_us, r->blocked_median_us,
                     r->blocked_p95_us);
-            if (p->kernels) /* empty: not recorded (no --gpu-activity) */
+            if (p->kernels && !isnan(r->bubble_total_us)) /* empty: not recorded (no
+                                                           * --gpu-activity, the GPU window) */
                 fprintf(f, "%.9g", r->bubble_total_us);
             /* the Python frame (empty without one), what made it and its fix (empty: unknown) */
             fputc(',', f);
@@ -81,10 +93,7 @@ int sb_audit_write_csv(FILE *f, const sb_audit_analysis *an)
             const sb_audit_saving *sv =
                 r->made.compile ? NULL
                                 : sb_audit_saving_of(res, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
-            if (sv && !sb_audit_unmodelled(sv))
-                fprintf(f, ",%.9g", sb_audit_saving_us(sv));
-            else
-                fputc(',', f);
+            known(f, sv && !sb_audit_unmodelled(sv) ? sb_audit_saving_us(sv) : NAN);
             /* the line inside a library that made the calls (empty when the site made them
              * itself) and the library whose code it is (empty when none) */
             fputc(',', f);

@@ -96,9 +96,10 @@ static void set_producers(json_t *o, const sb_audit_saving *s)
     set(o, "producer_threads", json_integer(s->r.producers));
     set(o, "producer_holds", json_integer(held->producer_holds));
     set(o, "producers_assumed", sb_json_str(s->held_primary ? "held" : "keep up"));
-    set(o, "save_us_producer_bound", sb_json_num(sb_audit_result_us(held, s->calls)));
+    double scale = sb_audit_saving_scale(s);
+    set(o, "save_us_producer_bound", sb_json_known(sb_audit_result_us(held, s->calls) * scale));
     set(o, "save_per_call_us_typical_producer_bound", sb_json_num(held->typical_us));
-    set(o, "save_us_producer_free", sb_json_num(sb_audit_result_us(free_, s->calls)));
+    set(o, "save_us_producer_free", sb_json_known(sb_audit_result_us(free_, s->calls) * scale));
     set(o, "save_per_call_us_typical_producer_free", sb_json_num(free_->typical_us));
 }
 
@@ -109,12 +110,17 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
         set(o, key_name, key);
     if (s->kind == SB_SAVE_LINE) /* the library line under its user's line (the site) */
         set(o, "via", sb_json_str(s->via));
-    set(o, "calls", json_integer(s->calls));
-    set(o, "blocked_us", sb_json_num(s->blocked_us));
+    /* with a window of GPU activity, the totals are the window's scaled to the run by its calls
+     * (window_calls of calls); per call they are the window's */
+    double scale = sb_audit_saving_scale(s);
+    set(o, "calls", json_integer(s->run_calls));
+    if (s->calls != s->run_calls)
+        set(o, "window_calls", json_integer(s->calls));
+    set(o, "blocked_us", sb_json_num(s->blocked_us)); /* the run's, recorded whole */
     /* what the reports give: the removed calls at the run's typical saving per call */
-    set(o, "save_us", sb_json_num(sb_audit_saving_us(s)));
-    set(o, "save_wall_us", sb_json_num(s->r.wall_us)); /* the whole run played */
-    set(o, "save_gpu_idle_us", sb_json_num(s->r.idle_us));
+    set(o, "save_us", sb_json_known(sb_audit_saving_us(s)));
+    set(o, "save_wall_us", sb_json_known(s->r.wall_us * scale)); /* the whole run played */
+    set(o, "save_gpu_idle_us", sb_json_known(s->r.idle_us * scale));
     set(o, "save_per_call_us", sb_json_num(s->calls ? s->r.wall_us / (double)s->calls : 0));
     set(o, "save_per_call_us_typical", sb_json_num(s->r.typical_us));
     /* the interval of the windows' median (replay.h): [low, high], and save_us scaled by it */
@@ -129,7 +135,7 @@ static json_t *saving(const sb_audit_saving *s, const char *key_name, json_t *ke
         set_producers(o, s);
     if (s->kind == SB_SAVE_SITE || s->kind == SB_SAVE_ALL || s->kind == SB_SAVE_LINE) {
         /* the same syncs removed with their readbacks kept, made asynchronous */
-        set(o, "save_wall_us_readbacks_kept", sb_json_num(s->kept.wall_us));
+        set(o, "save_wall_us_readbacks_kept", sb_json_known(s->kept.wall_us * scale));
         set(o, "save_per_call_us_readbacks_kept",
             sb_json_num(s->calls ? s->kept.wall_us / (double)s->calls : 0));
         set(o, "save_per_call_us_readbacks_kept_typical", sb_json_num(s->kept.typical_us));
@@ -146,10 +152,13 @@ static json_t *predicted(const sb_audit_proc_result *res)
     if (!res->nsavings)
         return json_null();
     const sb_replay_facts *f = res->replay;
-    json_t *o = saving(&res->savings[0], NULL, NULL);
-    set(o, "save_pct",
-        sb_json_num(sb_audit_pct(sb_audit_saving_us(&res->savings[0]), res->lifetime_us)));
-    set(o, "save_wall_pct", sb_json_num(sb_audit_pct(res->savings[0].r.wall_us, res->lifetime_us)));
+    const sb_audit_saving *all = &res->savings[0];
+    json_t *o = saving(all, NULL, NULL);
+    set(o, "save_pct", sb_json_known(sb_audit_pct(sb_audit_saving_us(all), res->lifetime_us)));
+    set(o, "save_wall_pct",
+        sb_json_known(sb_audit_pct(all->r.wall_us * sb_audit_saving_scale(all), res->lifetime_us)));
+    /* "window": the figures are the GPU window's, scaled to the run (the process's gpu_window) */
+    set(o, "scaled_from", res->proc->windowed ? sb_json_str("window") : json_null());
     json_t *model = json_object();
     set(model, "launch_latency_us", sb_json_num(f->launch_latency_us));
     set(model, "gap_us", sb_json_num(f->gap_us));
@@ -191,6 +200,31 @@ static json_t *predicted(const sb_audit_proc_result *res)
     return o;
 }
 
+/* The window of GPU activity (--gpu-activity-range): its range and instances, whether it opened,
+ * how long it was open, the instances of its range in the run, and how its figures stand for the
+ * run; null when the whole run was recorded. */
+static json_t *gpu_window(const sb_audit_proc_result *res)
+{
+    const sb_audit_proc *p = res->proc;
+    if (!p->windowed)
+        return json_null();
+    char text[3 * SB_AUDIT_RANGE_NAME_MAX];
+    json_t *o = json_object();
+    set(o, "spec", sb_json_str(sb_audit_window_text(p, text, sizeof text)));
+    set(o, "range", sb_json_str(p->window.name));
+    set(o, "domain", p->window.any_domain ? json_null() : sb_json_str(p->window.domain));
+    set(o, "first", json_integer(p->window.first));
+    set(o, "last", json_integer(p->window.last));
+    set(o, "opened", json_boolean(p->window_start >= 0));
+    set(o, "open_at_exit", json_boolean(p->window_start >= 0 && p->window_end < 0));
+    set(o, "span_s", sb_json_num(res->window_us / 1e6));
+    set(o, "range_instances", json_integer(res->range_instances));
+    /* GPU busy % is the window's; bubbles and predicted savings the window's calls', times the
+     * run's calls over the window's (docs/replay.md) */
+    set(o, "scaled_by", sb_json_str("calls"));
+    return o;
+}
+
 static json_t *process(const sb_audit_proc_result *res)
 {
     const sb_audit_proc *p = res->proc;
@@ -209,7 +243,10 @@ static json_t *process(const sb_audit_proc_result *res)
     /* the kinds a developer's knob turned off (SYNCBENCH_ACTIVITY_OFF): GPU figures incomplete */
     set(o, "activity_off", p->activity_off ? sb_json_str(p->activity_off) : json_null());
     set(o, "gpu_busy_pct",
-        p->kernels ? sb_json_num(sb_audit_pct(res->busy_us, res->lifetime_us)) : json_null());
+        p->kernels && !(p->windowed && p->window_start < 0)
+            ? sb_json_num(sb_audit_pct(res->busy_us, sb_audit_gpu_span_us(res)))
+            : json_null());
+    set(o, "gpu_window", gpu_window(res));
     set(o, "blocked_us", sb_json_num(res->blocked_us));
     set(o, "blocked_pct", sb_json_num(sb_audit_pct(res->blocked_us, res->lifetime_us)));
     set(o, "polls", json_integer(res->polls));
@@ -228,7 +265,8 @@ static json_t *total(const sb_audit_analysis *an)
 {
     const sb_audit_run *run = an->run;
     long c[SB_AUDIT_NCLASS] = {0};
-    double life = 0, busy = 0, blocked = 0, save = 0, save_typical = 0;
+    double life = 0, span = 0, busy = 0, blocked = 0, save = 0, save_typical = 0;
+    int windowed = 0; /* some process recorded the GPU in a window: its figures are scaled */
     long polls = 0, blocking = 0;
     sums compile = {0};             /* the compile time's */
     int kernels = run->nprocs > 0;  /* every process recorded kernels */
@@ -241,10 +279,14 @@ static json_t *total(const sb_audit_analysis *an)
         for (int k = 0; k < SB_AUDIT_NCLASS; k++)
             c[k] += res->counts[k];
         life += res->lifetime_us;
+        span += sb_audit_gpu_span_us(res);
         busy += res->busy_us;
         blocked += res->blocked_us;
-        save += res->nsavings ? res->savings[0].r.wall_us : 0;
-        save_typical += res->nsavings ? sb_audit_saving_us(&res->savings[0]) : 0;
+        windowed |= p->windowed;
+        if (res->nsavings && !isnan(sb_audit_saving_us(&res->savings[0]))) {
+            save += res->savings[0].r.wall_us * sb_audit_saving_scale(&res->savings[0]);
+            save_typical += sb_audit_saving_us(&res->savings[0]);
+        }
         polls += res->polls;
         blocking += res->blocking;
         compile.blocking += res->compile_blocking;
@@ -253,12 +295,13 @@ static json_t *total(const sb_audit_analysis *an)
     }
     json_t *o = json_pack("{s:i}", "processes", (int)run->nprocs);
     set(o, "lifetime_s", sb_json_num(life / 1e6));
-    set(o, "gpu_busy_pct", kernels ? sb_json_num(sb_audit_pct(busy, life)) : json_null());
+    set(o, "gpu_busy_pct", kernels ? sb_json_num(sb_audit_pct(busy, span)) : json_null());
     set(o, "blocked_us", sb_json_num(blocked));
     set(o, "blocked_pct", sb_json_num(sb_audit_pct(blocked, life)));
     /* the processes' own predictions summed (each removes its own syncs) */
     set(o, "predicted_save_us", replayed ? sb_json_num(save_typical) : json_null());
     set(o, "predicted_save_wall_us", replayed ? sb_json_num(save) : json_null());
+    set(o, "predicted_scaled_from", replayed && windowed ? sb_json_str("window") : json_null());
     set(o, "polls", json_integer(polls));
     set(o, "blocking_calls", json_integer(blocking));
     set(o, "counts", counts(c));
@@ -281,7 +324,7 @@ static json_t *via(const sb_audit_proc_result *res, const sb_audit_row *r)
     const sb_audit_saving *sv =
         m->compile || !m->via_site ? NULL : sb_audit_line_saving_of(res, r->site, m->via_site);
     set(o, "save_us",
-        sv && !sb_audit_unmodelled(sv) ? sb_json_num(sb_audit_saving_us(sv)) : json_null());
+        sv && !sb_audit_unmodelled(sv) ? sb_json_known(sb_audit_saving_us(sv)) : json_null());
     return o;
 }
 
@@ -323,7 +366,7 @@ static json_t *rows(const sb_audit_analysis *an)
             set(o, "blocked_total_us", sb_json_num(r->blocked_total_us));
             set(o, "blocked_median_us", sb_json_num(r->blocked_median_us));
             set(o, "blocked_p95_us", sb_json_num(r->blocked_p95_us));
-            set(o, "bubble_total_us", p->kernels ? sb_json_num(r->bubble_total_us) : json_null());
+            set(o, "bubble_total_us", p->kernels ? sb_json_known(r->bubble_total_us) : json_null());
             set(o, "python",
                 r->pyframe
                     ? json_pack("{s:o, s:i, s:o, s:o}", "file", sb_json_str(r->pyframe->file),
@@ -344,7 +387,8 @@ static json_t *rows(const sb_audit_analysis *an)
                 r->made.compile ? NULL
                                 : sb_audit_saving_of(res, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
             set(o, "site_save_us",
-                sv && !sb_audit_unmodelled(sv) ? sb_json_num(sb_audit_saving_us(sv)) : json_null());
+                sv && !sb_audit_unmodelled(sv) ? sb_json_known(sb_audit_saving_us(sv))
+                                               : json_null());
             set(o, "framework", framework(an, &r->made));
             set(o, "framework_changed",
                 r->made.fw_changed ? sb_json_str(r->made.fw_changed->id) : json_null());

@@ -4,6 +4,7 @@
 #include "report/report.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,7 +27,7 @@ static void saving_text(const sb_audit_proc_result *res, const sb_audit_row *r, 
 {
     const sb_audit_saving *sv =
         r->made.compile ? NULL : sb_audit_saving_of(res, SB_SAVE_SITE, r->site, SB_AUDIT_NONE);
-    if (sv && !sb_audit_unmodelled(sv))
+    if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv)))
         snprintf(buf, NUM, "%.3f", sb_audit_saving_us(sv) / 1e3);
     else
         snprintf(buf, NUM, "-");
@@ -51,6 +52,20 @@ static void row_cells(const sb_audit_proc_result *res, const sb_audit_row *r, co
                              r->made.fix && r->made.fix[0] ? r->made.fix : "-"};
     for (int k = 0; k < COLS; k++)
         cells[k] = row[k];
+}
+
+/* Under the table: the processes whose savings come from a window of GPU activity. */
+static void window_note(FILE *f, const sb_audit_analysis *an)
+{
+    char text[3 * SB_AUDIT_RANGE_NAME_MAX];
+    for (size_t i = 0; i < an->nprocs; i++) {
+        const sb_audit_proc *p = an->procs[i].proc;
+        if (!p->windowed || !an->procs[i].nsavings)
+            continue;
+        fprintf(f, "\npid %" PRId64 ": `saving ms` from the GPU window `", p->pid);
+        sb_md_text(f, sb_audit_window_text(p, text, sizeof text));
+        fputs("`, scaled to the run by its calls.\n", f);
+    }
 }
 
 int sb_audit_write_markdown(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
@@ -78,6 +93,7 @@ int sb_audit_write_markdown(FILE *f, const sb_audit_analysis *an, const sb_audit
     if (n) {
         sb_grid g = {COLS, (int)n, heads, right, cells};
         sb_grid_print(f, &g, 1);
+        window_note(f, an);
     } else {
         fputs("No blocking calls.\n", f);
     }

@@ -8,6 +8,7 @@
 #include "base/arrays.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +42,14 @@ static void producers_note(FILE *f, const sb_audit_proc_result *res, const sb_au
                 "the process) kept it waiting at %ld of its %ld syncs: the figure holds them where "
                 "recorded; if they could keep up: %.3f ms\n",
                 p->pid, n, n == 1 ? "" : "s", n == 1 ? "s" : "", held->producer_holds, all->calls,
-                sb_audit_result_us(&all->other, all->calls) / 1e3);
+                sb_audit_result_us(&all->other, all->calls) * sb_audit_saving_scale(all) / 1e3);
     else
         fprintf(f,
                 "pid %" PRId64 ": %d thread%s that hand%s it work (a loader's, fed from outside "
                 "the process) taken to keep up; held where recorded, they would hold it at %ld of "
                 "its %ld syncs and the saving be %.3f ms\n",
                 p->pid, n, n == 1 ? "" : "s", n == 1 ? "s" : "", held->producer_holds, all->calls,
-                sb_audit_result_us(held, all->calls) / 1e3);
+                sb_audit_result_us(held, all->calls) * sb_audit_saving_scale(all) / 1e3);
 }
 
 /* What the replay predicts for removing every sync of the process (savings.c). */
@@ -57,30 +58,39 @@ static void prediction(FILE *f, const sb_audit_proc_result *res)
     const sb_audit_proc *p = res->proc;
     const sb_audit_saving *all = res->nsavings ? &res->savings[0] : NULL;
     if (!all) {
-        if (p->kernels)
+        if (p->kernels && !(p->windowed && p->window_start < 0)) /* that one: window_line */
             fprintf(f, "pid %" PRId64 ": predicted savings: the launches were not recorded\n",
                     p->pid);
         return;
     }
-    if (!all->r.threads_unmodelled && all->ranks_unmodelled)
+    char scaled[96] = ""; /* a window's figures, scaled to the run */
+    if (all->calls != all->run_calls)
+        snprintf(scaled, sizeof scaled, " [scaled from the %ld in the GPU window]", all->calls);
+    if (!all->calls && all->run_calls)
+        fprintf(f,
+                "pid %" PRId64 ": removing all %ld syncs would save: unknown: none was made inside "
+                "the GPU window\n",
+                p->pid, all->run_calls);
+    else if (!all->r.threads_unmodelled && all->ranks_unmodelled)
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save: unknown: ranks not modelled "
                 "(one of %d ranks: the replay keeps the others' collectives where they were "
                 "recorded, so this rank would wait at each for peers that did not move)\n",
-                p->pid, all->calls, all->ranks_unmodelled + 1);
+                p->pid, all->run_calls, all->ranks_unmodelled + 1);
     else if (all->r.threads_unmodelled) /* a near-zero figure would be taken for a fact */
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save: unknown: threads not "
                 "modelled (%d other thread%s launched GPU work between them, %s)\n",
-                p->pid, all->calls, all->r.threads_unmodelled,
+                p->pid, all->run_calls, all->r.threads_unmodelled,
                 all->r.threads_unmodelled == 1 ? "" : "s", threads_unmodelled_why(res->replay));
     else
         fprintf(f,
                 "pid %" PRId64 ": removing all %ld syncs would save %.3f ms of wall time (%.1f %%) "
-                "and %.3f ms of GPU idle time; then %s-bound (GPU busy %.1f %%)\n",
-                p->pid, all->calls, sb_audit_saving_us(all) / 1e3,
-                sb_audit_pct(sb_audit_saving_us(all), res->lifetime_us), all->r.idle_us / 1e3,
-                sb_audit_bound_name(&all->r), all->r.gpu_busy_pct);
+                "and %.3f ms of GPU idle time; then %s-bound (GPU busy %.1f %%)%s\n",
+                p->pid, all->run_calls, sb_audit_saving_us(all) / 1e3,
+                sb_audit_pct(sb_audit_saving_us(all), res->lifetime_us),
+                all->r.idle_us * sb_audit_saving_scale(all) / 1e3, sb_audit_bound_name(&all->r),
+                all->r.gpu_busy_pct, scaled);
     if (!sb_audit_unmodelled(all) && all->r.producers)
         producers_note(f, res, all);
     if (res->replay->ops_unplaced || res->replay->syncs_untargeted)
@@ -89,6 +99,33 @@ static void prediction(FILE *f, const sb_audit_proc_result *res)
                 "%ld sync%s of unknown target taken as waiting for the whole GPU\n",
                 p->pid, res->replay->ops_unplaced, res->replay->ops_unplaced == 1 ? "" : "s",
                 res->replay->syncs_untargeted, res->replay->syncs_untargeted == 1 ? "" : "s");
+}
+
+/* The window of GPU activity (--gpu-activity-range): which instances, how long, and that the GPU's
+ * figures are the window's, scaled to the run. */
+static void window_line(FILE *f, const sb_audit_proc_result *res)
+{
+    const sb_audit_proc *p = res->proc;
+    char text[3 * SB_AUDIT_RANGE_NAME_MAX];
+    if (!p->windowed || !p->kernels)
+        return;
+    sb_audit_window_text(p, text, sizeof text);
+    if (p->window_start < 0) {
+        fprintf(f,
+                "pid %" PRId64 ": GPU window %s never opened (%ld instance%s of %s begun): no GPU "
+                "busy time, bubbles or predicted savings\n",
+                p->pid, SB_AUDIT_ESC(text), res->range_instances,
+                res->range_instances == 1 ? "" : "s", SB_AUDIT_ESC(p->window.name));
+        return;
+    }
+    fprintf(
+        f,
+        "pid %" PRId64 ": GPU activity recorded in a window only: %s, %.3f ms of the run's "
+        "%.3f ms (%ld instance%s of %s begun%s); GPU busy, bubbles and savings are the window's, "
+        "scaled to the run by its calls\n",
+        p->pid, SB_AUDIT_ESC(text), res->window_us / 1e3, res->lifetime_us / 1e3,
+        res->range_instances, res->range_instances == 1 ? "" : "s", SB_AUDIT_ESC(p->window.name),
+        p->window_end < 0 ? "; still open at the exit" : "");
 }
 
 /* A process's compile time: its calls apart, in the compile section below. */
@@ -112,9 +149,13 @@ static void process_block(FILE *f, const sb_audit_proc_result *res)
         fprintf(f, " (rank %d)", p->rank);
     if (res->compile_worker)
         fprintf(f, " (%s)", SB_AUDIT_COMPILE_WORKER);
-    if (p->kernels)
-        fprintf(f, ": GPU busy %.1f %%, host blocked %.3f ms (%.1f %%), polls %ld\n",
-                sb_audit_pct(res->busy_us, res->lifetime_us), res->blocked_us / 1e3,
+    if (p->kernels && p->windowed && p->window_start < 0) /* window_line says why */
+        fprintf(f, ": host blocked %.3f ms (%.1f %%), polls %ld\n", res->blocked_us / 1e3,
+                sb_audit_pct(res->blocked_us, res->lifetime_us), res->polls);
+    else if (p->kernels)
+        fprintf(f, ": GPU busy %.1f %%%s, host blocked %.3f ms (%.1f %%), polls %ld\n",
+                sb_audit_pct(res->busy_us, sb_audit_gpu_span_us(res)),
+                p->windowed ? " (in its GPU window)" : "", res->blocked_us / 1e3,
                 sb_audit_pct(res->blocked_us, res->lifetime_us), res->polls);
     else
         fprintf(f,
@@ -122,6 +163,7 @@ static void process_block(FILE *f, const sb_audit_proc_result *res)
                 "savings: --gpu-activity)\n",
                 res->blocked_us / 1e3, sb_audit_pct(res->blocked_us, res->lifetime_us), res->polls);
     compile_line(f, res);
+    window_line(f, res);
     prediction(f, res);
     char why[512];
     if (p->unwatched)
@@ -180,20 +222,25 @@ static int class_table(FILE *f, const sb_audit_analysis *an, int compile, const 
         for (size_t i = 0; i < an->nprocs; i++) {
             const sb_audit_proc_result *res = &an->procs[i];
             const sb_audit_proc *p = res->proc;
+            long count = 0, known = 0; /* known: inside its window of GPU activity */
+            double sum = 0;
             for (size_t c = 0; c < p->ncalls; c++) {
                 const sb_audit_call_info *ci = &res->calls[c];
                 if ((int)ci->cls != k || !in_phase(ci, compile))
                     continue;
                 d[m] = (double)(p->calls[c].end - p->calls[c].start) / 1e3;
                 total += d[m++];
-                bubble += (double)ci->bubble_ns / 1e3;
+                sum += (double)ci->bubble_ns / 1e3;
+                count++;
+                known += sb_audit_in_gpu_window(p, p->calls[c].start);
             }
+            bubble += count ? sb_audit_scale_bubbles(sum, count, known) : 0;
         }
         if (!m)
             continue;
         sb_sort_doubles(d, m);
         char bub[32] = "-", save[32] = "-";
-        if (kernels)
+        if (kernels && !isnan(bubble))
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
         if (replayed && !compile && sb_audit_blocking((sb_audit_class)k))
             sb_audit_save_text(sb_audit_run_saving(an, SB_SAVE_CLASS, NULL, (sb_audit_class)k),
@@ -486,6 +533,12 @@ int sb_audit_write_table(FILE *f, const sb_audit_analysis *an, const sb_audit_op
         (compile && class_table(f, an, 1, title) < 0) || top_sites(f, an, top, 0) < 0 ||
         (compile && top_sites(f, an, top, 1) < 0))
         return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit table");
+    int windowed = 0;
+    for (size_t i = 0; i < an->nprocs; i++)
+        windowed |= run->procs[i]->windowed && run->procs[i]->window_start >= 0;
+    if (windowed)
+        fprintf(f, "\nbubble ms, saves ms: from the GPU window, scaled to the run by its calls "
+                   "(docs/replay.md)\n");
     if (an->ranks) /* one machine: no host column */
         sb_ranks_write_table(f, an->ranks, o ? o->top : 10, 0);
     return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit table: write error") : 0;

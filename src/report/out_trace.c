@@ -8,6 +8,7 @@
 #include "base/utf8.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,15 +173,22 @@ static void python_frames(FILE *f, const sb_audit_pystack *s)
 static void saving_args(FILE *f, const sb_audit_proc_result *res, const sb_audit_call_info *ci)
 {
     const sb_audit_saving *sv = sb_audit_saving_of(res, SB_SAVE_SITE, ci->site, SB_AUDIT_NONE);
-    if (sv && !sb_audit_unmodelled(sv))
+    int scaled = 0; /* from the GPU window */
+    if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv))) {
         fprintf(f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
                 sv->r.typical_us);
+        scaled |= sv->calls != sv->run_calls;
+    }
     sv = ci->made->via_site && ci->made->via_site[0]
              ? sb_audit_line_saving_of(res, ci->site, ci->made->via_site)
              : NULL;
-    if (sv && !sb_audit_unmodelled(sv))
+    if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv))) {
         fprintf(f, ",\"via_save_us\":%.3f,\"via_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
                 sv->r.typical_us);
+        scaled |= sv->calls != sv->run_calls;
+    }
+    if (scaled)
+        fputs(",\"save_scaled_from\":\"window\"", f);
 }
 
 static void calls(writer *w, const sb_audit_proc_result *res)
@@ -218,7 +226,7 @@ static void calls(writer *w, const sb_audit_proc_result *res)
             if (ci->made->compile) /* made while torch.compile compiled: apart from the gate */
                 fputs(",\"phase\":\"compile\"", w->f);
         }
-        if (blocking && p->kernels)
+        if (blocking && p->kernels && sb_audit_in_gpu_window(p, c->start))
             fprintf(w->f, ",\"bubble_us\":%.3f", (double)ci->bubble_ns / 1e3);
         if (blocking && !sb_audit_compile_time(ci))
             saving_args(w->f, res, ci);
@@ -304,6 +312,13 @@ static int process(writer *w, const sb_audit_proc_result *res)
     else
         sb_audit_fmt(buf, sizeof buf, "pid %" PRId64 ": %s", p->pid, p->cmd);
     meta(w, 0, "process_name", buf);
+    if (p->windowed && p->window_start >= 0) { /* where its GPU activity was recorded */
+        char text[3 * SB_AUDIT_RANGE_NAME_MAX], name[sizeof text + 16];
+        snprintf(name, sizeof name, "GPU window %s", sb_audit_window_text(p, text, sizeof text));
+        complete(w, 0, name, "gpu_window", p->window_start,
+                 p->window_end >= 0 ? p->window_end : res->t_last);
+        fputs("}", w->f);
+    }
     if (thread_names(w, res) < 0)
         return -1;
     /* launches by (domain, correlation): the host calls first, then the API records */

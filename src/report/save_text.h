@@ -11,11 +11,11 @@
 #define SB_AUDIT_UNMODELLED "unknown"
 
 /* A selection's saving over the run as the reports print it, into buf: "" when no process
- * played it, "unknown" (SB_AUDIT_UNMODELLED) when it is no prediction, else the milliseconds
- * ("%.3f"). */
+ * played it, "unknown" (SB_AUDIT_UNMODELLED) when it is no prediction (sb_audit_unmodelled_why),
+ * else the milliseconds ("%.3f"). */
 const char *sb_audit_save_text(sb_audit_run_save s, char *buf, size_t n);
-/* Why it is no prediction ("threads not modelled", before "ranks not modelled"), or NULL when it
- * is one (or nothing played it). */
+/* Why it is no prediction ("threads not modelled", before "ranks not modelled", before "no call
+ * inside the GPU window"), or NULL when it is one (or nothing played it). */
 const char *sb_audit_unmodelled_why(sb_audit_run_save s);
 /* "host" when the host's launches then bound most GPU operations, else "gpu". */
 const char *sb_audit_bound_name(const sb_replay_result *r);

@@ -270,27 +270,248 @@ def test_an_edited_line_is_changed_and_a_removed_one_gone(tmp_path):
     assert "gone     train.py:14 in train_step (budget 1)" in r.stderr and "2 -> 1 per step" in r.stderr
 
 
+def test_a_proposed_update_beside_the_baseline_keeps_its_way_of_counting(tmp_path):
+    """--baseline A --update-baseline B (B new: the update a CI job hands a reviewer) writes B
+    as an update of A would be: A's per, range and skip_first, its notes; the gate is A's."""
+    bl = tmp_path / "syncs.ini"
+    warm = [[(12, 1), (12, 1), (14, 1)]] * 2 + [[(12, 1), (14, 1)]] * 5
+    update(tmp_path, loop(tmp_path, steps=warm), bl, "--range", "train_step", "--skip-first", "2")
+    bl.write_text(bl.read_text().replace("line = 12\n", "line = 12\nnote = the loss we log\n"))
+    lines = {**LOOP, 16: "    extra = x.min().item()"}
+    k2 = loop(tmp_path, "K2", lines, warm[:2] + [[(12, 1), (14, 1), (16, 1)]] * 5)
+    new = tmp_path / "syncs.new.ini"
+    r = audit("--from", k2, "--baseline", bl, "--update-baseline", new, cwd=tmp_path / "ws")
+    assert r.returncode == 1 and "+1 at train.py:16 (new)" in r.stderr, r.stderr
+    text = new.read_text()
+    assert "per = step\nrange = train_step\nskip_first = 2\n" in text, text
+    assert "note = the loss we log\n" in text and "text = extra = x.min().item()\n" in text, text
+    r = audit("--from", k2, "--baseline", new, cwd=tmp_path / "ws")
+    assert r.returncode == 0, r.stderr
+
+
 def test_skip_first_needs_a_baseline(tmp_path):
     r = audit("--skip-first", "2", "--", "true", cwd=tmp_path)
     assert r.returncode == 2 and "--skip-first needs --baseline" in r.stderr, r.stderr
 
 
-def test_the_python_package_reads_the_file_the_audit_wrote(tmp_path):
-    """One format for both sides: the baseline --update-baseline writes loads in the Python
-    package's reader (the pytest plugin's --syncbench-baseline), every site with its key."""
-    import importlib.util
+def _package():
+    """syncbench (python/) with its analyzer this tree's build/syncbench."""
+    import sys
     root = pathlib.Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location(
-        "sb_baseline", root / "python" / "syncbench" / "_baseline.py")
-    bl = tmp_path / "syncs.ini"
-    update(tmp_path, loop(tmp_path), bl, "--range", "train_step")
-    try:
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    except ImportError:  # a relative import of the package: load it as the package does
-        import sys
+    if str(root / "python") not in sys.path:
         sys.path.insert(0, str(root / "python"))
-        from syncbench import _baseline as mod
-    base = mod.load(bl, plugin=False)
-    texts = sorted(s.text for s in base.sites)
-    assert texts == ["acc = x.max().item()", "loss = x.sum().item()"], texts
+    import syncbench
+    from syncbench import _native
+    _native._lib_path = str(pathlib.Path(BIN).resolve().parent / "libsyncbench_audit.so")
+    return syncbench
+
+
+def test_the_python_package_reads_the_file_the_audit_wrote(tmp_path):
+    """One format for both sides: the per-step baseline --update-baseline writes (its range,
+    skip_first, the numbers per step) loads in the Python package's reader (the pytest
+    plugin's), every site with its key."""
+    _package()
+    from syncbench import _baseline
+    bl = tmp_path / "syncs.ini"
+    warm = [[(12, 1), (12, 1), (14, 1)]] * 2 + [[(12, 1), (14, 1)]] * 5
+    update(tmp_path, loop(tmp_path, steps=warm), bl, "--range", "train_step", "--skip-first", "2")
+    base = _baseline.load(bl)
+    assert (base.per, base.range, base.skip_first) == ("step", "train_step", 2)
+    assert base.syncs_per_step == 2 and base.blocked_us_per_step == 8.0
+    texts = sorted((s.text, s.budget, s.line) for s in base.sites)
+    assert texts == [("acc = x.max().item()", 1, 14), ("loss = x.sum().item()", 1, 12)], texts
+    assert all(s.operation == "scalar read: .item()" and s.thread == "" and s.skip_first is None
+               for s in base.sites)
+
+
+def test_the_audit_reads_the_file_the_python_package_wrote(tmp_path):
+    """... and the other way: what the plugin writes (a per-step file with a site's own
+    skip_first, a thread and a note) is a baseline the audit reads and gates with."""
+    _package()
+    from syncbench import _baseline
+
+    class Site:  # a call site as the analyzer names it (syncbench._naming.Site's fields)
+        def __init__(self, source, line):
+            self.where, self.function, self.source = f"train.py:{line} in train_step", \
+                "train_step", source
+            self.operation, self.via, self.line = "scalar read: .item()", "", line
+
+    obs = _baseline.Observed("step", "train_step", 2)
+    obs.add(_baseline.key_of(Site("    loss = x.sum().item()", 12), "train.py"), "", Site(
+        "loss = x.sum().item()", 12), 1)
+    acc = _baseline.key_of(Site("acc = x.max().item()", 14), "train.py")
+    old = _baseline.Baseline("old", sites=[_baseline.Site("site.1", dict(
+        file="train.py", function="train_step", text="acc = x.max().item()",
+        operation="scalar read: .item()", library_line="", line=14, budget=1, skip_first=0,
+        thread="", note="the accuracy ; logged"), "old")])
+    obs.add(acc, "", Site("acc = x.max().item()", 14), 1, old.sites[0])
+    obs.calls, obs.steps = 10, 5
+    bl = tmp_path / "plugin.ini"
+    _baseline.write(bl, obs, old)
+    text = bl.read_text()
+    assert "skip_first = 0\nnote = the accuracy\n" in text, text  # a value cut as C cuts it
+    r = audit("--from", loop(tmp_path), "--baseline", bl, cwd=tmp_path / "ws")
+    assert r.returncode == 0, r.stderr
+    assert "2 -> 2 per step" in r.stderr and "3 steps of range 'train_step'" in r.stderr, r.stderr
+
+
+# each edit of GOOD (a per-step file): the audit's reader and the package's agree (refused by
+# both, or read by both)
+AGREE = [
+    lambda t: t,
+    lambda t: t.replace("budget = 1", "budget = -1"),
+    lambda t: t.replace("budget = 1", "budget = x"),
+    lambda t: t.replace("version = 1", "version = 2"),
+    lambda t: t.replace("version = 1", "version = 0"),
+    lambda t: t.replace("version = 1\n", ""),
+    lambda t: t.replace("per = step\n", ""),
+    lambda t: t.replace("per = step", "per = epoch"),
+    lambda t: t.replace("range = train_step", "range ="),
+    lambda t: t.replace("per = step", "per = run").replace("range = train_step", "range ="),
+    lambda t: t.replace("skip_first = 0", "skip_first = -2"),
+    lambda t: t + "skip_first = 3\n",
+    lambda t: t + "skip_first = x\n",
+    lambda t: t + "thread = 4242\n",
+    lambda t: t + "thread = main\n",
+    lambda t: t + "note = the loss we log\n",
+    lambda t: t + "colour = red\n",
+    lambda t: t.replace("function = train_step\n", ""),
+    lambda t: t.replace("function = train_step\n", "function =\n"),
+    lambda t: t.replace("text = loss = x.sum().item()\n", ""),
+    lambda t: t.replace("operation = scalar read: .item()\n", "operation =\n"),
+    lambda t: t.replace("file = train.py\n", "file =\n"),
+    lambda t: t.replace("library_line =\n", ""),
+    lambda t: t.replace("line = 12\n", ""),
+    lambda t: t.replace("line = 12", "line = twelve"),
+    lambda t: t + "\n[site.2]\n" + t.split("[site.1]\n")[1],
+    lambda t: t + "\n[site.2]\n" + t.split("[site.1]\n")[1] + "thread = 7\n",
+    lambda t: t + "\n[site.1]\nfile = b.py\n",
+    lambda t: t.replace("[site.1]", "[site.0]"),
+    lambda t: t.replace("[site.1]", "[site.x]"),
+    lambda t: t.replace("[site.1]", "[other]"),
+    lambda t: t.replace("[syncbench]", "[syncbench"),
+    lambda t: "key = 1\n" + t,
+    lambda t: t.replace("range = train_step", "range = train_step\nrange = other"),
+    lambda t: t.replace("skip_first = 0", "skip_first = 0\nsyncs_per_step = 2.5\n"
+                        "blocked_us_per_step = 41.5"),
+    lambda t: t.replace("skip_first = 0", "skip_first = 0\nsyncs_per_step = -1"),
+    lambda t: t + "note = " + "x" * 193 + "\n",
+    lambda t: t + "note = " + "x" * 192 + "\n",
+    lambda t: t + "note = a\rb\n",
+    lambda t: t + "note = a\0b\n",
+    lambda t: "# a comment\n; another\n" + t,
+]
+
+
+@pytest.mark.parametrize("n", range(len(AGREE)))
+def test_both_readers_refuse_the_same_files(tmp_path, n):
+    _package()
+    from syncbench import _baseline
+    bl = tmp_path / "b.ini"
+    bl.write_bytes(AGREE[n](GOOD).encode())
+    r = audit("--from", loop(tmp_path), "--baseline", bl, cwd=tmp_path / "ws")
+    try:
+        _baseline.load(bl)
+        python = None
+    except _baseline.BaselineError as e:
+        python = str(e)
+    assert (r.returncode == 2) == (python is not None), (r.stderr, python)
+
+
+def _steps_of(folder, range_name, pid=7):
+    """The records of write_loop as the plugin's steps (syncbench._steps.Step): each instance
+    of range_name its thread's calls, in order of start."""
+    from syncbench import _steps
+    lines = (folder / f"proc-{pid}.jsonl").read_text().splitlines()
+    objs = [json.loads(line) for line in lines]
+    stacks = [line for line, o in zip(lines, objs) if o["t"] in ("stack", "pystack")]
+    ranges = sorted((o for o in objs if o["t"] == "range" and o["name"] == range_name),
+                    key=lambda o: o["start"])
+    steps = []
+    for i, rng in enumerate(ranges):
+        calls = [line for line, o in zip(lines, objs) if o["t"] == "call" and o["tid"] == rng["tid"]
+                 and any(x[0] == rng["id"] for x in o.get("ranges", []))]
+        step = _steps.Step(i, rng["tid"])
+        step.blocking = len(calls)
+        if calls:
+            step.stream = ("\n".join([lines[0]] + stacks + calls + [lines[-1]]) + "\n").encode()
+        steps.append(step)
+    return steps
+
+
+def _plugin_gate(folder, bl, skip=None, per_run=False):
+    """Does the plugin's gate (syncbench._gate, as a marked test's steps meet it) fail these
+    records against the baseline bl?"""
+    _package()
+    from syncbench import _baseline, _gate
+    base = _baseline.load(bl)
+    if per_run:
+        class Whole:  # the test's block: every call of the run
+            def __init__(self, steps):
+                self._stream = _merge_streams([s.stream for s in steps if s.stream])
+                self.blocking = sum(s.blocking for s in steps)
+
+            def report(self, *a):
+                return "failed"
+        return _gate.judge(_gate.Mode(), Whole(_steps_of(folder, "train_step")), [], 0, [],
+                           [base], "on every thread").failed
+    mode = _gate.Mode("step", base.range, base.skip_first if skip is None else skip)
+    return _gate.judge(mode, None, _steps_of(folder, base.range), 0, [], [base],
+                       "on this thread").failed
+
+
+def _merge_streams(streams):
+    from syncbench import _merge
+    return _merge(streams)
+
+
+def test_the_plugin_gates_the_records_as_the_audit_does(tmp_path):
+    """The same records (write_loop's, as the plugin's steps) held to the same baseline by the
+    audit's gate (C) and the plugin's (Python): the same verdict for each case of issue 46."""
+    bl = tmp_path / "syncs.ini"
+    warm = [[(12, 1), (12, 1), (14, 1), (16, 1)]] * 2 + [[(12, 1), (14, 1)]] * 5
+    lines = {**LOOP, 16: "    torch.cuda.synchronize()"}
+    update(tmp_path, loop(tmp_path, "K0", lines, warm), bl, "--range", "train_step",
+           "--skip-first", "2")
+    # name: (the records (ws/train.py written with them: the analyzer reads it), --skip-first or
+    # None, the audit's verdict: fails?)
+    cases = {
+        "the run that wrote it": (lambda: loop(tmp_path, "K1", lines, warm), None, False),
+        "warm-up counted": (lambda: loop(tmp_path, "K1", lines, warm), 0, True),
+        "a new item": (lambda: loop(tmp_path, "K2", {**lines, 18: "    extra = x.min().item()"},
+                                    [[(12, 1), (14, 1), (18, 1)]] * 7), None, True),
+        "a line inserted above": (lambda: loop(tmp_path, "K3", {10: "def train_step(x):",
+                                                                 11: "    x = x * 2",
+                                                                 13: "    loss = x.sum().item()",
+                                                                 15: "    acc = x.max().item()"},
+                                               [[(13, 1), (15, 1)]] * 7), None, False),
+        "one to two a step": (lambda: loop(tmp_path, "K4", lines, [[(12, 1), (14, 1)]] * 6 +
+                                           [[(12, 1), (12, 1), (14, 1)]]), None, True),
+        "two to one": (lambda: loop(tmp_path, "K5", lines, [[(12, 1)]] * 7), None, False),
+    }
+    for name, (records, skip, fails) in cases.items():
+        folder = records()
+        extra = ("--skip-first", skip) if skip is not None else ()
+        r = audit("--from", folder, "--baseline", bl, *extra, cwd=tmp_path / "ws")
+        assert r.returncode == (1 if fails else 0), (name, r.stderr)
+        assert _plugin_gate(folder, bl, skip) == fails, name
+
+
+def test_the_plugin_counts_threads_apart_as_the_audit_does(tmp_path):
+    k = loop(tmp_path, lines={10: "def train_step(x):", 12: "    loss = x.sum().item()"},
+             steps=[[(12, 1), (12, 1), (12, 2)]])
+    site = ("file = train.py\nfunction = train_step\ntext = loss = x.sum().item()\n"
+            "operation = scalar read: .item()\nbudget = {}\n")
+    bl = tmp_path / "syncs.ini"
+    for budgets, fails in ([(("", 3)), False], [(("", 2)), True], [(("1", 2), ("2", 1)), False],
+                           [(("1", 1), ("2", 2)), True], [(("2", 1), ("", 2)), False],
+                           [(("2", 1), ("", 1)), True]):
+        budgets = budgets if isinstance(budgets[0], tuple) else (budgets,)
+        text = "[syncbench]\nversion = 1\nper = run\n"
+        for i, (thread, budget) in enumerate(budgets, 1):
+            text += f"[site.{i}]\n" + site.format(budget) + (f"thread = {thread}\n" if thread
+                                                             else "")
+        bl.write_text(text)
+        r = audit("--from", k, "--baseline", bl, cwd=tmp_path / "ws")
+        assert r.returncode == (1 if fails else 0), (budgets, r.stderr)
+        assert _plugin_gate(k, bl, per_run=True) == fails, budgets

@@ -126,18 +126,20 @@ def test_step_blocks_sum_what_each_block_saw(monkeypatch):
     assert b.fields() == {"no_syncs": 3, "syncs_per_block": 2.0}
 
 
-# A stand-in for syncbench in activity_cost.sh: `audit [opts] -- CMD` runs CMD with the level the
-# real launcher would give (SYNCBENCH_AUDIT_GPU) and, with --keep, writes a record folder; a run
-# writes a CSV whose wall_us_per_iter is 10 us, 10.2 under the default audit and 14 under
-# --gpu-activity without its calibration, 13 when SYNCBENCH_ACTIVITY_OFF turns the kernels off
-# (or all).
+# A stand-in for syncbench in activity_cost.sh and window_cost.sh: `audit [opts] -- CMD` runs CMD
+# with the level and the window the real launcher would give (SYNCBENCH_AUDIT_GPU,
+# SYNCBENCH_AUDIT_WINDOW) and, with --keep, writes a record folder; --json writes a report whose
+# sync_step site saves 5 us a call (5.2 from a window). A run writes a CSV whose wall_us_per_iter
+# is 10 us, 10.2 under the default audit or outside a window, and 14 under --gpu-activity
+# without its calibration, 13 when SYNCBENCH_ACTIVITY_OFF turns the kernels off (or all).
 FAKE_SYNCBENCH = r'''#!/usr/bin/env bash
 if [ "$1" = audit ]; then
     shift
-    gpu=0 keep= json=
+    gpu=0 keep= json= window=
     while [ "$1" != -- ]; do
         case $1 in
             --gpu-activity) gpu=3 ;;
+            --gpu-activity-range) gpu=3; window=$2; shift ;;
             --keep) keep=$2; shift ;;
             --json) json=$2; shift ;;
         esac
@@ -148,11 +150,17 @@ if [ "$1" = audit ]; then
         mkdir "$keep"
         printf '{"t":"proc","kinds":["kernels"]}\n{"t":"kernel","corr":1}\n' >"$keep/proc-1.jsonl"
     fi
-    [ -n "$json" ] && echo '{"processes":[]}' >"$json"
-    SYNCBENCH_AUDIT_DIR=x SYNCBENCH_AUDIT_GPU=$gpu exec "$@"
+    save=500
+    [ -n "$window" ] && save=520
+    [ -n "$json" ] && echo "{\"processes\":[{\"predicted\":{\"sites\":[{\"site\":\"x!sync_step\",\"calls\":100,\"save_us\":$save}]}}]}" >"$json"
+    export SYNCBENCH_AUDIT_DIR=x SYNCBENCH_AUDIT_GPU=$gpu
+    [ -n "$window" ] && export SYNCBENCH_AUDIT_WINDOW=$window
+    exec "$@"
 fi
 us=10
-if [ -n "${SYNCBENCH_AUDIT_DIR:-}" ] && [ "$SYNCBENCH_AUDIT_GPU" = 3 ]; then
+if [ -n "${SYNCBENCH_AUDIT_DIR:-}" ] && [ -n "${SYNCBENCH_AUDIT_WINDOW:-}" ]; then
+    us=10.2
+elif [ -n "${SYNCBENCH_AUDIT_DIR:-}" ] && [ "$SYNCBENCH_AUDIT_GPU" = 3 ]; then
     us=14
     case ",${SYNCBENCH_ACTIVITY_OFF:-}," in *,kernels,* | *,all,*) us=13 ;; esac
     [ "${SYNCBENCH_ACTIVITY_CALIBRATE:-}" = 0 ] || us=1000 # the calibration was not skipped
@@ -175,11 +183,12 @@ def test_activity_cost_script_pairs_every_variant(tmp_path):
     assert r.returncode == 0, r.stderr
     rounds = (out / "activity_cost.rounds").read_text().splitlines()
     assert rounds[0] == "round variant plain_us audited_us ratio"
-    assert len(rounds) == 1 + 2 * 16, rounds
+    assert len(rounds) == 1 + 2 * 17, rounds
     rows = {r["variant"]: r for r in cost_stats.pairs_rows(cost_stats.read_pairs(rounds))}
     assert rows["default"]["ratio"] == pytest.approx(1.02)
     assert rows["default-no-waits"]["ratio"] == pytest.approx(1.02)  # no --gpu-activity
     assert rows["gpu"]["ratio"] == pytest.approx(1.4)
+    assert rows["gpu-window"]["ratio"] == pytest.approx(1.02)  # measured outside its window
     for v in ("gpu-no-kernels", "gpu-kernels-only"):  # kernels on only in the second
         assert rows[v]["ratio"] == pytest.approx(1.3 if v == "gpu-no-kernels" else 1.4), v
     assert rows["gpu-none"]["ratio"] == pytest.approx(1.3)
@@ -257,3 +266,66 @@ def test_audit_cost_real_runs_every_mode_as_a_process_of_its_own(tmp_path):
     assert "generate: not run here: hf_generate.py: needs transformers (stub)" in r.stdout
     runs = [json.loads(x) for x in (tmp_path / "out2" / "real.jsonl").read_text().splitlines()]
     assert sum(x["program"] == "generate" for x in runs) == 1
+
+
+# A stand-in for audit_window in window_cost.sh: its median step, 10 us plain, 10.2 under the
+# default audit or outside a window (SYNCBENCH_AUDIT_WINDOW), 14 under --gpu-activity.
+FAKE_WINDOW_PROGRAM = r'''#!/usr/bin/env bash
+us=10
+if [ -n "${SYNCBENCH_AUDIT_WINDOW:-}" ]; then us=10.2
+elif [ "${SYNCBENCH_AUDIT_GPU:-}" = 3 ]; then us=14
+elif [ -n "${SYNCBENCH_AUDIT_DIR:-}" ]; then us=10.2
+fi
+[ "$1" = 50 ] || exit 9  # the steps asked for
+echo "{\"steps\":$1,\"step_us\":$us}"
+'''
+
+
+def test_window_cost_script_pairs_each_mode_and_compares_the_predictions(tmp_path):
+    fake, prog = tmp_path / "syncbench", tmp_path / "audit_window"
+    fake.write_text(FAKE_SYNCBENCH)
+    prog.write_text(FAKE_WINDOW_PROGRAM)
+    fake.chmod(0o755)
+    prog.chmod(0o755)
+    out = tmp_path / "out"
+    env = dict(os.environ, SYNCBENCH=str(fake), WINDOW_COST_PROGRAM=str(prog),
+               WINDOW_COST_STEPS="50", WINDOW_COST_WINDOW="step:3-7")
+    r = run(["bash", ROOT / "tests" / "gpu" / "window_cost.sh", out, "3"], env)
+    assert r.returncode == 0, r.stderr
+    lines = (out / "window_cost.rounds").read_text().splitlines()
+    assert lines[0] == "round mode plain_us audited_us ratio save_per_call_us"
+    got = [x.split() for x in lines[1:]]
+    assert [(x[0], x[1]) for x in got] == [(str(k), m) for k in (1, 2, 3)
+                                           for m in ("default", "gpu", "window")]
+    by = {(x[0], x[1]): x for x in got}
+    assert by[("1", "gpu")][2:] == ["10", "14", "1.4000", "5.0000"]
+    assert by[("2", "window")][2:] == ["10", "10.2", "1.0200", "5.2000"]
+    assert by[("3", "default")][5] == "NA"
+    s = cost_stats.window_summary(cost_stats.read_window_rounds(lines))
+    assert s["modes"]["window"]["overhead"] == pytest.approx(0.02)
+    assert s["modes"]["gpu"]["pairs"] == 3 and s["modes"]["gpu"]["overhead"] == pytest.approx(0.4)
+    assert s["window_vs_default"][0] == pytest.approx(0) and s["window_vs_default"][3] == 3
+    assert s["prediction"][0] == pytest.approx(0.04) and s["prediction"][3] == 3
+    text = (out / "window_cost.txt").read_text()
+    assert "window       3 +2.0 %" in text and "window / full recording: +4.0 %" in text
+    assert text in r.stdout and len(list((out / "reports").glob("*.json"))) == 6
+
+
+def test_window_summary_intervals_and_failed_runs():
+    rounds = cost_stats.read_window_rounds([
+        "round mode plain_us audited_us ratio save_per_call_us",
+        "1 default 10 10.1 1.01 NA", "1 window 10 10.3 1.03 4.4", "1 gpu 10 13 1.3 4",
+        "2 default 10 10.2 1.02 NA", "2 window NA 10.3 NA 4.2", "2 gpu 10 14 1.4 4",
+        "3 default 10 10.0 1.0 NA", "3 window 10 10.1 1.01 3.8", "3 gpu 10 12 1.2 4"])
+    s = cost_stats.window_summary(rounds)
+    w = s["modes"]["window"]
+    assert (w["pairs"], w["failed"]) == (2, 1)
+    assert w["overhead"] == pytest.approx(0.02) and (w["min"], w["max"]) == \
+        (pytest.approx(0.01), pytest.approx(0.03))
+    assert w["low"] <= w["overhead"] <= w["high"]
+    # rounds 1 and 3 only: +2 and +1 points
+    assert s["window_vs_default"][0] == pytest.approx(0.015) and s["window_vs_default"][3] == 2
+    # 4.4 / 4, 4.2 / 4, 3.8 / 4: the prediction needs no plain run
+    assert s["prediction"][0] == pytest.approx(0.05) and s["prediction"][3] == 3
+    text = cost_stats.window_table(s)
+    assert "(1 failed)" in text and "+1.5 points" in text

@@ -80,6 +80,17 @@ def end(b):
 _native.begin, _native.counts, _native.end = begin, counts, end
 
 
+def tid():
+    """The calling thread's id in the records: 1 for the main thread, 100 + N for a thread
+    named worker-N (fixed, so that a baseline may name them), else the native id."""
+    name = threading.current_thread().name
+    if name == "MainThread":
+        return 1
+    if name.startswith("worker-"):
+        return 100 + int(name.split("-")[1])
+    return threading.get_native_id()
+
+
 def sync(poll=False):
     """One blocking call (a poll with poll=True) made by the caller's line."""
     frames = [[f.filename, f.name, f.lineno] for f in reversed(traceback.extract_stack()[:-1])]
@@ -94,7 +105,8 @@ def sync(poll=False):
                 if not poll:
                     n = len(blk["calls"])
                     blk["calls"].append({"t": "call", "api": "cudaStreamSynchronize", "dom": "rt",
-                                         "tid": 1, "ctx": 1, "corr": n + 1, "start": 1000 * n,
+                                         "tid": tid(), "ctx": 1,
+                                         "corr": n + 1, "start": 1000 * n,
                                          "end": 1000 * n + 500, "py": py})
 '''
 
@@ -383,18 +395,22 @@ def test_update_writes_a_baseline_that_then_passes_and_keeps_notes(tree):
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"syncbench: wrote the baseline {base}: 2 sites" in r.stdout, r.stdout
     text = base.read_text()
-    assert text.startswith("[syncbench]\nversion = 1\nper = run\nrange = \nskip_first = 0\n\n"
+    assert text.startswith("# syncbench sync baseline: written by the pytest plugin "
+                           "(--syncbench-update-baseline); edit by hand\n"
+                           "[syncbench]\nversion = 1\nper = run\n"
+                           "syncs_per_step = 1.5\nblocked_us_per_step = 0.8\n\n"
                            "[site.1]\nfile = test_inner.py\nfunction = helper\n"
                            "text = fakecuda.sync()\n"
                            "operation = explicit sync: stream (cudaStreamSynchronize)\n"
-                           "library_line = \nline = 5\nbudget = 2\n"), text
+                           "library_line =\nline = 5\nbudget = 2\n\n"), text
     assert "[site.2]\nfile = test_inner.py\nfunction = test_known\n" in text, text
     assert "[site.3]" not in text, text  # the unmarked test's is not in it
     r = run_pytest(tree, TESTS.format(extra="pass"), "--syncbench-baseline", str(base))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "3 passed" in r.stdout
     # a note kept across an update; a site gone is dropped, a new one added
-    base.write_text(text.replace("note = \n", "note = the helper's two reads: issue 12\n", 1))
+    base.write_text(text.replace("budget = 2\n", "budget = 2\nnote = the helper's two reads: "
+                                 "issue 12\n", 1))
     r = run_pytest(tree, TESTS.format(extra="fakecuda.sync()  # new"), "--syncbench-baseline",
                    str(base), "--syncbench-update-baseline")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -501,21 +517,36 @@ note = ...
 
 @pytest.mark.parametrize("change,message", [
     (("budget = 1", "budget = x"), "[site.1] budget: must be a whole number >= 0, not 'x'"),
-    (("version = 1", "version = 2"), "[syncbench] version: must be 1, not '2'"),
+    (("version = 1", "version = 2"), "[syncbench] version: 2: newer than this syncbench reads "
+                                     "(1); update syncbench"),
+    (("version = 1", "version = 0"), "[syncbench] version: must be a whole number >= 1, not "
+                                     "'0'"),
     (("per = run", "per = epoch"), "[syncbench] per: must be step or run, not 'epoch'"),
-    (("per = run", "per = step"), "[syncbench] per: step: a budget per step of a range, which "
-                                  "a test has not; the pytest plugin checks per = run (each "
-                                  "test a run)"),
+    (("per = run", "per = step"), "[syncbench] range: per = step needs a range (the range a "
+                                  "step is)"),
     (("[site.1]", "[site.one]"), "[site.one]: unknown section ([syncbench], [site.N])"),
     (("budget = 1", "budget = 1\nbudget = 2"), "[site.1] budget: given twice (line 15)"),
     (("budget = 1", "budgte = 1"), "[site.1] budgte: unknown key (file, function, text, "
                                    "operation, library_line, line, budget, skip_first, thread, "
                                    "note)"),
-    (("function = train_step\n", ""), None),  # no function: allowed (a native site)
-    (("file = train.py\n", ""), "[site.1] file: missing or empty"),
+    (("function = train_step\n", ""), "[site.1] function: missing"),
+    (("function = train_step\n", "function =\n"), None),  # empty: a native site
+    (("file = train.py\n", ""), "[site.1] file: missing"),
+    (("file = train.py\n", "file =\n"), "[site.1] file: empty"),
+    (("operation = scalar read: .item()\n", "operation =\n"), "[site.1] operation: empty"),
     (("[syncbench]\n", ""), "line 1: a key before any [section]"),
-    (("thread =", "thread = loader"), "[site.1] thread: 'loader': the pytest plugin counts the "
-                                      "test's own thread (empty only)"),
+    (("thread =", "thread = loader"), "[site.1] thread: 'loader': not a thread id (the records "
+                                      "name threads by tid)"),
+    (("thread =", "thread = 4242"), None),
+    (("skip_first = 0\nthread", "skip_first = -1\nthread"),
+     "[site.1] skip_first: must be a whole number >= 0, not '-1'"),
+    (("per = run\nrange =", "per = step\nrange = train_step"), None),
+    (("skip_first = 0\n\n", "skip_first = 2\nsyncs_per_step = 2.5\n\n"), None),
+    (("skip_first = 0\n\n", "syncs_per_step = many\n\n"),
+     "[syncbench] syncs_per_step: must be a number >= 0, not 'many'"),
+    (("note = ...", "note = " + "x" * 200), "line 17: longer than 199 bytes"),
+    (("note = ...", "note = a\rb"), "line 17: a carriage return inside a line"),
+    (("[site.1]", "[site.0]"), None),
 ])
 def test_a_malformed_baseline_is_a_usage_error(tree, change, message):
     base = tree / "syncs.ini"
@@ -547,3 +578,300 @@ def test_update_needs_the_file(tree):
     r = run_pytest(tree, "def test_x(): pass\n", "--syncbench-update-baseline")
     assert r.returncode == 4
     assert "--syncbench-update-baseline needs --syncbench-baseline FILE" in r.stderr
+
+
+# ---- (d) the plugin per step of a range, warm-up steps left out, per thread ----
+
+STEPS = """
+import pytest, fakecuda, syncbench
+
+def train_step(i, reads):
+    {shift}for _ in range(reads):
+        fakecuda.sync()  # the loss we log
+    if i < 2:
+        fakecuda.sync()  # warm-up: only in the first two steps
+    {extra}
+
+@pytest.mark.no_syncs({args})
+def test_loop():
+    fakecuda.sync()  # before the loop: outside every step
+    for i in range(6):
+        with syncbench.step("train_step"):
+            train_step(i, {reads})
+"""
+
+
+def steps_test(args='range="train_step", skip_first=2', reads="1", extra="pass", shift=""):
+    return STEPS.format(args=args, reads=reads, extra=extra, shift=shift)
+
+
+def test_per_step_update_writes_a_file_its_run_passes(tree):
+    needs_analyzer()
+    base = tree / "syncs.ini"
+    r = run_pytest(tree, steps_test(), "--syncbench-baseline", str(base),
+                   "--syncbench-update-baseline")
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = base.read_text()
+    # 4 counted steps of one call each: the warm-up's and the loop's outside are left out
+    assert ("[syncbench]\nversion = 1\nper = step\nrange = train_step\nskip_first = 2\n"
+            "syncs_per_step = 1\n") in text, text
+    assert "text = fakecuda.sync()  # the loss we log\n" in text, text
+    assert "budget = 1\n" in text and "warm-up" not in text and "[site.2]" not in text, text
+    r = run_pytest(tree, steps_test(), "--syncbench-baseline", str(base))
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+    # the marker's range and skip_first come from the file when the marker leaves them out
+    r = run_pytest(tree, steps_test(args=""), "--syncbench-baseline", str(base))
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+    # a line inserted above the syncs: the site moved, not new
+    r = run_pytest(tree, steps_test(shift="pass\n    "), "--syncbench-baseline", str(base))
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+
+
+def test_per_step_a_new_sync_fails_with_its_line(tree):
+    needs_analyzer()
+    base = tree / "syncs.ini"
+    run_pytest(tree, steps_test(), "--syncbench-baseline", str(base),
+               "--syncbench-update-baseline")
+    r = run_pytest(tree, steps_test(extra="if i == 4: fakecuda.sync()  # new"),
+                   "--syncbench-baseline", str(base))
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = r.stdout
+    assert (f"1 step of 'train_step' made host-blocking CUDA calls not allowed (allowed the "
+            f"baseline {base}), on this thread; 1 -> 1.25 per step; 4 steps counted, the first "
+            f"2 left out:") in out, out
+    assert "in train_step: if i == 4: fakecuda.sync()  # new" in out, out
+    assert "(not in the baseline: 1 a step, in 1 step)" in out, out
+    assert "the loss we log" not in out.split("steps counted")[1], out
+
+
+def test_per_step_one_to_two_a_step_fails(tree):
+    needs_analyzer()
+    base = tree / "syncs.ini"
+    run_pytest(tree, steps_test(), "--syncbench-baseline", str(base),
+               "--syncbench-update-baseline")
+    r = run_pytest(tree, steps_test(reads="2 if i == 3 else 1"), "--syncbench-baseline",
+                   str(base))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 step of 'train_step' made" in r.stdout, r.stdout
+    assert "(over its budget: 2 a step, budget 1, in 1 step)" in r.stdout, r.stdout
+    # twice in a warm-up step only: left out
+    r = run_pytest(tree, steps_test(reads="2 if i == 1 else 1"), "--syncbench-baseline",
+                   str(base))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_per_step_warm_up_steps_are_left_out(tree):
+    needs_analyzer()
+    base = tree / "syncs.ini"
+    run_pytest(tree, steps_test(), "--syncbench-baseline", str(base),
+               "--syncbench-update-baseline")
+    r = run_pytest(tree, steps_test(args="skip_first=0"), "--syncbench-baseline", str(base))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "2 steps of 'train_step' made" in r.stdout and "6 steps counted" in r.stdout, r.stdout
+    assert "fakecuda.sync()  # warm-up: only in the first two steps" in r.stdout, r.stdout
+    assert "(not in the baseline: 1 a step, in 2 steps)" in r.stdout, r.stdout
+    # a site's own skip_first: the warm-up line known, counted from step 0
+    warm = ("\n[site.9]\nfile = test_inner.py\nfunction = train_step\n"
+            "text = fakecuda.sync()  # warm-up: only in the first two steps\n"
+            "operation = explicit sync: stream (cudaStreamSynchronize)\n"
+            "budget = {}\nskip_first = 0\nnote = the first steps' check\n")
+    text = base.read_text()
+    base.write_text(text + warm.format(1))
+    r = run_pytest(tree, steps_test(args="skip_first=0"), "--syncbench-baseline", str(base))
+    assert r.returncode == 0, r.stdout + r.stderr
+    # ... its budget 0: its calls in the two warm-up steps count, though the file skips 2
+    base.write_text(text + warm.format(0))
+    r = run_pytest(tree, steps_test(), "--syncbench-baseline", str(base))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "2 steps of 'train_step' made" in r.stdout, r.stdout
+    assert "(over its budget: 1 a step, budget 0, in 2 steps)" in r.stdout, r.stdout
+
+
+def test_per_step_no_step_entered_fails(tree):
+    needs_analyzer()
+    r = run_pytest(tree, """
+        import pytest, fakecuda
+
+        @pytest.mark.no_syncs(range="train_step")
+        def test_loop():
+            fakecuda.sync()
+    """)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert ("no step of 'train_step' was entered (syncbench.step('train_step') around each "
+            "step), on this thread: nothing was checked") in r.stdout, r.stdout
+
+
+def test_per_step_without_a_baseline_allows_a_count_a_step(tree):
+    needs_analyzer()
+    code = steps_test(args='allow=1, range="train_step", skip_first=2')
+    r = run_pytest(tree, code)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_pytest(tree, steps_test(args='allow=1, range="train_step", skip_first=2',
+                                    reads="2 if i == 5 else 1"))
+    assert r.returncode == 1 and "1 step of 'train_step' made" in r.stdout, r.stdout
+    assert "(allowed 1)" in r.stdout and "(2 a step, in 1 step)" in r.stdout, r.stdout
+
+
+def test_per_step_failure_annotates_only_the_new_line(tree):
+    needs_analyzer()
+    base = tree / "syncs.ini"
+    run_pytest(tree, steps_test(), "--syncbench-baseline", str(base),
+               "--syncbench-update-baseline")
+    code = steps_test(extra="if i == 4: fakecuda.sync()  # new")
+    (tree / "test_inner.py").write_text(textwrap.dedent(code))
+    env = dict(env_of(tree), GITHUB_ACTIONS="true", GITHUB_WORKSPACE=str(tree))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "syncbench.pytest_plugin", "-q",
+                        "-p", "no:cacheprovider", "--syncbench-baseline", str(base),
+                        "test_inner.py"], capture_output=True, text=True, env=env, cwd=tree,
+                       timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    line = next(i for i, t in enumerate(code.splitlines(), 1) if "# new" in t)
+    notes = [x for x in r.stdout.splitlines() if x.startswith("::error")]
+    assert len(notes) == 1, r.stdout
+    assert notes[0].startswith(f"::error file=test_inner.py,line={line},title=syncbench "
+                               f"no_syncs%3A test_inner.py%3A%3Atest_loop::1 blocking call "
+                               f"(sync-stream)"), notes
+
+
+def test_per_thread_sites_count_their_threads_calls(tree):
+    needs_analyzer()
+    site = ("[site.{n}]\nfile = test_inner.py\nfunction = read\ntext = fakecuda.sync()\n"
+            "operation = explicit sync: stream (cudaStreamSynchronize)\nbudget = {budget}\n"
+            "{thread}")
+    code = """
+        import threading, pytest, fakecuda
+
+        def read():
+            fakecuda.sync()
+
+        def work():
+            read()
+            read()
+
+        @pytest.mark.no_syncs(scope="process", baseline="t.ini")
+        def test_threads():
+            read()
+            t = threading.Thread(target=work, name="worker-1")
+            t.start()
+            t.join()
+    """
+
+    def gate(*sites):
+        text = "[syncbench]\nversion = 1\nper = run\n"
+        for n, (thread, budget) in enumerate(sites, 1):
+            text += "\n" + site.format(n=n, budget=budget,
+                                       thread=f"thread = {thread}\n" if thread else "")
+        (tree / "t.ini").write_text(text)
+        return run_pytest(tree, code)
+
+    assert gate(("", 3)).returncode == 0
+    r = gate(("", 2))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 of 3 host-blocking CUDA calls not allowed" in r.stdout, r.stdout
+    # the calls of several threads are named by thread: thread 1's took the budget first
+    assert "sync-stream x2 on thread 101: " in r.stdout, r.stdout
+    assert "(1 of its 2 over what is allowed)" in r.stdout, r.stdout
+    r = gate(("1", 1), ("101", 2))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = gate(("1", 2), ("101", 1))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 of 3 host-blocking CUDA calls not allowed" in r.stdout, r.stdout
+    assert "(1 of its 2 over what is allowed)" in r.stdout, r.stdout
+    # a thread's own site takes its calls; the site of every thread takes the others'
+    r = gate(("101", 2), ("", 1))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = gate(("101", 1), ("", 2))
+    assert r.returncode == 1, r.stdout + r.stderr
+
+
+def test_per_step_in_two_threads_each_step_apart(tree):
+    needs_analyzer()
+    code = """
+        import threading, pytest, fakecuda, syncbench
+
+        def step(n):
+            with syncbench.step("s"):
+                for _ in range(n):
+                    fakecuda.sync()
+
+        def work(n):
+            for _ in range(3):
+                step(n)
+
+        @pytest.mark.no_syncs(allow=2, range="s", scope="{scope}")
+        def test_threads():
+            ts = [threading.Thread(target=work, args=(n,), name=f"worker-{{n}}")
+                  for n in (1, 2)]
+            [t.start() for t in ts]
+            [t.join() for t in ts]
+            work(1)
+    """
+    r = run_pytest(tree, code.format(scope="process"))
+    assert r.returncode == 0, r.stdout + r.stderr  # at most 2 in any one step
+    r = run_pytest(tree, code.format(scope="process").replace("(1, 2)", "(1, 3)"))
+    assert r.returncode == 1 and "3 steps of 's' made" in r.stdout, r.stdout
+    assert "9 steps counted" in r.stdout, r.stdout
+    # scope thread: the test's own steps only (the workers' are not its thread's)
+    r = run_pytest(tree, code.format(scope="thread").replace("(1, 2)", "(1, 3)"))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    ("per='loop'", "per must be 'run' or 'step', not 'loop'"),
+    ("range=3", "range must be a step's name (a non-empty string), not 3"),
+    ("range='s', skip_first=-1", "skip_first must be a whole number >= 0, not -1"),
+    ("range='s', skip_first=True", "skip_first must be a whole number >= 0, not True"),
+    ("per='run', range='s'", "per='run' counts the whole test: range= is for per='step'"),
+    ("per='step'", "per='step' needs a range: the marker's range=NAME, or a baseline with "
+                   "per = step"),
+])
+def test_bad_step_arguments_are_usage_errors(tree, args, message):
+    r = run_pytest(tree, f"""
+        import pytest
+        @pytest.mark.no_syncs({args})
+        def test_x():
+            pass
+    """)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert f"test_inner.py::test_x: @pytest.mark.no_syncs: {message}" in r.stderr, r.stderr
+
+
+def test_one_file_holds_one_way_of_counting(tree):
+    r = run_pytest(tree, """
+        import pytest
+        @pytest.mark.no_syncs(range="s")
+        def test_a():
+            pass
+        @pytest.mark.no_syncs
+        def test_b():
+            pass
+    """, "--syncbench-baseline", str(tree / "s.ini"), "--syncbench-update-baseline")
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert (f"--syncbench-update-baseline: {tree}/s.ini holds one way of counting: "
+            f"test_inner.py::test_a counts per step of 's' (skip_first 0), test_inner.py::test_b "
+            f"per run (give one of them a baseline=FILE of its own)") in r.stderr, r.stderr
+    assert not (tree / "s.ini").exists()
+
+
+def test_update_keeps_threads_notes_and_skips_and_writes_marker_files(tree):
+    needs_analyzer()
+    (tree / "b").mkdir()
+    mine = tree / "b" / "mine.ini"
+    mine.write_text("[syncbench]\nversion = 1\nper = step\nrange = train_step\nskip_first = 2\n"
+                    "\n[site.1]\nfile = test_inner.py\nfunction = train_step\n"
+                    "text = fakecuda.sync()  # the loss we log\n"
+                    "operation = explicit sync: stream (cudaStreamSynchronize)\nbudget = 5\n"
+                    "skip_first = 3\nthread = 1\nnote = the loss, main thread\n"
+                    "\n[site.2]\nfile = gone.py\nfunction = f\ntext = x\noperation = y\n"
+                    "budget = 1\n")
+    session = tree / "s.ini"
+    r = run_pytest(tree, steps_test(args='baseline="b/mine.ini"'), "--syncbench-baseline",
+                   str(session), "--syncbench-update-baseline")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"syncbench: wrote the baseline {mine}: 1 site" in r.stdout, r.stdout
+    text = mine.read_text()
+    assert "per = step\nrange = train_step\nskip_first = 2\n" in text, text
+    assert ("budget = 1\nskip_first = 3\nthread = 1\nnote = the loss, main thread\n") in text, text
+    assert "gone.py" not in text and "[site.2]" not in text, text
+    # the session's file: no marked test writes to it, so it holds no site
+    assert "[site." not in session.read_text()

@@ -334,7 +334,7 @@ def test_the_report_without_a_device_says_why_and_tests_pass(tmp_path):
     ("no_syncs(1, 2)", "@pytest.mark.no_syncs takes at most one positional argument (allow), "
                        "got 2"),
     ("no_syncs(alow=1)", "@pytest.mark.no_syncs: unknown argument alow (allow, all_threads, "
-                        "scope, baseline)"),
+                        "scope, baseline, per, range, skip_first)"),
     ("no_syncs(all_threads=1)", "@pytest.mark.no_syncs: all_threads must be True or False, "
                                 "not 1"),
 ])

@@ -2,7 +2,9 @@
 # Where --gpu-activity's cost goes on a launch-bound loop (issue 36): small-gemm async (one
 # cuBLAS GEMM launch per iteration, no sync) alone and under the audit, paired round by round in
 # alternating order (plain first in odd rounds) as tests/gpu/audit_overhead.sh does, for the
-# default mode (with and without its hand-offs), --gpu-activity whole, and --gpu-activity with
+# default mode (with and without its hand-offs), --gpu-activity whole, a window of GPU activity
+# (--gpu-activity-range warmup: the warm-up's one instance, so that every measured repetition
+# runs outside the window, at what the window costs outside it), and --gpu-activity with
 # each kind of record turned off in turn, with only the runtime's or only the driver's launch
 # records, with kernels alone, with none, with other buffer sizes, no periodic flush, and
 # buffers handed over zeroed (the developer knobs of docs/dev/testing.md). The calibration is skipped
@@ -10,7 +12,7 @@
 # 5 s a run. Each run measures 0.3 s after a 0.1 s warm-up (about 0.5 s plain, 1 to 2 s
 # audited).
 #   tests/gpu/activity_cost.sh OUTDIR [PAIRS]
-# PAIRS (default 5): rounds, each a pair of every variant (the 16 chosen below;
+# PAIRS (default 5): rounds, each a pair of every variant (the 17 chosen below;
 # ACTIVITY_COST_VARIANTS: those named, space-separated). A round is started only while it fits
 # the budget (ACTIVITY_COST_BUDGET_S, default 200 s from the script's start, the census
 # included; the previous round's time as its estimate), and no pair starts a minute past it.
@@ -42,13 +44,15 @@ err="$out/activity_cost.err"
 : >"$err"
 off=SYNCBENCH_ACTIVITY_OFF
 # NAME ENV... (the environment of the audited run; "-" none); "default..." is the audit without
-# --gpu-activity (which records the hand-offs too), every other one is --gpu-activity. The event records, synchronizations and
+# --gpu-activity (which records the hand-offs too), "gpu-window" --gpu-activity-range warmup, every
+# other one is --gpu-activity. The event records, synchronizations and
 # streams come once a repetition of 1000 iterations, not an iteration: turned off together by
 # default (gpu-no-order), alone when ACTIVITY_COST_VARIANTS names them.
 variants=(
     "default -"
     "default-no-waits $off=waits"
     "gpu -"
+    "gpu-window -"
     "gpu-no-kernels $off=kernels"
     "gpu-no-copies $off=memcpy,memset"
     "gpu-rt-launches $off=drv-launches"
@@ -66,7 +70,7 @@ variants=(
     "gpu-flush0 SYNCBENCH_ACTIVITY_FLUSH_MS=0"
     "gpu-zeroed SYNCBENCH_ACTIVITY_ZEROED=1"
 )
-chosen=${ACTIVITY_COST_VARIANTS:-default default-no-waits gpu gpu-no-kernels gpu-no-copies gpu-rt-launches \
+chosen=${ACTIVITY_COST_VARIANTS:-default default-no-waits gpu gpu-window gpu-no-kernels gpu-no-copies gpu-rt-launches \
 gpu-drv-launches gpu-no-launches gpu-no-order gpu-no-waits gpu-kernels-only gpu-none gpu-buf1 \
 gpu-buf64 gpu-flush0 gpu-zeroed}
 
@@ -79,7 +83,7 @@ one() { # one VARIANT CSV
     local name=${1%% *} envs=${1#"${1%% *}"} gpu=--gpu-activity
     envs=${envs# }
     [ "$envs" = - ] && envs=
-    case $name in default*) gpu= ;; esac
+    case $name in default*) gpu= ;; gpu-window) gpu="--gpu-activity-range warmup" ;; esac
     if [ "$name" = plain ]; then
         run 60 "$B" "${loop[@]}" --csv "$2"
     else

@@ -7,6 +7,7 @@ numbers.
     cost_stats.py pairs ROUNDS_FILE      the table of activity_cost.sh's pairs
     cost_stats.py runs RUNS_DIR ROUNDS_FILE   the pairs file from a runs folder, and the table
     cost_stats.py census DIR [DIR...]     what each kept record folder holds, per kernel
+    cost_stats.py window ROUNDS_FILE      the table of window_cost.sh's pairs and predictions
 
 A pairs file has a header line, then one line a pair: `ROUND VARIANT PLAIN_US AUDITED_US`
 (wall us per iteration; NA for a run that failed). Each pair's ratio is audited / plain; a
@@ -17,6 +18,7 @@ import collections
 import csv
 import json
 import os
+import random
 import statistics
 import sys
 
@@ -262,6 +264,80 @@ def census_text(label, c, report=None):
     return "\n".join(out)
 
 
+def interval(values, stat=statistics.median, n=5000):
+    """(stat, low, high): stat of values with its 95 % bootstrap interval (a fixed seed: the same
+    numbers give the same interval); (None, None, None) when there are none."""
+    v = [x for x in values if x is not None]
+    if not v:
+        return None, None, None
+    rng = random.Random(1)
+    boots = sorted(stat(rng.choices(v, k=len(v))) for _ in range(n))
+    return stat(v), boots[int(0.025 * n)], boots[int(0.975 * n) - 1]
+
+
+def read_window_rounds(lines):
+    """[(round, mode, plain_us, audited_us, save_per_call_us)] of a window_cost.sh rounds file
+    (header and blank lines skipped; NA is None)."""
+    out = []
+    for line in lines:
+        f = line.split()
+        if len(f) < 5 or f[0] == "round":
+            continue
+        num = [None if x == "NA" else float(x) for x in (f[2], f[3], f[5] if len(f) > 5 else "NA")]
+        out.append((int(f[0]), f[1], num[0], num[1], num[2]))
+    return out
+
+
+def window_summary(rounds):
+    """What window_cost.sh's rounds say: per mode (default, gpu, window) its pairs, the median
+    overhead (audited / plain - 1) with its 95 % interval, min and max; the window's overhead
+    minus the default mode's, round by round, in points; and the window's prediction per call
+    over the full recording's (gpu), round by round, minus 1."""
+    by = collections.OrderedDict()
+    for rnd, mode, p, a, pred in rounds:
+        by.setdefault(mode, {})[rnd] = (ratio(p, a), pred)
+    modes = {}
+    for mode, rs in by.items():
+        over = [r - 1 for r, _ in rs.values() if r is not None]
+        med, lo, hi = interval(over)
+        modes[mode] = {"pairs": len(over), "failed": len(rs) - len(over), "overhead": med,
+                       "low": lo, "high": hi, "min": min(over) if over else None,
+                       "max": max(over) if over else None}
+    dflt, full, win = by.get("default", {}), by.get("gpu", {}), by.get("window", {})
+    vs_default = [win[k][0] - dflt[k][0] for k in win
+                  if k in dflt and win[k][0] is not None and dflt[k][0] is not None]
+    preds = [win[k][1] / full[k][1] - 1 for k in win
+             if k in full and win[k][1] is not None and full[k][1]]
+    return {"modes": modes, "window_vs_default": interval(vs_default) + (len(vs_default),),
+            "prediction": interval(preds) + (len(preds),)}
+
+
+def signed(x):
+    return "-" if x is None else "%+.1f %%" % (100 * x)
+
+
+def window_table(summary):
+    """The text of window_summary, with the targets (docs/replay.md)."""
+    out = ["%-8s %5s %-10s %-21s %s" % ("mode", "pairs", "overhead", "95 % interval",
+                                          "[min, max]")]
+    for mode, m in summary["modes"].items():
+        failed = " (%d failed)" % m["failed"] if m["failed"] else ""
+        out.append("%-8s %5d %-10s %-21s %s%s" % (
+            mode, m["pairs"], signed(m["overhead"]),
+            "[%s, %s]" % (signed(m["low"]), signed(m["high"])),
+            "[%s, %s]" % (signed(m["min"]), signed(m["max"])), failed))
+    d, lo, hi, n = summary["window_vs_default"]
+    out.append("window outside its window, minus the default mode: %s points [%s, %s] "
+               "(%d rounds; target: the window's overhead within the default mode's, <= 3 %%)"
+               % ("-" if d is None else "%+.1f" % (100 * d),
+                  "-" if lo is None else "%+.1f" % (100 * lo),
+                  "-" if hi is None else "%+.1f" % (100 * hi), n))
+    p, lo, hi, n = summary["prediction"]
+    out.append("prediction per sync, window / full recording: %s [%s, %s] (%d rounds; target: "
+               "within 10 %%)" % (signed(p), signed(lo), signed(hi), n))
+    return "\n".join(out)
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "pairs":
         with open(argv[1]) as f:
@@ -272,6 +348,10 @@ def main(argv):
         with open(argv[2], "w") as f:
             f.write("\n".join(pairs_lines(pairs)) + "\n")
         print(pairs_table(pairs_rows(pairs)))
+        return 0
+    if len(argv) >= 2 and argv[0] == "window":
+        with open(argv[1]) as f:
+            print(window_table(window_summary(read_window_rounds(f))))
         return 0
     if len(argv) >= 2 and argv[0] == "census":
         for d in argv[1:]:

@@ -7,6 +7,10 @@
  *                         and hands work from its main thread to another through a condition
  *                         variable: the waiter sleeps in pthread_cond_wait until the main thread
  *                         signals after about 20 ms of work (a "wake" record with --gpu-activity)
+ *   fake_cuda ranges NAME[@DOMAIN] COUNT[+] ...   NVTX ranges played through the fake CUPTI
+ *                         (tests/inject/fake_cupti.c, fake_cupti_nvtx): COUNT instances of each
+ *                         range in turn, each pushed, held 2 ms and popped; with "+" the last one
+ *                         is left open at the exit
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -56,6 +60,34 @@ static void handoff(void)
     printf("tids %d %d\n", (int)syscall(SYS_gettid), atomic_load(&waiter_tid));
 }
 
+/* NVTX ranges through the fake CUPTI loaded with the injection library (see above). */
+static int ranges(int argc, char **argv)
+{
+    void *cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+    void (*nvtx)(const char *, const char *, const char *) =
+        cupti ? (void (*)(const char *, const char *, const char *))dlsym(cupti, "fake_cupti_nvtx")
+              : NULL;
+    if (!nvtx) {
+        fprintf(stderr, "fake_cuda: ranges need the fake CUPTI (fake_cupti_nvtx)\n");
+        return 2;
+    }
+    for (int i = 0; i + 1 < argc; i += 2) {
+        char name[256];
+        snprintf(name, sizeof name, "%s", argv[i]);
+        char *at = strchr(name, '@');
+        if (at)
+            *at++ = 0;
+        int n = atoi(argv[i + 1]), open_last = strchr(argv[i + 1], '+') != NULL;
+        for (int k = 0; k < n; k++) {
+            nvtx("push", name, at);
+            sleep_ms(2);
+            if (!(open_last && k == n - 1))
+                nvtx("pop", name, at);
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *lib = getenv("CUDA_INJECTION64_PATH");
@@ -72,6 +104,8 @@ int main(int argc, char **argv)
     init();
     if (argc > 1 && !strcmp(argv[1], "handoff"))
         handoff();
+    else if (argc > 1 && !strcmp(argv[1], "ranges"))
+        return ranges(argc - 2, argv + 2);
     else if (argc > 1)
         sleep((unsigned)atoi(argv[1]));
     return 0;

@@ -8,8 +8,13 @@
  * With FAKE_CUPTI_LOG=PATH it appends to PATH a line for each activity the library asks for
  * (tests/cli/test_activity_knobs.py): "enable KIND", "rt-api CBID ON", "drv-api CBID ON",
  * "buffer BYTES" (the size of the buffer the library hands over when asked once),
- * "flush-period MS", "attribute ATTR VALUE"; the answers stay the same. */
+ * "flush-period MS", "attribute ATTR VALUE", and "disable KIND" for each kind switched off; the
+ * answers stay the same, unless FAKE_CUPTI_ACCEPT=1, with which every activity asked for is
+ * granted (none comes: there is no GPU).
+ * fake_cupti_nvtx (exported, for tests/inject/fake_cuda's "ranges") plays an NVTX call through
+ * the subscriber's callback as CUPTI would, logged as "push NAME[@DOMAIN]" or "pop". */
 #include <cupti.h>
+#include <generated_nvtx_meta.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +36,14 @@ static void say(const char *fmt, ...)
     fclose(f);
 }
 
+static CUpti_CallbackFunc subscribed;
+static void *subscribed_data;
+
 FAKE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                 void *userdata)
 {
-    (void)callback, (void)userdata;
+    subscribed = callback;
+    subscribed_data = userdata;
     static int handle;
     *subscriber = (CUpti_SubscriberHandle)&handle;
     return CUPTI_SUCCESS;
@@ -85,7 +94,6 @@ FAKE CUptiResult cuptiGetContextId(CUcontext context, uint32_t *id)
     }
 /* clang-format off */
 ANSWER(CUPTI_SUCCESS, cuptiSetThreadIdType, CUpti_ActivityThreadIdType type)
-ANSWER(CUPTI_SUCCESS, cuptiActivityDisable, CUpti_ActivityKind kind)
 ANSWER(CUPTI_SUCCESS, cuptiActivityFlushAll, uint32_t flag)
 ANSWER(CUPTI_ERROR_MAX_LIMIT_REACHED, cuptiActivityGetNextRecord, uint8_t *buffer,
        size_t valid_size, CUpti_Activity **record)
@@ -103,32 +111,49 @@ FAKE CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t s
     return CUPTI_SUCCESS;
 }
 
-/* What the library asks for: logged (FAKE_CUPTI_LOG), refused as before (no GPU, no activity). */
+/* FAKE_CUPTI_ACCEPT=1: what is asked for is granted; else refused (no GPU, no activity). */
+static CUptiResult answer(void)
+{
+    const char *accept = getenv("FAKE_CUPTI_ACCEPT");
+    return accept && accept[0] == '1' ? CUPTI_SUCCESS : CUPTI_ERROR_NOT_SUPPORTED;
+}
+
+static const char *kind_name(CUpti_ActivityKind kind)
+{
+    return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? "kernels"
+           : kind == CUPTI_ACTIVITY_KIND_MEMCPY          ? "memcpy"
+           : kind == CUPTI_ACTIVITY_KIND_MEMSET          ? "memset"
+           : kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT      ? "events"
+           : kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? "syncs"
+           : kind == CUPTI_ACTIVITY_KIND_STREAM          ? "streams"
+           : kind == CUPTI_ACTIVITY_KIND_RUNTIME         ? "runtime"
+           : kind == CUPTI_ACTIVITY_KIND_DRIVER          ? "driver"
+                                                         : "other";
+}
+
+/* What the library asks for: logged (FAKE_CUPTI_LOG). */
 FAKE CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
-    const char *name = kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? "kernels"
-                       : kind == CUPTI_ACTIVITY_KIND_MEMCPY          ? "memcpy"
-                       : kind == CUPTI_ACTIVITY_KIND_MEMSET          ? "memset"
-                       : kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT      ? "events"
-                       : kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? "syncs"
-                       : kind == CUPTI_ACTIVITY_KIND_STREAM          ? "streams"
-                       : kind == CUPTI_ACTIVITY_KIND_RUNTIME         ? "runtime"
-                       : kind == CUPTI_ACTIVITY_KIND_DRIVER          ? "driver"
-                                                                     : "other";
-    say("enable %s", name);
-    return CUPTI_ERROR_NOT_SUPPORTED;
+    say("enable %s", kind_name(kind));
+    return answer();
+}
+
+FAKE CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    say("disable %s", kind_name(kind));
+    return CUPTI_SUCCESS;
 }
 
 FAKE CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
 {
     say("rt-api %u %u", (unsigned)cbid, (unsigned)enable);
-    return CUPTI_ERROR_NOT_SUPPORTED;
+    return answer();
 }
 
 FAKE CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
     say("drv-api %u %u", (unsigned)cbid, (unsigned)enable);
-    return CUPTI_ERROR_NOT_SUPPORTED;
+    return answer();
 }
 
 FAKE CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *size, void *value)
@@ -155,4 +180,41 @@ FAKE CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc
         free(buf);
     }
     return CUPTI_SUCCESS;
+}
+
+/* An NVTX call, as CUPTI hands it to its subscriber: op "push" (name, in domain when not NULL:
+ * created the first time, as nvtxDomainCreateA does) or "pop" (of domain's ranges). */
+FAKE void fake_cupti_nvtx(const char *op, const char *name, const char *domain)
+{
+    static nvtxDomainHandle_t handle;
+    static int created;
+    if (!subscribed)
+        return;
+    if (domain && !created) {
+        nvtxDomainCreateA_params p = {domain};
+        handle = (nvtxDomainHandle_t)&created;
+        CUpti_NvtxData d = {"nvtxDomainCreateA", &p, &handle};
+        subscribed(subscribed_data, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainCreateA, &d);
+        created = 1;
+    }
+    if (op[1] == 'u') { /* push */
+        say("push %s%s%s", name, domain ? "@" : "", domain ? domain : "");
+        nvtxEventAttributes_t a = {.version = NVTX_VERSION,
+                                   .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+                                   .messageType = NVTX_MESSAGE_TYPE_ASCII};
+        a.message.ascii = name;
+        nvtxRangePushA_params pa = {name};
+        nvtxDomainRangePushEx_params pd = {handle, {&a}};
+        CUpti_NvtxData d = {"push", domain ? (const void *)&pd : (const void *)&pa, NULL};
+        subscribed(subscribed_data, CUPTI_CB_DOMAIN_NVTX,
+                   domain ? CUPTI_CBID_NVTX_nvtxDomainRangePushEx : CUPTI_CBID_NVTX_nvtxRangePushA,
+                   &d);
+    } else {
+        say("pop");
+        nvtxRangePop_params pp = {NULL};
+        nvtxDomainRangePop_params pdp = {handle};
+        CUpti_NvtxData d = {"pop", domain ? (const void *)&pdp : (const void *)&pp, NULL};
+        subscribed(subscribed_data, CUPTI_CB_DOMAIN_NVTX,
+                   domain ? CUPTI_CBID_NVTX_nvtxDomainRangePop : CUPTI_CBID_NVTX_nvtxRangePop, &d);
+    }
 }

@@ -230,7 +230,7 @@ static void a_sync_inside_an_installed_package_gets_both_frames(void **state)
     char *csv = csv_text(run);
     snprintf(want, sizeof want,
              ",%s" PKGS GEN ",3,_has_unfinished_sequences,elif "
-             "this_peer_finished:,transformers,run,python,,,,\n",
+             "this_peer_finished:,transformers,run,python,,,,,\n",
              tmpdir);
     assert_non_null(strstr(csv, want));
     free(csv);

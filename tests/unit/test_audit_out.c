@@ -62,16 +62,17 @@ static void csv(void **state)
         "pid,rank,local_rank,group,class,range,site,count,blocked_total_us,blocked_median_us,"
         "blocked_p95_us,bubble_total_us,py_file,py_line,py_function,source,operation,fix,"
         "scenario,native_site,site_save_us,via_file,via_line,via_function,via_source,library,"
-        "phase,site_from,waiter_tid,via_save_us,framework,fix_at\n"
+        "phase,site_from,waiter_tid,via_save_us,framework,fix_at,gpu_window\n"
         /* site_save_us empty: these streams record no launches (no replay); no Python: no via,
          * the site a native frame */
         "100,0,0,explicit,sync-stream,\"a,b\",train!step,2,3,1.5,1.95,6.6,,,,," STREAM_SYNC
-        ",train!step,,,,,,,run,native,,,,\n"
-        "100,0,0,implicit,copy-pageable,,?,1,0.1,0.1,0.1,0.2,,,,," PAGEABLE ",?,,,,,,,run,native,,,,\n"
+        ",train!step,,,,,,,run,native,,,,,\n"
+        "100,0,0,implicit,copy-pageable,,?,1,0.1,0.1,0.1,0.2,,,,," PAGEABLE
+        ",?,,,,,,,run,native,,,,,\n"
         "200,1,1,explicit,sync-stream,\"a,b\",train!step,2,3,1.5,1.95,6.6,,,,," STREAM_SYNC
-        ",train!step,,,,,,,run,native,,,,\n"
+        ",train!step,,,,,,,run,native,,,,,\n"
         "200,1,1,implicit,copy-pageable,,?,1,0.1,0.1,0.1,0.2,,,,," PAGEABLE
-        ",?,,,,,,,run,native,,,,\n";
+        ",?,,,,,,,run,native,,,,,\n";
     assert_string_equal(buf, want);
     free(buf);
     audit_free(run);

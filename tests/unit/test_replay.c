@@ -1199,7 +1199,7 @@ static void reports_show_the_prediction(void **state)
     text = csv_text(run);
     assert_non_null(strstr(text, ",native_site,site_save_us,via_file,"));
     assert_non_null(
-        strstr(text, ",38,,,,,,run,native,,,,\n")); /* the site: 3 x 11 + 5 us; no via */
+        strstr(text, ",38,,,,,,run,native,,,,,\n")); /* the site: 3 x 11 + 5 us; no via */
     free(text);
     json_t *doc = json_report(run);
     json_t *pred =
@@ -1250,7 +1250,7 @@ static void reports_say_unknown_when_threads_are_not_modelled(void **state)
     free(msg);
     text = csv_text(run);
     assert_non_null(strstr(text, ",native_site,site_save_us,via_file,"));
-    assert_null(strstr(text, ",0,,,,,,run,native,,,,\n"));
+    assert_null(strstr(text, ",0,,,,,,run,native,,,,,\n"));
     free(text);
     json_t *doc = json_report(run);
     json_t *proc = json_array_get(json_object_get(doc, "processes"), 0);
@@ -1519,11 +1519,11 @@ static void reports_give_each_library_lines_saving(void **state)
     json_decref(doc);
 
     char *csv = csv_text(run);
-    assert_non_null(strstr(csv, ",waiter_tid,via_save_us,framework,fix_at\n"));
+    assert_non_null(strstr(csv, ",waiter_tid,via_save_us,framework,fix_at,gpu_window\n"));
     char want[256];
-    snprintf(want, sizeof want, ",run,python,,%.9g,,\n", sa);
+    snprintf(want, sizeof want, ",run,python,,%.9g,,,\n", sa);
     assert_non_null(strstr(csv, want));
-    snprintf(want, sizeof want, ",run,python,,%.9g,,\n", sb);
+    snprintf(want, sizeof want, ",run,python,,%.9g,,,\n", sb);
     assert_non_null(strstr(csv, want));
     free(csv);
 
@@ -1603,8 +1603,8 @@ static void reports_carry_the_framework_row(void **state)
     json_decref(doc);
 
     char *csv = csv_text(run);
-    assert_non_null(strstr(csv, ",mylib.a.check,train.py:31\n"));
-    assert_non_null(strstr(csv, ",mylib.b.read,\n"));
+    assert_non_null(strstr(csv, ",mylib.a.check,train.py:31,\n"));
+    assert_non_null(strstr(csv, ",mylib.b.read,,\n"));
     free(csv);
 
     char *table = table_text(run);
