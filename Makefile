@@ -440,7 +440,7 @@ $(FAKE_CUPTI): tests/inject/fake_cupti.c tests/inject/fake_cupti.map
 	  -Wl,--version-script=tests/inject/fake_cupti.map \
 	  -Wl,-soname,libcupti.so.13 -o $@ $<
 
-$(PYFRAMES_PROBE): tests/inject/pyframes_probe.c inject/pyframes.c inject/pywalk.c inject/out.c \
+$(PYFRAMES_PROBE): tests/inject/pyframes_probe.c inject/pyframes.c inject/pywalk.c inject/pyoffsets.c inject/out.c \
                    src/record/json_text.c src/base/utf8.c src/base/dynlib.c src/base/dynlib.h \
                    src/base/envvars.c src/base/envvars.h $(wildcard inject/*.h)
 	@mkdir -p $(dir $@)

@@ -77,8 +77,10 @@ API int syncbench_attach(char *why, size_t n)
         attached = driver_ready(why_not, sizeof why_not) == 0 ? 1 : -1;
         if (attached > 0 && !sba_out_recording()) { /* injected: InitializeInjection did this */
             sba_stacks_init((int)sb_env_long(SB_ENV_AUDIT_DEPTH, NULL));
-            if (sb_env_long(SB_ENV_AUDIT_PYTHON, NULL))
+            if (sb_env_long(SB_ENV_AUDIT_PYTHON, NULL)) {
                 sba_py_init();
+                sba_py_warn();
+            }
         }
         if (attached > 0 && sba_subscribe(why_not, sizeof why_not) != 0)
             attached = -1;

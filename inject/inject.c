@@ -300,15 +300,20 @@ API int InitializeInjection(void)
     /* the window of GPU activity, before the NVTX ranges that open it are seen */
     sba_window_init((int)gpu);
     sba_window_proc_field(window, sizeof window);
+    char pyread[48] = ""; /* how Python stacks are read, in a process that runs Python */
+    if (python)
+        sba_py_proc_field(pyread, sizeof pyread);
     sba_out_printf(
         "{\"t\":\"proc\",\"v\":%d,\"pid\":%d,\"ppid\":%d,\"rank\":%ld,\"local_rank\":%ld,"
         "\"cmd\":\"%s\",%s,\"mode\":\"%s\",\"kernels\":%d,\"launches\":%d,\"waits\":%d%s,"
-        "\"symsize\":1%s}",
+        "\"symsize\":1%s%s}",
         SB_AUDIT_FORMAT_VERSION, (int)getpid(), (int)getppid(), sb_env_long_named("RANK", -1),
         sb_env_long_named("LOCAL_RANK", -1), sba_json_escape(esc, sizeof esc, cmd), clock,
-        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits, kinds, window);
+        trace ? "trace" : "count", gpu >= 2, gpu >= 3, waits, kinds, window, pyread);
     sba_activity_warn(&plan);
     sba_window_warn();
+    if (python)
+        sba_py_warn();
 
     /* NVTX must reach the CUPTI this library is bound to: a program that loaded its own copy
      * first (PyTorch's wheels ship libcupti.so.13) shares it through the soname, while the

@@ -30,6 +30,10 @@ static int_fn is_initialized, is_finalizing;
  * the writer's */
 static int walk_on;
 static int py_ready; /* the functions above are looked up */
+/* how stacks are read (sba_py_reader), NULL before sba_py_init found a Python */
+static const char *reader;
+/* why no frame is recorded, for the warn record sba_py_warn writes; "": they are */
+static char no_frames[320];
 static tstate_fn this_thread_state;
 static dump_fn dump_traceback;
 
@@ -67,11 +71,18 @@ void sba_py_init(void)
     int writer_only = sb_env_is(SB_ENV_PY_WALK, "0"); /* the writer for every call */
     version_fn version = (version_fn)dlsym(h, "Py_GetVersion");
     walk_on = !missing && !writer_only && sba_pywalk_init(h, version) == 0;
+    const char *why_not_raw = NULL;
+    const char *raw = sba_pywalk_source(&why_not_raw);
+    reader = missing ? "none" : walk_on ? raw : dump ? "writer" : "none";
     if (missing || (!dump && !walk_on)) {
-        sba_out_printf("{\"t\":\"warn\",\"msg\":\"Python frames cannot be recorded: this Python "
-                       "exports no %s%s\"}",
-                       missing ? missing->name : "_Py_DumpTraceback",
-                       missing ? "" : ", and its frames cannot be read raw");
+        char why[256] = "";
+        if (!missing)
+            snprintf(why, sizeof why, ", and its frames cannot be read raw%s%s%s",
+                     why_not_raw ? " (" : "", why_not_raw ? why_not_raw : "",
+                     why_not_raw ? ")" : "");
+        snprintf(no_frames, sizeof no_frames,
+                 "Python frames cannot be recorded: this Python exports no %s%s",
+                 missing ? missing->name : "_Py_DumpTraceback", why);
         return;
     }
     dump_traceback = dump; /* NULL: the raw reader's own text names each stack */
@@ -511,6 +522,27 @@ long sba_py_stack_waiting(void)
         }
     }
     return id;
+}
+
+const char *sba_py_reader(void)
+{
+    return reader;
+}
+
+void sba_py_proc_field(char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (reader)
+        snprintf(buf, n, ",\"pyread\":\"%s\"", reader);
+}
+
+void sba_py_warn(void)
+{
+    char esc[sizeof no_frames * 2];
+    if (no_frames[0])
+        sba_out_printf("{\"t\":\"warn\",\"msg\":\"%s\"}",
+                       sba_json_escape(esc, sizeof esc, no_frames));
+    no_frames[0] = 0; /* said once */
 }
 
 int sba_py_walking(void)

@@ -16,6 +16,9 @@
 /* Looks CPython's functions up in the process (the interpreter executable or a loaded
  * libpython). Call once, at injection. */
 void sba_py_init(void);
+/* Writes the warn record of a Python whose frames cannot be recorded (after the proc record,
+ * which says how they are read); nothing when they can. */
+void sba_py_warn(void);
 /* The calling thread's Python stack's id (capture and id in one), -1 when the thread runs no
  * Python or the table is full. */
 long sba_py_stack_here(void);
@@ -26,6 +29,12 @@ long sba_py_stack_waiting(void);
 /* Whether stacks are known by their raw identity (pywalk.c) rather than by the writer's text
  * at each call. */
 int sba_py_walking(void);
+/* How this process's Python stacks are read: "offsets" or "table" (raw, by the offsets CPython
+ * publishes or by pywalk.c's own), "writer" (CPython's traceback writer at every call) or
+ * "none" (not at all: a warn record says why); NULL when sba_py_init found no Python. */
+const char *sba_py_reader(void);
+/* The proc record's field that says it, ",\"pyread\":\"...\"", into buf; "" without Python. */
+void sba_py_proc_field(char *buf, size_t n);
 /* From now on each new stack's record is kept for sba_py_stack_line (the in-process API). */
 void sba_py_keep_lines(void);
 /* A copy of Python stack id's record (malloc'd), or NULL when none was kept. */

@@ -5,44 +5,57 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Where a frame's parts lie, per CPython minor version (offsetof in its own headers:
- * PyThreadState, _PyCFrame, _PyInterpreterFrame or PyFrameObject, PyCodeObject). */
+#include "pyoffsets.h"
+
+/* Where a frame's parts lie in the CPythons that publish no offsets (before 3.13), and in 3.13
+ * should its published ones not hold: offsetof in each version's own headers. */
 typedef struct {
     int minor;
-    size_t ts_frame;     /* 3.9-3.10 ts->frame, 3.11-3.12 ts->cframe, 3.13 ts->current_frame */
-    int via_cframe;      /* the frame is ts->cframe->current_frame */
-    size_t cframe_frame; /* _PyCFrame.current_frame */
-    size_t previous;     /* f_back / previous */
-    size_t code;         /* f_code / f_executable */
-    size_t instr;        /* f_lasti (an int) / prev_instr / instr_ptr (a pointer) */
-    int instr_is_int;
-    int has_owner; /* 3.12 and 3.13 have shim frames the writer skips */
-    size_t owner;
-    size_t co_filename, co_firstlineno, co_name;
-    /* the byte offset PyCode_Addr2Line takes: f_lasti times lasti_scale (3.9: bytes, 3.10:
-     * code units), or the instruction pointer less the code's co_code_adaptive */
-    int lasti_scale;
-    size_t co_code;
-    size_t ascii_size, compact_size; /* sizeof PyASCIIObject, PyCompactUnicodeObject */
-} frame_layout;
+    sba_pylayout l;
+} frame_table;
 
-static const frame_layout layouts[] = {
-    {9, 24, 0, 0, 24, 32, 104, 1, 0, 0, 104, 40, 112, 1, 0, 48, 72},
-    {10, 24, 0, 0, 24, 32, 96, 1, 0, 0, 104, 40, 112, 2, 0, 48, 72},
-    {11, 56, 1, 8, 48, 32, 56, 0, 0, 69, 112, 72, 120, 0, 184, 48, 72},
-    {12, 56, 1, 0, 8, 0, 56, 0, 1, 70, 112, 68, 120, 0, 192, 40, 56},
-    {13, 72, 0, 0, 8, 0, 56, 0, 1, 70, 112, 68, 120, 0, 200, 40, 56},
+static const frame_table tables[] = {
+    {9, {24, 0, 0, 24, 32, 104, 1, 0, 0, 104, 40, 112, 1, 0, 48, 72, 8, 16, 32}},
+    {10, {24, 0, 0, 24, 32, 96, 1, 0, 0, 104, 40, 112, 2, 0, 48, 72, 8, 16, 32}},
+    {11, {56, 1, 8, 48, 32, 56, 0, 0, 69, 112, 72, 120, 0, 184, 48, 72, 8, 16, 32}},
+    {12, {56, 1, 0, 8, 0, 56, 0, 1, 70, 112, 68, 120, 0, 192, 40, 56, 8, 16, 32}},
+    {13, {72, 0, 0, 8, 0, 56, 0, 1, 70, 112, 68, 120, 0, 200, 40, 56, 8, 16, 32}},
 };
 
-enum { FRAME_OWNED_BY_CSTACK = 3, OB_TYPE = 8 /* offsetof(PyObject, ob_type) */ };
+/* The frame owners from which on a frame is a shim the writer skips, no Python function's:
+ * 3.12's and 3.13's FRAME_OWNED_BY_CSTACK, 3.14's FRAME_OWNED_BY_INTERPRETER and _CSTACK. */
+enum { FRAME_OWNED_BY_SHIM = 3 };
 
-static const frame_layout *layout;
-static const void *code_type; /* &PyCode_Type */
-static const void *str_type;  /* &PyUnicode_Type: a name of another type is not read */
+static sba_pylayout live;           /* the running CPython's, once layout points at it */
+static const sba_pylayout *layout;  /* NULL: its frames are not read */
+static const char *source = "none"; /* where live came from: "offsets" or "table" */
+static char why_not[160];           /* why not from the published offsets, 3.13 on */
+static const void *code_type;       /* &PyCode_Type */
+static const void *str_type;        /* &PyUnicode_Type: a name of another type is not read */
 static int (*addr_to_line)(const void *code, int addr); /* PyCode_Addr2Line */
+
+/* The layout of CPython 3.minor: the offsets it publishes, else the table's. */
+static void pick_layout(void *handle, int minor)
+{
+    if (sba_pyoffsets_layout(handle, minor, &live, why_not, sizeof why_not) == 0) {
+        why_not[0] = 0;
+        source = "offsets";
+        layout = &live;
+        return;
+    }
+    if (minor < 13)
+        why_not[0] = 0; /* none published: the table is the way, not a fallback */
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        if (tables[i].minor == minor) {
+            live = tables[i].l;
+            source = "table";
+            layout = &live;
+        }
+}
 
 int sba_pywalk_init(void *handle, const char *(*version)(void))
 {
+    layout = NULL, source = "none", why_not[0] = 0;
 #if defined(__x86_64__) || defined(__aarch64__)
     int major = 0, minor = 0;
     code_type = dlsym(handle, "PyCode_Type");
@@ -51,17 +64,25 @@ int sba_pywalk_init(void *handle, const char *(*version)(void))
     if (!code_type || !str_type || !version || sscanf(version(), "%d.%d", &major, &minor) != 2 ||
         major != 3)
         return -1;
-    /* a free-threaded build (3.13t) lays its objects out otherwise; it alone exports this */
-    if (dlsym(handle, "_Py_MergeZeroLocalRefcount"))
+    /* a free-threaded build lays its objects out otherwise; 3.13t exports this, and 3.14t's
+     * debug offsets say so too */
+    if (dlsym(handle, "_Py_MergeZeroLocalRefcount")) {
+        snprintf(why_not, sizeof why_not, "a free-threaded build");
         return -1;
-    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++)
-        if (layouts[i].minor == minor)
-            layout = &layouts[i];
+    }
+    pick_layout(handle, minor);
     return layout ? 0 : -1;
 #else
     (void)handle, (void)version;
     return -1;
 #endif
+}
+
+const char *sba_pywalk_source(const char **why)
+{
+    if (why)
+        *why = why_not[0] ? why_not : NULL;
+    return source;
 }
 
 static const void *ptr_at(const void *base, size_t off)
@@ -79,9 +100,10 @@ static uint64_t mix(uint64_t h, uint64_t v)
 /* A frame the writer writes: its code must be a code object, else the layout is wrong. */
 static int add_frame(const void *frame, sba_pywalk_stack *s)
 {
-    const frame_layout *l = layout;
-    const void *code = ptr_at(frame, l->code);
-    if (!code || ptr_at(code, OB_TYPE) != code_type)
+    const sba_pylayout *l = layout;
+    /* 3.14's f_executable is a _PyStackRef, its low two bits a tag (objects are aligned) */
+    const void *code = (const void *)((uintptr_t)ptr_at(frame, l->code) & ~(uintptr_t)3);
+    if (!code || ptr_at(code, l->ob_type) != code_type)
         return -1;
     uint64_t instr = l->instr_is_int
                          ? (uint64_t)(unsigned)*(const int *)((const char *)frame + l->instr)
@@ -101,7 +123,7 @@ static int add_frame(const void *frame, sba_pywalk_stack *s)
 
 int sba_pywalk_read(const void *tstate, sba_pywalk_stack *s)
 {
-    const frame_layout *l = layout;
+    const sba_pylayout *l = layout;
     if (!l || !tstate)
         return -1;
     const void *frame = ptr_at(tstate, l->ts_frame);
@@ -111,7 +133,7 @@ int sba_pywalk_read(const void *tstate, sba_pywalk_stack *s)
     s->frames = 0, s->truncated = 0;
     /* at most one shim between two frames: the loop ends within twice the frames kept */
     for (int steps = 0; frame && steps < 2 * SBA_PYWALK_MAX_FRAMES + 2; steps++) {
-        int shim = l->has_owner && *((const char *)frame + l->owner) == FRAME_OWNED_BY_CSTACK;
+        int shim = l->has_owner && *((const char *)frame + l->owner) >= FRAME_OWNED_BY_SHIM;
         if (shim && steps == 0)
             return -1; /* the writer writes an innermost shim (3.12, a frame being cleared) */
         if (!shim) {
@@ -155,14 +177,14 @@ static void put(text_out *o, const char *s, size_t k)
  * \UNNNNNNNN, at most 500 characters then "...". */
 static void put_str(text_out *o, const void *str)
 {
-    const frame_layout *l = layout;
-    if (!str || ptr_at(str, OB_TYPE) != str_type) { /* a subclass of str is not read either */
+    const sba_pylayout *l = layout;
+    if (!str || ptr_at(str, l->ob_type) != str_type) { /* a subclass of str is not read either */
         put(o, "???", 3);
         return;
     }
-    unsigned state = *(const unsigned *)((const char *)str + 32);
+    unsigned state = *(const unsigned *)((const char *)str + l->str_state);
     unsigned kind = (state >> 2) & 7, compact = state >> 5 & 1, ascii = state >> 6 & 1;
-    long size = *(const long *)((const char *)str + 16);
+    long size = *(const long *)((const char *)str + l->str_length);
     const char *data = !compact ? ptr_at(str, l->compact_size)
                        : ascii  ? (const char *)str + l->ascii_size
                                 : (const char *)str + l->compact_size;

@@ -3,10 +3,13 @@
  * the identity of a stack is taken here (a 128-bit key); its file, function and line come from
  * CPython's own writer (pyframes.c), once per distinct key.
  *
- * The offsets are those of CPython 3.9 to 3.13's own headers (x86-64 and aarch64, the default
- * build), checked against each version's headers by tests/cli/test_pyframes.py. Any other
- * version, or a build whose frames do not look as expected (a code object whose type is not
- * PyCode_Type), reads nothing and the caller falls back to the writer for every call. */
+ * Where the parts of a frame lie: from 3.13 on, where CPython publishes them
+ * (_Py_DebugOffsets, pyoffsets.c), so that a new patch release or build needs nothing new here;
+ * before 3.13, and for 3.13 should the published ones not hold, the offsets of each version's
+ * own headers (x86-64 and aarch64, the default build). tests/cli/test_pyframes.py holds each
+ * installed version's reading to the lines Python itself sees. A version neither covers, a
+ * free-threaded build, or frames that do not look as expected (a code object whose type is not
+ * PyCode_Type) read nothing, and the caller falls back to the writer for every call. */
 #ifndef SBA_PYWALK_H
 #define SBA_PYWALK_H
 
@@ -19,6 +22,11 @@
 /* Picks the layout of the running CPython (its version string and PyCode_Type, looked up in
  * handle, as dlsym takes it). 0 when it can be read, -1 when not. */
 int sba_pywalk_init(void *handle, const char *(*version)(void));
+
+/* Where the layout came from: "offsets" (the ones CPython publishes), "table" (this file's) or
+ * "none" (not read raw). *why (may be NULL): why not the published offsets, for a CPython that
+ * can publish them (3.13 on) or a free-threaded build; NULL otherwise. */
+const char *sba_pywalk_source(const char **why);
 
 typedef struct {
     uint64_t key[2]; /* the stack's identity: two hashes of its frames, never both 0 */

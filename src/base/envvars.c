@@ -33,6 +33,11 @@ static const sb_env_var vars[SB_ENV_COUNT] = {
                         "0: Python stacks by CPython's writer at every call, not read raw "
                         "(default: read raw)",
                         "audit.md"},
+    [SB_ENV_PY_OFFSETS_NEWEST] = {"SYNCBENCH_PY_OFFSETS_NEWEST", SB_ENV_FOR_TEST,
+                                  NUMBER(13, 99, 99),
+                                  "the newest CPython minor version whose debug offsets are taken "
+                                  "as known, 13 to 99: a newer one is read as that one",
+                                  "audit.md"},
     [SB_ENV_ACTIVITY_CALIBRATE] = {"SYNCBENCH_ACTIVITY_CALIBRATE", SB_ENV_FOR_DEV, TEXT,
                                    "0: no --gpu-activity calibration (default: calibrated)",
                                    "dev/testing.md"},

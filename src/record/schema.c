@@ -33,6 +33,7 @@ static const sb_rec_field proc_fields[] = {
     F("zeroed", INT, OPT, "1: the buffers are handed over zeroed"),
     F("symsize", INT, OPT, "1: a stack frame's symbol covers its address"),
     F("window", STR, OPT, "the window of GPU activity, NAME[@DOMAIN]:FIRST-LAST; absent: none"),
+    F("pyread", STR, OPT, "how Python stacks are read: offsets, table, writer or none"),
 };
 
 static const sb_rec_field call_fields[] = {

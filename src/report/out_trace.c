@@ -1,11 +1,13 @@
 /* The Chrome trace event format (Perfetto, chrome://tracing), laid out as PyTorch's profiler
  * writes it: per process, its host threads and its GPU streams (tid 1000000 + stream), complete
  * ("X") events for host calls, kernels, copies, memsets and NVTX ranges, and flows ("ac2g")
- * from each launch to its GPU work by correlation id. Written as it goes: a trace of millions
- * of kernels is never held as a JSON tree. */
+ * from each launch to its GPU work by correlation id. Written with jansson, event by event
+ * (trace_events.c): a trace of millions of kernels is never held as a JSON tree. */
 #include "report/report.h"
 #include "base/arrays.h"
 #include "base/utf8.h"
+#include "report/json_build.h"
+#include "report/trace_events.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -16,62 +18,15 @@
 
 #define STREAM_TID 1000000
 
-void sb_audit_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p == '\t')
-            fputs("\\t", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-typedef struct {
-    FILE *f;
-    int first;
-    int64_t t0;  /* CLOCK_MONOTONIC ns of ts 0 */
-    int64_t off; /* this process: CUPTI clock -> CLOCK_MONOTONIC */
-    int64_t pid;
-    long flow_id;
-} writer;
-
-static double ts(const writer *w, int64_t t)
-{
-    return (double)(t + w->off - w->t0) / 1e3;
-}
-
-/* Starts an event object: {"ph":..,"pid":..,"tid":..[,"ts":..] */
-static void begin(writer *w, const char *ph, int64_t tid)
-{
-    fputs(w->first ? "\n" : ",\n", w->f);
-    w->first = 0;
-    fprintf(w->f, "{\"ph\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%" PRId64, ph, w->pid, tid);
-}
-
-static void complete(writer *w, int64_t tid, const char *name, const char *cat, int64_t start,
-                     int64_t end)
-{
-    begin(w, "X", tid);
-    fputs(",\"name\":", w->f);
-    sb_audit_json_str(w->f, name);
-    fprintf(w->f, ",\"cat\":\"%s\",\"ts\":%.3f,\"dur\":%.3f", cat, ts(w, start),
-            (double)(end - start) / 1e3);
-}
+typedef sb_trace_writer writer;
 
 static void meta(writer *w, int64_t tid, const char *what, const char *name)
 {
-    begin(w, "M", tid);
-    fprintf(w->f, ",\"name\":\"%s\",\"args\":{\"name\":", what);
-    sb_audit_json_str(w->f, name);
-    fputs("}}", w->f);
+    json_t *e = sb_trace_event(w, "M", tid), *args = json_object();
+    sb_trace_set_str(w, e, "name", what);
+    sb_trace_set_str(w, args, "name", name);
+    sb_trace_set(w, e, "args", args);
+    sb_trace_emit(w, e);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -154,43 +109,61 @@ static const source *find_source(const source *s, size_t n, int drv, int64_t cor
     return lo < n && cmp_source(&s[lo], &key) == 0 ? &s[lo] : NULL;
 }
 
-/* "python":["train.py:42 in step", ...], innermost first */
-static void python_frames(FILE *f, const sb_audit_pystack *s)
+/* ["train.py:42 in step", ...], innermost first */
+static json_t *python_frames(writer *w, const sb_audit_pystack *s)
 {
-    fputs(",\"python\":[", f);
+    json_t *frames = json_array();
     for (int i = 0; s && i < s->nframes; i++) {
         char buf[2048];
         sb_audit_fmt(buf, sizeof buf, "%s:%d in %s", s->frames[i].file, s->frames[i].line,
                      s->frames[i].func);
-        if (i)
-            fputc(',', f);
-        sb_audit_json_str(f, buf);
+        sb_trace_append(w, frames, sb_json_str(buf));
     }
-    fputc(']', f);
+    return frames;
 }
 
 /* A sync's predicted savings, per call too: its site's, and its library line's alone. */
-static void saving_args(FILE *f, const sb_audit_proc_result *res, const sb_audit_call_info *ci)
+static void saving_args(writer *w, json_t *args, const sb_audit_proc_result *res,
+                        const sb_audit_call_info *ci)
 {
     const sb_audit_saving *sv = sb_audit_saving_of(res, SB_SAVE_SITE, ci->site, SB_AUDIT_NONE);
     int scaled = 0; /* from the GPU window */
     if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv))) {
-        fprintf(f, ",\"site_save_us\":%.3f,\"site_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
-                sv->r.typical_us);
+        sb_trace_set(w, args, "site_save_us", sb_trace_us_rounded(sb_audit_saving_us(sv)));
+        sb_trace_set(w, args, "site_save_per_call_us", sb_trace_us_rounded(sv->r.typical_us));
         scaled |= sv->calls != sv->run_calls;
     }
     sv = ci->made->via_site && ci->made->via_site[0]
              ? sb_audit_line_saving_of(res, ci->site, ci->made->via_site)
              : NULL;
     if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv))) {
-        fprintf(f, ",\"via_save_us\":%.3f,\"via_save_per_call_us\":%.3f", sb_audit_saving_us(sv),
-                sv->r.typical_us);
+        sb_trace_set(w, args, "via_save_us", sb_trace_us_rounded(sb_audit_saving_us(sv)));
+        sb_trace_set(w, args, "via_save_per_call_us", sb_trace_us_rounded(sv->r.typical_us));
         scaled |= sv->calls != sv->run_calls;
     }
     if (scaled)
-        fputs(",\"save_scaled_from\":\"window\"", f);
+        sb_trace_set_str(w, args, "save_scaled_from", "window");
 }
 
+/* What the analysis found of a classified call: its site, range, operation and Python. */
+static void found_args(writer *w, json_t *args, const sb_audit_proc *p, const sb_audit_call *c,
+                       const sb_audit_call_info *ci)
+{
+    sb_trace_set_str(w, args, "site", ci->site);
+    sb_trace_set_str(w, args, "range", ci->range);
+    sb_trace_set_str(w, args, "operation", ci->made->op ? ci->made->op : "unknown");
+    if (ci->made->via)
+        sb_trace_set_str(w, args, "via", ci->made->via_site);
+    if (ci->made->library[0])
+        sb_trace_set_str(w, args, "library", ci->made->library);
+    if (ci->pyframe) /* the waiter's stack when a waiter names the site (waiter_site.c) */
+        sb_trace_set(w, args, "python",
+                     python_frames(w, sb_audit_find_pystack(p, sb_audit_call_py(p, c, ci))));
+    if (ci->made->compile) /* made while torch.compile compiled: apart from the gate */
+        sb_trace_set_str(w, args, "phase", "compile");
+}
+
+/* The host calls, each with what the analysis found of it (built each: their args vary). */
 static void calls(writer *w, const sb_audit_proc_result *res)
 {
     const sb_audit_proc *p = res->proc;
@@ -198,39 +171,20 @@ static void calls(writer *w, const sb_audit_proc_result *res)
         const sb_audit_call *c = &p->calls[i];
         const sb_audit_call_info *ci = &res->calls[i];
         int blocking = sb_audit_blocking(ci->cls);
-        complete(w, c->tid, c->api,
-                 blocking ? "sync"
-                 : c->drv ? "cuda_driver"
-                          : "cuda_runtime",
-                 c->start, c->end);
-        fprintf(w->f, ",\"args\":{\"class\":\"%s\",\"group\":\"%s\",\"correlation\":%" PRId64,
-                sb_audit_class_name(ci->cls), sb_audit_group_name(sb_audit_class_group(ci->cls)),
-                c->corr);
-        if (ci->cls != SB_AUDIT_NONE) {
-            fputs(",\"site\":", w->f);
-            sb_audit_json_str(w->f, ci->site);
-            fputs(",\"range\":", w->f);
-            sb_audit_json_str(w->f, ci->range);
-            fputs(",\"operation\":", w->f);
-            sb_audit_json_str(w->f, ci->made->op ? ci->made->op : "unknown");
-            if (ci->made->via) {
-                fputs(",\"via\":", w->f);
-                sb_audit_json_str(w->f, ci->made->via_site);
-            }
-            if (ci->made->library[0]) {
-                fputs(",\"library\":", w->f);
-                sb_audit_json_str(w->f, ci->made->library);
-            }
-            if (ci->pyframe)
-                python_frames(w->f, sb_audit_find_pystack(p, sb_audit_call_py(p, c, ci)));
-            if (ci->made->compile) /* made while torch.compile compiled: apart from the gate */
-                fputs(",\"phase\":\"compile\"", w->f);
-        }
+        const char *cat = blocking ? "sync" : c->drv ? "cuda_driver" : "cuda_runtime";
+        json_t *e = sb_trace_complete(w, c->tid, c->api, cat, c->start, c->end);
+        json_t *args = json_object();
+        sb_trace_set_str(w, args, "class", sb_audit_class_name(ci->cls));
+        sb_trace_set_str(w, args, "group", sb_audit_group_name(sb_audit_class_group(ci->cls)));
+        sb_trace_set_int(w, args, "correlation", c->corr);
+        if (ci->cls != SB_AUDIT_NONE)
+            found_args(w, args, p, c, ci);
         if (blocking && p->kernels && sb_audit_in_gpu_window(p, c->start))
-            fprintf(w->f, ",\"bubble_us\":%.3f", (double)ci->bubble_ns / 1e3);
+            sb_trace_set(w, args, "bubble_us", sb_trace_us(ci->bubble_ns));
         if (blocking && !sb_audit_compile_time(ci))
-            saving_args(w->f, res, ci);
-        fputs("}}", w->f);
+            saving_args(w, args, res, ci);
+        sb_trace_set(w, e, "args", args);
+        sb_trace_emit(w, e);
     }
 }
 
@@ -242,8 +196,8 @@ static void apis(writer *w, const sb_audit_proc_result *res, const source *calls
         const sb_audit_api *a = &p->apis[i];
         if (find_source(calls_by_corr, ncalls, a->drv, a->corr))
             continue; /* the same call, written with its class */
-        complete(w, a->tid, a->api, a->drv ? "cuda_driver" : "cuda_runtime", a->start, a->end);
-        fprintf(w->f, ",\"args\":{\"correlation\":%" PRId64 "}}", a->corr);
+        sb_trace_complete_of(w, SB_TRACE_API, a->tid, a->api,
+                             a->drv ? "cuda_driver" : "cuda_runtime", a->start, a->end, &a->corr);
     }
 }
 
@@ -265,12 +219,9 @@ static void acts(writer *w, const sb_audit_proc_result *res, const source *src, 
     for (size_t i = 0; i < p->nacts; i++) {
         const sb_audit_act *a = &p->acts[i];
         act_name(a, name, sizeof name);
-        complete(w, STREAM_TID + a->stream, name, cat[a->kind], a->start, a->end);
-        fprintf(w->f, ",\"args\":{\"device\":%d,\"stream\":%" PRId64 ",\"correlation\":%" PRId64,
-                a->dev, a->stream, a->corr);
-        if (a->kind != SB_ACT_KERNEL)
-            fprintf(w->f, ",\"bytes\":%" PRId64, a->bytes);
-        fputs("}}", w->f);
+        const int64_t args[] = {a->dev, a->stream, a->corr, a->bytes};
+        sb_trace_complete_of(w, a->kind == SB_ACT_KERNEL ? SB_TRACE_GPU : SB_TRACE_BYTES,
+                             STREAM_TID + a->stream, name, cat[a->kind], a->start, a->end, args);
         const source *s = NULL;
         if (a->kind == SB_ACT_COPY && a->rcorr)
             s = find_source(src, nsrc, 0, a->rcorr);
@@ -278,15 +229,8 @@ static void acts(writer *w, const sb_audit_proc_result *res, const source *src, 
             s = find_source(src, nsrc, 0, a->corr);
         if (!s)
             s = find_source(src, nsrc, 1, a->corr);
-        if (!s)
-            continue;
-        long id = ++w->flow_id;
-        begin(w, "s", s->tid);
-        fprintf(w->f, ",\"id\":%ld,\"ts\":%.3f,\"cat\":\"ac2g\",\"name\":\"ac2g\"}", id,
-                ts(w, s->start));
-        begin(w, "f", STREAM_TID + a->stream);
-        fprintf(w->f, ",\"id\":%ld,\"ts\":%.3f,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}",
-                id, ts(w, a->start));
+        if (s) /* from the launch's start on its thread to the work's start on its stream */
+            sb_trace_flow(w, s->tid, s->start, STREAM_TID + a->stream, a->start);
     }
 }
 
@@ -295,17 +239,16 @@ static void ranges(writer *w, const sb_audit_proc_result *res)
     const sb_audit_proc *p = res->proc;
     for (size_t i = 0; i < p->nranges; i++) {
         const sb_audit_range *r = &p->ranges[i];
-        complete(w, r->tid, r->name, "nvtx", r->start, r->end >= r->start ? r->end : res->t_last);
-        fprintf(w->f, ",\"args\":{\"id\":%" PRId64 ",\"blocking_calls\":%ld}}", r->id,
-                res->ranges[i].blocking);
+        const int64_t args[] = {r->id, res->ranges[i].blocking};
+        sb_trace_complete_of(w, SB_TRACE_RANGE, r->tid, r->name, "nvtx", r->start,
+                             r->end >= r->start ? r->end : res->t_last, args);
     }
 }
 
 static int process(writer *w, const sb_audit_proc_result *res)
 {
     const sb_audit_proc *p = res->proc;
-    w->pid = p->pid;
-    w->off = p->mono_ns - p->clock_ns;
+    sb_trace_process(w, p->pid, p->mono_ns - p->clock_ns);
     char buf[512];
     if (p->rank >= 0)
         sb_audit_fmt(buf, sizeof buf, "pid %" PRId64 " rank %d: %s", p->pid, p->rank, p->cmd);
@@ -315,9 +258,8 @@ static int process(writer *w, const sb_audit_proc_result *res)
     if (p->windowed && p->window_start >= 0) { /* where its GPU activity was recorded */
         char text[3 * SB_AUDIT_RANGE_NAME_MAX], name[sizeof text + 16];
         snprintf(name, sizeof name, "GPU window %s", sb_audit_window_text(p, text, sizeof text));
-        complete(w, 0, name, "gpu_window", p->window_start,
-                 p->window_end >= 0 ? p->window_end : res->t_last);
-        fputs("}", w->f);
+        sb_trace_emit(w, sb_trace_complete(w, 0, name, "gpu_window", p->window_start,
+                                           p->window_end >= 0 ? p->window_end : res->t_last));
     }
     if (thread_names(w, res) < 0)
         return -1;
@@ -344,20 +286,22 @@ static int process(writer *w, const sb_audit_proc_result *res)
 int sb_audit_write_trace(FILE *f, const sb_audit_analysis *an)
 {
     const sb_audit_run *run = an->run;
-    writer w = {.f = f, .first = 1, .t0 = run->t0_mono_ns};
-    if (!w.t0) { /* no launcher's time: the first record */
+    int64_t t0 = run->t0_mono_ns;
+    if (!t0) { /* no launcher's time: the first record */
         for (size_t i = 0; i < an->nprocs; i++) {
             const sb_audit_proc_result *res = &an->procs[i];
             const sb_audit_proc *p = res->proc;
             int64_t t = res->t_first + p->mono_ns - p->clock_ns;
-            if (i == 0 || t < w.t0)
-                w.t0 = t;
+            if (i == 0 || t < t0)
+                t0 = t;
         }
     }
-    fputs("{\"traceEvents\":[", f);
-    for (size_t i = 0; i < an->nprocs; i++)
-        if (process(&w, &an->procs[i]) < 0)
-            return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit trace");
-    fputs("\n],\"displayTimeUnit\":\"ns\"}\n", f);
-    return ferror(f) ? sb_fail(SB_EXIT_FAIL, "audit trace: write error") : 0;
+    writer *w = sb_trace_open(f, t0);
+    if (!w)
+        return sb_fail(SB_EXIT_FAIL, "out of memory writing the audit trace");
+    int oom = 0;
+    for (size_t i = 0; i < an->nprocs && !oom; i++)
+        oom = process(w, &an->procs[i]) < 0;
+    int rc = sb_trace_close(w);
+    return oom && !rc ? sb_fail(SB_EXIT_FAIL, "out of memory writing the audit trace") : rc;
 }

@@ -81,7 +81,6 @@ int sb_audit_write_summary(FILE *f, const sb_audit_analysis *an, const sb_audit_
                            const sb_env *env);
 
 /* ---- shared by the writers ----*/
-void sb_audit_json_str(FILE *f, const char *s); /* a JSON string literal (out_trace.c) */
 /* The run's blocking calls that framework table row fw (analyze/frameworks.h) names: the counts
  * of every row whose made.fw is fw, summed (out_table.c). */
 long sb_audit_fw_calls(const sb_audit_analysis *an, const struct sb_fw_row *fw);

@@ -4,7 +4,11 @@ releases the GIL around the call, as torch does inside .item()) and calls sbp_ca
 blocking CUDA call would be. Asserted: the exact file, function and line of every frame, from
 the main thread, worker threads and a spawned child; deep stacks; non-ASCII file and function
 names; one record per distinct stack; no descriptor or memory growth over many threads and
-10 000 captures."""
+10 000 captures. The raw reader (inject/pywalk.c, inject/pyoffsets.c) on every CPython found here
+(interpreters(): PYFRAMES_PYTHONS adds more), each version a test id, 3.9 to 3.14 and 3.14t
+skipped by name where absent: the offsets CPython publishes read from 3.13 on, their damage
+falling back to the table (3.13) or said (later), a newer version refused where its offsets
+moved, and the proc record's "pyread" under syncbench audit."""
 import glob
 import json
 import os
@@ -15,7 +19,7 @@ import textwrap
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, require_built, run
 
 PROBE = str(ROOT / "build" / "tests" / "libpyframes_probe.so")
 
@@ -35,10 +39,10 @@ def probe_built():
         pytest.fail(f"{PROBE} not built; run make test-programs")
 
 
-def run_py(tmp_path, body, name="prog.py", python=sys.executable, env=None):
-    """Runs HEADER + body; returns (its last stdout line as JSON, {id: frames})."""
+def run_py(tmp_path, body, name="prog.py", python=sys.executable, env=None, header=HEADER):
+    """Runs header + body; returns (its last stdout line as JSON, {id: frames})."""
     prog = tmp_path / name
-    prog.write_text(HEADER + textwrap.dedent(body), encoding="utf-8")
+    prog.write_text(header + textwrap.dedent(body), encoding="utf-8")
     recs = tmp_path / "recs"
     recs.mkdir(exist_ok=True)
     r = subprocess.run([python, str(prog), PROBE, str(recs)], capture_output=True,
@@ -196,30 +200,63 @@ def test_descriptor_closed_by_the_program_is_made_anew(tmp_path):
     assert i >= 0
 
 
+# The versions the raw reader is held to (issue 48): each is a test of its own, skipped where
+# no such Python is found here.
+WANTED = [f"3.{m}" for m in range(9, 15)] + ["3.14t"]
+PROBE_VERSION = ("import sys, sysconfig; ft = 't' if sysconfig.get_config_var('Py_GIL_DISABLED') "
+                 "else ''; print('%d.%d.%d' % sys.version_info[:3] + ft)")
+
+
 def interpreters():
-    """One CPython per minor version from 3.9 to 3.13 found here (this one, pyenv's, the
-    system's): {minor: path}."""
+    """Every CPython 3.9 or later found here, one per version ("3.13.0", "3.14.3t" for a
+    free-threaded build): this one, pyenv's, python3.N and python3.Nt on the PATH, and those
+    PYFRAMES_PYTHONS names (colon-separated; CI and a developer add theirs there).
+    {version: path}."""
     found = {}
-    cands = [sys.executable] + sorted(glob.glob(os.path.expanduser(
-        "~/.pyenv/versions/3.*/bin/python3"))) + [shutil.which(f"python3.{m}")
-                                                  for m in range(9, 14)]
+    extra = [p for p in os.environ.get("PYFRAMES_PYTHONS", "").split(":") if p]
+    cands = [sys.executable] + extra + sorted(glob.glob(os.path.expanduser(
+        "~/.pyenv/versions/3.*/bin/python3"))) + [shutil.which(f"python3.{m}{t}")
+                                                  for m in range(9, 30) for t in ("", "t")]
     for c in cands:
         if not c or not os.access(c, os.X_OK):
             continue
-        r = subprocess.run([c, "-c", "import sys; print(sys.version_info[1])"],
-                           capture_output=True, text=True)
-        if r.returncode == 0 and 9 <= int(r.stdout) <= 13:
-            found.setdefault(int(r.stdout), c)
+        r = subprocess.run([c, "-c", PROBE_VERSION], capture_output=True, text=True)
+        if r.returncode == 0 and tuple(map(int, r.stdout.split(".")[:2])) >= (3, 9):
+            found.setdefault(r.stdout.strip(), c)
     return found
 
 
+def minor_of(version):
+    return int(version.rstrip("t").split(".")[1])
+
+
+def free_threaded(version):
+    return version.endswith("t")
+
+
 PYTHONS = interpreters()
-MINORS = [pytest.param(m, marks=pytest.mark.skipif(m not in PYTHONS, reason=f"no 3.{m} here"))
-          for m in range(9, 14)]
 
 
-@pytest.mark.parametrize("minor", MINORS)
-def test_raw_reader_counts_frames_and_keys_sites(tmp_path, minor):
+def versions(select=lambda v: True):
+    """A test per Python found that select takes, and a skipped one per wanted version not
+    found: the test ids list which ran."""
+    params = [pytest.param(v, id=v) for v in sorted(PYTHONS, key=lambda v: (
+        minor_of(v), v)) if select(v)]
+    for want in WANTED:
+        have = [v for v in PYTHONS if minor_of(v) == minor_of(want) and
+                free_threaded(v) == free_threaded(want)]
+        if not have and select(want):
+            params.append(pytest.param(want, id=want, marks=pytest.mark.skip(
+                reason=f"no CPython {want} here")))
+    return params
+
+
+GIL_BUILDS = versions(lambda v: not free_threaded(v))
+WITH_OFFSETS = versions(lambda v: not free_threaded(v) and minor_of(v) >= 13)
+
+
+@pytest.mark.parametrize("version", GIL_BUILDS)
+def test_raw_reader_counts_frames_and_keys_sites(tmp_path, version):
     """The raw reader (inject/pywalk.c) with each version's layout: the frames it counts are
     those Python itself sees (through generators, a C function calling back into Python, a
     worker thread; the innermost 100 of a deeper stack, marked truncated), and its key tells
@@ -250,7 +287,7 @@ def test_raw_reader_counts_frames_and_keys_sites(tmp_path, minor):
         print(json.dumps(dict(loop=loop, other=other, nested=nested,
                               nested_other_caller=nested_other_caller, in_gen=in_gen,
                               via_map=via_map, deep=deep, thread=box[0])))
-        """, python=PYTHONS[minor])
+        """, python=PYTHONS[version])
     for name in ("other", "nested", "nested_other_caller", "in_gen", "via_map", "thread"):
         n, seen, _ = out[name]
         assert n == seen, (name, out[name])
@@ -289,8 +326,8 @@ PROGRAM = """\
     """
 
 
-@pytest.mark.parametrize("minor", MINORS)
-def test_raw_identity_names_the_lines_python_sees(tmp_path, minor):
+@pytest.mark.parametrize("version", GIL_BUILDS)
+def test_raw_identity_names_the_lines_python_sees(tmp_path, version):
     """Stacks known by their raw identity are named with the file, function and line Python
     itself sees (traceback.extract_stack at the same line): in a loop, deeper than 100 frames,
     in a generator, on a thread, in Greek; where this Python exports CPython's traceback
@@ -301,7 +338,7 @@ def test_raw_identity_names_the_lines_python_sees(tmp_path, minor):
         d = tmp_path / walk
         d.mkdir()
         out, stacks, prog = run_py(d, PROGRAM,
-                                   python=PYTHONS[minor],
+                                   python=PYTHONS[version],
                                    env=dict(os.environ, SYNCBENCH_PY_WALK=walk))
         here = str(d) + "/"  # the two programs' folders differ; nothing else may
         norm = lambda frames: [(f.replace(here, ""), fn, n) for f, fn, n in frames]
@@ -317,8 +354,8 @@ def test_raw_identity_names_the_lines_python_sees(tmp_path, minor):
         assert walking_off == 0 and ids == ids_off and recs == recs_off
 
 
-@pytest.mark.parametrize("minor", MINORS)
-def test_a_stack_first_named_for_a_woken_thread_keeps_its_id(tmp_path, minor):
+@pytest.mark.parametrize("version", GIL_BUILDS)
+def test_a_stack_first_named_for_a_woken_thread_keeps_its_id(tmp_path, version):
     """A stack first named by the woken-thread path (the raw reader's own text) and then met in
     a CUDA call (the writer's, where this Python exports it) is one stack: one id, one record."""
     out, stacks, prog = run_py(tmp_path, """\
@@ -326,7 +363,148 @@ def test_a_stack_first_named_for_a_woken_thread_keeps_its_id(tmp_path, minor):
             return f()  # SITE
         ids = [site(lib.sbp_capture_waiting), site(lib.sbp_capture)]
         flush_and_print(ids)
-        """, python=PYTHONS[minor])
+        """, python=PYTHONS[version])
     waiting, here = out
     assert waiting >= 0 and waiting == here, out
     assert len(one_file(stacks)) == 1, stacks
+
+
+def records(tmp_path):
+    return [json.loads(line) for f in sorted((tmp_path / "recs").glob("proc-*.jsonl"))
+            for line in f.read_text(encoding="utf-8").splitlines()]
+
+
+READER = ("lib.sbp_reader.restype = ctypes.c_char_p\n"
+          "reader = lib.sbp_reader().decode()\n")
+
+
+@pytest.mark.parametrize("version", GIL_BUILDS)
+def test_the_offsets_cpython_publishes_are_read_from_3_13_on(tmp_path, version):
+    """From 3.13 on the layout comes from the interpreter's own _Py_DebugOffsets, and the lines
+    are right with it (test_raw_identity_names_the_lines_python_sees); before, from the table."""
+    out, _, _ = run_py(tmp_path, READER + "flush_and_print([reader, lib.sbp_walking()])\n",
+                       python=PYTHONS[version])
+    assert out == ["offsets" if minor_of(version) >= 13 else "table", 1]
+    assert not [r for r in records(tmp_path) if r["t"] == "warn"]
+
+
+# _PyRuntime's debug offsets damaged before the library reads them: the cookie, or the version
+# (one minor more than the interpreter's)
+DAMAGED = HEADER.replace("assert lib.sbp_open", """\
+rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
+if os.environ["DAMAGE"] == "cookie":
+    ctypes.memmove(rt, b"xdebugpX", 8)
+else:
+    ctypes.c_uint64.from_address(rt + 8).value += 1 << 16
+assert lib.sbp_open""")
+
+
+@pytest.mark.parametrize("damage, said", [("cookie", 'no "xdebugpy" cookie'),
+                                          ("version", "are of version 0x")])
+@pytest.mark.parametrize("version", WITH_OFFSETS)
+def test_damaged_debug_offsets_fall_back_to_the_table_or_say_so(tmp_path, version, damage, said):
+    """Debug offsets whose cookie or version is not the interpreter's are not used: 3.13 falls
+    back to the table and still names the lines Python sees; a later version, which has no
+    table, records no Python frames and its warn record says why."""
+    env = dict(os.environ, DAMAGE=damage)
+    out, recs, _ = run_py(tmp_path, READER + textwrap.dedent(PROGRAM).replace(
+        "flush_and_print([", "flush_and_print([reader, "), python=PYTHONS[version], env=env,
+                          header=DAMAGED)
+    reader, walking, ids, truth = out
+    warns = [r["msg"] for r in records(tmp_path) if r["t"] == "warn"]
+    if minor_of(version) == 13:
+        assert (reader, walking, warns) == ("table", 1, [])
+        truth = {i: [tuple(f) for f in frames] for i, frames in truth}
+        recs = one_file(recs)
+        assert len(recs) == 7 and -1 not in ids
+        for i, frames in recs.items():
+            assert frames == truth[i], (i, frames, truth[i])
+    else:
+        assert (reader, walking, set(ids), recs) == ("none", 0, {-1}, {})
+        assert len(warns) == 1 and said in warns[0], warns
+        assert warns[0].startswith("Python frames cannot be recorded"), warns
+
+
+@pytest.mark.parametrize("version", versions(lambda v: not free_threaded(v) and
+                                             minor_of(v) >= 14))
+def test_a_newer_minor_is_read_as_the_newest_known_only_where_its_types_agree(tmp_path,
+                                                                              version):
+    """A CPython newer than the positions the library knows is read by the newest known ones,
+    and only where the offsets so read match the interpreter's own types. Each minor so far
+    has moved them: 3.N read as 3.(N-1) must be refused (not read wrong), and said."""
+    minor = minor_of(version)
+    for newest, want in ((minor, "offsets"), (minor - 1, "none")):
+        d = tmp_path / str(newest)
+        d.mkdir()
+        env = dict(os.environ, SYNCBENCH_PY_OFFSETS_NEWEST=str(newest))
+        out, _, _ = run_py(d, READER + "flush_and_print([reader, lib.sbp_capture()])\n",
+                           python=PYTHONS[version], env=env)
+        warns = [r["msg"] for r in records(d) if r["t"] == "warn"]
+        assert out[0] == want, (newest, out, warns)
+        if want == "none":
+            assert out[1] == -1
+            assert warns == [f"Python frames cannot be recorded: this Python exports no "
+                             f"_Py_DumpTraceback, and its frames cannot be read raw (the debug "
+                             f"offsets of 3.{minor}, read as 3.{minor - 1}'s, do not match its "
+                             f"types)"]
+        else:
+            assert out[1] >= 0 and not warns
+
+
+@pytest.mark.parametrize("version", versions(free_threaded))
+def test_a_free_threaded_build_is_not_read_raw_and_says_so(tmp_path, version):
+    """A free-threaded build lays its objects out otherwise (PyObject, str's state, the
+    thread-local bytecode): not read raw, and said."""
+    out, _, _ = run_py(tmp_path, READER + "flush_and_print([reader, lib.sbp_capture()])\n",
+                       python=PYTHONS[version])
+    warns = [r["msg"] for r in records(tmp_path) if r["t"] == "warn"]
+    assert out[0] in ("none", "writer"), out
+    assert out[0] == "writer" or (out[1] == -1 and len(warns) == 1 and
+                                  "free-threaded" in warns[0]), (out, warns)
+
+
+FAKE_CUPTI = ROOT / "build" / "tests" / "fake-cupti"
+# a Python program that initializes the injection library as the CUDA driver would (as
+# tests/inject/fake_cuda.c does), under `syncbench audit`, with the fake CUPTI
+INJECTED = """\
+import ctypes, os, sys
+rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
+if sys.argv[1] == "damaged":
+    ctypes.memmove(rt, b"xdebugpX", 8)
+lib = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"], mode=os.RTLD_LOCAL)
+lib.InitializeInjection()
+"""
+
+
+@pytest.mark.parametrize("damage", ["intact", "damaged"])
+@pytest.mark.parametrize("version", GIL_BUILDS)
+def test_the_proc_record_says_how_python_stacks_are_read(tmp_path, version, damage):
+    """syncbench audit's proc record says how the process's Python stacks are read ("pyread"):
+    the published offsets from 3.13 on, the table before; with the offsets' cookie damaged,
+    3.13's table, and for a later version none, with the reason in a warn record after the
+    proc record."""
+    require_built(FAKE_CUPTI / "libcupti.so.13")
+    if damage == "damaged" and minor_of(version) < 13:
+        pytest.skip("no debug offsets before 3.13")
+    prog, keep = tmp_path / "inj.py", tmp_path / "recs"
+    prog.write_text(INJECTED)
+    old = os.environ.get("LD_LIBRARY_PATH")
+    env = {"LD_LIBRARY_PATH": str(FAKE_CUPTI) + (":" + old if old else "")}
+    r = run("audit", "-q", "--keep", keep, "--", PYTHONS[version], prog, damage, env=env,
+            timeout=120)
+    assert r.returncode == 0, r.stderr
+    (f,) = [p for p in keep.iterdir() if p.name.startswith("proc-")]
+    recs = [json.loads(x) for x in f.read_text().splitlines()]
+    assert recs[0]["t"] == "proc" and recs[-1]["t"] == "end", recs
+    warns = [x["msg"] for x in recs if x["t"] == "warn"]
+    if minor_of(version) < 13:
+        want = "table"
+    elif damage == "intact":
+        want = "offsets"
+    else:
+        want = "table" if minor_of(version) == 13 else "none"
+    assert recs[0].get("pyread") == want, recs[0]
+    if want == "none":
+        assert len(warns) == 1 and 'no "xdebugpy" cookie' in warns[0], warns
+    else:
+        assert not [w for w in warns if "Python" in w], warns

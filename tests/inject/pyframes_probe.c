@@ -15,7 +15,9 @@
 EXPORT int sbp_open(const char *dir)
 {
     sba_py_init();
-    return sba_out_open(dir);
+    int rc = sba_out_open(dir);
+    sba_py_warn(); /* into the file, as the library writes it after the proc record */
+    return rc;
 }
 
 /* The caller's Python stack id (-1: none), as a blocking call would record it. */
@@ -57,4 +59,10 @@ EXPORT int sbp_walk(uint64_t *key)
         return -1;
     key[0] = s.key[0], key[1] = s.key[1];
     return s.frames + s.truncated * 1000;
+}
+
+/* How stacks are read: "offsets", "table", "writer" or "none" (inject/pyframes.h). */
+EXPORT const char *sbp_reader(void)
+{
+    return sba_py_reader();
 }
