@@ -239,7 +239,8 @@ static void short_gpu_work_saves_the_wait(void **state)
 }
 
 /* A saving over the run in the reports' words (report/save_text.c): nothing played is "", no
- * prediction is "unknown" and why (threads before ranks), else the milliseconds. */
+ * prediction is "unknown" and why (threads before ranks before the GPU window), else the
+ * milliseconds. */
 static void a_run_saving_in_words(void **state)
 {
     (void)state;
@@ -254,6 +255,13 @@ static void a_run_saving_in_words(void **state)
     assert_string_equal(sb_audit_unmodelled_why(s), "threads not modelled");
     s = (sb_audit_run_save){.us = 0};
     assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), "");
+    /* played only by processes with none of its calls in their GPU window: no figure */
+    s.outside_window = 1;
+    assert_string_equal(sb_audit_unmodelled_why(s), "no call inside the GPU window");
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), SB_AUDIT_UNMODELLED);
+    s = (sb_audit_run_save){.played = 1, .us = 2000, .outside_window = 1}; /* another has one */
+    assert_null(sb_audit_unmodelled_why(s));
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), "2.000");
     sb_replay_result r = {.host_pct = 50};
     assert_string_equal(sb_audit_bound_name(&r), "host");
     r.host_pct = 49.9;
