@@ -41,6 +41,13 @@ sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t
                                                                                  : NULL;
 }
 
+const sb_audit_range_info *sb_audit_find_range_info(const sb_audit_proc_result *r, int64_t tid,
+                                                    int64_t id)
+{
+    const sb_audit_range *g = sb_audit_find_range(r->proc, tid, id);
+    return g && r->ranges ? &r->ranges[g - r->proc->ranges] : NULL;
+}
+
 /* What the analysis of one process needs beside the process itself. */
 typedef struct {
     sb_keyed *ctx_dev; /* ctx -> dev (idx holds the dev) */
@@ -150,8 +157,8 @@ static int is_pageable(const char *s)
     return s && strcmp(s, "pageable") == 0;
 }
 
-static void classify(const sb_audit_proc_result *res, const lookups *l, sb_audit_call *c,
-                     const sb_audit_opts *o)
+static void classify(const sb_audit_proc_result *res, const lookups *l, const sb_audit_call *c,
+                     sb_audit_call_info *ci, const sb_audit_opts *o)
 {
     const sb_audit_proc *p = res->proc;
     const sb_audit_timeline *t = call_timeline(res, l, c);
@@ -167,44 +174,44 @@ static void classify(const sb_audit_proc_result *res, const lookups *l, sb_audit
         fam == SB_FAM_COPY || fam == SB_FAM_COPY_ASYNC ? matched_copy(p, l, c) : NULL;
     switch (fam) {
     case SB_FAM_FIXED:
-        c->cls = fixed;
+        ci->cls = fixed;
         break;
     case SB_FAM_COPY:
     case SB_FAM_COPY_ASYNC:
         if (!copy) { /* what the call alone says (its direction, the driver's answer about its
                       * host pointer): the class the injection library's blocks count too */
-            c->cls = sb_audit_class_alone(c->api, c->copy, c->host);
-            if (fam == SB_FAM_COPY && c->cls == SB_AUDIT_NONE && waited)
-                c->cls = SB_AUDIT_WAITED; /* a device-to-device copy that waited */
+            ci->cls = sb_audit_class_alone(c->api, c->copy, c->host);
+            if (fam == SB_FAM_COPY && ci->cls == SB_AUDIT_NONE && waited)
+                ci->cls = SB_AUDIT_WAITED; /* a device-to-device copy that waited */
         } else if (fam == SB_FAM_COPY) {
             dtod = dtod || strcmp(copy->ckind, "DtoD") == 0 || strcmp(copy->ckind, "PtoP") == 0;
-            c->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+            ci->cls = !dtod ? SB_AUDIT_COPY_SYNC : waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
         } else if (is_pageable(copy->src) || is_pageable(copy->dst)) {
-            c->cls = SB_AUDIT_COPY_PAGEABLE;
+            ci->cls = SB_AUDIT_COPY_PAGEABLE;
         } else { /* into pinned memory: it does not wait (.item()'s copy; a GPU that went idle
                   * while CUPTI slowed the call down is a coincidence, not a wait) */
-            c->cls = SB_AUDIT_NONE;
+            ci->cls = SB_AUDIT_NONE;
         }
         break;
     default:
-        c->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
+        ci->cls = waited ? SB_AUDIT_WAITED : SB_AUDIT_NONE;
     }
-    c->bubble_ns =
-        sb_audit_blocking(c->cls) && gpu_known ? sb_audit_bubble(t, c->start, c->end) : 0;
+    ci->bubble_ns =
+        sb_audit_blocking(ci->cls) && gpu_known ? sb_audit_bubble(t, c->start, c->end) : 0;
 }
 
-static const sb_audit_proc *g_sort_proc; /* qsort has no context argument in C11 */
+static const sb_audit_call_info *g_sort_calls; /* qsort has no context argument in C11 */
 
 static int cmp_call_key(const void *a, const void *b)
 {
-    const sb_audit_call *x = &g_sort_proc->calls[*(const size_t *)a];
-    const sb_audit_call *y = &g_sort_proc->calls[*(const size_t *)b];
+    const sb_audit_call_info *x = &g_sort_calls[*(const size_t *)a];
+    const sb_audit_call_info *y = &g_sort_calls[*(const size_t *)b];
     if (x->cls != y->cls)
         return x->cls < y->cls ? -1 : 1;
     if (x->made->compile != y->made->compile) /* compile time apart (compile_group.c) */
         return x->made->compile - y->made->compile;
-    if (!x->waiter != !y->waiter) /* a line's own calls apart from those it waited for */
-        return !x->waiter ? -1 : 1;
+    if (!x->wake != !y->wake) /* a line's own calls apart from those it waited for */
+        return !x->wake ? -1 : 1;
     int r = strcmp(x->range, y->range);
     if (r || (r = strcmp(x->site, y->site)) || (r = strcmp(x->made->via_site, y->made->via_site)))
         return r;
@@ -231,14 +238,14 @@ static int build_rows(sb_audit_proc_result *res)
         return -1;
     }
     for (size_t i = 0; i < p->ncalls; i++)
-        if (p->calls[i].cls != SB_AUDIT_NONE)
+        if (res->calls[i].cls != SB_AUDIT_NONE)
             idx[n++] = i;
-    g_sort_proc = p;
+    g_sort_calls = res->calls;
     sb_sort(idx, n, sizeof *idx, cmp_call_key);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         sb_audit_row *r = &res->rows[res->nrows++];
-        const sb_audit_call *first = &p->calls[idx[i]];
+        const sb_audit_call_info *first = &res->calls[idx[i]];
         memset(r, 0, sizeof *r);
         r->cls = first->cls;
         r->range = first->range;
@@ -248,12 +255,12 @@ static int build_rows(sb_audit_proc_result *res)
         r->pyframe = first->pyframe;
         r->rule = first->rule;
         r->made = *first->made;
-        r->waiter = first->waiter;
+        r->waiter = sb_audit_call_waiter(p, first);
         for (; j < n && cmp_call_key(&idx[i], &idx[j]) == 0; j++) {
             const sb_audit_call *c = &p->calls[idx[j]];
             d[j - i] = (double)(c->end - c->start) / 1e3;
             r->blocked_total_us += d[j - i];
-            r->bubble_total_us += (double)c->bubble_ns / 1e3;
+            r->bubble_total_us += (double)res->calls[idx[j]].bubble_ns / 1e3;
             r->bubble_calls += sb_audit_in_gpu_window(p, c->start);
         }
         r->count = (long)(j - i);
@@ -346,8 +353,9 @@ static int cmp_int64(const void *a, const void *b)
 /* nvtxRangeStart/End ranges belong to no thread (they may end on another one): each counts
  * the blocking calls of every thread of the process that started inside it, and their blocked
  * time: the calls as (start, duration) sorted by start, prefix sums of the durations. n log n. */
-static int count_startend(sb_audit_proc *p, const sb_audit_opts *o)
+static int count_startend(sb_audit_proc_result *res, const sb_audit_opts *o)
 {
+    sb_audit_proc *p = res->proc;
     size_t nse = 0, n = 0;
     for (size_t i = 0; i < p->nranges; i++)
         nse += p->ranges[i].startend;
@@ -361,7 +369,7 @@ static int count_startend(sb_audit_proc *p, const sb_audit_opts *o)
         return -1;
     }
     for (size_t i = 0; i < p->ncalls; i++)
-        if (sb_audit_gated(o, &p->calls[i])) {
+        if (sb_audit_gated(o, &res->calls[i])) {
             sd[2 * n] = p->calls[i].start;
             sd[2 * n + 1] = p->calls[i].end - p->calls[i].start;
             n++;
@@ -371,13 +379,13 @@ static int count_startend(sb_audit_proc *p, const sb_audit_opts *o)
     for (size_t i = 0; i < n; i++)
         sum[i + 1] = sum[i] + sd[2 * i + 1];
     for (size_t i = 0; i < p->nranges; i++) {
-        sb_audit_range *r = &p->ranges[i];
+        const sb_audit_range *r = &p->ranges[i];
         if (!r->startend)
             continue;
         int64_t end = r->end >= r->start ? r->end : INT64_MAX;
         size_t lo = sb_count_before(sd, n, 2, r->start, 0), hi = sb_count_before(sd, n, 2, end, 1);
-        r->blocking = (long)(hi - lo);
-        r->blocked_ns = sum[hi] - sum[lo];
+        res->ranges[i].blocking = (long)(hi - lo);
+        res->ranges[i].blocked_ns = sum[hi] - sum[lo];
     }
     free(sd);
     free(sum);
@@ -388,8 +396,9 @@ static int count_startend(sb_audit_proc *p, const sb_audit_opts *o)
  * them: the first call that names one gives its name, start and depth); each instance's count
  * of the blocking calls the gate counts, nested ranges included. n log n in the calls and
  * ranges. */
-static int count_ranges(sb_audit_proc *p, const sb_audit_opts *o)
+static int count_ranges(sb_audit_proc_result *res, const sb_audit_opts *o)
 {
+    sb_audit_proc *p = res->proc;
     sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
     const size_t recorded = p->nranges;
     unrecorded *u = NULL;
@@ -425,19 +434,21 @@ static int count_ranges(sb_audit_proc *p, const sb_audit_opts *o)
     free(u);
     if (p->nranges > recorded)
         sb_sort(p->ranges, p->nranges, sizeof *p->ranges, cmp_range);
+    if (!(res->ranges = calloc(p->nranges ? p->nranges : 1, sizeof *res->ranges)))
+        return -1;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        if (!sb_audit_gated(o, c))
+        if (!sb_audit_gated(o, &res->calls[i]))
             continue;
         for (int k = 0; k < c->nranges; k++) {
-            sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
+            const sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
             if (r) {
-                r->blocking++;
-                r->blocked_ns += c->end - c->start;
+                res->ranges[r - p->ranges].blocking++;
+                res->ranges[r - p->ranges].blocked_ns += c->end - c->start;
             }
         }
     }
-    return count_startend(p, o); /* it sets its ranges' counts whole */
+    return count_startend(res, o); /* it sets its ranges' counts whole */
 }
 
 static int cmp_range_name(const void *a, const void *b)
@@ -445,22 +456,27 @@ static int cmp_range_name(const void *a, const void *b)
     return strcmp(((const sb_audit_range_sum *)a)->name, ((const sb_audit_range_sum *)b)->name);
 }
 
+/* A range instance and what the analysis counted of it. */
+typedef struct {
+    const sb_audit_range *r;
+    const sb_audit_range_info *ri;
+} counted_range;
+
 /* Names are interned (one pointer per name): instances sorted by that pointer fall into runs
  * of one name, so any number of names and instances costs n log n. */
 static int cmp_range_ptr(const void *a, const void *b)
 {
-    const sb_audit_range *const *x = a, *const *y = b;
-    uintptr_t p = (uintptr_t)(*x)->name, q = (uintptr_t)(*y)->name;
+    const counted_range *x = a, *y = b;
+    uintptr_t p = (uintptr_t)x->r->name, q = (uintptr_t)y->r->name;
     return p < q ? -1 : p > q;
 }
 
 static int sum_ranges(sb_audit_analysis *an)
 {
-    const sb_audit_run *run = an->run;
     size_t total = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        total += run->procs[i]->nranges;
-    const sb_audit_range **all = malloc((total ? total : 1) * sizeof *all);
+    for (size_t i = 0; i < an->nprocs; i++)
+        total += an->procs[i].proc->nranges;
+    counted_range *all = malloc((total ? total : 1) * sizeof *all);
     sb_audit_range_sum *s = malloc((total ? total : 1) * sizeof *s);
     if (!all || !s) {
         free(all);
@@ -468,18 +484,19 @@ static int sum_ranges(sb_audit_analysis *an)
         return -1;
     }
     size_t m = 0, n = 0;
-    for (size_t i = 0; i < run->nprocs; i++)
-        for (size_t k = 0; k < run->procs[i]->nranges; k++)
-            all[m++] = &run->procs[i]->ranges[k];
+    for (size_t i = 0; i < an->nprocs; i++)
+        for (size_t k = 0; k < an->procs[i].proc->nranges; k++)
+            all[m++] = (counted_range){&an->procs[i].proc->ranges[k], &an->procs[i].ranges[k]};
     sb_sort(all, m, sizeof *all, cmp_range_ptr);
     for (size_t k = 0; k < m; k++) {
-        const sb_audit_range *r = all[k];
+        const sb_audit_range *r = all[k].r;
+        long blocking = all[k].ri->blocking;
         if (!n || s[n - 1].name != r->name)
             s[n++] = (sb_audit_range_sum){.name = r->name, .domain = r->domain ? r->domain : ""};
         s[n - 1].instances++;
-        s[n - 1].total_blocking += r->blocking;
-        if (r->blocking > s[n - 1].max_blocking)
-            s[n - 1].max_blocking = r->blocking;
+        s[n - 1].total_blocking += blocking;
+        if (blocking > s[n - 1].max_blocking)
+            s[n - 1].max_blocking = blocking;
     }
     free(all);
     if (n)
@@ -501,18 +518,21 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc_result *res, const sb_
         return -1;
     }
     const char *empty = sb_audit_intern(&run->strs, "");
-    if (!empty) {
+    res->calls = calloc(p->ncalls ? p->ncalls : 1, sizeof *res->calls);
+    res->stack_used = calloc(p->nstacks ? p->nstacks : 1, 1);
+    if (!empty || !res->calls || !res->stack_used) {
         free_lookups(&l);
         return -1;
     }
     for (size_t i = 0; i < p->ncalls; i++) {
-        sb_audit_call *c = &p->calls[i];
-        classify(res, &l, c, o);
-        c->range = c->nranges ? c->ranges[c->nranges - 1].name : empty;
-        if (sb_audit_blocking(c->cls) && c->stack >= 0) {
-            sb_audit_stack *s = (sb_audit_stack *)sb_audit_find_stack(p, c->stack);
+        const sb_audit_call *c = &p->calls[i];
+        sb_audit_call_info *ci = &res->calls[i];
+        classify(res, &l, c, ci, o);
+        ci->range = c->nranges ? c->ranges[c->nranges - 1].name : empty;
+        if (sb_audit_blocking(ci->cls) && c->stack >= 0) {
+            const sb_audit_stack *s = sb_audit_find_stack(p, c->stack);
             if (s)
-                s->used = 1;
+                res->stack_used[s - p->stacks] = 1;
         }
     }
     free_lookups(&l);
@@ -523,40 +543,43 @@ static int analyze_calls(sb_audit_run *run, sb_audit_proc_result *res, const sb_
  * (its source text beside it), and the line inside a library that made it; the native frame
  * otherwise; then what made it and the fix (rules.c). Once per distinct call site
  * (callsites.c): the calls of one site share what it found. */
-static int attribute(sb_audit_analysis *an, const sb_audit_proc_result *res, sb_audit_call *c)
+static int attribute(sb_audit_analysis *an, const sb_audit_proc_result *res, size_t i)
 {
     const sb_audit_proc *p = res->proc;
+    const sb_audit_call *c = &p->calls[i];
+    sb_audit_call_info *ci = &res->calls[i];
     sb_audit_run *run = an->run;
     int added;
-    sb_audit_callsite *cs = sb_audit_callsite_of(an, p, c, &added);
+    sb_audit_callsite *cs = sb_audit_callsite_of(an, p, c, ci, &added);
     if (!cs)
         return -1;
     if (!added) {
-        sb_audit_callsite_give(cs, c);
+        sb_audit_callsite_give(cs, ci);
         return 0;
     }
-    c->native = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
-                              : sb_audit_site(&run->strs, NULL);
-    c->site = c->native;
-    c->source = sb_audit_intern(&run->strs, "");
-    if (!c->native || !c->source)
+    ci->native = c->stack >= 0 ? sb_audit_site(&run->strs, sb_audit_find_stack(p, c->stack))
+                               : sb_audit_site(&run->strs, NULL);
+    ci->site = ci->native;
+    ci->source = sb_audit_intern(&run->strs, "");
+    if (!ci->native || !ci->source)
         return -1;
-    const sb_audit_pystack *ps = c->py >= 0 ? sb_audit_find_pystack(p, c->py) : NULL;
-    if (ps && (c->pyframe = sb_audit_py_pick(ps, an->opts.py_innermost))) {
-        c->site = sb_audit_py_site(&run->strs, c->pyframe);
-        c->source = sb_audit_py_source(an, c->pyframe);
-        if (!c->site || !c->source)
+    int64_t py = sb_audit_call_py(p, c, ci);
+    const sb_audit_pystack *ps = py >= 0 ? sb_audit_find_pystack(p, py) : NULL;
+    if (ps && (ci->pyframe = sb_audit_py_pick(ps, an->opts.py_innermost))) {
+        ci->site = sb_audit_py_site(&run->strs, ci->pyframe);
+        ci->source = sb_audit_py_source(an, ci->pyframe);
+        if (!ci->site || !ci->source)
             return -1;
     }
-    c->made = &cs->made;
-    if (sb_audit_py_made(an, ps, c, &cs->made) < 0)
+    ci->made = &cs->made;
+    if (sb_audit_py_made(an, ps, ci, &cs->made) < 0)
         return -1;
-    c->rule = sb_audit_rule_for(p, c);
-    if (sb_fw_attribute(an, ps, c, &cs->made, &cs->fw_rule) < 0 ||
-        sb_audit_name_call(&run->strs, c, &cs->made) < 0 ||
-        sb_audit_compile_name(an, res->compile_worker, ps, c, &cs->made) < 0)
+    ci->rule = sb_audit_rule_for(p, c, ci);
+    if (sb_fw_attribute(an, ps, ci, &cs->made, &cs->fw_rule) < 0 ||
+        sb_audit_name_call(&run->strs, ci, &cs->made) < 0 ||
+        sb_audit_compile_name(an, res->compile_worker, ps, ci, &cs->made) < 0)
         return -1;
-    sb_audit_callsite_keep(cs, c);
+    sb_audit_callsite_keep(cs, ci);
     return 0;
 }
 
@@ -586,14 +609,12 @@ static int summarize(sb_audit_analysis *an, sb_audit_proc_result *res)
     sb_audit_proc *p = res->proc;
     sb_sort(p->pystacks, p->npystacks, sizeof *p->pystacks, cmp_pystack);
     res->compile_worker = sb_audit_compile_worker(p);
-    if (sb_audit_waiter_sites(p) < 0)
+    if (sb_audit_waiter_sites(p, res->calls) < 0)
         return -1;
-    for (size_t i = 0; i < p->ncalls; i++) {
-        sb_audit_call *c = &p->calls[i];
-        if (c->cls != SB_AUDIT_NONE && attribute(an, res, c) < 0)
+    for (size_t i = 0; i < p->ncalls; i++)
+        if (res->calls[i].cls != SB_AUDIT_NONE && attribute(an, res, i) < 0)
             return -1;
-    }
-    if (build_rows(res) < 0 || count_ranges(p, &an->opts) < 0)
+    if (build_rows(res) < 0 || count_ranges(res, &an->opts) < 0)
         return -1;
     sb_audit_compile_sums(res);
     lifetime(res);
@@ -601,10 +622,11 @@ static int summarize(sb_audit_analysis *an, sb_audit_proc_result *res)
     window_sums(res);
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        res->counts[c->cls]++;
-        if (c->cls == SB_AUDIT_POLL)
+        const sb_audit_call_info *ci = &res->calls[i];
+        res->counts[ci->cls]++;
+        if (ci->cls == SB_AUDIT_POLL)
             res->polls++;
-        if (!sb_audit_blocking(c->cls))
+        if (!sb_audit_blocking(ci->cls))
             continue;
         res->blocking++;
         res->blocked_us += (double)(c->end - c->start) / 1e3;
@@ -641,7 +663,7 @@ static int analyze(sb_audit_analysis *an, const sb_audit_opts *o)
         if (analyze_calls(run, &an->procs[i], o) < 0)
             return -1;
     if (o->symbolize)
-        sb_audit_symbolize(run); /* the frames not yet named */
+        sb_audit_symbolize(an); /* the frames not yet named */
     for (; an->nprocs < run->nprocs; an->nprocs++)
         if (summarize(an, &an->procs[an->nprocs]) < 0)
             return -1;
@@ -662,6 +684,9 @@ static void free_result(sb_audit_proc_result *r)
         free(r->tl[i].iv);
     free(r->all.iv);
     free(r->tl);
+    free(r->calls);
+    free(r->ranges);
+    free(r->stack_used);
     free(r->rows);
     free(r->savings);
     free(r->replay);

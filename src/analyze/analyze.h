@@ -6,6 +6,7 @@
 
 #include "analyze/ranks.h"
 #include "model/model.h"
+#include "record/classes.h"
 #include "replay/replay.h"
 
 /* Analyzer settings (the launcher's options). */
@@ -64,6 +65,43 @@ typedef struct sb_audit_made {
     const char *fix_at;
 } sb_audit_made;
 
+/* What the analysis found of one recorded call: an->procs[i].calls[j] is
+ * run->procs[i]->calls[j]'s (the small fields side by side: millions of calls, no padding
+ * between). site, native, pyframe, source, rule and made are set for the calls that are not
+ * SB_AUDIT_NONE only, the same for every call of one call site (callsites.c). */
+typedef struct sb_audit_call_info {
+    sb_audit_class cls;
+    /* waiter_site.c: 1 + the index in p->wakes of the hand-off that woke the Python thread that
+     * waited for this call, made on a thread without Python (its site is that thread's line:
+     * sb_audit_call_py, sb_audit_call_waiter); 0: none */
+    int32_t wake;
+    int64_t bubble_ns;
+    const char *range;  /* innermost range, "" when none */
+    const char *site;   /* the Python line ("train.py:42 in step") when there is one, else the
+                           native site; "?" when none */
+    const char *native; /* the native site */
+    const sb_audit_pyframe *pyframe;  /* the frame `site` names; NULL: none */
+    const char *source;               /* that frame's source line, "" when unknown */
+    const struct sb_audit_rule *rule; /* what made it; NULL: no rule knows */
+    /* the line inside a library that made it, the operation, the fix: one for every call of one
+     * site (callsites.c) */
+    const sb_audit_made *made;
+} sb_audit_call_info;
+
+/* The Python stack ("pystack" id) call c of p is named by: its waiter's when it has one
+ * (ci->wake), else its own (-1: none). */
+static inline int64_t sb_audit_call_py(const sb_audit_proc *p, const sb_audit_call *c,
+                                       const sb_audit_call_info *ci)
+{
+    return ci->wake ? p->wakes[ci->wake - 1].py : c->py;
+}
+
+/* The thread id of the Python thread that waited for the call (ci->wake), 0 when none. */
+static inline int sb_audit_call_waiter(const sb_audit_proc *p, const sb_audit_call_info *ci)
+{
+    return ci->wake ? (int)p->wakes[ci->wake - 1].tid : 0;
+}
+
 /* One row: process x class x range x site x the line inside a library x operation and fix. */
 typedef struct sb_audit_row {
     sb_audit_class cls;
@@ -79,6 +117,14 @@ typedef struct sb_audit_row {
     double blocked_total_us, blocked_median_us, blocked_p95_us, bubble_total_us;
     long bubble_calls;
 } sb_audit_row;
+
+/* What the analysis counted of one range instance: an->procs[i].ranges[k] is
+ * run->procs[i]->ranges[k]'s (once analyzed, a process's ranges are sorted, and hold the instances
+ * only its calls name too: analyze.c). */
+typedef struct sb_audit_range_info {
+    long blocking;      /* the blocking calls the gate counts inside this instance */
+    int64_t blocked_ns; /* their host time blocked */
+} sb_audit_range_info;
 
 /* A range name's instances over the whole run (the JSON's "ranges"). */
 typedef struct sb_audit_range_sum {
@@ -122,6 +168,9 @@ void sb_audit_analysis_free(sb_audit_analysis *an);
 const sb_audit_proc_result *sb_audit_result_of(const sb_audit_analysis *an, const sb_audit_proc *p);
 /* The instance (tid, id) of a range (ranges are sorted once analyzed), or NULL. */
 sb_audit_range *sb_audit_find_range(const sb_audit_proc *p, int64_t tid, int64_t id);
+/* What r's analysis counted of the instance (tid, id) of a range, or NULL when there is none. */
+const sb_audit_range_info *sb_audit_find_range_info(const sb_audit_proc_result *r, int64_t tid,
+                                                    int64_t id);
 
 /* ---- site.c ---- */
 /* The call site of a stack ("libfoo.so!bar", "app+0x1234", "?"), interned. */
@@ -151,11 +200,11 @@ const char *sb_audit_py_package(const char *file, char *buf, size_t n);
  * an installed package other than the frameworks whose operations the rules name
  * (sb_audit_rule_frameworks); its package's name in pkg. NULL (pkg "") when none. */
 const sb_audit_pyframe *sb_audit_py_lib_frame(const sb_audit_pystack *s, char *pkg, size_t n);
-/* c->made's frames (c->pyframe and c->source set): the innermost frame when it is not the site's
- * (via; shown from its package on when installed: "transformers/generation/utils.py:2797 in
- * _sample"), the library's frame, and their lines' text; op and fix are rules.c's. 0, or -1 out
- * of memory. */
-int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_audit_call *c,
+/* A call's made (ci->pyframe and ci->source set; s its Python stack): the innermost frame when it
+ * is not the site's (via; shown from its package on when installed:
+ * "transformers/generation/utils.py:2797 in _sample"), the library's frame, and their lines'
+ * text; op and fix are rules.c's. 0, or -1 out of memory. */
+int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_audit_call_info *ci,
                      sb_audit_made *m);
 /* "tests/train.py:31" (relative to the current folder when under it), interned. */
 const char *sb_audit_py_file_line(sb_strpool *strs, const char *file, int line);
@@ -177,14 +226,15 @@ int sb_audit_compile_worker(const sb_audit_proc *p);
 #define SB_AUDIT_COMPILE_WORKER "torch.compile worker" /* what the reports call one */
 /* A call of a worker, or whose Python stack s holds a frame of torch.compile's compile,
  * autotuning or benchmarking machinery (one table of markers), is compile time: m->compile set,
- * its operation "torch.compile: ..." and its fix; c->rule NULL (no scenario prices it). Calls at
- * run time, through the compiled code's wrappers, are left as they are. 0, or -1 out of memory. */
+ * its operation "torch.compile: ..." and its fix; ci->rule NULL (no scenario prices it). Calls
+ * at run time, through the compiled code's wrappers, are left as they are. 0, or -1 out of
+ * memory. */
 int sb_audit_compile_name(sb_audit_analysis *an, int worker, const sb_audit_pystack *s,
-                          sb_audit_call *c, sb_audit_made *m);
-/* Was call c (attributed) made while torch.compile compiled? */
-int sb_audit_compile_time(const sb_audit_call *c);
-/* Does the gate count call c: a blocking call made at run time, or any with include_compile. */
-int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call *c);
+                          sb_audit_call_info *ci, sb_audit_made *m);
+/* Was the call (attributed) made while torch.compile compiled? */
+int sb_audit_compile_time(const sb_audit_call_info *ci);
+/* Does the gate count the call: a blocking call made at run time, or any with include_compile. */
+int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call_info *ci);
 /* r's compile-time sums (its process's calls): compile_blocking, compile_blocked_us,
  * compile_polls. */
 void sb_audit_compile_sums(sb_audit_proc_result *r);
@@ -218,22 +268,25 @@ typedef struct sb_audit_rule {
  * s NULL). The framework table matches with them too. */
 int sb_audit_alt_in(const char *alts, const char *s);
 int sb_audit_alt_is(const char *alts, const char *s);
-/* The first rule that holds for the call (its frames, API, copy and the lines' text), or NULL. */
-const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c);
+/* The first rule that holds for call c of p, ci what the analysis found of it (its frames, API,
+ * copy and the lines' text), or NULL. */
+const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c,
+                                       const sb_audit_call_info *ci);
 /* Does rule r hold for the call? */
-int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb_audit_call *c);
-/* c->made's op and fix from c->rule: a sync inside a library's own code (made.library) that no
- * rule of that library names keeps the rule's op, and its fix says where it is: "inside
+int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb_audit_call *c,
+                        const sb_audit_call_info *ci);
+/* A call's made's op and fix from ci->rule: a sync inside a library's own code (made.library) that
+ * no rule of that library names keeps the rule's op, and its fix says where it is: "inside
  * transformers (_sample): an upstream change, or a different call (...)". 0, or -1 out of
  * memory. */
-int sb_audit_name_call(sb_strpool *strs, const sb_audit_call *c, sb_audit_made *m);
+int sb_audit_name_call(sb_strpool *strs, const sb_audit_call_info *ci, sb_audit_made *m);
 
 /* ---- waiter_site.c: the Python line of the thread that waits ---- */
 /* Each blocking call made on a thread without Python that a Python thread slept waiting for (the
  * recorded hand-offs, followed through at most three threads without Python) takes that
- * thread's Python stack (py) and its id (waiter): its site is the waiter's line. Before the
- * calls are attributed, the Python stacks sorted. 0, or -1 out of memory. */
-int sb_audit_waiter_sites(sb_audit_proc *p);
+ * hand-off (calls[j].wake, calls indexed like p->calls, classified): its site is the waiter's
+ * line. Before the calls are attributed, the Python stacks sorted. 0, or -1 out of memory. */
+int sb_audit_waiter_sites(const sb_audit_proc *p, sb_audit_call_info *calls);
 /* Where a row's site comes from: "python" (the calling thread's line), "native" (its native
  * frame) or "waiter" (the line of the Python thread that waited for the calls). */
 const char *sb_audit_site_from(const sb_audit_row *r);
@@ -252,13 +305,14 @@ typedef struct sb_audit_callsite {
     sb_audit_made made;    /* the calls' `made` points here */
     sb_audit_rule fw_rule; /* frameworks.c: a framework row's rule (rule points here) */
 } sb_audit_callsite;
-/* c's call site: found (*added 0) or added (*added 1: the caller attributes c and keeps it);
- * NULL out of memory. */
+/* The call site of call c of p (ci: classified, its waiter found): found (*added 0) or added
+ * (*added 1: the caller attributes the call and keeps it); NULL out of memory. */
 sb_audit_callsite *sb_audit_callsite_of(sb_audit_analysis *an, const sb_audit_proc *p,
-                                        const sb_audit_call *c, int *added);
+                                        const sb_audit_call *c, const sb_audit_call_info *ci,
+                                        int *added);
 /* What an attributed call found, kept in its site; given to another call of the site. */
-void sb_audit_callsite_keep(sb_audit_callsite *cs, const sb_audit_call *c);
-void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call *c);
+void sb_audit_callsite_keep(sb_audit_callsite *cs, const sb_audit_call_info *ci);
+void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call_info *ci);
 void sb_audit_callsites_free(sb_audit_analysis *an);
 /* Every rule, NULL-terminated by op (tests, --help). */
 extern const sb_audit_rule sb_audit_rules[];
@@ -267,12 +321,13 @@ extern const sb_audit_rule sb_audit_rules[];
 extern const char *const sb_audit_rule_frameworks[];
 
 /* ---- symbolize.c ---- */
-/* Names the used frames with no symbol: from the object's symbol table where a symbol covers
- * the address, with its file and line through addr2line (on PATH) where the object's debug
- * information knows them; else they stay library+offset. A process of an older writer (no
- * "symsize") has each name checked the same way: one no symbol of the object covers, or of an
- * object that cannot be read, is dropped. */
-void sb_audit_symbolize(sb_audit_run *run);
+/* Names the frames with no symbol of the stacks a blocking call used (each process's
+ * stack_used): from the object's symbol table where a symbol covers the address, with its file
+ * and line through addr2line (on PATH) where the object's debug information knows them; else
+ * they stay library+offset. A process of an older writer (no "symsize") has each name checked the
+ * same way: one no symbol of the object covers, or of an object that cannot be read, is dropped.
+ * Every process of an's run (an->procs holds a result for each). */
+void sb_audit_symbolize(sb_audit_analysis *an);
 
 /* ---- elfsyms.c: an object's ELF symbol tables ---- */
 typedef struct sb_elf_syms sb_elf_syms;
@@ -288,7 +343,8 @@ void sb_elf_syms_free(sb_elf_syms *e);
 
 /* ---- savings.c: what removing syncs would save (the replay, replay.h) ---- */
 /* SB_SAVE_LINE: the calls of one user's line (the site) made through one line inside a library
- * (c->made->via_site, not ""), played alone: which library line, which option, is worth changing */
+ * (the call's made->via_site, not ""), played alone: which library line, which option, is worth
+ * changing */
 typedef enum {
     SB_SAVE_ALL,
     SB_SAVE_SITE,
@@ -336,8 +392,11 @@ typedef struct sb_audit_saving {
  * alone; r->savings: all, the sites, the classes, the ranges, the lines. A line that holds every
  * call of its site takes the site's figures. 0, or -1 out of memory. */
 int sb_audit_savings(sb_audit_proc_result *r, int top);
-/* Does the play of selection s remove call c (a blocking call of the run time it selects)? */
-int sb_audit_saving_removes(const sb_audit_call *c, const sb_audit_saving *s);
+/* Does the play of selection s remove the call (what the analysis found of it: a blocking call
+ * of the run time the selection selects)? */
+int sb_audit_saving_removes(const sb_audit_call_info *ci, const sb_audit_saving *s);
+/* The replay's model of r's process, given its calls' classes. NULL out of memory. */
+sb_replay_model *sb_audit_replay_model(const sb_audit_proc_result *r);
 /* The selection's plays that take the readbacks kept and the producers held too: sites, lines,
  * all. */
 int sb_audit_saving_played_twice(int kind);
@@ -362,30 +421,26 @@ double sb_audit_result_us(const sb_replay_result *r, long calls);
  * GPU activity, else its calls in the run over those in the window (NaN: none in the window, no
  * figure). */
 double sb_audit_saving_scale(const sb_audit_saving *s);
-/* That saving of one selection summed over the processes that played it; NaN when none did. */
-double sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
-                           sb_audit_class cls);
 /* Nonzero when a saving is no prediction: threads it could not tie together (replay.h:
  * threads_unmodelled) or other ranks it does not play (ranks_unmodelled). */
 int sb_audit_unmodelled(const sb_audit_saving *s);
-/* Why a selection's saving is no prediction ("threads not modelled", "ranks not modelled", "no
- * call inside the GPU window"), or NULL when it is one. */
-const char *sb_audit_unmodelled_why(const sb_audit_analysis *an, int kind, const char *key,
-                                    sb_audit_class cls);
-/* What the reports print for a selection's saving: "" when no process played it, "unknown"
- * (SB_AUDIT_UNMODELLED) when it is no prediction (sb_audit_unmodelled_why), else the
- * milliseconds ("%.3f"). */
-#define SB_AUDIT_UNMODELLED "unknown"
-const char *sb_audit_saving_text(const sb_audit_analysis *an, int kind, const char *key,
-                                 sb_audit_class cls, char *buf, size_t n);
-/* The same three of a library line (site, via): its saving summed over the processes that played
- * it (NaN: none did), why it is no prediction (NULL: it is one), and its text ("", "unknown" or
- * the milliseconds). */
-double sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site, const char *via);
-const char *sb_audit_line_unmodelled_why(const sb_audit_analysis *an, const char *site,
-                                         const char *via);
-const char *sb_audit_line_saving_text(const sb_audit_analysis *an, const char *site,
-                                      const char *via, char *buf, size_t n);
+/* One selection's saving over the run (report/save_text.c puts it in words). */
+typedef struct sb_audit_run_save {
+    int played; /* the processes that have a figure of it; 0: none (and us is 0) */
+    double us;  /* their figures (sb_audit_saving_us) summed */
+    /* why it is no prediction, nonzero when one of the plays could not tie its threads together
+     * (replay.h: threads_unmodelled), or is of a rank whose job's other ranks it does not play
+     * (ranks_unmodelled) */
+    int threads_unmodelled, ranks_unmodelled;
+    /* the processes that played it with none of its calls inside their window of GPU activity
+     * (no figure of theirs) */
+    int outside_window;
+} sb_audit_run_save;
+sb_audit_run_save sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
+                                      sb_audit_class cls);
+/* The same of a library line (site, via). */
+sb_audit_run_save sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site,
+                                           const char *via);
 /* One process's results (an->procs[i], run->procs[i]'s): what the analysis found of it, apart
  * from its records. */
 struct sb_audit_proc_result {
@@ -395,6 +450,13 @@ struct sb_audit_proc_result {
     sb_audit_timeline *tl;   /* the GPU's busy time, per device */
     size_t ntl;
     sb_audit_timeline all; /* every device merged */
+    /* what it found of each call, indexed like proc->calls (proc->ncalls of them) */
+    sb_audit_call_info *calls;
+    /* each range instance's counts, indexed like proc->ranges (proc->nranges of them) */
+    sb_audit_range_info *ranges;
+    /* nonzero for each stack a blocking call used, indexed like proc->stacks (sorted): the
+     * stacks symbolize.c names */
+    unsigned char *stack_used;
     sb_audit_row *rows;
     size_t nrows;
     long counts[SB_AUDIT_NCLASS];
@@ -439,7 +501,7 @@ int64_t sb_audit_bubble(const sb_audit_timeline *t, int64_t start, int64_t end);
 int sb_audit_waited(const sb_audit_timeline *t, int64_t start, int64_t end, double min_us,
                     double slack_us);
 
-/* "host" when the host's launches then bound most GPU operations, else "gpu". */
-const char *sb_audit_bound_name(const sb_replay_result *r);
+/* Did the host's launches bound most GPU operations in that play (else the GPU did)? */
+int sb_audit_host_bound(const sb_replay_result *r);
 
 #endif

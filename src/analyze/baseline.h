@@ -49,12 +49,13 @@ typedef struct sb_bl_item {
     const char *file, *function, *text, *operation, *library_line, *thread;
     const char *site; /* the report's site ("train.py:57 in step"), interned; "" when gone */
     int line;         /* this run's line (the first call's); the baseline's when gone */
-    const sb_audit_call *first; /* the first call (class, rule, Python line, operation) */
-    long now;                   /* the most calls in one step counted (per run: the run's) */
-    long calls;                 /* every counted call */
-    double blocked_us;          /* their host time blocked */
-    int over;                   /* known: now > budget */
-    int moved;                  /* known: another line than the baseline's */
+    /* what the analysis found of the first call (class, rule, Python line, operation) */
+    const sb_audit_call_info *first;
+    long now;          /* the most calls in one step counted (per run: the run's) */
+    long calls;        /* every counted call */
+    double blocked_us; /* their host time blocked */
+    int over;          /* known: now > budget */
+    int moved;         /* known: another line than the baseline's */
 } sb_bl_item;
 
 typedef struct sb_bl_diff {
@@ -72,11 +73,11 @@ typedef struct sb_bl_diff {
     struct sb_strpool *pool_; /* the keys' text */
 } sb_bl_diff;
 
-/* The run held to o->baseline: every site the run made (gated: sb_audit_gated) or the baseline
- * holds, one item each. 0, or -1 out of memory. */
-int sb_baseline_diff(const sb_audit_run *run, const sb_audit_opts *o, sb_bl_diff *d);
+/* The analyzed run held to o->baseline: every site the run made (gated: sb_audit_gated) or the
+ * baseline holds, one item each. 0, or -1 out of memory. */
+int sb_baseline_diff(const sb_audit_analysis *an, const sb_audit_opts *o, sb_bl_diff *d);
 /* The same against another baseline b (NULL: none, every site new): --update-baseline's. */
-int sb_baseline_diff_of(const sb_audit_run *run, const sb_audit_opts *o, const sb_baseline *b,
+int sb_baseline_diff_of(const sb_audit_analysis *an, const sb_audit_opts *o, const sb_baseline *b,
                         sb_bl_diff *d);
 void sb_baseline_diff_free(sb_bl_diff *d);
 const char *sb_bl_kind_name(sb_bl_kind k);
@@ -91,7 +92,7 @@ const char *sb_bl_norm(const char *s, char *buf, size_t n);
  * the most calls of one counted step (or the run's) as its budget; the notes and threads of old
  * (may be NULL) kept for sites of the same key. Written to tmp, which the caller renames. 0, or
  * -1 with errno. */
-int sb_baseline_write(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_baseline_write(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                       const sb_baseline *old);
 
 #endif

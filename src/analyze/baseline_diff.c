@@ -77,10 +77,10 @@ static const char *inn(state *s, const char *t)
 }
 
 /* "dir/train.py:42 in step" -> file "dir/train.py"; a native site is its own file. */
-static void key_of(state *s, const sb_audit_call *c, const char *k[K_N])
+static void key_of(state *s, const sb_audit_call_info *ci, const char *k[K_N])
 {
-    const char *site = c->site ? c->site : "?";
-    const char *sp = c->pyframe ? strstr(site, " in ") : NULL;
+    const char *site = ci->site ? ci->site : "?";
+    const char *sp = ci->pyframe ? strstr(site, " in ") : NULL;
     for (const char *q = sp; q && (q = strstr(q + 1, " in ")) != NULL;)
         sp = q;
     const char *colon = NULL;
@@ -90,11 +90,11 @@ static void key_of(state *s, const sb_audit_call *c, const char *k[K_N])
     char file[PATH_MAX];
     snprintf(file, sizeof file, "%.*s", colon ? (int)(colon - site) : (int)strlen(site), site);
     k[K_FILE] = inn(s, file);
-    k[K_FUNC] = inn(s, c->pyframe ? c->pyframe->func : "");
-    k[K_TEXT] = inn(s, c->pyframe && c->source ? c->source : "");
-    k[K_OP] = inn(s, c->made && c->made->op ? c->made->op : "unknown");
+    k[K_FUNC] = inn(s, ci->pyframe ? ci->pyframe->func : "");
+    k[K_TEXT] = inn(s, ci->pyframe && ci->source ? ci->source : "");
+    k[K_OP] = inn(s, ci->made && ci->made->op ? ci->made->op : "unknown");
     /* the library's line: "pkg/mod.py:123 in func" -> "pkg/mod.py:func" */
-    const char *via = c->made && c->made->via_site ? c->made->via_site : "";
+    const char *via = ci->made && ci->made->via_site ? ci->made->via_site : "";
     const char *vin = strstr(via, " in "), *vcolon = NULL;
     for (const char *q = vin; q && (q = strstr(q + 1, " in ")) != NULL;)
         vin = q;
@@ -173,15 +173,16 @@ static long item_for(state *s, const char *k[K_N], const char *tid, int create)
     return (long)(s->d->n - 1);
 }
 
-static void count_call(state *s, const sb_audit_call *c, long item, long inst)
+static void count_call(state *s, const sb_audit_call *c, const sb_audit_call_info *ci, long item,
+                       long inst)
 {
     sb_bl_item *it = &s->d->items[item];
     if (!it->first) {
         if (it->kind == SB_BL_GONE)
             it->kind = SB_BL_KNOWN;
-        it->first = c;
-        it->site = c->site ? c->site : "?";
-        it->line = c->pyframe ? c->pyframe->line : 0;
+        it->first = ci;
+        it->site = ci->site ? ci->site : "?";
+        it->line = ci->pyframe ? ci->pyframe->line : 0;
         const slot *sl = &s->slots[item];
         it->file = sl->k[K_FILE], it->function = sl->k[K_FUNC], it->text = sl->k[K_TEXT];
         it->operation = sl->k[K_OP], it->library_line = sl->k[K_LIB];
@@ -239,8 +240,9 @@ static long instance_of(const sb_audit_proc *p, const sb_audit_call *c, const ch
 }
 
 /* The calls of one process; base: the number of instances of the processes before it. */
-static void count_proc(state *s, const sb_audit_proc *p, const sb_audit_opts *o, long base)
+static void count_proc(state *s, const sb_audit_proc_result *res, const sb_audit_opts *o, long base)
 {
+    const sb_audit_proc *p = res->proc;
     sb_bl_diff *d = s->d;
     long *ord = d->range ? calloc(p->nranges + 1, sizeof *ord) : NULL;
     long n = ord ? order_instances(p, d->range, ord, s) : 0;
@@ -250,14 +252,15 @@ static void count_proc(state *s, const sb_audit_proc *p, const sb_audit_opts *o,
     d->steps += n > d->skip_first ? n - d->skip_first : 0;
     for (size_t i = 0; !s->oom && i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        if (!sb_audit_gated(o, c))
+        const sb_audit_call_info *ci = &res->calls[i];
+        if (!sb_audit_gated(o, ci))
             continue;
         long inst = d->range ? instance_of(p, c, d->range, ord) : 0;
         if (inst < 0)
             continue; /* outside every step: not counted */
         const char *k[K_N];
         char tid[32];
-        key_of(s, c, k);
+        key_of(s, ci, k);
         snprintf(tid, sizeof tid, "%lld", (long long)c->tid);
         /* a site the baseline lacks, made only in warm-up steps, is no site of the run: no
          * item (a new one would fail the gate, and be written empty, with no call counted) */
@@ -272,7 +275,7 @@ static void count_proc(state *s, const sb_audit_proc *p, const sb_audit_opts *o,
             d->blocked_us += (double)(c->end - c->start) / 1e3;
         }
         if (!d->range || inst >= s->slots[item].skip)
-            count_call(s, c, item, base + inst);
+            count_call(s, c, ci, item, base + inst);
     }
     free(ord);
 }
@@ -342,7 +345,7 @@ static void judge(sb_bl_diff *d)
     d->blocked_us_per_step = d->blocked_us / steps;
 }
 
-static int diff_with(const sb_audit_run *run, const sb_audit_opts *o, const sb_baseline *b,
+static int diff_with(const sb_audit_analysis *an, const sb_audit_opts *o, const sb_baseline *b,
                      sb_bl_diff *d)
 {
     memset(d, 0, sizeof *d);
@@ -355,9 +358,9 @@ static int diff_with(const sb_audit_run *run, const sb_audit_opts *o, const sb_b
         d->skip_first = 0;
     load_sites(&s);
     long base = 0;
-    for (size_t i = 0; !s.oom && i < run->nprocs; i++) {
+    for (size_t i = 0; !s.oom && i < an->nprocs; i++) {
         long before = d->entered;
-        count_proc(&s, run->procs[i], o, base);
+        count_proc(&s, &an->procs[i], o, base);
         base += d->entered - before + 1;
     }
     if (!d->range)
@@ -381,15 +384,15 @@ static int diff_with(const sb_audit_run *run, const sb_audit_opts *o, const sb_b
     return 0;
 }
 
-int sb_baseline_diff(const sb_audit_run *run, const sb_audit_opts *o, sb_bl_diff *d)
+int sb_baseline_diff(const sb_audit_analysis *an, const sb_audit_opts *o, sb_bl_diff *d)
 {
-    return diff_with(run, o, o->baseline, d);
+    return diff_with(an, o, o->baseline, d);
 }
 
-int sb_baseline_diff_of(const sb_audit_run *run, const sb_audit_opts *o, const sb_baseline *b,
+int sb_baseline_diff_of(const sb_audit_analysis *an, const sb_audit_opts *o, const sb_baseline *b,
                         sb_bl_diff *d)
 {
-    return diff_with(run, o, b, d);
+    return diff_with(an, o, b, d);
 }
 
 void sb_baseline_diff_free(sb_bl_diff *d)

@@ -31,11 +31,11 @@ static void site(FILE *f, size_t n, const sb_bl_item *it)
         value(f, "note", it->base->note);
 }
 
-int sb_baseline_write(FILE *f, const sb_audit_run *run, const sb_audit_opts *o,
+int sb_baseline_write(FILE *f, const sb_audit_analysis *an, const sb_audit_opts *o,
                       const sb_baseline *old)
 {
     sb_bl_diff d;
-    if (sb_baseline_diff_of(run, o, old, &d) < 0)
+    if (sb_baseline_diff_of(an, o, old, &d) < 0)
         return -1;
     char range[SB_BL_VALUE_MAX + 8] = "";
     if (d.range)

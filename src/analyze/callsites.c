@@ -28,20 +28,20 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
-static uint64_t hash_of(const sb_audit_proc *p, const sb_audit_call *c)
+static uint64_t hash_of(const sb_audit_callsite *key)
 {
-    uint64_t h = mix(0, (uintptr_t)p);
-    h = mix(h, (uint64_t)c->stack);
-    h = mix(h, (uint64_t)c->py);
-    h = mix(h, (uint64_t)c->cls);
-    h = mix(h, (uintptr_t)c->api); /* interned: equal text, equal pointer */
-    return mix(h, (uintptr_t)c->copy);
+    uint64_t h = mix(0, (uintptr_t)key->proc);
+    h = mix(h, (uint64_t)key->stack);
+    h = mix(h, (uint64_t)key->py);
+    h = mix(h, (uint64_t)key->cls);
+    h = mix(h, (uintptr_t)key->api); /* interned: equal text, equal pointer */
+    return mix(h, (uintptr_t)key->copy);
 }
 
-static int same(const sb_audit_callsite *s, const sb_audit_proc *p, const sb_audit_call *c)
+static int same(const sb_audit_callsite *s, const sb_audit_callsite *key)
 {
-    return s->proc == p && s->stack == c->stack && s->py == c->py && s->cls == c->cls &&
-           s->api == c->api && s->copy == c->copy;
+    return s->proc == key->proc && s->stack == key->stack && s->py == key->py &&
+           s->cls == key->cls && s->api == key->api && s->copy == key->copy;
 }
 
 static int grow(callsites *t)
@@ -54,12 +54,7 @@ static int grow(callsites *t)
         sb_audit_callsite *s = t->index[i];
         if (!s)
             continue;
-        size_t k = hash_of(s->proc, &(sb_audit_call){.stack = s->stack,
-                                                     .py = s->py,
-                                                     .cls = s->cls,
-                                                     .api = s->api,
-                                                     .copy = s->copy}) &
-                   (cap - 1);
+        size_t k = hash_of(s) & (cap - 1);
         while (index[k])
             k = (k + 1) & (cap - 1);
         index[k] = s;
@@ -70,7 +65,7 @@ static int grow(callsites *t)
     return 0;
 }
 
-static sb_audit_callsite *add(callsites *t, const sb_audit_proc *p, const sb_audit_call *c)
+static sb_audit_callsite *add(callsites *t, const sb_audit_callsite *key)
 {
     if (!t->chunks || t->chunks->n == CHUNK) {
         chunk *k = calloc(1, sizeof *k);
@@ -80,26 +75,33 @@ static sb_audit_callsite *add(callsites *t, const sb_audit_proc *p, const sb_aud
         t->chunks = k;
     }
     sb_audit_callsite *s = &t->chunks->sites[t->chunks->n++];
-    *s = (sb_audit_callsite){
-        .proc = p, .stack = c->stack, .py = c->py, .cls = c->cls, .api = c->api, .copy = c->copy};
+    *s = *key;
     return s;
 }
 
 sb_audit_callsite *sb_audit_callsite_of(sb_audit_analysis *an, const sb_audit_proc *p,
-                                        const sb_audit_call *c, int *added)
+                                        const sb_audit_call *c, const sb_audit_call_info *ci,
+                                        int *added)
 {
     callsites *t = an->callsites;
     if (!t && !(t = an->callsites = calloc(1, sizeof *t)))
         return NULL;
     if (2 * (t->n + 1) > t->cap && grow(t) < 0)
         return NULL;
-    size_t k = hash_of(p, c) & (t->cap - 1);
+    /* the Python stack it is named by: the waiter's (waiter_site.c) when it has one */
+    const sb_audit_callsite key = {.proc = p,
+                                   .stack = c->stack,
+                                   .py = sb_audit_call_py(p, c, ci),
+                                   .cls = ci->cls,
+                                   .api = c->api,
+                                   .copy = c->copy};
+    size_t k = hash_of(&key) & (t->cap - 1);
     for (; t->index[k]; k = (k + 1) & (t->cap - 1))
-        if (same(t->index[k], p, c)) {
+        if (same(t->index[k], &key)) {
             *added = 0;
             return t->index[k];
         }
-    sb_audit_callsite *s = add(t, p, c);
+    sb_audit_callsite *s = add(t, &key);
     if (!s)
         return NULL;
     t->index[k] = s;
@@ -108,23 +110,23 @@ sb_audit_callsite *sb_audit_callsite_of(sb_audit_analysis *an, const sb_audit_pr
     return s;
 }
 
-void sb_audit_callsite_keep(sb_audit_callsite *cs, const sb_audit_call *c)
+void sb_audit_callsite_keep(sb_audit_callsite *cs, const sb_audit_call_info *ci)
 {
-    cs->native = c->native;
-    cs->site = c->site;
-    cs->source = c->source;
-    cs->pyframe = c->pyframe;
-    cs->rule = c->rule;
+    cs->native = ci->native;
+    cs->site = ci->site;
+    cs->source = ci->source;
+    cs->pyframe = ci->pyframe;
+    cs->rule = ci->rule;
 }
 
-void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call *c)
+void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call_info *ci)
 {
-    c->native = cs->native;
-    c->site = cs->site;
-    c->source = cs->source;
-    c->pyframe = cs->pyframe;
-    c->rule = cs->rule;
-    c->made = &cs->made;
+    ci->native = cs->native;
+    ci->site = cs->site;
+    ci->source = cs->source;
+    ci->pyframe = cs->pyframe;
+    ci->rule = cs->rule;
+    ci->made = &cs->made;
 }
 
 void sb_audit_callsites_free(sb_audit_analysis *an)

@@ -182,7 +182,7 @@ int sb_audit_compile_worker(const sb_audit_proc *p)
 }
 
 int sb_audit_compile_name(sb_audit_analysis *an, int worker, const sb_audit_pystack *s,
-                          sb_audit_call *c, sb_audit_made *m)
+                          sb_audit_call_info *ci, sb_audit_made *m)
 {
     sb_audit_run *run = an->run;
     const compile_marker *k = marker_of(s);
@@ -192,18 +192,18 @@ int sb_audit_compile_name(sb_audit_analysis *an, int worker, const sb_audit_pyst
     m->compile = 1;
     m->op = sb_audit_intern(&run->strs, works[w].op);
     m->fix = sb_audit_intern(&run->strs, works[w].fix);
-    c->rule = NULL; /* no scenario prices compile work */
+    ci->rule = NULL; /* no scenario prices compile work */
     return m->op && m->fix ? 0 : -1;
 }
 
-int sb_audit_compile_time(const sb_audit_call *c)
+int sb_audit_compile_time(const sb_audit_call_info *ci)
 {
-    return c->made && c->made->compile;
+    return ci->made && ci->made->compile;
 }
 
-int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call *c)
+int sb_audit_gated(const sb_audit_opts *o, const sb_audit_call_info *ci)
 {
-    return sb_audit_blocking(c->cls) && (o->include_compile || !sb_audit_compile_time(c));
+    return sb_audit_blocking(ci->cls) && (o->include_compile || !sb_audit_compile_time(ci));
 }
 
 void sb_audit_compile_sums(sb_audit_proc_result *r)
@@ -211,10 +211,11 @@ void sb_audit_compile_sums(sb_audit_proc_result *r)
     const sb_audit_proc *p = r->proc;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        if (!sb_audit_compile_time(c))
+        const sb_audit_call_info *ci = &r->calls[i];
+        if (!sb_audit_compile_time(ci))
             continue;
-        r->compile_polls += c->cls == SB_AUDIT_POLL;
-        if (sb_audit_blocking(c->cls)) {
+        r->compile_polls += ci->cls == SB_AUDIT_POLL;
+        if (sb_audit_blocking(ci->cls)) {
             r->compile_blocking++;
             r->compile_blocked_us += (double)(c->end - c->start) / 1e3;
         }

@@ -24,10 +24,10 @@
 #define MASKING "transformers/masking_utils.py"
 #define ONCE "once a call or a run, not a step: it costs nothing per step of a long loop"
 #define TO_ITEM_WHAT                                                                               \
-    "a value logged with self.log(...) read on the host (.item()) for the progress bar and the "  \
+    "a value logged with self.log(...) read on the host (.item()) for the progress bar and the "   \
     "loggers, each step"
 #define TO_ITEM_FIX                                                                                \
-    "self.log(..., prog_bar=False) for values the bar need not show each step; or "               \
+    "self.log(..., prog_bar=False) for values the bar need not show each step; or "                \
     "self.log(..., on_step=False, on_epoch=True): reduced on the GPU and read once an epoch"
 #define TO_ITEM_CAVEAT                                                                             \
     "the bar no longer shows the value (on_epoch: the bar and the logger show it once an epoch)"
@@ -270,12 +270,12 @@ static const sb_fw_row *rows_match(const sb_audit_pyframe *f, const char *line, 
     return r ? r : row_of(sb_fw_rows, (size_t)-1, f, line, text);
 }
 
-const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call *c,
+const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call_info *ci,
                              sb_audit_analysis *an, const sb_fw_row **changed)
 {
     *changed = NULL;
     const sb_audit_pyframe *maker = NULL;
-    for (int i = 0; s && c->pyframe && i < s->nframes && &s->frames[i] != c->pyframe; i++) {
+    for (int i = 0; s && ci->pyframe && i < s->nframes && &s->frames[i] != ci->pyframe; i++) {
         const sb_audit_pyframe *f = &s->frames[i];
         if (!sb_audit_py_in_package(f->file))
             continue; /* the standard library, generated code: no row's */
@@ -311,10 +311,10 @@ static const char *fix_at(sb_audit_analysis *an, const sb_audit_pystack *s, cons
     return sb_audit_intern(&run->strs, "");
 }
 
-int sb_fw_attribute(sb_audit_analysis *an, const sb_audit_pystack *s, sb_audit_call *c,
+int sb_fw_attribute(sb_audit_analysis *an, const sb_audit_pystack *s, sb_audit_call_info *ci,
                     sb_audit_made *m, sb_audit_rule *own)
 {
-    m->fw = sb_fw_match(s, c, an, &m->fw_changed);
+    m->fw = sb_fw_match(s, ci, an, &m->fw_changed);
     if (!m->fw)
         return 0;
     m->fix_at = fix_at(an, s, m->fw->where);
@@ -322,6 +322,6 @@ int sb_fw_attribute(sb_audit_analysis *an, const sb_audit_pystack *s, sb_audit_c
         return -1;
     /* the row's own rule: its scenario prices it; the op and fix are the row's (rules.c) */
     *own = (sb_audit_rule){.op = m->fw->what, .fix = m->fw->fix, .scenario = m->fw->scenario};
-    c->rule = own;
+    ci->rule = own;
     return 0;
 }

@@ -37,20 +37,20 @@ void sb_fw_use_user_rows(const sb_fw_row *rows, size_t n);
 /* The rows kept, *n of them; NULL when none. */
 const sb_fw_row *sb_fw_user_rows(size_t *n);
 
-/* What the table says of one call with Python stack s, whose user's frame is c->pyframe: the
+/* What the table says of one call with Python stack s, whose user's frame is ci->pyframe: the
  * first row (the user's, then the built-in) that a frame between the call and the user's line
  * matches, innermost first; NULL when none. *changed is set when the frame that made the call
  * matches a row's module and function but not its text (a release that changed the line: not
  * known to syncbench), else cleared. */
 struct sb_audit_analysis;
-const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call *c,
+const sb_fw_row *sb_fw_match(const sb_audit_pystack *s, const sb_audit_call_info *ci,
                              struct sb_audit_analysis *an, const sb_fw_row **changed);
 
-/* c's row of the table (m->fw, m->fw_changed) and where its fix goes (m->fix_at: the line of the
- * user's files on the stack that holds the row's `where` call); with a row, c->rule becomes
- * `own`, the row's (its scenario). 0, or -1 out of memory. */
+/* A call's row of the table (m->fw, m->fw_changed) and where its fix goes (m->fix_at: the line
+ * of the user's files on the stack that holds the row's `where` call); with a row, ci->rule
+ * becomes `own`, the row's (its scenario). 0, or -1 out of memory. */
 struct sb_audit_rule;
-int sb_fw_attribute(struct sb_audit_analysis *an, const sb_audit_pystack *s, sb_audit_call *c,
+int sb_fw_attribute(struct sb_audit_analysis *an, const sb_audit_pystack *s, sb_audit_call_info *ci,
                     sb_audit_made *m, struct sb_audit_rule *own);
 
 /* Is an installed package's file, from its package on, one of the alternatives of `alts`

@@ -128,19 +128,22 @@ const char *sb_audit_py_file_line(sb_strpool *strs, const char *file, int line)
     return sb_audit_intern(strs, buf);
 }
 
-int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_audit_call *c,
+int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_audit_call_info *ci,
                      sb_audit_made *m)
 {
     sb_audit_run *run = an->run;
     const char *none = sb_audit_intern(&run->strs, "");
-    *m = (sb_audit_made){
-        .via_site = none, .via_source = none, .lib_source = none, .library = none, .fix = none,
-        .fix_at = none};
+    *m = (sb_audit_made){.via_site = none,
+                         .via_source = none,
+                         .lib_source = none,
+                         .library = none,
+                         .fix = none,
+                         .fix_at = none};
     if (!none)
         return -1;
-    if (!s || !s->nframes || !c->pyframe)
+    if (!s || !s->nframes || !ci->pyframe)
         return 0;
-    if (c->pyframe != innermost_shown(s)) {
+    if (ci->pyframe != innermost_shown(s)) {
         m->via = innermost_shown(s);
         m->via_site = site_text(&run->strs, m->via, 1);
         m->via_source = sb_audit_py_source(an, m->via);
@@ -151,9 +154,9 @@ int sb_audit_py_made(sb_audit_analysis *an, const sb_audit_pystack *s, const sb_
     if (!(m->lib = sb_audit_py_lib_frame(s, pkg, sizeof pkg)))
         return 0;
     m->library = sb_audit_intern(&run->strs, pkg);
-    m->lib_source = m->lib == m->via       ? m->via_source
-                    : m->lib == c->pyframe ? c->source
-                                           : sb_audit_py_source(an, m->lib);
+    m->lib_source = m->lib == m->via        ? m->via_source
+                    : m->lib == ci->pyframe ? ci->source
+                                            : sb_audit_py_source(an, m->lib);
     return m->library && m->lib_source ? 0 : -1;
 }
 

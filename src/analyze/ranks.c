@@ -142,12 +142,12 @@ static int fold_rank(sb_ranks *rk, sb_rank *r, const sb_audit_analysis *an, int 
         r->blocking += res->blocking;
         r->has_bubbles |= p->kernels && !p->windowed; /* a window's: not the run's */
         for (size_t c = 0; c < p->ncalls; c++)
-            if (sb_audit_blocking(p->calls[c].cls))
-                r->bubble_us += (double)p->calls[c].bubble_ns / 1e3;
+            if (sb_audit_blocking(res->calls[c].cls))
+                r->bubble_us += (double)res->calls[c].bubble_ns / 1e3;
         for (size_t k = 0; k < p->nranges; k++) {
             const sb_audit_range *g = &p->ranges[k];
-            in[n++] = (instance){
-                g->name, g->domain ? g->domain : "", g->start + off, g->tid, g->id, g->blocked_ns};
+            in[n++] = (instance){g->name, g->domain ? g->domain : "", g->start + off, g->tid,
+                                 g->id,   res->ranges[k].blocked_ns};
         }
     }
     if (!rc)

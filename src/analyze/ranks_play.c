@@ -148,7 +148,7 @@ static int copy_to_gpu(const sb_audit_call *c)
 }
 
 /* Could thread tid (its calls l->calls[a..b)) be a process group's worker: no Python of its own
- * (a call that took a waiting thread's line is still the thread's), no kernel launched? */
+ * (a call named at a waiting thread's line keeps its own py: none), no kernel launched? */
 static int worker_like(const lookups *l, size_t a, size_t b)
 {
     const sb_audit_call *first = &l->p->calls[l->calls[a]];
@@ -156,7 +156,7 @@ static int worker_like(const lookups *l, size_t a, size_t b)
         return 0;
     for (size_t i = a; i < b; i++) {
         const sb_audit_call *c = &l->p->calls[l->calls[i]];
-        if (c->py >= 0 && !c->waiter)
+        if (c->py >= 0)
             return 0;
     }
     return 1;
@@ -445,7 +445,7 @@ static int play_selection(sb_replay_job *job, const member *mem, size_t n,
         jp->calls[k] = 0;
         for (size_t i = 0; i < p->ncalls; i++) /* as savings.c: inside the GPU window */
             jp->calls[k] += jp->mask[k][i] =
-                (unsigned char)(sb_audit_saving_removes(&p->calls[i], sel) &&
+                (unsigned char)(sb_audit_saving_removes(&mem[k].res->calls[i], sel) &&
                                 sb_audit_in_gpu_window(p, p->calls[i].start));
     }
     const unsigned char *const *masks = (const unsigned char *const *)jp->mask;
@@ -499,7 +499,8 @@ static int play_job(member *mem, size_t n, char *why, size_t whylen)
     int oom = 0;
     for (size_t k = 0; k < n; k++) {
         const sb_audit_proc *p = mem[k].res->proc;
-        rk[k] = (sb_replay_rank){p, sb_replay_build(p), mem[k].parts, mem[k].nparts, mem[k].rank};
+        rk[k] = (sb_replay_rank){p, sb_audit_replay_model(mem[k].res), mem[k].parts, mem[k].nparts,
+                                 mem[k].rank};
         oom |= !rk[k].model;
     }
     sb_replay_job *job = NULL;

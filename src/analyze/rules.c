@@ -347,40 +347,45 @@ static int pyfile_has(const sb_audit_pystack *s, const sb_audit_rule *r)
 
 /* The text of the lines that made the call: the innermost frame's, and the library's frame's
  * (a library calling torch), else the user's line (calling torch, or the innermost itself). */
-static int source_has(const sb_audit_call *c, const char *alts)
+static int source_has(const sb_audit_call_info *ci, const char *alts)
 {
-    const sb_audit_made *m = c->made;
+    const sb_audit_made *m = ci->made;
     if (m && m->via && sb_audit_alt_in(alts, m->via_source))
         return 1;
-    return sb_audit_alt_in(alts, m && m->lib ? m->lib_source : c->source);
+    return sb_audit_alt_in(alts, m && m->lib ? m->lib_source : ci->source);
 }
 
 /* The file of the frame that made the call (the library's, else the innermost) from its
  * installed package on; NULL without Python or outside an installed package. */
-static const char *maker_file(const sb_audit_call *c)
+static const char *maker_file(const sb_audit_call_info *ci)
 {
-    const sb_audit_made *m = c->made; /* NULL: a call not attributed (no Python frames) */
-    const sb_audit_pyframe *f = m && m->lib ? m->lib : m && m->via ? m->via : c->pyframe;
+    const sb_audit_made *m = ci->made; /* NULL: a call not attributed (no Python frames) */
+    const sb_audit_pyframe *f = m && m->lib ? m->lib : m && m->via ? m->via : ci->pyframe;
     return f ? sb_audit_py_in_package(f->file) : NULL;
 }
 
-int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb_audit_call *c)
+int sb_audit_rule_holds(const sb_audit_rule *r, const sb_audit_proc *p, const sb_audit_call *c,
+                        const sb_audit_call_info *ci)
 {
     char api[128];
     sb_audit_base_name(c->api, api, sizeof api);
-    if ((r->api && !sb_audit_alt_in(r->api, api)) || (r->copy && !sb_audit_alt_in(r->copy, c->copy)) ||
-        (r->source && !source_has(c, r->source)) || (r->lib && !any_prefix(r->lib, maker_file(c))))
+    if ((r->api && !sb_audit_alt_in(r->api, api)) ||
+        (r->copy && !sb_audit_alt_in(r->copy, c->copy)) ||
+        (r->source && !source_has(ci, r->source)) ||
+        (r->lib && !any_prefix(r->lib, maker_file(ci))))
         return 0;
     const sb_audit_stack *st = c->stack >= 0 ? sb_audit_find_stack(p, c->stack) : NULL;
-    const sb_audit_pystack *py = c->py >= 0 ? sb_audit_find_pystack(p, c->py) : NULL;
+    int64_t py_id = sb_audit_call_py(p, c, ci);
+    const sb_audit_pystack *py = py_id >= 0 ? sb_audit_find_pystack(p, py_id) : NULL;
     return (!(r->native || r->object) || native_has(st, r)) &&
            (!(r->pyfile || r->pyfunc) || pyfile_has(py, r));
 }
 
-const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c)
+const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_call *c,
+                                       const sb_audit_call_info *ci)
 {
     for (const sb_audit_rule *r = sb_audit_rules; r->op; r++)
-        if (sb_audit_rule_holds(r, p, c))
+        if (sb_audit_rule_holds(r, p, c, ci))
             return r;
     return NULL;
 }
@@ -388,8 +393,7 @@ const sb_audit_rule *sb_audit_rule_for(const sb_audit_proc *p, const sb_audit_ca
 /* A sync of a library's own code that no framework row names, or whose row's line changed:
  * where it is and that no option in the user's code is known to remove it, with the sync-free
  * way as a hint for the library's authors. */
-static const char *unknown_fix(const sb_audit_made *m, const sb_audit_rule *r, char *buf,
-                               size_t n)
+static const char *unknown_fix(const sb_audit_made *m, const sb_audit_rule *r, char *buf, size_t n)
 {
     const char *pkg = m->library[0] ? m->library : "torch";
     const sb_audit_pyframe *f = m->lib ? m->lib : m->via;
@@ -407,9 +411,9 @@ static const char *unknown_fix(const sb_audit_made *m, const sb_audit_rule *r, c
     return buf;
 }
 
-int sb_audit_name_call(sb_strpool *strs, const sb_audit_call *c, sb_audit_made *m)
+int sb_audit_name_call(sb_strpool *strs, const sb_audit_call_info *ci, sb_audit_made *m)
 {
-    const sb_audit_rule *r = c->rule;
+    const sb_audit_rule *r = ci->rule;
     const char *op = r ? r->op : NULL, *fix = r ? r->fix : "";
     char op_buf[512], fix_buf[2048];
     if (m->fw) { /* a framework row: what it is, the option in the user's code, its caveat */

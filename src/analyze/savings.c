@@ -1,7 +1,7 @@
 /* What removing syncs would save, per process: the replay (replay.h) played once with every
  * blocking call removed, then once per site (the Python line or native frame), per class, per
  * innermost NVTX range and per library line (the calls a user's line made through one line inside
- * a library: c->made->via_site), each removed alone (all, sites and lines twice: with the
+ * a library: the call's made->via_site), each removed alone (all, sites and lines twice: with the
  * readbacks the syncs serve, and with them kept). Sites interact: removing one can make a later
  * sync wait longer (the GPU work it no longer waits for is still there), which its own figure
  * counts; the figure for every sync is its own play, not a sum. The most costly sites, ranges and
@@ -18,15 +18,15 @@
 
 /* The syncs a play removes: blocking calls of the run time. What torch.compile made
  * (compile_group.c) happens once, while it compiles; removing it predicts nothing of a step. */
-static int removable(const sb_audit_call *c)
+static int removable(const sb_audit_call_info *ci)
 {
-    return sb_audit_blocking(c->cls) && !sb_audit_compile_time(c);
+    return sb_audit_blocking(ci->cls) && !sb_audit_compile_time(ci);
 }
 
-/* The line inside a library that made call c ("" when the user's line made it itself). */
-static const char *via_of(const sb_audit_call *c)
+/* The line inside a library that made the call ("" when the user's line made it itself). */
+static const char *via_of(const sb_audit_call_info *ci)
 {
-    return c->made && c->made->via_site ? c->made->via_site : "";
+    return ci->made && ci->made->via_site ? ci->made->via_site : "";
 }
 
 typedef struct {
@@ -58,17 +58,19 @@ typedef enum { BY_SITE, BY_RANGE, BY_LINE } group_by;
 /* The blocking calls grouped by an interned text (site or range; keys are pointers, equal text
  * is one pointer), or by a (site, library line) pair, most blocked first. By range: calls outside
  * any left out; by line: calls the user's line made itself left out. */
-static group *groups_of(const sb_audit_proc *p, group_by by, size_t *n)
+static group *groups_of(const sb_audit_proc_result *res, group_by by, size_t *n)
 {
+    const sb_audit_proc *p = res->proc;
     group *g = malloc((p->ncalls + 1) * sizeof *g);
     if (!g)
         return NULL;
     size_t m = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        const char *key = by == BY_RANGE ? c->range : c->site;
-        const char *via = by == BY_LINE ? via_of(c) : NULL;
-        if (!removable(c) || !key || (by == BY_RANGE && !key[0]) || (via && !via[0]))
+        const sb_audit_call_info *ci = &res->calls[i];
+        const char *key = by == BY_RANGE ? ci->range : ci->site;
+        const char *via = by == BY_LINE ? via_of(ci) : NULL;
+        if (!removable(ci) || !key || (by == BY_RANGE && !key[0]) || (via && !via[0]))
             continue;
         g[m++] = (group){key, via, 1, (double)(c->end - c->start) / 1e3};
     }
@@ -103,19 +105,19 @@ static int producers_held(sb_replay_model *m, const unsigned char *mask, sb_audi
     return 0;
 }
 
-int sb_audit_saving_removes(const sb_audit_call *c, const sb_audit_saving *s)
+int sb_audit_saving_removes(const sb_audit_call_info *ci, const sb_audit_saving *s)
 {
-    if (!removable(c))
+    if (!removable(ci))
         return 0;
     switch (s->kind) {
     case SB_SAVE_SITE:
-        return c->site == s->key;
+        return ci->site == s->key;
     case SB_SAVE_LINE:
-        return c->site == s->key && via_of(c) == s->via;
+        return ci->site == s->key && via_of(ci) == s->via;
     case SB_SAVE_RANGE:
-        return c->range == s->key;
+        return ci->range == s->key;
     case SB_SAVE_CLASS:
-        return c->cls == s->cls;
+        return ci->cls == s->cls;
     default:
         return 1;
     }
@@ -152,7 +154,7 @@ static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned ch
     s->blocked_us = 0;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        int hit = sb_audit_saving_removes(c, s);
+        int hit = sb_audit_saving_removes(&res->calls[i], s);
         if (hit) { /* the run's blocked time: recorded whole, window or not */
             s->run_calls++;
             s->blocked_us += (double)(c->end - c->start) / 1e3;
@@ -170,6 +172,12 @@ static int play(sb_replay_model *m, const sb_audit_proc_result *res, unsigned ch
     if (!rc && s->r.producers && sb_audit_saving_played_twice(s->kind))
         rc = producers_held(m, mask, s);
     return rc;
+}
+
+/* It reads the records and, of the analysis, only the calls' classes, in place. */
+sb_replay_model *sb_audit_replay_model(const sb_audit_proc_result *res)
+{
+    return sb_replay_build(res->proc, (sb_replay_classes){&res->calls[0].cls, sizeof *res->calls});
 }
 
 /* The selections of p, in p->savings: all, the sites, the classes, the ranges, the lines. */
@@ -196,10 +204,10 @@ int sb_audit_savings(sb_audit_proc_result *res, int top)
     if (!p->kernels || !p->launches || (p->windowed && p->window_start < 0))
         return 0; /* nothing of the GPU's recorded (a window that never opened) */
     size_t nsites = 0, nranges = 0, nlines = 0;
-    group *sites = groups_of(p, BY_SITE, &nsites), *ranges = groups_of(p, BY_RANGE, &nranges);
-    group *lines = groups_of(p, BY_LINE, &nlines);
+    group *sites = groups_of(res, BY_SITE, &nsites), *ranges = groups_of(res, BY_RANGE, &nranges);
+    group *lines = groups_of(res, BY_LINE, &nlines);
     unsigned char *mask = malloc(p->ncalls + 1);
-    sb_replay_model *m = sites && ranges && lines && mask ? sb_replay_build(p) : NULL;
+    sb_replay_model *m = sites && ranges && lines && mask ? sb_audit_replay_model(res) : NULL;
     res->replay = malloc(sizeof *res->replay);
     if (nsites > (size_t)top)
         nsites = (size_t)top;
@@ -256,9 +264,9 @@ const sb_audit_saving *sb_audit_line_saving_of(const sb_audit_proc_result *p, co
     return find(p, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
 }
 
-const char *sb_audit_bound_name(const sb_replay_result *r)
+int sb_audit_host_bound(const sb_replay_result *r)
 {
-    return r->host_pct >= 50 ? "host" : "gpu";
+    return r->host_pct >= 50;
 }
 
 int sb_audit_unmodelled(const sb_audit_saving *s)
@@ -286,81 +294,33 @@ double sb_audit_saving_us(const sb_audit_saving *s)
     return sb_audit_result_us(&s->r, s->calls) * sb_audit_saving_scale(s);
 }
 
-static double run_saving(const sb_audit_analysis *an, const selection *w)
+static sb_audit_run_save run_saving(const sb_audit_analysis *an, const selection *w)
 {
-    double sum = 0;
-    int any = 0;
+    sb_audit_run_save sum = {0};
     for (size_t i = 0; i < an->nprocs; i++) {
         const sb_audit_saving *s = find(&an->procs[i], w);
+        if (!s)
+            continue;
+        sum.threads_unmodelled += s->r.threads_unmodelled;
+        sum.ranks_unmodelled += s->ranks_unmodelled;
+        sum.outside_window += !s->calls && s->run_calls;
         /* NaN: none of its calls in the window; a job's figure once: its slowest rank's */
-        if (s && !isnan(sb_audit_saving_us(s)) && (!s->ranks_played || s->job_figure)) {
-            sum += sb_audit_saving_us(s);
-            any = 1;
+        if (!isnan(sb_audit_saving_us(s)) && (!s->ranks_played || s->job_figure)) {
+            sum.played++;
+            sum.us += sb_audit_saving_us(s);
         }
     }
-    return any ? sum : NAN;
+    return sum;
 }
 
-static const char *unmodelled_why(const sb_audit_analysis *an, const selection *w)
-{
-    int ranks = 0, outside = 0;
-    for (size_t i = 0; i < an->nprocs; i++) {
-        const sb_audit_saving *s = find(&an->procs[i], w);
-        if (s && s->r.threads_unmodelled)
-            return "threads not modelled";
-        ranks |= s && s->ranks_unmodelled;
-        outside |= s && !s->calls && s->run_calls;
-    }
-    if (ranks)
-        return "ranks not modelled";
-    /* played, but none of its calls inside the window of GPU activity: no figure, when no other
-     * process has one */
-    return outside && isnan(run_saving(an, w)) ? "no call inside the GPU window" : NULL;
-}
-
-static const char *saving_text(const sb_audit_analysis *an, const selection *w, char *buf, size_t n)
-{
-    double us = run_saving(an, w);
-    if (isnan(us) && !unmodelled_why(an, w))
-        snprintf(buf, n, "%s", "");
-    else if (unmodelled_why(an, w))
-        snprintf(buf, n, "%s", SB_AUDIT_UNMODELLED);
-    else
-        snprintf(buf, n, "%.3f", us / 1e3);
-    return buf;
-}
-
-double sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
-                           sb_audit_class cls)
+sb_audit_run_save sb_audit_run_saving(const sb_audit_analysis *an, int kind, const char *key,
+                                      sb_audit_class cls)
 {
     return run_saving(an, &(selection){kind, key, NULL, cls});
 }
 
-const char *sb_audit_unmodelled_why(const sb_audit_analysis *an, int kind, const char *key,
-                                    sb_audit_class cls)
-{
-    return unmodelled_why(an, &(selection){kind, key, NULL, cls});
-}
-
-const char *sb_audit_saving_text(const sb_audit_analysis *an, int kind, const char *key,
-                                 sb_audit_class cls, char *buf, size_t n)
-{
-    return saving_text(an, &(selection){kind, key, NULL, cls}, buf, n);
-}
-
-double sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site, const char *via)
+sb_audit_run_save sb_audit_run_line_saving(const sb_audit_analysis *an, const char *site,
+                                           const char *via)
 {
     return run_saving(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
-}
-
-const char *sb_audit_line_unmodelled_why(const sb_audit_analysis *an, const char *site,
-                                         const char *via)
-{
-    return unmodelled_why(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE});
-}
-
-const char *sb_audit_line_saving_text(const sb_audit_analysis *an, const char *site,
-                                      const char *via, char *buf, size_t n)
-{
-    return saving_text(an, &(selection){SB_SAVE_LINE, site, via, SB_AUDIT_NONE}, buf, n);
 }

@@ -165,16 +165,18 @@ static void name_object(sb_strpool *strs, const char *tool, pending *p, size_t n
     sb_elf_syms_free(e);
 }
 
-void sb_audit_symbolize(sb_audit_run *run)
+void sb_audit_symbolize(sb_audit_analysis *an)
 {
+    sb_audit_run *run = an->run;
     char tool[PATH_MAX];
     int have_tool = find_on_path("addr2line", tool, sizeof tool);
     pending *p = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
         sb_audit_proc *pr = run->procs[i];
-        for (size_t s = 0; s < pr->nstacks; s++) {
-            if (!pr->stacks[s].used)
+        const unsigned char *used = an->procs[i].stack_used;
+        for (size_t s = 0; used && s < pr->nstacks; s++) {
+            if (!used[s])
                 continue;
             for (int k = 0; k < pr->stacks[s].nframes; k++) {
                 sb_audit_frame *f = &pr->stacks[s].frames[k];

@@ -9,7 +9,8 @@
  * hands a copy's completion on through CUDA's host-callback thread and three of its own), the
  * Python thread asleep across the whole call whose sleep ends first after it, within
  * WAITER_BOUND_NS, is the one. The call keeps its own native frame; its Python stack becomes
- * the waiter's, and `waiter` says whose.
+ * the waiter's, and the call's `wake` says which hand-off named it (both the analysis's: the
+ * records stay as read).
  *
  * A readback into pinned memory does not block the thread that makes it, but a Python thread
  * asleep for it waits for the GPU all the same: JAX's float(x) is XLA's async copy into a pinned
@@ -163,13 +164,13 @@ static int any_python_waiter(const sb_audit_proc *p)
 }
 
 /* An async copy from the device into pinned memory (it did not block its own thread). */
-static int pinned_readback(const sb_audit_call *c)
+static int pinned_readback(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
-    return c->cls == SB_AUDIT_NONE &&
+    return ci->cls == SB_AUDIT_NONE &&
            ((c->copy && !strcmp(c->copy, "DtoH")) || (!c->copy && strstr(c->api, "DtoH")));
 }
 
-int sb_audit_waiter_sites(sb_audit_proc *p)
+int sb_audit_waiter_sites(const sb_audit_proc *p, sb_audit_call_info *calls)
 {
     if (!any_python_waiter(p)) /* no Python thread woken: nothing to name (and nothing spent) */
         return 0;
@@ -192,20 +193,20 @@ int sb_audit_waiter_sites(sb_audit_proc *p)
     sb_sort(s.order, s.n, sizeof *s.order, cmp_signal);
     sb_sort(z.order, z.n, sizeof *z.order, cmp_end);
     for (size_t i = 0; i < p->ncalls; i++) {
-        sb_audit_call *c = &p->calls[i];
-        int readback = pinned_readback(c);
-        if ((!sb_audit_blocking(c->cls) && !readback) || c->py >= 0 ||
+        const sb_audit_call *c = &p->calls[i];
+        sb_audit_call_info *ci = &calls[i];
+        int readback = pinned_readback(c, ci);
+        if ((!sb_audit_blocking(ci->cls) && !readback) || c->py >= 0 ||
             runs_python(py_tids, npy, c->tid))
             continue;
         int64_t asleep_by = readback ? c->end + READBACK_SLACK_NS : c->end;
         const sb_audit_wake *w = waiter_of(&s, c->tid, c->end, asleep_by, WAITER_HOPS);
         if (!w)
             w = asleep_across(p, &z, readback ? asleep_by : c->start, c->end);
-        if (w) {
+        if (w && w - p->wakes < INT32_MAX) { /* (always: 2^31 wakes are 96 GiB of records) */
             if (readback)
-                c->cls = SB_AUDIT_WAITED;
-            c->py = w->py;
-            c->waiter = (int)w->tid;
+                ci->cls = SB_AUDIT_WAITED;
+            ci->wake = (int32_t)(w - p->wakes) + 1;
         }
     }
     free(s.order);

@@ -151,7 +151,7 @@ static int analyze_and_report(const sb_audit_request *req, const char *dir, sb_a
     if (!rc && github)
         rc = report_github(an, &o, &env, outs, nout);
     if (!rc)
-        rc = sb_audit_bl_write(req, &baseline, run, &o);
+        rc = sb_audit_bl_write(req, &baseline, an, &o);
     sb_audit_analysis_free(an);
     sb_audit_free(run);
     return rc;

@@ -39,7 +39,7 @@ int sb_audit_bl_load(const sb_audit_request *req, sb_audit_bl *bl)
     return 0;
 }
 
-int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_audit_run *run,
+int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_audit_analysis *an,
                       const sb_audit_opts *o)
 {
     if (!req->update_baseline)
@@ -48,7 +48,7 @@ int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_aud
      * counting, notes and threads, as an update in place would */
     const sb_baseline *old = bl->old ? bl->old : bl->gate;
     sb_bl_diff d;
-    if (sb_baseline_diff_of(run, o, old, &d) < 0)
+    if (sb_baseline_diff_of(an, o, old, &d) < 0)
         return sb_fail(SB_EXIT_FAIL, "audit: out of memory writing the baseline");
     int never = d.range && !d.entered;
     long n = 0;
@@ -65,7 +65,7 @@ int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_aud
     int rc = sb_out_open(&bl->out, NULL);
     if (rc)
         return rc;
-    if (sb_baseline_write(bl->out.f, run, o, old) != 0) {
+    if (sb_baseline_write(bl->out.f, an, o, old) != 0) {
         sb_out_abort(&bl->out);
         return sb_fail(SB_EXIT_FAIL, "audit: --update-baseline %s: %s", req->update_baseline,
                        errno ? strerror(errno) : "out of memory");

@@ -21,7 +21,7 @@ int sb_audit_bl_load(const sb_audit_request *req, sb_audit_bl *bl);
  * place), a line on stderr saying so; a FILE not there yet takes --baseline's file as its old
  * one (its per, range, skip_first, notes, threads). 0; exit 1 on a write error or a range never
  * entered (nothing written). */
-int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_audit_run *run,
+int sb_audit_bl_write(const sb_audit_request *req, sb_audit_bl *bl, const sb_audit_analysis *an,
                       const sb_audit_opts *o);
 
 #endif

@@ -1,7 +1,10 @@
 /* The audit's model: every audited process as its record stream (record/records.h) was read
- * (load.c), the run they make together, and the places the analysis (analyze/) fills in. The
- * public part first (what the launcher calls), then the data, then the helpers of this room.
- * Pure C: no CUDA, no CUPTI; the CPU tests feed it synthetic record streams. */
+ * (load.c) and the run they make together. What the analysis (analyze/) finds is its own
+ * (analyze/analyze.h), kept apart from these records, none of its types named here; it only puts
+ * them in order (the stacks, Python stacks and ranges sorted), adds the range instances that only
+ * calls name (a killed process's) and names the frames recorded without a symbol. The public part
+ * first (what the launcher calls), then the data, then the helpers of this room. Pure C: no CUDA,
+ * no CUPTI; the CPU tests feed it synthetic record streams. */
 #ifndef SB_MODEL_H
 #define SB_MODEL_H
 
@@ -80,12 +83,6 @@ typedef struct sb_audit_range_ref {
     const char *name;
 } sb_audit_range_ref;
 
-struct sb_audit_pyframe;
-/* analyze/analyze.h's, named here only until what the analysis finds of each call leaves the
- * call (issue 45) */
-struct sb_audit_rule;
-struct sb_audit_made;
-
 typedef struct sb_audit_call {
     const char *api; /* as recorded: "cudaMemcpy_v3020" */
     int64_t tid, ctx, corr, start, end, stack;
@@ -97,21 +94,6 @@ typedef struct sb_audit_call {
     sb_audit_range_ref *ranges; /* outermost first */
     int nranges;
     int drv; /* dom "drv" */
-    /* analyze.c (the small fields side by side: millions of calls, no padding between) */
-    sb_audit_class cls;
-    int waiter; /* analyze/waiter_site.c: the Python thread that waited for this call, made on a
-                   thread without Python (py is then its stack); 0: none */
-    int64_t bubble_ns;
-    const char *range;  /* innermost range, "" when none */
-    const char *site;   /* the Python line ("train.py:42 in step") when there is one, else the
-                           native site; "?" when none */
-    const char *native; /* the native site */
-    const struct sb_audit_pyframe *pyframe; /* the frame `site` names; NULL: none */
-    const char *source;                     /* that frame's source line, "" when unknown */
-    const struct sb_audit_rule *rule;       /* what made it; NULL: no rule knows */
-    /* the line inside a library that made it, the operation, the fix: one for every call of one
-     * site (analyze/callsites.c) */
-    const struct sb_audit_made *made;
 } sb_audit_call;
 
 typedef struct sb_audit_range {
@@ -122,8 +104,6 @@ typedef struct sb_audit_range {
     int recorded;       /* 0: only seen in calls' "ranges" (the process was killed) */
     int startend;       /* an nvtxRangeStart/End range: counts every thread's calls inside it */
     const char *domain; /* the NVTX domain's name, "" for the default domain */
-    long blocking;      /* analyze.c: blocking calls inside this instance */
-    int64_t blocked_ns; /* analyze.c: their host time blocked */
 } sb_audit_range;
 
 typedef struct sb_audit_frame {
@@ -135,7 +115,6 @@ typedef struct sb_audit_stack {
     int64_t id;
     int nframes;
     sb_audit_frame *frames; /* innermost first */
-    int used;               /* by a blocking call (symbolize.c resolves only these) */
 } sb_audit_stack;
 
 /* A Python frame ("pystack" records): innermost first. */

@@ -126,6 +126,7 @@ static int64_t median(int64_t *v, size_t n, int64_t dflt)
 
 /* What the model needs while it is built: lookups by correlation id and the dense indexes. */
 typedef struct {
+    sb_replay_classes cls; /* each call's class (the analysis's) */
     sb_keyed *apis, *calls, *syncs, *evs, *ops;
     size_t napis, ncalls, nsyncs, nevs, nops;
     dense threads, streams, ctxs;
@@ -238,8 +239,8 @@ static void find_launch(const sb_audit_proc *p, const builder *b, const sb_audit
 
 /* What a blocking call waited for: the synchronization CUPTI recorded for it, else the copy or
  * memset it made, else its context (every operation launched before it). */
-static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit_call *c, rblock *k,
-                        sb_replay_facts *f)
+static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit_call *c,
+                        sb_audit_class cls, rblock *k, sb_replay_facts *f)
 {
     const sb_keyed *y = sb_keyed_last(b->syncs, b->nsyncs, c->corr);
     if (y) {
@@ -269,9 +270,8 @@ static void find_target(const sb_audit_proc *p, const builder *b, const sb_audit
     }
     /* a device sync, a free, a call that waited: the context's work. A stream or event sync, a
      * copy, whose record is missing: the same, counted */
-    if (c->cls == SB_AUDIT_SYNC_STREAM || c->cls == SB_AUDIT_SYNC_EVENT ||
-        c->cls == SB_AUDIT_COPY_SYNC || c->cls == SB_AUDIT_COPY_PAGEABLE ||
-        c->cls == SB_AUDIT_MEMSET_SYNC)
+    if (cls == SB_AUDIT_SYNC_STREAM || cls == SB_AUDIT_SYNC_EVENT || cls == SB_AUDIT_COPY_SYNC ||
+        cls == SB_AUDIT_COPY_PAGEABLE || cls == SB_AUDIT_MEMSET_SYNC)
         f->syncs_untargeted++;
     int32_t ctx = c->ctx ? dense_find(&b->ctxs, c->ctx) : -1;
     k->tkind = ctx >= 0 ? TG_CTX : TG_ALL;
@@ -434,8 +434,9 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
         k->call = i;
         k->pair = -1;
         k->thread = dense_find(&b->threads, c->tid);
-        if (sb_audit_blocking(c->cls)) {
-            find_target(p, b, c, k, &m->facts);
+        sb_audit_class cls = sb_replay_class_of(b->cls, i);
+        if (sb_audit_blocking(cls)) {
+            find_target(p, b, c, cls, k, &m->facts);
             m->facts.syncs++;
         } else {
             k->tkind = TG_NONE;
@@ -462,7 +463,7 @@ static int build_items(sb_replay_model *m, const sb_audit_proc *p, builder *b)
  *    so the fix drops the copy too (a fix that keeps the copy, double buffering, keeps its cost);
  *  - a free takes with it the allocation it undoes (its cudaMalloc: the fix allocates once).
  * m->rb lists the readbacks of each sync; blocks[].pair the allocation of each free. */
-static int link_calls(sb_replay_model *m, const sb_audit_proc *p)
+static int link_calls(sb_replay_model *m, const sb_audit_proc *p, sb_replay_classes cls)
 {
     int32_t *next = malloc((m->nblocks + 1) * sizeof *next);
     int32_t *head = malloc((m->nthreads + 1) * sizeof *head);
@@ -495,8 +496,8 @@ static int link_calls(sb_replay_model *m, const sb_audit_proc *p)
             }
             continue;
         }
-        if (c->cls == SB_AUDIT_SYNC_STREAM || c->cls == SB_AUDIT_SYNC_EVENT ||
-            c->cls == SB_AUDIT_SYNC_DEVICE)
+        sb_audit_class kc = sb_replay_class_of(cls, k->call);
+        if (kc == SB_AUDIT_SYNC_STREAM || kc == SB_AUDIT_SYNC_EVENT || kc == SB_AUDIT_SYNC_DEVICE)
             for (int32_t r = head[k->thread]; r >= 0; r = next[r])
                 m->rb[m->nrb++] = (int32_t)m->blocks[r].call;
         k->rb_n = (int32_t)m->nrb - k->rb_first;
@@ -507,9 +508,8 @@ static int link_calls(sb_replay_model *m, const sb_audit_proc *p)
         int64_t *a = &allocs[3 * (i - 1)], *f = &allocs[3 * i];
         if (a[0] != f[0])
             continue;
-        const sb_audit_call *ca = &p->calls[m->blocks[a[2]].call];
-        const sb_audit_call *cf = &p->calls[m->blocks[f[2]].call];
-        if (cf->cls == SB_AUDIT_FREE && ca->cls != SB_AUDIT_FREE)
+        if (sb_replay_class_of(cls, m->blocks[f[2]].call) == SB_AUDIT_FREE &&
+            sb_replay_class_of(cls, m->blocks[a[2]].call) != SB_AUDIT_FREE)
             m->blocks[f[2]].pair = (int64_t)m->blocks[a[2]].call;
     }
     free(next);
@@ -643,17 +643,17 @@ static int estimate_wake(sb_replay_model *m)
     return 0;
 }
 
-sb_replay_model *sb_replay_build(const sb_audit_proc *p)
+sb_replay_model *sb_replay_build(const sb_audit_proc *p, sb_replay_classes cls)
 {
     sb_replay_model *m = calloc(1, sizeof *m);
-    builder b = {0};
+    builder b = {.cls = cls};
     if (!m || make_indexes(p, &b) < 0 || build_items(m, p, &b) < 0)
         goto fail;
     m->nthreads = b.threads.n;
     m->nstreams = b.streams.n;
     m->nctx = b.ctxs.n;
     m->ncalls = p->ncalls;
-    if (link_calls(m, p) < 0 || stream_kinds(m, p, &b) < 0 || sb_replay_mark_inside(m) < 0)
+    if (link_calls(m, p, cls) < 0 || stream_kinds(m, p, &b) < 0 || sb_replay_mark_inside(m) < 0)
         goto fail;
     size_t one = 1;
 #define ALLOC(f, n) ((m->f = malloc(((n) > 0 ? (n) : one) * sizeof *m->f)) != NULL)

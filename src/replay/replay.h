@@ -56,6 +56,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record/classes.h"
+
 struct sb_audit_proc;
 typedef struct sb_replay_model sb_replay_model;
 
@@ -128,8 +130,21 @@ typedef struct sb_replay_result {
 
 #define SB_REPLAY_WINDOWS 20
 
-/* The model of p's run (p analyzed: classes known). NULL when out of memory. */
-sb_replay_model *sb_replay_build(const struct sb_audit_proc *p);
+/* What the model reads of the analysis: the class of each call of the process, where the
+ * analysis keeps it, inside its record of each call (no copy of millions): p->calls[0]'s at
+ * `first`, each next call's `stride` bytes on. */
+typedef struct sb_replay_classes {
+    const sb_audit_class *first;
+    size_t stride;
+} sb_replay_classes;
+
+static inline sb_audit_class sb_replay_class_of(sb_replay_classes c, size_t i)
+{
+    return *(const sb_audit_class *)(const void *)((const char *)c.first + i * c.stride);
+}
+
+/* The model of p's run, given its calls' classes. NULL when out of memory. */
+sb_replay_model *sb_replay_build(const struct sb_audit_proc *p, sb_replay_classes cls);
 void sb_replay_facts_of(const sb_replay_model *m, sb_replay_facts *f);
 /* Readbacks stay when their sync is removed (made asynchronous). */
 #define SB_REPLAY_KEEP_READBACKS 1

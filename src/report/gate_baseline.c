@@ -84,9 +84,8 @@ static void item_line(FILE *f, const sb_bl_diff *d, const sb_bl_item *it)
 
 int sb_audit_gate_baseline(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *msg)
 {
-    const sb_audit_run *run = an->run;
     sb_bl_diff d;
-    if (sb_baseline_diff(run, o, &d) < 0) {
+    if (sb_baseline_diff(an, o, &d) < 0) {
         if (msg)
             fprintf(msg, "audit gate: FAILED: out of memory comparing with the baseline\n");
         return 1;
@@ -139,7 +138,7 @@ int sb_audit_baseline_offenders(const sb_audit_analysis *an, const sb_audit_opts
     if (!o->baseline)
         return 0;
     sb_bl_diff d;
-    if (sb_baseline_diff(run, o, &d) < 0)
+    if (sb_baseline_diff(an, o, &d) < 0)
         return -1;
     /* the run's pool: the notes must live as long as the run's sites do */
     sb_strpool *strs = &((sb_audit_run *)run)->strs;
@@ -164,9 +163,9 @@ int sb_audit_baseline_offenders(const sb_audit_analysis *an, const sb_audit_opts
             rc = -1;
             break;
         }
-        const sb_audit_call *c = it->first;
-        s[(*n)++] = (sb_audit_offender){c->site, c->made->via_site, c->cls,  it->now,
-                                        c->rule, c->pyframe,        c->made, note};
+        const sb_audit_call_info *ci = it->first;
+        s[(*n)++] = (sb_audit_offender){ci->site, ci->made->via_site, ci->cls,  it->now,
+                                        ci->rule, ci->pyframe,        ci->made, note};
     }
     sb_baseline_diff_free(&d);
     if (rc) {
@@ -212,11 +211,10 @@ static json_t *per_step(int *oom, double base, double now)
 
 json_t *sb_audit_baseline_json(const sb_audit_analysis *an, const sb_audit_opts *o, int *oom)
 {
-    const sb_audit_run *run = an->run;
     sb_bl_diff d;
     if (!o || !o->baseline)
         return json_null();
-    if (sb_baseline_diff(run, o, &d) < 0) {
+    if (sb_baseline_diff(an, o, &d) < 0) {
         *oom = 1;
         return NULL;
     }

@@ -1,12 +1,12 @@
 /* --max-syncs: blocking calls in the whole run, or in each instance of --range NAME. A range
  * that was never entered fails the gate: a gate that checks nothing must not pass. */
 #include "report/report.h"
+#include "report/save_text.h"
 #include "base/arrays.h"
 #include "base/error.h"
 
 #include "base/textutil.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -86,12 +86,13 @@ static void merge(offenders *s)
  * line saves X ms)", or "" */
 static const char *line_saving(const sb_audit_analysis *an, const offender *o, char *buf, size_t n)
 {
-    char ms[32] = "";
-    if (!o->made->compile) /* the replay removes no compile-time call */
-        sb_audit_line_saving_text(an, o->site, o->via, ms, sizeof ms);
+    char ms[32];
+    /* the replay removes no compile-time call: none played it */
+    sb_audit_run_save rs =
+        o->made->compile ? (sb_audit_run_save){0} : sb_audit_run_line_saving(an, o->site, o->via);
+    sb_audit_save_text(rs, ms, sizeof ms);
     if (!strcmp(ms, SB_AUDIT_UNMODELLED))
-        snprintf(buf, n, " (removing the line saves: unknown (%s))",
-                 sb_audit_line_unmodelled_why(an, o->site, o->via));
+        snprintf(buf, n, " (removing the line saves: unknown (%s))", sb_audit_unmodelled_why(rs));
     else if (*ms)
         snprintf(buf, n, " (removing the line saves %s ms)", ms);
     else
@@ -105,12 +106,16 @@ static void print_top(FILE *msg, const sb_audit_analysis *an, const offenders *s
         return;
     say(msg, "  top sites:\n");
     for (size_t i = 0; i < s->n && (int)i < top; i++) {
-        char save[96] = "", ms[32] = "", vsave[96];
-        if (!s->o[i].made->compile) /* the replay removes no compile-time call */
-            sb_audit_saving_text(an, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE, ms, sizeof ms);
+        char save[96] = "", ms[32], vsave[96];
+        /* the replay removes no compile-time call: none played it */
+        sb_audit_run_save rs =
+            s->o[i].made->compile
+                ? (sb_audit_run_save){0}
+                : sb_audit_run_saving(an, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE);
+        sb_audit_save_text(rs, ms, sizeof ms);
         if (!strcmp(ms, SB_AUDIT_UNMODELLED))
             snprintf(save, sizeof save, ", removing the site saves: unknown (%s)",
-                     sb_audit_unmodelled_why(an, SB_SAVE_SITE, s->o[i].site, SB_AUDIT_NONE));
+                     sb_audit_unmodelled_why(rs));
         else if (*ms) /* the site was replayed: what removing it would save */
             snprintf(save, sizeof save, ", removing the site saves %s ms", ms);
         say(msg, "  %8ld  %-14s %s  (%s%s)\n", s->o[i].count, sb_audit_class_name(s->o[i].cls),
@@ -126,12 +131,11 @@ static void print_top(FILE *msg, const sb_audit_analysis *an, const offenders *s
 static int in_exceeded(const sb_audit_proc_result *res, const sb_audit_call *c, const char *name,
                        long long max)
 {
-    const sb_audit_proc *p = res->proc;
     for (int k = 0; k < c->nranges; k++) {
         if (strcmp(c->ranges[k].name, name) != 0)
             continue;
-        const sb_audit_range *r = sb_audit_find_range(p, c->tid, c->ranges[k].id);
-        if (r && r->blocking > max)
+        const sb_audit_range_info *ri = sb_audit_find_range_info(res, c->tid, c->ranges[k].id);
+        if (ri && ri->blocking > max)
             return 1;
     }
     return 0;
@@ -184,8 +188,9 @@ static int max_offenders(const sb_audit_analysis *an, const sb_audit_opts *o,
         const sb_audit_proc *p = res->proc;
         for (size_t k = 0; o->range && !rc && k < p->ncalls; k++) {
             const sb_audit_call *c = &p->calls[k];
-            if (sb_audit_gated(o, c) && in_exceeded(res, c, o->range, o->max_syncs))
-                rc = add(&s, c->site, c->cls, 1, c->rule, c->pyframe, c->made);
+            const sb_audit_call_info *ci = &res->calls[k];
+            if (sb_audit_gated(o, ci) && in_exceeded(res, c, o->range, o->max_syncs))
+                rc = add(&s, ci->site, ci->cls, 1, ci->rule, ci->pyframe, ci->made);
         }
         for (size_t k = 0; !o->range && !rc && k < res->nrows; k++) {
             const sb_audit_row *r = &res->rows[k];
@@ -247,14 +252,14 @@ static int gate_range(const sb_audit_analysis *an, const sb_audit_opts *o, FILE 
         const sb_audit_proc_result *res = &an->procs[i];
         const sb_audit_proc *p = res->proc;
         for (size_t k = 0; k < p->nranges; k++) {
-            const sb_audit_range *r = &p->ranges[k];
-            if (strcmp(r->name, o->range) != 0)
+            if (strcmp(p->ranges[k].name, o->range) != 0)
                 continue;
+            long blocking = res->ranges[k].blocking;
             instances++;
-            if (r->blocking > o->max_syncs)
+            if (blocking > o->max_syncs)
                 exceeded++;
-            if (r->blocking > worst) {
-                worst = r->blocking;
+            if (blocking > worst) {
+                worst = blocking;
                 worst_pid = p->pid;
             }
         }
@@ -340,13 +345,13 @@ static int gate_max(const sb_audit_analysis *an, const sb_audit_opts *o, FILE *m
     }
     say(msg, "audit gate: FAILED: %ld blocking call%s, more than --max-syncs %lld", total,
         total == 1 ? "" : "s", o->max_syncs);
-    double save = sb_audit_run_saving(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
-    const char *unmodelled = sb_audit_unmodelled_why(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
-    if (!isnan(save) && unmodelled)
+    sb_audit_run_save save = sb_audit_run_saving(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE);
+    const char *unmodelled = sb_audit_unmodelled_why(save);
+    if (save.played && unmodelled)
         say(msg, "; what removing them would save is unknown (%s)", unmodelled);
-    else if (!isnan(save))
+    else if (save.played)
         say(msg, "; removing %s would save %.3f ms of wall time%s",
-            o->include_compile && run_compile(an) ? "the run-time ones" : "them", save / 1e3,
+            o->include_compile && run_compile(an) ? "the run-time ones" : "them", save.us / 1e3,
             any_window(an) ? " (scaled from the GPU window)" : "");
     say(msg, "\n");
     compile_note(msg, an, o);

@@ -2,6 +2,7 @@
  * instances and the gate. */
 #include "report/report.h"
 #include "report/json_build.h"
+#include "report/save_text.h"
 #include "analyze/frameworks.h"
 #include "analyze/ranks.h"
 

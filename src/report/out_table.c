@@ -2,6 +2,7 @@
  * the top call sites; what torch.compile made while compiling (analyze/compile_group.c) in a
  * section of its own, after the run time's. */
 #include "report/report.h"
+#include "report/save_text.h"
 #include "analyze/frameworks.h"
 #include "analyze/ranks.h"
 #include "base/arrays.h"
@@ -214,10 +215,10 @@ static void process_block(FILE *f, const sb_audit_analysis *an, const sb_audit_p
                 p->pid, SB_AUDIT_ESC(p->activity_off));
 }
 
-/* Is call c of this phase (compile: made while torch.compile compiled)? */
-static int in_phase(const sb_audit_call *c, int compile)
+/* Is the call of this phase (compile: made while torch.compile compiled)? */
+static int in_phase(const sb_audit_call_info *ci, int compile)
 {
-    return sb_audit_compile_time(c) == compile;
+    return sb_audit_compile_time(ci) == compile;
 }
 
 /* Per class over the run, of the run time or the compile time (under `title` when not NULL):
@@ -248,11 +249,12 @@ static int class_table(FILE *f, const sb_audit_analysis *an, int compile, const 
             long count = 0, known = 0; /* known: inside its window of GPU activity */
             double sum = 0;
             for (size_t c = 0; c < p->ncalls; c++) {
-                if ((int)p->calls[c].cls != k || !in_phase(&p->calls[c], compile))
+                const sb_audit_call_info *ci = &res->calls[c];
+                if ((int)ci->cls != k || !in_phase(ci, compile))
                     continue;
                 d[m] = (double)(p->calls[c].end - p->calls[c].start) / 1e3;
                 total += d[m++];
-                sum += (double)p->calls[c].bubble_ns / 1e3;
+                sum += (double)ci->bubble_ns / 1e3;
                 count++;
                 known += sb_audit_in_gpu_window(p, p->calls[c].start);
             }
@@ -265,7 +267,8 @@ static int class_table(FILE *f, const sb_audit_analysis *an, int compile, const 
         if (kernels && !isnan(bubble))
             snprintf(bub, sizeof bub, "%.3f", bubble / 1e3);
         if (replayed && !compile && sb_audit_blocking((sb_audit_class)k))
-            sb_audit_saving_text(an, SB_SAVE_CLASS, NULL, (sb_audit_class)k, save, sizeof save);
+            sb_audit_save_text(sb_audit_run_saving(an, SB_SAVE_CLASS, NULL, (sb_audit_class)k),
+                               save, sizeof save);
         fprintf(f, "%-9s %-14s %9zu %12.3f %11.1f %11.1f %11s %11s\n",
                 sb_audit_group_name(sb_audit_class_group((sb_audit_class)k)),
                 sb_audit_class_name((sb_audit_class)k), m, total / 1e3,
@@ -473,7 +476,8 @@ static void site_entry(FILE *f, const sb_audit_analysis *an, const site_sum *s, 
 {
     char save[32] = "-";
     if (replayed && /* "": the site was not played */
-        !*sb_audit_saving_text(an, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE, save, sizeof save))
+        !*sb_audit_save_text(sb_audit_run_saving(an, SB_SAVE_SITE, s[i].site, SB_AUDIT_NONE), save,
+                             sizeof save))
         snprintf(save, sizeof save, "-");
     const char *range = s[i].range[0] ? SB_AUDIT_ESC(s[i].range) : "-";
     if (!s[i].site_via) {
@@ -488,7 +492,8 @@ static void site_entry(FILE *f, const sb_audit_analysis *an, const site_sum *s, 
         }
         char line[32] = ""; /* the library line alone: "-" when not played */
         if (replayed && s[i].made->via &&
-            !*sb_audit_line_saving_text(an, s[i].site, s[i].made->via_site, line, sizeof line))
+            !*sb_audit_save_text(sb_audit_run_line_saving(an, s[i].site, s[i].made->via_site), line,
+                                 sizeof line))
             snprintf(line, sizeof line, "-");
         fprintf(f, "%9ld  %-14s %-20s %10s    %s%s\n", s[i].count, sb_audit_class_name(s[i].cls),
                 range, line, s[i].made->via ? "via " : "(the line itself)",

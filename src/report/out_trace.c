@@ -124,17 +124,17 @@ static json_t *python_frames(writer *w, const sb_audit_pystack *s)
 
 /* A sync's predicted savings, per call too: its site's, and its library line's alone. */
 static void saving_args(writer *w, json_t *args, const sb_audit_proc_result *res,
-                        const sb_audit_call *c)
+                        const sb_audit_call_info *ci)
 {
-    const sb_audit_saving *sv = sb_audit_saving_of(res, SB_SAVE_SITE, c->site, SB_AUDIT_NONE);
+    const sb_audit_saving *sv = sb_audit_saving_of(res, SB_SAVE_SITE, ci->site, SB_AUDIT_NONE);
     int scaled = 0; /* from the GPU window */
     if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv))) {
         sb_trace_set(w, args, "site_save_us", sb_trace_us_rounded(sb_audit_saving_us(sv)));
         sb_trace_set(w, args, "site_save_per_call_us", sb_trace_us_rounded(sv->r.typical_us));
         scaled |= sv->calls != sv->run_calls;
     }
-    sv = c->made->via_site && c->made->via_site[0]
-             ? sb_audit_line_saving_of(res, c->site, c->made->via_site)
+    sv = ci->made->via_site && ci->made->via_site[0]
+             ? sb_audit_line_saving_of(res, ci->site, ci->made->via_site)
              : NULL;
     if (sv && !sb_audit_unmodelled(sv) && !isnan(sb_audit_saving_us(sv))) {
         sb_trace_set(w, args, "via_save_us", sb_trace_us_rounded(sb_audit_saving_us(sv)));
@@ -146,18 +146,20 @@ static void saving_args(writer *w, json_t *args, const sb_audit_proc_result *res
 }
 
 /* What the analysis found of a classified call: its site, range, operation and Python. */
-static void found_args(writer *w, json_t *args, const sb_audit_proc *p, const sb_audit_call *c)
+static void found_args(writer *w, json_t *args, const sb_audit_proc *p, const sb_audit_call *c,
+                       const sb_audit_call_info *ci)
 {
-    sb_trace_set_str(w, args, "site", c->site);
-    sb_trace_set_str(w, args, "range", c->range);
-    sb_trace_set_str(w, args, "operation", c->made->op ? c->made->op : "unknown");
-    if (c->made->via)
-        sb_trace_set_str(w, args, "via", c->made->via_site);
-    if (c->made->library[0])
-        sb_trace_set_str(w, args, "library", c->made->library);
-    if (c->pyframe)
-        sb_trace_set(w, args, "python", python_frames(w, sb_audit_find_pystack(p, c->py)));
-    if (c->made->compile) /* made while torch.compile compiled: apart from the gate */
+    sb_trace_set_str(w, args, "site", ci->site);
+    sb_trace_set_str(w, args, "range", ci->range);
+    sb_trace_set_str(w, args, "operation", ci->made->op ? ci->made->op : "unknown");
+    if (ci->made->via)
+        sb_trace_set_str(w, args, "via", ci->made->via_site);
+    if (ci->made->library[0])
+        sb_trace_set_str(w, args, "library", ci->made->library);
+    if (ci->pyframe) /* the waiter's stack when a waiter names the site (waiter_site.c) */
+        sb_trace_set(w, args, "python",
+                     python_frames(w, sb_audit_find_pystack(p, sb_audit_call_py(p, c, ci))));
+    if (ci->made->compile) /* made while torch.compile compiled: apart from the gate */
         sb_trace_set_str(w, args, "phase", "compile");
 }
 
@@ -167,19 +169,20 @@ static void calls(writer *w, const sb_audit_proc_result *res)
     const sb_audit_proc *p = res->proc;
     for (size_t i = 0; i < p->ncalls; i++) {
         const sb_audit_call *c = &p->calls[i];
-        int blocking = sb_audit_blocking(c->cls);
+        const sb_audit_call_info *ci = &res->calls[i];
+        int blocking = sb_audit_blocking(ci->cls);
         const char *cat = blocking ? "sync" : c->drv ? "cuda_driver" : "cuda_runtime";
         json_t *e = sb_trace_complete(w, c->tid, c->api, cat, c->start, c->end);
         json_t *args = json_object();
-        sb_trace_set_str(w, args, "class", sb_audit_class_name(c->cls));
-        sb_trace_set_str(w, args, "group", sb_audit_group_name(sb_audit_class_group(c->cls)));
+        sb_trace_set_str(w, args, "class", sb_audit_class_name(ci->cls));
+        sb_trace_set_str(w, args, "group", sb_audit_group_name(sb_audit_class_group(ci->cls)));
         sb_trace_set_int(w, args, "correlation", c->corr);
-        if (c->cls != SB_AUDIT_NONE)
-            found_args(w, args, p, c);
+        if (ci->cls != SB_AUDIT_NONE)
+            found_args(w, args, p, c, ci);
         if (blocking && p->kernels && sb_audit_in_gpu_window(p, c->start))
-            sb_trace_set(w, args, "bubble_us", sb_trace_us(c->bubble_ns));
-        if (blocking && !sb_audit_compile_time(c))
-            saving_args(w, args, res, c);
+            sb_trace_set(w, args, "bubble_us", sb_trace_us(ci->bubble_ns));
+        if (blocking && !sb_audit_compile_time(ci))
+            saving_args(w, args, res, ci);
         sb_trace_set(w, e, "args", args);
         sb_trace_emit(w, e);
     }
@@ -236,7 +239,7 @@ static void ranges(writer *w, const sb_audit_proc_result *res)
     const sb_audit_proc *p = res->proc;
     for (size_t i = 0; i < p->nranges; i++) {
         const sb_audit_range *r = &p->ranges[i];
-        const int64_t args[] = {r->id, r->blocking};
+        const int64_t args[] = {r->id, res->ranges[i].blocking};
         sb_trace_complete_of(w, SB_TRACE_RANGE, r->tid, r->name, "nvtx", r->start,
                              r->end >= r->start ? r->end : res->t_last, args);
     }

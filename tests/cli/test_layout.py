@@ -1,7 +1,8 @@
 """The house rules of docs/dev/layout.md, checked on the tree: every `#include "..."` of the C
 and CUDA sources goes to its own layer or one below it (the layer order is read from the
-layout's text block), the two libraries loaded into the audited program keep to themselves, no
-two source files share a basename, and no function is over 100 lines. No build needed."""
+layout's text block), the two libraries loaded into the audited program keep to themselves, the
+records (src/model/) hold nothing of the analysis, no two source files share a basename, and no
+function is over 100 lines. No build needed."""
 import pathlib
 import re
 
@@ -161,3 +162,82 @@ def test_the_function_counter_counts():
             "    a++;\n" * (body_lines) + "}\n"
     assert long_functions(fn("fits", 100 - 4)) == []
     assert long_functions(fn("over", 101 - 4)) == [("over", 101)]
+
+
+def code_of(text):
+    """C text without its comments and string literals (what the compiler names)."""
+    return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', " ", text, flags=re.S)
+
+
+def analysis_types():
+    """The names of the types src/analyze/ makes in its headers: the tags of the structs it
+    defines and its typedef names (not the structs of others it only points to)."""
+    names = set()
+    for h in sorted((ROOT / "src" / "analyze").glob("*.h")):
+        code = code_of(h.read_text())
+        names.update(re.findall(r"\bstruct\s+(\w+)\s*\{", code))
+        names.update(re.findall(r"\btypedef\s+(?:struct|enum)\s+\w+\s+(\w+)\s*;", code))
+        names.update(re.findall(r"\btypedef\s+(?:struct|enum)\s*\w*\s*\{[^{}]*\}\s*(\w+)\s*;",
+                                code))
+    return names
+
+
+def members(code, name):
+    """The member names of `typedef struct name { ... } name;` in code (comments stripped)."""
+    m = re.search(r"typedef\s+struct\s+" + name + r"\s*\{(.*?)\}\s*" + name + r"\s*;", code,
+                  re.S)
+    assert m, f"no struct {name}"
+    return {d for stmt in m.group(1).split(";")
+            for d in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?=,|$)", stmt.strip())}
+
+
+# What the analysis finds of the records is its own (src/analyze/analyze.h: each call's
+# sb_audit_call_info, each range instance's sb_audit_range_info, the stacks a blocking call
+# used), never written back into them (issue 45).
+ANALYSIS_FIELDS = {
+    "sb_audit_call": {"cls", "waiter", "wake", "bubble_ns", "range", "site", "native",
+                      "pyframe", "source", "rule", "made"},
+    "sb_audit_range": {"blocking", "blocked_ns"},
+    "sb_audit_stack": {"used"},
+}
+
+
+def test_the_records_hold_nothing_of_the_analysis():
+    """src/model/model.h holds the records as read: no field the analysis fills in, and neither
+    it nor any file of a layer below src/analyze/ (the replay, the record format, ...) names a
+    type of the analysis, not even declared ahead (`struct sb_audit_rule;`)."""
+    model = code_of((ROOT / "src" / "model" / "model.h").read_text())
+    found = [f"{struct}.{f}" for struct, fields in ANALYSIS_FIELDS.items()
+             for f in sorted(fields & members(model, struct))]
+    assert not found, f"analysis fields in model.h: {found}"
+    types = analysis_types()
+    assert {"sb_audit_rule", "sb_audit_made", "sb_audit_call_info", "sb_audit_analysis",
+            "sb_audit_range_info"} <= types
+    order = layers()
+    analyze = order.index("src/analyze/")
+    named = []
+    for p in sources():
+        rel = p.relative_to(ROOT).as_posix()
+        mine = layer_of(rel, order)
+        if mine is None or mine <= analyze:
+            continue
+        code = code_of(p.read_text(errors="replace"))
+        named += [f"{rel}: {t}" for t in sorted(types) if re.search(r"\b" + t + r"\b", code)]
+    assert not named, "types of src/analyze/ named below it:\n" + "\n".join(named)
+
+
+def test_the_field_reader_reads():
+    """members() itself: the call as it was before issue 45 has the analysis's fields, a
+    comment's words are not members."""
+    old = code_of("""typedef struct sb_audit_call {
+    const char *api; /* as recorded: "cudaMemcpy_v3020" */
+    int64_t tid, ctx, corr, start, end, stack;
+    sb_audit_range_ref *ranges; /* outermost first */
+    sb_audit_class cls;
+    int waiter; /* a thread, site and source */
+    const struct sb_audit_rule *rule;
+    int64_t at[4];
+} sb_audit_call;""")
+    assert members(old, "sb_audit_call") == {"api", "tid", "ctx", "corr", "start", "end",
+                                             "stack", "ranges", "cls", "waiter", "rule", "at"}
+    assert "sb_audit_rule" in re.findall(r"\bstruct\s+(\w+)", old)

@@ -128,6 +128,13 @@ static inline const sb_audit_proc_result *res_of(const sb_audit_proc *p)
     return NULL;
 }
 
+/* What the analysis found of call i of p (analyze_run analyzed it). */
+static inline const sb_audit_call_info *info_of(const sb_audit_proc *p, size_t i)
+{
+    assert_true(i < p->ncalls);
+    return &res_of(p)->calls[i];
+}
+
 /* The options of run's analysis; the defaults before one. */
 static inline sb_audit_opts opts_of(const sb_audit_run *run)
 {

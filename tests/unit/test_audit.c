@@ -12,7 +12,7 @@
 static sb_audit_class cls(const sb_audit_run *run, size_t i)
 {
     assert_true(i < run->procs[0]->ncalls);
-    return run->procs[0]->calls[i].cls;
+    return info_of(run->procs[0], i)->cls;
 }
 
 static void base_names(void **state)
@@ -218,7 +218,7 @@ static void waited_rule(void **state)
             fail_msg("call %zu: %s, expected %s", i, sb_audit_class_name(cls(run, i)),
                      sb_audit_class_name(want[i]));
     /* a waited call's bubble: from G (50000) to the next GPU work: none */
-    assert_int_equal(run->procs[0]->calls[0].bubble_ns, 0);
+    assert_int_equal(info_of(run->procs[0], 0)->bubble_ns, 0);
     audit_free(run);
 }
 
@@ -242,12 +242,12 @@ static void bubbles(void **state)
              "\"dropped\":0}");
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    assert_int_equal(p->calls[0].bubble_ns, 4000);
-    assert_int_equal(p->calls[1].bubble_ns, 3000);
-    assert_int_equal(p->calls[2].bubble_ns, 0);
-    assert_int_equal(p->calls[3].bubble_ns, 0);
-    assert_int_equal(p->calls[4].bubble_ns, 0);
-    assert_int_equal(p->calls[5].bubble_ns, 0);
+    assert_int_equal(info_of(p, 0)->bubble_ns, 4000);
+    assert_int_equal(info_of(p, 1)->bubble_ns, 3000);
+    assert_int_equal(info_of(p, 2)->bubble_ns, 0);
+    assert_int_equal(info_of(p, 3)->bubble_ns, 0);
+    assert_int_equal(info_of(p, 4)->bubble_ns, 0);
+    assert_int_equal(info_of(p, 5)->bubble_ns, 0);
     /* lifetime 500..12000 = 11.5 us, busy 5 us; the launches were not recorded: no replay */
     assert_true(fabs(res_of(p)->lifetime_us - 11.5) < 1e-9);
     assert_true(fabs(res_of(p)->busy_us - 5) < 1e-9);
@@ -283,7 +283,7 @@ static void without_kernels(void **state)
     assert_int_equal(p->kernels, 0);
     assert_int_equal(cls(run, 0), SB_AUDIT_NONE);
     assert_int_equal(cls(run, 1), SB_AUDIT_SYNC_STREAM);
-    assert_int_equal(p->calls[1].bubble_ns, 0);
+    assert_int_equal(info_of(p, 1)->bubble_ns, 0);
     char *csv = csv_text(run);
     assert_non_null(strstr(csv, ",sync-stream,,?,1,50,50,50,,"));
     free(csv);
@@ -367,16 +367,18 @@ static void ranges_and_gate(void **state)
     ranges_stream(&s);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    assert_string_equal(p->calls[0].range, "step");
-    assert_string_equal(p->calls[4].range, "inner"); /* innermost */
-    assert_string_equal(p->calls[6].range, "");
+    assert_string_equal(info_of(p, 0)->range, "step");
+    assert_string_equal(info_of(p, 4)->range, "inner"); /* innermost */
+    assert_string_equal(info_of(p, 6)->range, "");
     assert_int_equal(res_of(p)->blocking, 6);
-    const sb_audit_range *r1 = sb_audit_find_range(p, 1, 1), *r2 = sb_audit_find_range(p, 1, 2);
+    const sb_audit_range_info *r1 = sb_audit_find_range_info(res_of(p), 1, 1),
+                              *r2 = sb_audit_find_range_info(res_of(p), 1, 2);
     assert_non_null(r1);
     assert_non_null(r2);
     assert_int_equal(r1->blocking, 2);
     assert_int_equal(r2->blocking, 3);
-    assert_int_equal(sb_audit_find_range(p, 1, 3)->blocking, 2);
+    assert_int_equal(sb_audit_find_range_info(res_of(p), 1, 3)->blocking, 2);
+    assert_null(sb_audit_find_range_info(res_of(p), 1, 99));
 
     char *msg;
     assert_int_equal(gate(run, "step", 3, &msg), 0);
@@ -493,8 +495,8 @@ static void unrecorded_before_recorded(void **state)
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
     assert_int_equal(p->nranges, 3);
-    assert_int_equal(sb_audit_find_range(p, 1, 10)->blocking, 1);
-    assert_int_equal(sb_audit_find_range(p, 1, 3)->blocking, 2);
+    assert_int_equal(sb_audit_find_range_info(res_of(p), 1, 10)->blocking, 1);
+    assert_int_equal(sb_audit_find_range_info(res_of(p), 1, 3)->blocking, 2);
     assert_int_equal(sb_audit_find_range(p, 1, 3)->start, 30); /* the first call's */
     assert_int_equal(analysis_of(run)->nrange_sums, 3);
     for (size_t i = 0; i < analysis_of(run)->nrange_sums; i++)
@@ -532,7 +534,7 @@ static void many_ranges_and_sites(void **state)
     assert_int_equal(p->nranges, NCALLS / 2);
     assert_int_equal(res_of(p)->nrows, NSITES); /* the calls at one site name ranges of one name */
     for (size_t i = 0; i < p->nranges; i++)
-        assert_int_equal(p->ranges[i].blocking, 2);
+        assert_int_equal(res_of(p)->ranges[i].blocking, 2);
     assert_int_equal(analysis_of(run)->nrange_sums, NNAMES);
     for (size_t i = 0; i < analysis_of(run)->nrange_sums; i++) {
         assert_int_equal(analysis_of(run)->range_sums[i].instances, NCALLS / 2 / NNAMES);
@@ -616,14 +618,14 @@ static void sites(void **state)
     sb_audit_opts_default(&o); /* symbolize on: the objects do not exist, nothing changes */
     assert_int_equal(analyze_run(run, &o), 0);
     const sb_audit_proc *p = run->procs[0];
-    assert_string_equal(p->calls[0].site, "libtorch_cuda.so!at::native::item");
-    assert_string_equal(p->calls[1].site, "libfoo.so+0x1abc");
-    assert_string_equal(p->calls[2].site, "train!cublasSgemm_internal"); /* cu + lowercase */
-    assert_string_equal(p->calls[3].site, "?");
-    assert_string_equal(p->calls[4].site, "?");
-    assert_string_equal(p->calls[5].site, "?");
+    assert_string_equal(info_of(p, 0)->site, "libtorch_cuda.so!at::native::item");
+    assert_string_equal(info_of(p, 1)->site, "libfoo.so+0x1abc");
+    assert_string_equal(info_of(p, 2)->site, "train!cublasSgemm_internal"); /* cu + lowercase */
+    assert_string_equal(info_of(p, 3)->site, "?");
+    assert_string_equal(info_of(p, 4)->site, "?");
+    assert_string_equal(info_of(p, 5)->site, "?");
     /* C++ names read as they were written */
-    assert_string_equal(p->calls[6].site, "libc10_cuda.so!c10::cuda::device_synchronize()");
+    assert_string_equal(info_of(p, 6)->site, "libc10_cuda.so!c10::cuda::device_synchronize()");
     audit_free(run);
 }
 
@@ -657,7 +659,7 @@ static void symbolize_frames(void **state)
     sb_audit_opts o;
     sb_audit_opts_default(&o);
     assert_int_equal(analyze_run(run, &o), 0);
-    const char *site = run->procs[0]->calls[1].site;
+    const char *site = info_of(run->procs[0], 1)->site;
     if (!strstr(site, "!sb_test_audit_marker"))
         fail_msg("site %s", site);
     assert_non_null(strstr(site, "test_audit.c:"));

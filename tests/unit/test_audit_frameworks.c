@@ -106,7 +106,7 @@ static void every_row_matches_its_own_library_only(void **state)
         snprintf(path, sizeof path, PKGS "%s", mod);
         write_file(sub, path, 3, line);
         sb_audit_run *run = one_call(sub, path, func, 3);
-        const sb_audit_call *c = &run->procs[0]->calls[0];
+        const sb_audit_call_info *c = info_of(run->procs[0], 0);
         if (c->made->fw != r)
             fail_msg("row %s: matched %s", r->id, c->made->fw ? c->made->fw->id : "nothing");
         assert_non_null(strstr(c->made->op, r->what));
@@ -118,7 +118,7 @@ static void every_row_matches_its_own_library_only(void **state)
         snprintf(path, sizeof path, PKGS "notmine/%s", mod);
         write_file(sub, path, 3, line);
         run = one_call(sub, path, func, 3);
-        c = &run->procs[0]->calls[0];
+        c = info_of(run->procs[0], 0);
         if (c->made->fw)
             fail_msg("row %s fired in a stranger's package", r->id);
         audit_free(run);
@@ -127,7 +127,7 @@ static void every_row_matches_its_own_library_only(void **state)
         snprintf(path, sizeof path, PKGS "%s", mod);
         write_file(sub, path, 3, "y = something_else()");
         run = one_call(sub, path, func, 3);
-        c = &run->procs[0]->calls[0];
+        c = info_of(run->procs[0], 0);
         assert_null(c->made->fw);
         assert_non_null(c->made->fw_changed);
         assert_non_null(strstr(c->made->fix, "not known to syncbench"));
@@ -194,7 +194,7 @@ static void the_recorded_library_lines_name_their_rows(void **state)
         snprintf(path, sizeof path, PKGS "%s", RECORDED[i].module);
         write_file(sub, path, RECORDED[i].line, RECORDED[i].text);
         sb_audit_run *run = one_call(sub, path, RECORDED[i].func, RECORDED[i].line);
-        const sb_fw_row *fw = run->procs[0]->calls[0].made->fw;
+        const sb_fw_row *fw = info_of(run->procs[0], 0)->made->fw;
         const char *got = fw ? fw->id : "";
         if (strcmp(got, RECORDED[i].row))
             fail_msg("%s:%d in %s: row '%s', not '%s'", RECORDED[i].module, RECORDED[i].line,
@@ -248,7 +248,7 @@ static void the_fix_names_the_users_line_and_unknown_syncs_say_so(void **state)
           f);
     fclose(f);
     sb_audit_run *run = one_call("at", PKGS "torch/amp/grad_scaler.py", "_maybe_opt_step", 2);
-    const sb_audit_call *c = &run->procs[0]->calls[0];
+    const sb_audit_call_info *c = info_of(run->procs[0], 0);
     assert_non_null(c->made->fw);
     assert_string_equal(c->made->fw->id, "torch.amp.grad_scaler.found_inf");
     char want[600];
@@ -260,7 +260,7 @@ static void the_fix_names_the_users_line_and_unknown_syncs_say_so(void **state)
 
     write_file("unknown", PKGS "somelib/loop.py", 4, "if loss.item() > 3:");
     run = one_call("unknown", PKGS "somelib/loop.py", "step", 4);
-    c = &run->procs[0]->calls[0];
+    c = info_of(run->procs[0], 0);
     assert_null(c->made->fw);
     assert_non_null(strstr(c->made->fix, "inside somelib (step): not in syncbench's framework "
                                          "table"));
@@ -280,13 +280,13 @@ static void a_users_row_comes_first(void **state)
                       .fix = "our own fix", .caveat = "", .removes = 1};
     sb_fw_use_user_rows(&mine, 1);
     sb_audit_run *run = one_call("user", PKGS "torch/amp/grad_scaler.py", "_maybe_opt_step", 2);
-    const sb_audit_call *c = &run->procs[0]->calls[0];
+    const sb_audit_call_info *c = info_of(run->procs[0], 0);
     assert_ptr_equal(c->made->fw, &mine);
     assert_true(!strncmp(c->made->fix, "our own fix", 11));
     audit_free(run);
     sb_fw_use_user_rows(NULL, 0);
     run = one_call("user", PKGS "torch/amp/grad_scaler.py", "_maybe_opt_step", 2);
-    assert_string_equal(run->procs[0]->calls[0].made->fw->id, "torch.amp.grad_scaler.found_inf");
+    assert_string_equal(info_of(run->procs[0], 0)->made->fw->id, "torch.amp.grad_scaler.found_inf");
     audit_free(run);
 }
 

@@ -152,14 +152,14 @@ static sb_audit_run *library_run(int innermost)
 }
 
 /* The first call of kind k (calls are written kind by kind). */
-static const sb_audit_call *call_of(const sb_audit_run *run, int k)
+static const sb_audit_call_info *call_of(const sb_audit_run *run, int k)
 {
     kind all[NKINDS];
     kinds(all);
     size_t i = 0;
     for (int j = 0; j < k; j++)
         i += (size_t)all[j].n;
-    return &run->procs[0]->calls[i];
+    return info_of(run->procs[0], i);
 }
 
 static int starts(const char *s, const char *prefix)
@@ -168,7 +168,7 @@ static int starts(const char *s, const char *prefix)
 }
 
 /* The call's line inside a library ("" none), the library ("" none), its operation's start. */
-static void assert_made(const sb_audit_call *c, const char *via_site, const char *library,
+static void assert_made(const sb_audit_call_info *c, const char *via_site, const char *library,
                         const char *op)
 {
     assert_string_equal(c->made->via_site, via_site);
@@ -188,7 +188,7 @@ static void a_sync_inside_an_installed_package_gets_both_frames(void **state)
 {
     (void)state;
     sb_audit_run *run = library_run(0);
-    const sb_audit_call *c = call_of(run, STOP);
+    const sb_audit_call_info *c = call_of(run, STOP);
     assert_string_equal(c->site, user_site(5));
     assert_string_equal(c->source, "out = model.generate(ids, max_new_tokens=48)");
     assert_non_null(c->made->via);
@@ -268,7 +268,7 @@ static void distinct_library_lines_are_distinct_rows_under_the_user_line(void **
     assert_int_equal(seen, 15);
 
     /* the masking line: torch's operation, a fix that says it is inside transformers */
-    const sb_audit_call *c = call_of(run, MASKING);
+    const sb_audit_call_info *c = call_of(run, MASKING);
     assert_non_null(strstr(c->made->op, "Python branch on a GPU value"));
     /* its line is transformers 4's, not the one the framework table checked: not known */
     assert_true(starts(c->made->fix, "inside transformers (_ignore_causal_mask_sdpa): the line "
@@ -314,7 +314,7 @@ static void torch_frames_are_not_a_library(void **state)
 {
     (void)state;
     sb_audit_run *run = library_run(0);
-    const sb_audit_call *c = call_of(run, USER_SYNC);
+    const sb_audit_call_info *c = call_of(run, USER_SYNC);
     assert_string_equal(c->site, user_site(8));
     assert_made(c, TORCH_CUDA ":1 in synchronize", "", "explicit sync: torch.cuda.synchronize()");
     assert_string_equal(c->made->fix, c->rule->fix);
@@ -336,7 +336,7 @@ static void innermost_site_is_the_library_line(void **state)
 {
     (void)state;
     sb_audit_run *run = library_run(1);
-    const sb_audit_call *c = call_of(run, STOP);
+    const sb_audit_call_info *c = call_of(run, STOP);
     char want[600];
     snprintf(want, sizeof want, "%s" PKGS GEN ":3 in _has_unfinished_sequences", tmpdir);
     assert_string_equal(c->site, want);
@@ -388,21 +388,19 @@ static int holds_made_in(const sb_audit_rule *r, const char *maker)
     char api[128], sym[256], source[256], copy[32], pkg[64];
     first_alt(r->source, source, sizeof source);
     sb_audit_frame nf = {"/venv/lib/libtorch_cuda.so", first_alt(r->native, sym, sizeof sym), 0, 0};
-    sb_audit_stack st = {1, 1, &nf, 1};
+    sb_audit_stack st = {1, 1, &nf};
     sb_audit_pyframe pf[] = {{maker, "f", 1}, {"/home/me/train.py", "main", 2}};
     sb_audit_pystack ps = {1, 2, pf};
     sb_audit_proc p = {.stacks = &st, .nstacks = 1, .pystacks = &ps, .npystacks = 1};
     sb_audit_call c = {.api = r->api ? first_alt(r->api, api, sizeof api) : "cudaStreamSynchronize",
                        .stack = 1,
                        .py = 1,
-                       .copy = r->copy ? first_alt(r->copy, copy, sizeof copy) : NULL,
-                       .pyframe = &pf[1],
-                       .source = ""};
+                       .copy = r->copy ? first_alt(r->copy, copy, sizeof copy) : NULL};
     sb_audit_made made = {
         .via = &pf[0], .via_site = "", .via_source = source, .lib_source = source, .library = ""};
     made.lib = sb_audit_py_lib_frame(&ps, pkg, sizeof pkg);
-    c.made = &made;
-    return sb_audit_rule_holds(r, &p, &c);
+    sb_audit_call_info ci = {.pyframe = &pf[1], .source = "", .made = &made};
+    return sb_audit_rule_holds(r, &p, &c, &ci);
 }
 
 /* Every rule of a library (`lib`) names that library in its operation and its fix, and holds
@@ -483,6 +481,7 @@ typedef struct {
     sb_audit_pystack ps;
     sb_audit_proc p;
     sb_audit_call c;
+    sb_audit_call_info ci;
     char api[128], source[256], copy[32];
 } rule_call;
 
@@ -492,7 +491,7 @@ static void rule_call_at(rule_call *k, const sb_audit_rule *r, frames_at w)
     /* the innermost frame CUDA's own, as recorded; the library's next */
     k->nf[0] = (sb_audit_frame){"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "", 4096, 0};
     k->nf[1] = (sb_audit_frame){w.obj, w.sym, 16, 0};
-    k->st = (sb_audit_stack){1, 2, k->nf, 1};
+    k->st = (sb_audit_stack){1, 2, k->nf};
     k->pf[0] = (sb_audit_pyframe){w.file, w.func, 1};
     k->pf[1] = (sb_audit_pyframe){"/home/me/train.py", "main", 2};
     k->ps = (sb_audit_pystack){1, w.file ? 2 : 1, w.file ? k->pf : &k->pf[1]};
@@ -502,9 +501,9 @@ static void rule_call_at(rule_call *k, const sb_audit_rule *r, frames_at w)
                                          : "cuStreamDestroy_v2",
                            .stack = 1,
                            .py = 1,
-                           .copy = r->copy ? first_alt(r->copy, k->copy, sizeof k->copy) : NULL,
-                           .pyframe = &k->pf[1],
-                           .source = first_alt(r->source, k->source, sizeof k->source)};
+                           .copy = r->copy ? first_alt(r->copy, k->copy, sizeof k->copy) : NULL};
+    k->ci = (sb_audit_call_info){.pyframe = &k->pf[1],
+                                 .source = first_alt(r->source, k->source, sizeof k->source)};
 }
 
 /* Does rule r name a frame (else it says what the API, the copy and the lines' text alone say)? */
@@ -519,9 +518,9 @@ static void assert_stranger(const sb_audit_rule *r, frames_at w, const char *wha
 {
     rule_call k;
     rule_call_at(&k, r, w);
-    if (sb_audit_rule_holds(r, &k.p, &k.c))
+    if (sb_audit_rule_holds(r, &k.p, &k.c, &k.ci))
         fail_msg("rule '%s' holds for %s", r->op, what);
-    const sb_audit_rule *got = sb_audit_rule_for(&k.p, &k.c);
+    const sb_audit_rule *got = sb_audit_rule_for(&k.p, &k.c, &k.ci);
     if (got && names_a_frame(got))
         fail_msg("%s is named '%s' (rule '%s' tried)", what, got->op, r->op);
     if (got)
@@ -607,10 +606,10 @@ static void every_rule_fires_only_in_its_own_library(void **state)
             }
             rule_call k;
             rule_call_at(&k, r, w);
-            if (!sb_audit_rule_holds(r, &k.p, &k.c))
+            if (!sb_audit_rule_holds(r, &k.p, &k.c, &k.ci))
                 fail_msg("rule '%s' does not hold in its own library (%s!%s, %s in %s)", r->op,
                          w.obj, w.sym, w.func, w.file ? w.file : "no Python");
-            const sb_audit_rule *won = sb_audit_rule_for(&k.p, &k.c);
+            const sb_audit_rule *won = sb_audit_rule_for(&k.p, &k.c, &k.ci);
             if (strcmp(won->op, r->op) != 0)
                 fail_msg("rule '%s' is behind '%s'", r->op, won->op);
             tried++;
@@ -738,10 +737,10 @@ static void native_names_are_never_a_neighbours(void **state)
         {lib, "", "4176"}, {lib, "", "8448"}, {lib, "", "12292"}, {lib, "covered_fn", "4176"}};
     sb_audit_run *run = native_run(1, fresh);
     const sb_audit_proc *p = run->procs[0];
-    assert_string_equal(p->calls[0].site, "libstripped.so.1!covered_fn");
-    assert_string_equal(p->calls[1].site, "libstripped.so.1+0x2100"); /* past neighbour */
-    assert_string_equal(p->calls[2].site, "libstripped.so.1+0x3004");
-    assert_string_equal(p->calls[3].site, "libstripped.so.1!covered_fn");
+    assert_string_equal(info_of(p, 0)->site, "libstripped.so.1!covered_fn");
+    assert_string_equal(info_of(p, 1)->site, "libstripped.so.1+0x2100"); /* past neighbour */
+    assert_string_equal(info_of(p, 2)->site, "libstripped.so.1+0x3004");
+    assert_string_equal(info_of(p, 3)->site, "libstripped.so.1!covered_fn");
     audit_free(run);
 
     /* an older writer's names: kept where the object's symbol covers the address, dropped where
@@ -752,10 +751,10 @@ static void native_names_are_never_a_neighbours(void **state)
                                    {lib, "sizeless", "12292"}};
     run = native_run(0, old);
     p = run->procs[0];
-    assert_string_equal(p->calls[0].site, "libstripped.so.1!covered_fn");
-    assert_string_equal(p->calls[1].site, "libstripped.so.1+0x2100");
-    assert_string_equal(p->calls[2].site, "libgone.so+0x10");
-    assert_string_equal(p->calls[3].site, "libstripped.so.1+0x3004");
+    assert_string_equal(info_of(p, 0)->site, "libstripped.so.1!covered_fn");
+    assert_string_equal(info_of(p, 1)->site, "libstripped.so.1+0x2100");
+    assert_string_equal(info_of(p, 2)->site, "libgone.so+0x10");
+    assert_string_equal(info_of(p, 3)->site, "libstripped.so.1+0x3004");
     audit_free(run);
 }
 

@@ -159,7 +159,7 @@ static void each_pattern_named_at_its_line(void **state)
     sb_audit_run *run = pattern_run(0);
     const sb_audit_proc *p = run->procs[0];
     for (size_t i = 0; i < NPATTERNS; i++) {
-        const sb_audit_call *c = &p->calls[i];
+        const sb_audit_call_info *c = info_of(p, i);
         const pattern *want = &PATTERNS[i];
         if (c->cls == SB_AUDIT_NONE) { /* not a blocking API: no site taken */
             assert_null(want->want_op);
@@ -195,9 +195,9 @@ static void innermost_option_and_library_only_stacks(void **state)
     sb_audit_run *run = pattern_run(1);
     const sb_audit_proc *p = run->procs[0];
     /* print(t) (pattern 3) has a torch frame inside the user's: --py-site innermost names it */
-    assert_string_equal(p->calls[3].pyframe->file, TORCH "_tensor_str.py");
-    assert_string_equal(p->calls[3].site, TORCH "_tensor_str.py:77 in torch_fn");
-    assert_string_equal(p->calls[0].pyframe->file, src_path);
+    assert_string_equal(info_of(p, 3)->pyframe->file, TORCH "_tensor_str.py");
+    assert_string_equal(info_of(p, 3)->site, TORCH "_tensor_str.py:77 in torch_fn");
+    assert_string_equal(info_of(p, 0)->pyframe->file, src_path);
     audit_free(run);
 
     sb_audit_pyframe lib[] = {{"/usr/lib/python3.12/threading.py", "run", 3},
@@ -223,8 +223,9 @@ static void reports_carry_the_python_site(void **state)
     assert_non_null(strstr(t, "native: libtorch_cuda.so!at::native::_local_scalar_dense_cuda"));
     free(t);
     /* a call no rule knows is named unknown, not guessed */
-    sb_audit_call odd = {.api = "cudaGraphInstantiate_v10000", .stack = -1, .py = -1, .source = ""};
-    assert_null(sb_audit_rule_for(run->procs[0], &odd));
+    sb_audit_call odd = {.api = "cudaGraphInstantiate_v10000", .stack = -1, .py = -1};
+    sb_audit_call_info odd_info = {.source = ""};
+    assert_null(sb_audit_rule_for(run->procs[0], &odd, &odd_info));
 
     char *csv = csv_text(run);
     snprintf(want, sizeof want, "%s,2,step,loss_value = loss.item(),scalar read: .item(),",
@@ -365,7 +366,7 @@ static void nvtx_start_end_ranges_and_domains(void **state)
     assert_int_equal(p->nranges, 1);
     assert_true(p->ranges[0].startend);
     assert_string_equal(p->ranges[0].domain, "NCCL");
-    assert_int_equal(p->ranges[0].blocking, 3);
+    assert_int_equal(res_of(p)->ranges[0].blocking, 3);
     assert_int_equal(analysis_of(run)->nrange_sums, 1);
     assert_string_equal(analysis_of(run)->range_sums[0].domain, "NCCL");
     sb_audit_opts o = opts_of(run);

@@ -317,9 +317,9 @@ static void nested_and_startend(void **state)
         assert_int_equal(r->series[i].blocked_ns[0], want[i].ns);
     }
     /* the analyzer's counts of the same instances: 3 in epoch, 1 in fwd, 2 in step */
-    assert_int_equal(sb_audit_find_range(run->procs[0], 1, 3)->blocking, 3);
-    assert_int_equal(sb_audit_find_range(run->procs[0], 1, 2)->blocking, 1);
-    assert_int_equal(sb_audit_find_range(run->procs[0], 1, 1)->blocking, 2);
+    assert_int_equal(sb_audit_find_range_info(res_of(run->procs[0]), 1, 3)->blocking, 3);
+    assert_int_equal(sb_audit_find_range_info(res_of(run->procs[0]), 1, 2)->blocking, 1);
+    assert_int_equal(sb_audit_find_range_info(res_of(run->procs[0]), 1, 1)->blocking, 2);
     sb_ranks_free(&rk);
     audit_free(run);
 }

@@ -6,6 +6,7 @@
  * nanoseconds in the records. */
 #include "audit_stream.h"
 #include "analyze/frameworks.h"
+#include "report/save_text.h"
 #include "tmpdir.h"
 
 #include <jansson.h>
@@ -113,15 +114,24 @@ static void steps(stream *s, long long corr0, int n, long long t0, long long per
     }
 }
 
-/* The saving (wall us) of removing every blocking call for which pick() holds. */
-static sb_replay_result play_removing(const sb_audit_proc *p, int (*pick)(const sb_audit_call *))
+/* The replay's model of p (analyzed), given its calls' classes as savings.c gives them. */
+static sb_replay_model *model_of(const sb_audit_proc *p)
 {
-    sb_replay_model *m = sb_replay_build(p);
+    const sb_audit_call_info *calls = res_of(p)->calls;
+    return sb_replay_build(p, (sb_replay_classes){&calls[0].cls, sizeof *calls});
+}
+
+/* The saving (wall us) of removing every blocking call for which pick() holds. */
+static sb_replay_result play_removing(const sb_audit_proc *p,
+                                      int (*pick)(const sb_audit_call *,
+                                                  const sb_audit_call_info *))
+{
+    sb_replay_model *m = model_of(p);
     assert_non_null(m);
     unsigned char *mask = calloc(p->ncalls + 1, 1);
     assert_non_null(mask);
     for (size_t i = 0; i < p->ncalls; i++)
-        mask[i] = pick(&p->calls[i]) != 0;
+        mask[i] = pick(&p->calls[i], info_of(p, i)) != 0;
     sb_replay_result r;
     assert_int_equal(sb_replay_run(m, mask, 0, &r), 0);
     free(mask);
@@ -129,9 +139,10 @@ static sb_replay_result play_removing(const sb_audit_proc *p, int (*pick)(const 
     return r;
 }
 
-static int every_sync(const sb_audit_call *c)
+static int every_sync(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
-    return sb_audit_blocking(c->cls);
+    (void)c;
+    return sb_audit_blocking(ci->cls);
 }
 
 /* The run of stream s analyzed and played with every sync removed (the run freed). */
@@ -143,9 +154,10 @@ static sb_replay_result every_sync_removed(stream *s)
     return r;
 }
 
-static int no_call(const sb_audit_call *c)
+static int no_call(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
     (void)c;
+    (void)ci;
     return 0;
 }
 
@@ -224,6 +236,36 @@ static void short_gpu_work_saves_the_wait(void **state)
     near(r.typical_us, 9.0);
     assert_true(r.host_pct > 99); /* every kernel then waits for its launch */
     assert_string_equal(sb_audit_bound_name(&r), "host");
+}
+
+/* A saving over the run in the reports' words (report/save_text.c): nothing played is "", no
+ * prediction is "unknown" and why (threads before ranks before the GPU window), else the
+ * milliseconds. */
+static void a_run_saving_in_words(void **state)
+{
+    (void)state;
+    char buf[32];
+    sb_audit_run_save s = {.played = 2, .us = 1234.5678};
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), "1.235");
+    assert_null(sb_audit_unmodelled_why(s));
+    s.ranks_unmodelled = 1;
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), SB_AUDIT_UNMODELLED);
+    assert_string_equal(sb_audit_unmodelled_why(s), "ranks not modelled");
+    s.threads_unmodelled = 2;
+    assert_string_equal(sb_audit_unmodelled_why(s), "threads not modelled");
+    s = (sb_audit_run_save){.us = 0};
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), "");
+    /* played only by processes with none of its calls in their GPU window: no figure */
+    s.outside_window = 1;
+    assert_string_equal(sb_audit_unmodelled_why(s), "no call inside the GPU window");
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), SB_AUDIT_UNMODELLED);
+    s = (sb_audit_run_save){.played = 1, .us = 2000, .outside_window = 1}; /* another has one */
+    assert_null(sb_audit_unmodelled_why(s));
+    assert_string_equal(sb_audit_save_text(s, buf, sizeof buf), "2.000");
+    sb_replay_result r = {.host_pct = 50};
+    assert_string_equal(sb_audit_bound_name(&r), "host");
+    r.host_pct = 49.9;
+    assert_string_equal(sb_audit_bound_name(&r), "gpu");
 }
 
 /* A stretch where the host was slow: the short GPU work above, 40 steps, but in steps 20 and 21
@@ -314,9 +356,9 @@ static void several_threads_take_the_mean(void **state)
  * when the other thread's syncs go too (the engine may sync: what removing every sync saves).
  * The same loop whose other thread launches only before the first sync and after the last is
  * not flagged. */
-static int main_threads_syncs(const sb_audit_call *c)
+static int main_threads_syncs(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
-    return c->tid == 1 && sb_audit_blocking(c->cls);
+    return c->tid == 1 && sb_audit_blocking(ci->cls);
 }
 
 static void two_thread_stream(stream *s, int backward_between)
@@ -479,11 +521,11 @@ static sb_replay_result loader_play(int asked, int flags)
     begin_waits(&s);
     loader_steps(&s, N, asked);
     sb_audit_run *run = analyzed(&s);
-    sb_replay_model *m = sb_replay_build(run->procs[0]);
+    sb_replay_model *m = model_of(run->procs[0]);
     assert_non_null(m);
     unsigned char mask[2 * N];
     for (size_t i = 0; i < run->procs[0]->ncalls; i++)
-        mask[i] = sb_audit_blocking(run->procs[0]->calls[i].cls);
+        mask[i] = sb_audit_blocking(info_of(run->procs[0], i)->cls);
     sb_replay_result r;
     assert_int_equal(sb_replay_run(m, mask, flags, &r), 0);
     sb_replay_free(m);
@@ -565,8 +607,9 @@ static void an_unrecorded_stretch_waits_for_the_recorded_work(void **state)
     }
 }
 
-static int first_site(const sb_audit_call *c)
+static int first_site(const sb_audit_call *c, const sb_audit_call_info *ci)
 {
+    (void)ci;
     return c->stack == 1;
 }
 
@@ -613,7 +656,7 @@ static void sync_before_long_host_work_saves_the_overlap(void **state)
     replay_end(&s, 500);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    assert_int_equal(p->calls[0].bubble_ns, 310 * US);
+    assert_int_equal(info_of(p, 0)->bubble_ns, 310 * US);
     sb_replay_result r = play_removing(p, first_site);
     near(r.wall_us, 104);
     near(r.typical_us, 104); /* one call: one window, to the run's end */
@@ -721,7 +764,7 @@ static void item_step(stream *s, long long corr, long long t, long long k0, long
 static sb_replay_facts facts_of(const sb_audit_proc *p)
 {
     sb_replay_facts f;
-    sb_replay_model *m = sb_replay_build(p);
+    sb_replay_model *m = model_of(p);
     assert_non_null(m);
     sb_replay_facts_of(m, &f);
     sb_replay_free(m);
@@ -1331,11 +1374,11 @@ static sb_audit_run *two_lines_run(int n)
 }
 
 /* The interned site and library line of the first call made at Python stack py. */
-static const sb_audit_call *call_at(const sb_audit_proc *p, int py)
+static const sb_audit_call_info *call_at(const sb_audit_proc *p, int py)
 {
     for (size_t i = 0; i < p->ncalls; i++)
         if (p->calls[i].py == py)
-            return &p->calls[i];
+            return info_of(p, i);
     fail_msg("no call at pystack %d", py);
     return NULL;
 }
@@ -1346,7 +1389,7 @@ static void two_library_lines_are_priced_apart(void **state)
     enum { N = 30 };
     sb_audit_run *run = two_lines_run(N);
     const sb_audit_proc *p = run->procs[0];
-    const sb_audit_call *a = call_at(p, 1), *b = call_at(p, 2);
+    const sb_audit_call_info *a = call_at(p, 1), *b = call_at(p, 2);
     assert_ptr_equal(a->site, b->site); /* one user's line, two library lines */
     assert_string_equal(a->made->via_site, LINE_A);
     assert_string_equal(b->made->via_site, LINE_B);
@@ -1373,15 +1416,17 @@ static void two_library_lines_are_priced_apart(void **state)
     /* played twice, as a site is: the readbacks kept too */
     assert_true(la->kept.wall_us > 0);
     /* over the run, and as text */
-    near(sb_audit_run_line_saving(analysis_of(run), a->site, a->made->via_site), sa);
+    sb_audit_run_save ra = sb_audit_run_line_saving(analysis_of(run), a->site, a->made->via_site);
+    assert_int_equal(ra.played, 1);
+    near(ra.us, sa);
+    assert_null(sb_audit_unmodelled_why(ra));
     char buf[32];
     char want[32];
     snprintf(want, sizeof want, "%.3f", sa / 1e3);
-    assert_string_equal(
-        sb_audit_line_saving_text(analysis_of(run), a->site, a->made->via_site, buf, sizeof buf),
-        want);
-    assert_string_equal(sb_audit_line_saving_text(analysis_of(run), a->site, "", buf, sizeof buf),
-                        "");
+    assert_string_equal(sb_audit_save_text(ra, buf, sizeof buf), want);
+    sb_audit_run_save none = sb_audit_run_line_saving(analysis_of(run), a->site, "");
+    assert_int_equal(none.played, 0);
+    assert_string_equal(sb_audit_save_text(none, buf, sizeof buf), "");
     assert_null(sb_audit_line_saving_of(res_of(p), a->site, b->site)); /* no such pair */
     assert_null(sb_audit_saving_of(res_of(p), SB_SAVE_LINE, NULL, SB_AUDIT_NONE));
     audit_free(run);
@@ -1402,7 +1447,7 @@ static void a_lone_library_line_is_its_sites_play(void **state)
     replay_end(&s, 112 * 25);
     sb_audit_run *run = analyzed(&s);
     const sb_audit_proc *p = run->procs[0];
-    const sb_audit_call *a = call_at(p, 1);
+    const sb_audit_call_info *a = call_at(p, 1);
     const sb_audit_saving *line = sb_audit_line_saving_of(res_of(p), a->site, a->made->via_site);
     const sb_audit_saving *site =
         sb_audit_saving_of(res_of(p), SB_SAVE_SITE, a->site, SB_AUDIT_NONE);
@@ -1452,7 +1497,7 @@ static void reports_give_each_library_lines_saving(void **state)
     (void)state;
     sb_audit_run *run = two_lines_run(30);
     const sb_audit_proc *p = run->procs[0];
-    const sb_audit_call *a = call_at(p, 1), *b = call_at(p, 2);
+    const sb_audit_call_info *a = call_at(p, 1), *b = call_at(p, 2);
     double sa = sb_audit_saving_us(sb_audit_line_saving_of(res_of(p), a->site, a->made->via_site));
     double sb = sb_audit_saving_us(sb_audit_line_saving_of(res_of(p), b->site, b->made->via_site));
     json_t *doc = json_report(run);
@@ -1593,6 +1638,7 @@ int main(void)
         cmocka_unit_test(identity),
         cmocka_unit_test(gpu_bound_loop_saves_the_gaps),
         cmocka_unit_test(short_gpu_work_saves_the_wait),
+        cmocka_unit_test(a_run_saving_in_words),
         cmocka_unit_test(sync_before_long_host_work_saves_the_overlap),
         cmocka_unit_test(a_slow_stretch_moves_the_total_not_the_typical),
         cmocka_unit_test(the_typical_figure_comes_with_its_windows_interval),

@@ -229,7 +229,7 @@ static void a_late_ranks_sync_moves_the_other_rank(void **state)
     near(s->r.typical_us, 48);
     near(s->r.wall_us, 48.0 * N - 31);
     assert_true(s->job_figure); /* the only rank that has the line */
-    near(sb_audit_run_saving(analysis_of(run), SB_SAVE_SITE, s->key, SB_AUDIT_NONE), 48.0 * N);
+    near(sb_audit_run_saving(analysis_of(run), SB_SAVE_SITE, s->key, SB_AUDIT_NONE).us, 48.0 * N);
 
     /* the same selection through the job's own interface: rank 0 saves as much. Rank 0's calls:
      * the broadcasts' syncs and copies back, then 2 a step; rank 1's: the broadcasts' copies
@@ -241,8 +241,8 @@ static void a_late_ranks_sync_moves_the_other_rank(void **state)
         parts[0][i + 2] = (sb_replay_part){SB_PART_AFTER_CALL, 4 + 2 * i, 5 + 2 * i, 0};
         parts[1][i + 2] = (sb_replay_part){SB_PART_AFTER_CALL, 3 + 3 * i, 4 + 3 * i, 0};
     }
-    sb_replay_rank ranks[2] = {{p0, sb_replay_build(p0), parts[0], N + 2, 0},
-                               {p1, sb_replay_build(p1), parts[1], N + 2, 1}};
+    sb_replay_rank ranks[2] = {{p0, sb_audit_replay_model(res_of(p0)), parts[0], N + 2, 0},
+                               {p1, sb_audit_replay_model(res_of(p1)), parts[1], N + 2, 1}};
     sb_replay_job *j;
     char why[256] = "";
     assert_int_equal(sb_replay_job_new(ranks, 2, &j, why, sizeof why), 0);
@@ -265,7 +265,7 @@ static void a_late_ranks_sync_moves_the_other_rank(void **state)
     sb_replay_job_free(j);
 
     /* played alone (the job's interface not used), rank 1's worker keeps the run's pace */
-    sb_replay_model *m = sb_replay_build(p1);
+    sb_replay_model *m = sb_audit_replay_model(res_of(p1));
     assert_non_null(m);
     assert_int_equal(sb_replay_run(m, slow, 0, &r[1]), 0);
     near(r[1].typical_us, 54);
@@ -345,7 +345,7 @@ static void reports_give_the_jobs_figure(void **state)
     assert_int_equal(all0->kind, SB_SAVE_ALL);
     assert_false(all0->job_figure);
     assert_true(all1->job_figure);
-    near(sb_audit_run_saving(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE), sb_audit_saving_us(all1));
+    near(sb_audit_run_saving(an, SB_SAVE_ALL, NULL, SB_AUDIT_NONE).us, sb_audit_saving_us(all1));
     json_t *doc = json_report(run);
     json_t *pred =
         json_object_get(json_array_get(json_object_get(doc, "processes"), 1), "predicted");
