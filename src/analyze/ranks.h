@@ -131,10 +131,6 @@ int sb_audit_compute_ranks(sb_ranks **rk, const struct sb_audit_analysis *an);
  * together, every rank process's savings keep their figures alone, flagged (ranks_unmodelled),
  * with why. 0, or -1 out of memory. */
 int sb_audit_play_ranks(struct sb_audit_analysis *an);
-/* How a rank's saving was modelled, into buf: "ranks played together: 2 ranks, 1003 collectives
- * matched", or "ranks not modelled: WHY"; NULL for a process that is no rank of a job. */
-struct sb_audit_saving;
-const char *sb_audit_ranks_model(const struct sb_audit_saving *s, char *buf, size_t n);
 
 /* ---- out_ranks.c: the view ---- */
 /* The "across ranks" section of the table: each rank's blocked time (its host with show_hosts,

@@ -563,16 +563,3 @@ int sb_audit_play_ranks(sb_audit_analysis *an)
     free(mem);
     return rc < 0 ? -1 : 0;
 }
-
-const char *sb_audit_ranks_model(const sb_audit_saving *s, char *buf, size_t n)
-{
-    if (s->ranks_played)
-        snprintf(buf, n, "ranks played together: %d ranks, %ld collective%s matched",
-                 s->ranks_played, s->collectives, s->collectives == 1 ? "" : "s");
-    else if (s->ranks_unmodelled)
-        snprintf(buf, n, "ranks not modelled: %s",
-                 s->ranks_why ? s->ranks_why : "the ranks were not played together");
-    else
-        return NULL;
-    return buf;
-}

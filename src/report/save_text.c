@@ -25,6 +25,19 @@ const char *sb_audit_save_text(sb_audit_run_save s, char *buf, size_t n)
     return buf;
 }
 
+const char *sb_audit_ranks_model(const sb_audit_saving *s, char *buf, size_t n)
+{
+    if (s->ranks_played)
+        snprintf(buf, n, "ranks played together: %d ranks, %ld collective%s matched",
+                 s->ranks_played, s->collectives, s->collectives == 1 ? "" : "s");
+    else if (s->ranks_unmodelled)
+        snprintf(buf, n, "ranks not modelled: %s",
+                 s->ranks_why ? s->ranks_why : "the ranks were not played together");
+    else
+        return NULL;
+    return buf;
+}
+
 const char *sb_audit_bound_name(const sb_replay_result *r)
 {
     return sb_audit_host_bound(r) ? "host" : "gpu";
