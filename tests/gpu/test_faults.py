@@ -34,4 +34,4 @@ def test_damaged_results_are_caught(scenario, fault, extra):
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith(f"syncbench: validation failed in {scenario}/"), lines[0]
-    assert leaked_sched_workers() == []
+    assert leaked_sched_workers(marker=f"SYNCBENCH_FAULT={fault}") == []
