@@ -550,7 +550,7 @@ static int attribute(sb_audit_analysis *an, const sb_audit_proc_result *res, siz
     sb_audit_call_info *ci = &res->calls[i];
     sb_audit_run *run = an->run;
     int added;
-    sb_audit_callsite *cs = sb_audit_callsite_of(an, p, c, ci, &added);
+    sb_audit_callsite *cs = sb_audit_callsite_of(&an->callsites, p, c, ci, &added);
     if (!cs)
         return -1;
     if (!added) {
@@ -717,7 +717,7 @@ void sb_audit_analysis_free(sb_audit_analysis *an)
     free(an->ranks);
     free(an->range_sums);
     sb_audit_py_cache_free(an);
-    sb_audit_callsites_free(an);
+    sb_audit_callsites_free(&an->callsites);
     free(an);
 }
 

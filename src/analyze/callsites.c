@@ -3,7 +3,7 @@
  * the operation and the fix, interned) cost 2 us and 64 bytes a call. A site is what
  * attribution reads of a call: its process, native stack, Python stack, class, API and copy
  * direction; the calls of one site share what it found, and point to one `made`. */
-#include "analyze/analyze.h"
+#include "analyze/analyze.h" /* sb_audit_callsite_of & co.; the types: call_info.h */
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,12 +79,12 @@ static sb_audit_callsite *add(callsites *t, const sb_audit_callsite *key)
     return s;
 }
 
-sb_audit_callsite *sb_audit_callsite_of(sb_audit_analysis *an, const sb_audit_proc *p,
+sb_audit_callsite *sb_audit_callsite_of(sb_audit_callsite_set **set, const sb_audit_proc *p,
                                         const sb_audit_call *c, const sb_audit_call_info *ci,
                                         int *added)
 {
-    callsites *t = an->callsites;
-    if (!t && !(t = an->callsites = calloc(1, sizeof *t)))
+    callsites *t = *set;
+    if (!t && !(t = *set = calloc(1, sizeof *t)))
         return NULL;
     if (2 * (t->n + 1) > t->cap && grow(t) < 0)
         return NULL;
@@ -129,9 +129,9 @@ void sb_audit_callsite_give(const sb_audit_callsite *cs, sb_audit_call_info *ci)
     ci->made = &cs->made;
 }
 
-void sb_audit_callsites_free(sb_audit_analysis *an)
+void sb_audit_callsites_free(sb_audit_callsite_set **set)
 {
-    callsites *t = an->callsites;
+    callsites *t = *set;
     if (!t)
         return;
     while (t->chunks) {
@@ -141,5 +141,5 @@ void sb_audit_callsites_free(sb_audit_analysis *an)
     }
     free(t->index);
     free(t);
-    an->callsites = NULL;
+    *set = NULL;
 }

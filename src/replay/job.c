@@ -22,10 +22,9 @@ struct sb_replay_job {
     rbase *base;         /* [rank * 2 + policy]: the baselines (policy 1: sources held) */
     int sources;         /* a rank has sources: the held policy has baselines of its own */
     /* one play */
-    int64_t *arrived; /* [collective * n + rank]: when the rank reached it (the job's clock) */
-    size_t *narrived; /* per collective: the ranks that had */
-    player *pl;       /* per rank */
-    size_t *cursor;   /* per rank: its next item */
+    sb_replay_meet meet; /* the collectives' arrivals */
+    player *pl;          /* per rank */
+    size_t *cursor;      /* per rank: its next item */
 };
 
 static int64_t clock_offset(const sb_audit_proc *p)
@@ -45,8 +44,8 @@ void sb_replay_job_free(sb_replay_job *j)
     free(j->m);
     free(j->off);
     free(j->base);
-    free(j->arrived);
-    free(j->narrived);
+    free(j->meet.arrived);
+    free(j->meet.narrived);
     free(j->pl);
     free(j->cursor);
     free(j);
@@ -55,26 +54,6 @@ void sb_replay_job_free(sb_replay_job *j)
 size_t sb_replay_job_collectives(const sb_replay_job *j)
 {
     return j->ncoll;
-}
-
-void sb_replay_job_arrive(sb_replay_job *j, size_t rank, const rpart *pt, int64_t at)
-{
-    j->arrived[(size_t)pt->match * j->n + rank] = at + j->off[rank];
-    j->narrived[pt->match]++;
-}
-
-int sb_replay_job_complete(const sb_replay_job *j, size_t rank, const rpart *pt, int64_t *end)
-{
-    if (j->narrived[pt->match] < j->n)
-        return 0;
-    const int64_t *at = &j->arrived[(size_t)pt->match * j->n];
-    int64_t last = at[0];
-    for (size_t r = 1; r < j->n; r++)
-        last = max64(last, at[r]);
-    /* as long after the last arrival as in the run; never before its own (clocks of one
-     * machine, but a negative lag is possible at the edge of their resolution) */
-    *end = max64(last + pt->lag, at[rank]) - j->off[rank];
-    return 1;
 }
 
 /* ---- the job made ---- */
@@ -293,8 +272,8 @@ static int make_parts(sb_replay_job *j, const sb_replay_rank *ranks, char *why, 
         j->ncoll += counts[g * j->n];
     }
     free(counts);
-    if (!rc && (!(j->arrived = malloc((j->ncoll * j->n + 1) * sizeof *j->arrived)) ||
-                !(j->narrived = calloc(j->ncoll + 1, sizeof *j->narrived))))
+    if (!rc && (!(j->meet.arrived = malloc((j->ncoll * j->n + 1) * sizeof *j->meet.arrived)) ||
+                !(j->meet.narrived = calloc(j->ncoll + 1, sizeof *j->meet.narrived))))
         rc = -1;
     if (!rc)
         rc = rank_parts(j, ranks, first, ngroups, why, whylen);
@@ -308,12 +287,12 @@ static int make_parts(sb_replay_job *j, const sb_replay_rank *ranks, char *why, 
  * collective. 0; 1 when none can go on (their collectives do not line up in order). */
 static int play_together(sb_replay_job *j, const unsigned char *const *remove, int flags)
 {
-    memset(j->narrived, 0, (j->ncoll + 1) * sizeof *j->narrived);
+    memset(j->meet.narrived, 0, (j->ncoll + 1) * sizeof *j->meet.narrived);
     for (size_t r = 0; r < j->n; r++) {
         player *pl = &j->pl[r];
         *pl = sb_replay_player(j->m[r], remove[r], flags);
         pl->base = &j->base[2 * r + (pl->held && j->sources)];
-        pl->job = j;
+        pl->meet = &j->meet;
         pl->rank = r;
         sb_replay_play_begin(j->m[r], pl);
         j->cursor[r] = 0;
@@ -400,7 +379,8 @@ int sb_replay_job_new(const sb_replay_rank *ranks, size_t n, sb_replay_job **job
         sb_replay_job_free(j);
         return -1;
     }
-    j->n = n;
+    j->n = j->meet.n = n;
+    j->meet.off = j->off;
     for (size_t r = 0; r < n; r++) {
         j->m[r] = ranks[r].model;
         j->off[r] = clock_offset(ranks[r].proc);

@@ -995,15 +995,15 @@ static void play_pause(sb_replay_model *m, const player *pl, int32_t idx)
  * then). */
 static int play_part(sb_replay_model *m, player *pl, const item *it)
 {
-    if (!pl->job || pl->identity)
+    if (!pl->meet || pl->identity)
         return 0;
     const rpart *pt = &m->parts[it->idx];
     if (it->kind != IT_COLL) {
-        sb_replay_job_arrive(pl->job, pl->rank, pt, pt->arrive - m->delta[pt->thread]);
+        sb_replay_meet_arrive(pl->meet, pl->rank, pt, pt->arrive - m->delta[pt->thread]);
         return 0;
     }
     int64_t end;
-    if (!sb_replay_job_complete(pl->job, pl->rank, pt, &end))
+    if (!sb_replay_meet_complete(pl->meet, pl->rank, pt, &end))
         return 1;
     m->delta[pt->thread] = pt->complete - end;
     m->last_new[pt->thread] = max64(m->last_new[pt->thread], end);

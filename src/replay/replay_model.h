@@ -175,7 +175,7 @@ typedef struct {
     rbase *base;                 /* the baseline of this play's hand-off policy */
     int32_t ahead_thread;        /* the thread of the removed calls; -2: several */
     int64_t last;                /* sb_replay_play_end: the play's last host or GPU time */
-    sb_replay_job *job;          /* the ranks played together (job.c); NULL: this process alone */
+    struct sb_replay_meet *meet; /* the ranks played together (meet.c); NULL: this process alone */
     size_t rank;                 /* this model's rank in the job */
 } player;
 
@@ -194,12 +194,18 @@ int sb_replay_play_item(sb_replay_model *m, player *pl, const item *it);
  * becomes the baseline), and the threads it could not tie together. -1 out of memory. */
 int sb_replay_play_end(sb_replay_model *m, player *pl, sb_replay_result *r);
 
-/* ---- job.c: the ranks of a job played together ---- */
+/* ---- meet.c: where the ranks of a job meet in one play (job.c owns it, replay.c asks it) ---- */
+typedef struct sb_replay_meet {
+    size_t n;           /* ranks */
+    const int64_t *off; /* each rank's offset from its own clock to the job's */
+    int64_t *arrived;   /* [collective * n + rank]: when the rank reached it (the job's clock) */
+    size_t *narrived;   /* per collective: the ranks that had */
+} sb_replay_meet;
 /* The rank's part pt reached at `at` (the rank's own clock, in this play). */
-void sb_replay_job_arrive(sb_replay_job *j, size_t rank, const rpart *pt, int64_t at);
+void sb_replay_meet_arrive(sb_replay_meet *mt, size_t rank, const rpart *pt, int64_t at);
 /* 1 and the part's new end (the rank's own clock) when every rank's part of its collective has
  * arrived; else 0. */
-int sb_replay_job_complete(const sb_replay_job *j, size_t rank, const rpart *pt, int64_t *end);
+int sb_replay_meet_complete(const sb_replay_meet *mt, size_t rank, const rpart *pt, int64_t *end);
 
 /* ---- threads.c: hand-offs between threads ---- */
 /* Marks the hand-offs whose wait lies inside a recorded call of the waiter (items sorted). -1 out
