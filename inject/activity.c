@@ -19,6 +19,9 @@ static int trace_mode;
 static size_t buffer_bytes; /* the plan's, set before CUPTI asks for a buffer */
 static int buffers_zeroed;
 static uint64_t dropped;
+/* The GPU window's bounds on CUPTI's clock (sba_activity_window): a launch's API record outside
+ * them is dropped; none yet: from UINT64_MAX. Without a window: 0 to UINT64_MAX. */
+static uint64_t window_from, window_to = UINT64_MAX;
 
 /* ---- the plan: the level's kinds, and the developer knobs ---- */
 
@@ -272,6 +275,10 @@ static void write_record(const CUpti_Activity *rec)
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const CUpti_ActivityAPI *a = (const void *)rec;
         int rt = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+        uint64_t from = __atomic_load_n(&window_from, __ATOMIC_ACQUIRE),
+                 to = __atomic_load_n(&window_to, __ATOMIC_ACQUIRE);
+        if (a->start < from || a->start > to)
+            break; /* launched outside the GPU window */
         const char *name = NULL;
         cuptiGetCallbackName(rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid,
                              &name);
@@ -361,9 +368,13 @@ static void apply(void)
             (want ? cuptiActivityEnable : cuptiActivityDisable)(enabled[i].kind);
         enabled[i].on = want;
     }
-    if (launches_on && gated != launches_now)
-        sba_launches_enable(gated, launch_rt, launch_drv);
-    launches_now = launches_on && gated;
+    /* the launches follow the switch only, not the window: once switched off by function,
+     * CUPTI 13 (H200) recorded no launch again when switched on (the kind itself, switched
+     * at the window's bounds, lost calls' callbacks instead); outside the window their
+     * records are dropped as they come (write_record) */
+    if (launches_on && all != launches_now)
+        sba_launches_enable(all, launch_rt, launch_drv);
+    launches_now = launches_on && all;
 }
 
 /* The launch calls the replay needs, in the domains the plan keeps: API activity records of
@@ -450,6 +461,16 @@ void sba_activity_pause(int paused)
 
 void sba_activity_window(int open)
 {
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    if (open) {
+        __atomic_store_n(&window_to, UINT64_MAX, __ATOMIC_RELEASE);
+        __atomic_store_n(&window_from, now, __ATOMIC_RELEASE);
+    } else if (__atomic_load_n(&window_from, __ATOMIC_ACQUIRE) && window_to == UINT64_MAX) {
+        __atomic_store_n(&window_to, now, __ATOMIC_RELEASE); /* closed */
+    } else {
+        __atomic_store_n(&window_from, UINT64_MAX, __ATOMIC_RELEASE); /* shut before it opens */
+    }
     pthread_mutex_lock(&switch_lock);
     window_shut = !open;
     apply();
