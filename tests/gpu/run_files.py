@@ -23,19 +23,18 @@ import tempfile
 import time
 
 # Seconds a job took, side by side with 16 at a time on the H200 (2026-11-29; a split file's
-# figure is its parts' sum): the order jobs start in, the longest first. test_replay.py's parts
-# had not ended after 230 s there (the DDP jobs of 2 and 4 ranks had just come): estimated, and
-# cut in four. A file not listed counts 30 s.
+# figure is its parts' sum, shared out evenly): the order jobs start in, the longest first. The
+# CLI jobs come first too: started last, beside nothing but each other, they had held make test
+# past 5 minutes (its five parts took 51 to over 160 s). A file not listed counts 30 s.
 EXPECTED = {
-    "test_replay.py": 400, "test_sanitizer.py": 225, "test_audit_python.py": 122,
-    "test_baseline_generate.py": 110, "test_python_syncs.py": 108, "test_suite.py": 108,
-    "test_audit_threads.py": 107, "test_baseline_plugin.py": 97, "test_baseline_train.py": 96,
-    "test_gemm.py": 82, "test_audit.py": 77, "test_audit_fixes.py": 66,
-    "test_audit_window.py": 60, "test_fixes_b.py": 53, "test_fixes_a.py": 52,
-    "test_ci_annotations.py": 39, "test_audit_libsites.py": 40, "test_baseline_threads.py": 25,
-    "test_audit_ranks.py": 24, "test_scenarios.py": 24, "test_multi_gpu.py": 21,
-    "test_audit_jax.py": 21, "test_faults.py": 14, "test_no_cublas.py": 12, "test_kill.py": 10,
-    "cli": 100,
+    "cli": 800, "test_replay.py": 613, "test_sanitizer.py": 340, "test_suite.py": 202,
+    "test_gemm.py": 165, "test_audit_window.py": 150, "test_audit_threads.py": 119,
+    "test_audit_fixes.py": 105, "test_python_syncs.py": 104, "test_audit_python.py": 96,
+    "test_baseline_generate.py": 91, "test_baseline_plugin.py": 80, "test_baseline_train.py": 78,
+    "test_fixes_b.py": 73, "test_audit.py": 65, "test_fixes_a.py": 64, "test_faults.py": 34,
+    "test_ci_annotations.py": 31, "test_audit_libsites.py": 30, "test_scenarios.py": 29,
+    "test_baseline_threads.py": 24, "test_audit_ranks.py": 22, "test_audit_jax.py": 19,
+    "test_multi_gpu.py": 14, "test_no_cublas.py": 13, "test_kill.py": 10,
 }
 # Files cut into several jobs (each a -k expression; together they select every test).
 SPLIT = {
