@@ -39,8 +39,16 @@ echo "\$ make -j$(nproc) CUDA_ARCHS=90 DIST=$work/dist wheel"
 make -j"$(nproc)" CUDA_ARCHS=90 DIST="$work/dist" wheel >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 tail -1 "$out/build.log"
 whl=$(ls "$work"/dist/syncbench-*.whl)
-run unzip -l "$whl"
-run unzip -p "$whl" 'syncbench-*.dist-info/WHEEL' 'syncbench-*.dist-info/entry_points.txt'
+# the wheel's files and metadata through Python's zipfile: the GPU machine has no unzip
+run python3 -m zipfile -l "$whl"
+echo "\$ (the wheel's dist-info/WHEEL and entry_points.txt)"
+python3 - "$whl" <<'PY'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for n in z.namelist():
+    if n.endswith((".dist-info/WHEEL", ".dist-info/entry_points.txt")):
+        print(z.read(n).decode())
+PY
 
 step "a fresh venv that sees torch, the toolkit hidden"
 venv=$work/venv
@@ -147,8 +155,10 @@ step "a suite by name: syncbench --config seeds.ini from an empty folder (the in
 step "the man page the wheel ships (syncbench/share/man/man1/syncbench.1)"
 man1="$pysite/syncbench/share/man/man1/syncbench.1"
 run ls -l "$man1"
-if command -v man >/dev/null; then
-    MANPATH="$pysite/syncbench/share/man" MANPAGER=cat COLUMNS=80 man syncbench 2>&1 | head -12
+# a minimized Debian has a man command that only says so: the page rendered by man -l where
+# it renders, else its groff source
+if command -v man >/dev/null && MANPAGER=cat COLUMNS=80 man -l "$man1" 2>/dev/null | grep -q SYNCBENCH; then
+    MANPAGER=cat COLUMNS=80 man -l "$man1" 2>&1 | head -12
 else
     echo "(no man command here: the page's head, as groff source)"; head -12 "$man1"
 fi
@@ -163,7 +173,7 @@ step "the sdist built from source by pip (make sdist; pip wheel, CUDA_ARCHS=90; 
     CUDA_ARCHS=90 timeout 300 "$wp" -m pip wheel -v --no-cache-dir --no-deps --no-build-isolation \
         --no-index -w "$work/fromsrc" "$sd" >"$work/sdist.log" 2>&1; echo "[exit $?]"
     grep -E "syncbench setup.py|NVCC|LINK|CC-SO" "$work/sdist.log" | head -8; tail -2 "$work/sdist.log"
-    ls "$work"/fromsrc/*.whl 2>/dev/null && unzip -l "$work"/fromsrc/*.whl | grep _bin
+    ls "$work"/fromsrc/*.whl 2>/dev/null && python3 -m zipfile -l "$work"/fromsrc/*.whl | grep _bin
 )
 rm -rf "$work"
 step "done"
