@@ -5,11 +5,13 @@ gradient clipping with error_if_nonfinite=True, and each step a metric gathered 
 with torch.distributed.all_gather_object for the log. It starts its own ranks (no torchrun):
 run without RANK in the environment it launches --ranks copies of itself on this machine.
 
-    ddp_job.py [--fix NAME,...] [--ranks N] [--backend gloo|nccl] [--steps N] [--warmup W]
-               [--size small|gpu]
+    ddp_job.py [--fix NAME,...] [--ranks N] [--backend gloo|nccl] [--wrap ddp|fsdp|fsdp2]
+               [--steps N] [--warmup W] [--size small|gpu]
 
 Backend: gloo, every rank on cuda:0 (NCCL refuses two ranks on one GPU); nccl takes one rank
 a GPU (one rank on a one-GPU machine: all_gather_object then gathers on the GPU).
+--wrap: the model in DDP (the default), FullyShardedDataParallel (fsdp) or fully_shard (fsdp2);
+FSDP takes nccl (gloo has no reduce-scatter); the DDP fixes do not apply to it.
 
   no-broadcast-buffers  DDP(..., broadcast_buffers=False): no broadcast of BatchNorm's
                         buffers before each forward (each rank keeps its own statistics)
@@ -57,6 +59,22 @@ def launch(a):
     return 0
 
 
+def wrap(how, model, dev, fixes, torch):
+    """The model as the job trains it: DDP, FSDP (FullyShardedDataParallel) or FSDP2
+    (fully_shard on each Linear, then the root)."""
+    if how == "fsdp":
+        from torch.distributed.fsdp import FullyShardedDataParallel
+        return FullyShardedDataParallel(model, device_id=dev)
+    if how == "fsdp2":
+        from torch.distributed.fsdp import fully_shard
+        for m in model:
+            if isinstance(m, torch.nn.Linear):
+                fully_shard(m)
+        return fully_shard(model)
+    return torch.nn.parallel.DistributedDataParallel(
+        model, broadcast_buffers="no-broadcast-buffers" not in fixes)
+
+
 def train(a, fixes, torch):
     import torch.distributed as dist
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -70,8 +88,7 @@ def train(a, fixes, torch):
         layers += [torch.nn.Linear(s["width"], s["width"]), torch.nn.BatchNorm1d(s["width"]),
                    torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers, torch.nn.Linear(s["width"], 10)).to(dev)
-    ddp = torch.nn.parallel.DistributedDataParallel(
-        model, broadcast_buffers="no-broadcast-buffers" not in fixes)
+    ddp = wrap(a.wrap, model, dev, fixes, torch)
     opt = torch.optim.AdamW(ddp.parameters(), lr=1e-4)
     x = torch.randn(s["batch"], s["width"], device=dev)
     y = torch.randint(0, 10, (s["batch"],), device=dev)
@@ -104,10 +121,14 @@ def main():
     ap = fw_common.parser(__doc__, FIXES)
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
+    ap.add_argument("--wrap", choices=("ddp", "fsdp", "fsdp2"), default="ddp",
+                    help="the model's wrapper (FSDP: nccl only; gloo has no reduce-scatter)")
     a = ap.parse_args()
     fixes = fw_common.fixes_of(ap, a, FIXES)
     if a.ranks < 1:
         ap.error("--ranks must be at least 1")
+    if a.wrap != "ddp" and a.backend != "nccl":
+        ap.error(f"--wrap {a.wrap} needs --backend nccl (gloo has no reduce-scatter)")
     torch = fw_common.need("torch")
     fw_common.cuda_or_exit(torch)
     if "RANK" not in os.environ:
