@@ -5,18 +5,27 @@ samples whose label is not ignored, `logits[keep]`, as users write a padding or 
 Boolean indexing sizes its result from the mask: torch counts the mask on the host (a nonzero,
 a copy and a sync) before the loss, the backward pass and the optimizer can be launched.
 
-    torch_mask.py [--variant sync|fixed|alternate] [--size gpu|host] [--steps N]
-                  [--blocks B] [--first sync|fixed]
+    torch_mask.py [--variant sync|fixed|alternate] [--size gpu|host] [--pair index|count]
+                  [--steps N] [--blocks B] [--first sync|fixed]
 
-  sync     loss = cross_entropy(logits[keep], y[keep]) (the line marked `# SYNC-LINE`)
-  fixed    the same loss with the mask as weights, no host count: cross_entropy(logits, y,
-           reduction="none") times keep, summed, over keep's sum (the fix)
+  --pair index (the default): the fix changes more than the sync
+    sync   loss = cross_entropy(logits[keep], y[keep]) (the line marked `# SYNC-LINE`)
+    fixed  the same loss with the mask as weights, no host count: cross_entropy(logits, y,
+           reduction="none") times keep, summed, over keep's sum (the fix). Boolean indexing
+           also dispatches a count, an allocation and gather kernels, forward and backward,
+           which the fix drops with the sync
+  --pair count: the two differ by the sync alone (the count's 8-byte copy to the host and the
+           stream sync), the same kernels otherwise, the count's reduction in both
+    sync   n = int(keep.sum()) (the line marked `# SYNC-LINE count`), then the weighted loss:
+           cross_entropy(logits, y, reduction="none") times keep, summed, over n
+    fixed  n = keep.sum(), kept on the GPU, then the same weighted loss over n
   alternate  B blocks (default 8) of N steps each, alternating sync and fixed, FIRST first
   gpu      a wide MLP (GPU-bound steps); host: a narrow one (launch-bound)
 
-Prints one JSON line: {"variant", "size", "steps", "step_us", "last_loss"}; with alternate,
-alternate.py's line (blocks, sync_us, fixed_us, saving_us) with size. Exit 2 when torch has no
-CUDA device."""
+Prints one JSON line: {"variant", "size", "pair", "steps", "step_us", "last_loss"}; with
+alternate, alternate.py's line (blocks, sync_us, fixed_us, saving_us) with size and pair.
+Exit 2 on bad usage (argparse's, before torch is imported) or when torch has no CUDA
+device."""
 import argparse
 import json
 import sys
@@ -26,8 +35,8 @@ import alternate  # beside this file
 import mlp  # beside this file
 
 
-def build(torch, size):
-    """step(sync) -> the step's loss on the GPU."""
+def build(torch, size, pair="index"):
+    """step(sync) -> the step's loss on the GPU, PAIR's syncing or fixed variant."""
     width, batch = (4096, 2048) if size == "gpu" else (256, 64)
     model = mlp.mlp(torch, width, 10, "cuda")
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -39,7 +48,9 @@ def build(torch, size):
     def step(sync):
         opt.zero_grad(set_to_none=True)
         logits = model(x)
-        if sync:
+        if pair == "count":
+            loss = count_loss(f, logits, y, keep, sync)
+        elif sync:
             loss = f.cross_entropy(logits[keep], y[keep])  # SYNC-LINE
         else:
             w = keep.to(logits.dtype)
@@ -48,6 +59,17 @@ def build(torch, size):
         opt.step()
         return loss
     return step
+
+
+def count_loss(f, logits, y, keep, sync):
+    """The count pair's loss: the weighted loss over keep's count, read on the host (SYNC) or
+    kept on the GPU; the same kernels either way."""
+    w = keep.to(logits.dtype)
+    if sync:
+        n = int(keep.sum())  # SYNC-LINE count
+    else:
+        n = keep.sum()
+    return (f.cross_entropy(logits, y, reduction="none") * w).sum() / n
 
 
 def timed(torch, step, steps, sync):
@@ -64,6 +86,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--variant", choices=("sync", "fixed", "alternate"), default="sync")
     ap.add_argument("--size", choices=("gpu", "host"), default="gpu")
+    ap.add_argument("--pair", choices=("index", "count"), default="index",
+                    help="index: boolean indexing against the mask as weights (the default); "
+                         "count: the mask's count read on the host or kept on the GPU")
     ap.add_argument("--steps", type=int, default=200)
     alternate.add_arguments(ap)
     args = ap.parse_args()
@@ -73,17 +98,18 @@ def main():
         print("torch_mask.py: torch has no CUDA device", file=sys.stderr)
         return 2
     torch.manual_seed(0)
-    step = build(torch, args.size)
+    step = build(torch, args.size, args.pair)
     for i in range(20):
         step(i % 2 == 0)  # both variants warmed
     torch.cuda.synchronize()
     if args.variant == "alternate":
         blocks = alternate.run(args.first, args.blocks,
                                lambda sync: timed(torch, step, args.steps, sync)[0])
-        out = {**alternate.summary(args.first, args.steps, blocks), "size": args.size}
+        out = {**alternate.summary(args.first, args.steps, blocks), "size": args.size,
+               "pair": args.pair}
     else:
         step_us, last = timed(torch, step, args.steps, args.variant == "sync")
-        out = {"variant": args.variant, "size": args.size, "steps": args.steps,
+        out = {"variant": args.variant, "size": args.size, "pair": args.pair, "steps": args.steps,
                "step_us": step_us, "last_loss": last}
     print(json.dumps(out), flush=True)
     return 0

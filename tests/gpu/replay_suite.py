@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The replay's suite of real programs (issue 34): for each PyTorch program of tests/audit/, the
-saving of removing ONE line (marked `# SYNC-LINE` in the program) measured within one process,
-beside what the replay predicts for that line from an audit of the syncing variant.
+saving of removing ONE line (marked `# SYNC-LINE` in the program; `# SYNC-LINE TAG` where one
+program holds the lines of several pairs of variants, the entry's marker) measured within one
+process, beside what the replay predicts for that line from an audit of the syncing variant.
 
     replay_suite.py [--only NAME,...] [--rounds N] [--blocks B] [--audits K] [--out DIR]
                     [--python PY]
@@ -114,6 +115,7 @@ class Entry:
     env: tuple = ()         # (name, value) pairs for every process
     # the option choosing the variant, then its syncing and its fixed one's names
     switch: tuple = ("--variant", "sync", "fixed")
+    marker: str = MARKER    # the comment that marks the line; tagged where a program has two
 
 
 ENTRIES = [
@@ -130,6 +132,15 @@ ENTRIES = [
           "torch_mask.py", ("--size", "gpu"), 50),
     Entry("mask-host", "loss over a boolean mask (launch-bound): the mask as weights",
           "torch_mask.py", ("--size", "host"), 100, blocks=24),
+    # the same loss with a pair of variants that differ by the sync alone (--pair count): the
+    # mask's count read on the host, int(keep.sum()), or kept on the GPU, the weighted loss over
+    # it in both; what mask-host's fix changes besides the sync is left out
+    Entry("mask-count-gpu", "loss over a mask's count: the count kept on the GPU, not int()",
+          "torch_mask.py", ("--size", "gpu", "--pair", "count"), 50,
+          marker=MARKER + " count"),
+    Entry("mask-count-host", "loss over a mask's count (launch-bound): the count kept on the GPU",
+          "torch_mask.py", ("--size", "host", "--pair", "count"), 100, blocks=24,
+          marker=MARKER + " count"),
     Entry("train-compile", "training loop compiled with torch.compile: the loss kept on the GPU",
           "torch_train.py", ("--size", "host", "--compile"), 400, timeout=600),
     Entry("loader", "DataLoader-fed training: the accuracy kept on the GPU, not .cpu()",
@@ -161,15 +172,16 @@ def script_path(entry):
     return AUDIT_DIR / entry.script
 
 
-def marked_line(path):
-    """(line number, code) of the one line of PATH that ends with the marker."""
+def marked_line(path, marker=MARKER):
+    """(line number, code) of the one line of PATH that ends with MARKER, the whole comment
+    (`# SYNC-LINE count` is not `# SYNC-LINE`)."""
     found = []
     for n, text in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
         code, _, comment = text.partition("#")
-        if code.strip() and "# " + comment.strip() == MARKER:
+        if code.strip() and "# " + comment.strip() == marker:
             found.append((n, code.strip()))
     if len(found) != 1:
-        raise ProgramFailed(f"{path}: {len(found)} lines marked '{MARKER}' (one expected)")
+        raise ProgramFailed(f"{path}: {len(found)} lines marked '{marker}' (one expected)")
     return found[0]
 
 
@@ -466,7 +478,7 @@ def run_entry(entry, python, out, rounds=None, audits=1, bin_path=None, blocks=N
            "sync": command(entry, python, "sync", blocks),  # the audited one
            "kept_fraction": entry.kept_fraction}
     try:
-        line, code = marked_line(script_path(entry))
+        line, code = marked_line(script_path(entry), entry.marker)
         row.update(line=line, code=code)
         row["rounds"] = measure(entry, python, rounds or entry.rounds, blocks)
         savings = [x["saving_us"] for x in row["rounds"]]

@@ -1,14 +1,19 @@
 """The replay's suite of real programs (tests/gpu/replay_suite.py) on the CPU: the verdict on
 made-up figures (a range too), the programs' alternating mode's summary (tests/audit/
-alternate.py), the marked line of every program, the suite's command lines against the
-programs' own parsers (torch stood in for), the site matched by file and line, and a whole
-entry run against a stand-in program and a stand-in syncbench (one alternating process a
-round, which variant first, the pairs' savings per step, a job's blocks at its slower rank,
-the rank that saves least, an ERROR row for a program that fails). Nothing here needs torch
-or a GPU."""
+alternate.py), the marked line of every program (an entry's tagged marker where a program
+holds two pairs), the suite's command lines against the programs' own parsers (torch stood in
+for), the mask program's count pair (torch_mask.py --pair count: the same ops as its fixed
+variant but the host's read of the count, on the marked line; a bad --pair a usage error
+before torch), the site matched by file and line, and a whole entry run against a stand-in
+program and a stand-in syncbench (one alternating process a round, which variant first, the
+pairs' savings per step, a job's blocks at its slower rank, the rank that saves least, an
+ERROR row for a program that fails). Nothing here needs torch or a GPU."""
+import dataclasses
+import importlib.util
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -110,7 +115,7 @@ def test_alternate_run_times_an_untimed_fixed_block_first():
 
 def test_every_program_has_one_marked_line():
     for e in rs.ENTRIES:
-        line, code = rs.marked_line(rs.script_path(e))
+        line, code = rs.marked_line(rs.script_path(e), e.marker)
         assert line > 1 and "SYNC-LINE" not in code, (e.name, code)
     assert rs.marked_line(rs.AUDIT_DIR / "torch_train.py")[1] == "losses.append(loss.item())"
     assert rs.marked_line(rs.AUDIT_DIR / "hf_generate.py")[1] == "if finished.all():"
@@ -160,6 +165,170 @@ def test_the_programs_take_the_suites_command_lines(tmp_path, entry):
     assert r.returncode == 2 and "--blocks" in r.stderr, r.stderr
 
 
+def test_the_mask_count_entries_mirror_the_mask_ones():
+    # the pair that differs by the sync alone: mask-SIZE's program, steps and blocks, --pair
+    # count, and the count pair's own marker
+    script = str(rs.AUDIT_DIR / "torch_mask.py")
+    for size, steps, blocks in (("gpu", 50, 8), ("host", 100, 24)):
+        index, count = rs.select(f"mask-{size},mask-count-{size}")
+        assert (count.script, count.steps, count.blocks) == \
+            (index.script, index.steps, index.blocks) == ("torch_mask.py", steps, blocks)
+        assert count.args == (*index.args, "--pair", "count") and "--pair" not in index.args
+        assert (index.marker, count.marker) == ("# SYNC-LINE", "# SYNC-LINE count")
+        head = ["py", script, "--size", size, "--pair", "count"]
+        assert rs.command(count, "py", "sync") == head + [
+            "--variant", "sync", "--steps", str(steps * blocks)]
+        assert rs.command(count, "py", "alternate", first="fixed") == head + [
+            "--variant", "alternate", "--steps", str(steps), "--blocks", str(blocks),
+            "--first", "fixed"]
+
+
+def test_each_mask_pair_has_its_own_marked_line():
+    path = rs.AUDIT_DIR / "torch_mask.py"
+    index = rs.marked_line(path, rs.select("mask-host")[0].marker)
+    count = rs.marked_line(path, rs.select("mask-count-host")[0].marker)
+    assert index[1] == "loss = f.cross_entropy(logits[keep], y[keep])"
+    assert count[1] == "n = int(keep.sum())"
+
+
+class Op:
+    """torch, a module of it or a tensor, stood in for: every call and operator on it appended
+    to LOG by name (an attribute's, LABEL.attribute's of a tensor given a LABEL), int() of it
+    is the host's read of a value (1)."""
+
+    def __init__(self, log, name="torch", label=None):
+        self._log, self._name, self._label = log, name, label
+
+    def __getattr__(self, attr):
+        return Op(self._log, attr if self._label is None else f"{self._label}.{attr}")
+
+    def __call__(self, *args, **kwargs):
+        return self._did(self._name)
+
+    def _did(self, what):
+        self._log.append(what)
+        return Op(self._log, "result")
+
+    def __int__(self):
+        self._log.append("int()")
+        return 1
+
+    def __float__(self):
+        return 1.0
+
+    def __getitem__(self, key):
+        return self._did("[]")
+
+    def __mul__(self, other):
+        return self._did("*")
+
+    def __truediv__(self, other):  # by a tensor or by a Python int: one kernel either way
+        return self._did("/")
+
+    def __gt__(self, other):
+        return self._did(">")
+
+
+@pytest.fixture
+def torch_mask():
+    """tests/audit/torch_mask.py imported (its helpers from beside it), sys.path and
+    sys.modules left as they were."""
+    saved_path, saved_modules = list(sys.path), set(sys.modules)
+    sys.path.insert(0, str(rs.AUDIT_DIR))
+    try:
+        spec = importlib.util.spec_from_file_location("torch_mask_under_test",
+                                                      rs.AUDIT_DIR / "torch_mask.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path[:] = saved_path
+        for name in set(sys.modules) - saved_modules:
+            del sys.modules[name]
+
+
+def one_step(module, pair, sync):
+    """(the ops of one step of PAIR's variant, the lines of torch_mask.py it ran)."""
+    log, lines = [], set()
+    step = module.build(Op(log), "host", pair)
+    del log[:]  # the model, the optimizer and the data made
+    made = dict(zip(step.__code__.co_freevars, (c.cell_contents for c in step.__closure__)))
+    made["keep"]._label = "keep"  # the mask's own calls told from its weights' (w = keep.to)
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename != module.__file__:
+            return None
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return tracer
+    before = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        step(sync)
+    finally:
+        sys.settrace(before)
+    return log, lines
+
+
+def test_the_count_pair_differs_by_the_sync_alone(torch_mask):
+    path = rs.AUDIT_DIR / "torch_mask.py"
+    count_line = rs.marked_line(path, rs.select("mask-count-host")[0].marker)[0]
+    index_line = rs.marked_line(path, rs.select("mask-host")[0].marker)[0]
+    sync, sync_lines = one_step(torch_mask, "count", True)
+    fixed, fixed_lines = one_step(torch_mask, "count", False)
+    # the same ops in the same order (the count reduction, the weighted loss over it), the
+    # syncing one's host read of the count the only one more
+    assert fixed == ["zero_grad", "result", "keep.to", "keep.sum", "cross_entropy", "*", "sum",
+                     "/", "backward", "step"]
+    assert sync == fixed[:4] + ["int()"] + fixed[4:]
+    assert count_line in sync_lines and count_line not in fixed_lines
+    assert index_line not in sync_lines | fixed_lines
+    # the index pair: boolean indexing against the weights, far more than a host read apart;
+    # its marked line runs in its syncing variant alone
+    isync, isync_lines = one_step(torch_mask, "index", True)
+    ifixed, ifixed_lines = one_step(torch_mask, "index", False)
+    assert isync == ["zero_grad", "result", "[]", "[]", "cross_entropy", "backward", "step"]
+    assert "[]" not in ifixed and "int()" not in ifixed
+    assert index_line in isync_lines and index_line not in ifixed_lines
+    assert count_line not in isync_lines | ifixed_lines
+
+
+@pytest.mark.parametrize("argv, pair, reads", [
+    ([], "index", 0),                                   # the default pair: today's
+    (["--pair", "index"], "index", 0),
+    (["--pair", "count"], "count", 10 + 3),             # 10 warm-up steps sync, then 3
+    (["--pair", "count", "--variant", "fixed"], "count", 10),
+])
+def test_the_mask_program_runs_the_pair_asked(torch_mask, monkeypatch, capsys, argv, pair,
+                                               reads):
+    log = []
+    monkeypatch.setitem(sys.modules, "torch", Op(log))
+    monkeypatch.setattr(sys, "argv", ["torch_mask.py", "--size", "host", "--steps", "3", *argv])
+    assert torch_mask.main() == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["pair"], out["size"], out["steps"]) == (pair, "host", 3)
+    assert log.count("int()") == reads and log.count("step") == 20 + 3
+    assert log.count("[]") == (2 * (10 + 3 * (out["variant"] == "sync")) if pair == "index"
+                               else 0)
+
+
+def test_a_bad_pair_is_a_usage_error_before_torch(tmp_path):
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(STUB_TORCH)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    argv = [sys.executable, str(rs.AUDIT_DIR / "torch_mask.py"), "--size", "host"]
+    r = subprocess.run(argv + ["--pair", "counts"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    errors = [x for x in r.stderr.splitlines() if "error:" in x]
+    assert r.returncode == 2 and "stub torch imported" not in r.stderr, r.stderr
+    assert len(errors) == 1 and "--pair" in errors[0] and "'counts'" in errors[0], r.stderr
+    assert all(x.startswith(("usage:", " ")) for x in r.stderr.splitlines()
+               if x not in errors), r.stderr  # argparse's usage, then the one error line
+    r = subprocess.run(argv + ["--pair", "count"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 7 and "stub torch imported" in r.stderr, r.stderr
+
+
 def test_no_marked_line_or_two_is_an_error(tmp_path):
     p = tmp_path / "x.py"
     p.write_text("a = 1\n# SYNC-LINE in a comment alone\n")
@@ -168,6 +337,12 @@ def test_no_marked_line_or_two_is_an_error(tmp_path):
     p.write_text("a = 1  # SYNC-LINE\nb = 2  # SYNC-LINE\n")
     with pytest.raises(rs.ProgramFailed, match="2 lines"):
         rs.marked_line(p)
+    # a tagged marker is a marker of its own: the whole comment counts, both ways
+    p.write_text("a = 1  # SYNC-LINE\nb = 2  # SYNC-LINE count\nc = 3  # SYNC-LINE counts\n")
+    assert rs.marked_line(p) == (1, "a = 1")
+    assert rs.marked_line(p, "# SYNC-LINE count") == (2, "b = 2")
+    with pytest.raises(rs.ProgramFailed, match="0 lines marked '# SYNC-LINE index'"):
+        rs.marked_line(p, "# SYNC-LINE index")
 
 
 def test_site_pattern_is_the_file_and_the_line():
@@ -216,6 +391,17 @@ def test_step_figures():
     assert rs.step_figures(job, ranks) == (30.0, 100)  # the slower rank paces the job
     with pytest.raises(rs.ProgramFailed, match="ranks"):
         rs.step_figures(job, ranks.splitlines()[0])
+
+
+def test_the_docs_run_entries_that_exist():
+    # docs/replay.md's and docs/dev/testing.md's `replay_suite.py --only NAMES` commands
+    named = []
+    for doc in ("replay.md", "dev/testing.md"):
+        for m in re.finditer(r"replay_suite\.py --only ([\w,-]+)",
+                             (TESTS.parent / "docs" / doc).read_text()):
+            named.append(m.group(1))
+            rs.select(m.group(1))  # ValueError for a name that is no entry
+    assert "mask-count-gpu,mask-count-host" in named
 
 
 def test_select():
@@ -412,6 +598,21 @@ def test_flags_and_failures_become_rows(tmp_path, stand_ins):
     assert "ERROR: failing" in md[2] and "boom" in md[2]
     assert md[3].startswith("| flagged | `return (110.0 if variant == \"sync\" else 100.0) + ")
     assert "10.00 [10.00, 10.00] µs/step | 9.00; 7.00 | -10.0 | not modelled" in md[3]
+
+
+def test_an_entry_finds_the_line_its_own_marker_marks(tmp_path, stand_ins):
+    # a program with the lines of two pairs: the plain marker's and a tagged one's
+    s = stand_ins
+    program = tmp_path / "pair_program.py"
+    program.write_text(s["program"].read_text() + "sys.stdout.flush()  # SYNC-LINE count\n")
+    line = rs.marked_line(program, "# SYNC-LINE count")[0]
+    assert line != s["line"] and rs.marked_line(program)[0] == s["line"]
+    entry = dataclasses.replace(entry_of(s, FAKE_LINE=str(line)), script=str(program),
+                                marker="# SYNC-LINE count")
+    row = rs.run_entry(entry, str(s["python"]), tmp_path / "out", rounds=1,
+                       bin_path=s["syncbench"])
+    assert (row["line"], row["code"]) == (line, "sys.stdout.flush()")
+    assert row["verdict"] == "within" and row["predicted"]["per_step"] == 9.0
 
 
 def test_a_missing_site_is_an_error(tmp_path, stand_ins):
