@@ -190,6 +190,23 @@ static const char *memory_kind(uint8_t k)
     }
 }
 
+/* A launch's API record, unless it was made outside the GPU window. */
+static void write_api(const CUpti_ActivityAPI *a)
+{
+    uint64_t from = __atomic_load_n(&window_from, __ATOMIC_ACQUIRE),
+             to = __atomic_load_n(&window_to, __ATOMIC_ACQUIRE);
+    if (a->start < from || a->start > to)
+        return;
+    int rt = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    const char *name = NULL;
+    cuptiGetCallbackName(rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid,
+                         &name);
+    sba_out_printf("{\"t\":\"api\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%u,\"corr\":%u,"
+                   "\"start\":%llu,\"end\":%llu}",
+                   name ? name : "?", rt ? "rt" : "drv", a->threadId, a->correlationId,
+                   (unsigned long long)a->start, (unsigned long long)a->end);
+}
+
 static void write_record(const CUpti_Activity *rec)
 {
     switch (rec->kind) {
@@ -272,22 +289,9 @@ static void write_record(const CUpti_Activity *rec)
         break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: {
-        const CUpti_ActivityAPI *a = (const void *)rec;
-        int rt = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-        uint64_t from = __atomic_load_n(&window_from, __ATOMIC_ACQUIRE),
-                 to = __atomic_load_n(&window_to, __ATOMIC_ACQUIRE);
-        if (a->start < from || a->start > to)
-            break; /* launched outside the GPU window */
-        const char *name = NULL;
-        cuptiGetCallbackName(rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid,
-                             &name);
-        sba_out_printf("{\"t\":\"api\",\"api\":\"%s\",\"dom\":\"%s\",\"tid\":%u,\"corr\":%u,"
-                       "\"start\":%llu,\"end\":%llu}",
-                       name ? name : "?", rt ? "rt" : "drv", a->threadId, a->correlationId,
-                       (unsigned long long)a->start, (unsigned long long)a->end);
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        write_api((const CUpti_ActivityAPI *)(const void *)rec);
         break;
-    }
     default:
         break;
     }
