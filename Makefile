@@ -431,14 +431,15 @@ $(FAKE_CUDA): tests/inject/fake_cuda.c tests/waits/asleep.h
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lpthread -ldl
 
-# CUPTI that accepts the subscription and records nothing, so that fake_cuda is watched on a
-# machine whose real CUPTI refuses (no driver): the soname and symbol version of the real one.
+# CUPTI that accepts the subscription and records nothing (but the launches' API records, when
+# asked), so that fake_cuda is watched on a machine whose real CUPTI refuses (no driver): the
+# soname and symbol version of the real one.
 $(FAKE_CUPTI): tests/inject/fake_cupti.c tests/inject/fake_cupti.map
 	@mkdir -p $(dir $@)
 	$(call say,CC-SO,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -fPIC -shared \
 	  -Wl,--version-script=tests/inject/fake_cupti.map \
-	  -Wl,-soname,libcupti.so.13 -o $@ $<
+	  -Wl,-soname,libcupti.so.13 -o $@ $< -lpthread
 
 $(PYFRAMES_PROBE): tests/inject/pyframes_probe.c inject/pyframes.c inject/pywalk.c inject/pyoffsets.c inject/out.c \
                    src/record/json_text.c src/base/utf8.c src/base/dynlib.c src/base/dynlib.h \

@@ -5,7 +5,9 @@
 - the injection library switches the GPU's activity on at the first instance's beginning and off
   at the last's end, and writes the "gwindow" record: tests/inject/fake_cuda plays NVTX ranges
   through tests/inject/fake_cupti.c, which logs what is switched (FAKE_CUPTI_LOG) and grants it
-  (FAKE_CUPTI_ACCEPT=1);
+  (FAKE_CUPTI_ACCEPT=1); the launches' API records are kept over the whole run and written for
+  the launches inside the window only (one launch in each instance, an API record with
+  FAKE_CUPTI_API_RECORDS=1);
 - the analyzer, on record folders written here: the GPU's figures come from the window and are
   scaled to the run by its calls (a window of identical steps predicts what the whole run's
   recording does), bubbles and waits are judged inside it only, and every report says so."""
@@ -200,6 +202,42 @@ def test_the_steps_form_takes_the_step_range(fake_built, tmp_path):
     _, recs, _ = fake_audit(tmp_path / "b", ("--baseline", b, "--gpu-activity-steps", "4"),
                             ("step", "4"))
     assert recs[0]["window"] == "step:4-4"
+
+
+def launches_in(tmp_path, opts, ranges):
+    """The "api" records and the records of an audit of fake_cuda's ranges, one launch in each
+    instance: the fake CUPTI gives each its API record (FAKE_CUPTI_API_RECORDS), at the exit."""
+    _, recs, _ = fake_audit(tmp_path, opts, ranges, extra_env={"FAKE_CUPTI_API_RECORDS": "1"})
+    return [x for x in recs if x["t"] == "api"], recs
+
+
+def test_the_launches_outside_the_window_are_dropped(fake_built, tmp_path):
+    played = ("warm", "1", "step", "4")
+    # without a window: every launch, each inside its own instance
+    api, recs = launches_in(tmp_path / "all", ("--gpu-activity",), played)
+    instances = [x for x in recs if x["t"] == "range"]
+    assert [x["name"] for x in instances] == ["warm"] + ["step"] * 4
+    assert [(x["api"], x["dom"], x["corr"]) for x in api] == \
+        [("cudaLaunchKernel_v7000", "rt", c) for c in range(1, 6)]
+    assert all(r["start"] < a["start"] <= a["end"] < r["end"] for a, r in zip(api, instances))
+    # step:2-3: the launches of steps 2 and 3 only, inside the window's bounds
+    api, recs = launches_in(tmp_path / "win", ("--gpu-activity-range", "step:2-3"), played)
+    (gw,) = [x for x in recs if x["t"] == "gwindow"]
+    steps = [x for x in recs if x["t"] == "range" and x["name"] == "step"]
+    assert [x["corr"] for x in api] == [3, 4]  # warm's is 1, step 1's 2, step 4's 5
+    assert all(gw["start"] <= a["start"] <= gw["end"] for a in api)
+    assert all(r["start"] < a["start"] < r["end"] for a, r in zip(api, steps[1:3]))
+    # a window still open at the exit: from its opening on
+    api, recs = launches_in(tmp_path / "open", ("--gpu-activity-range", "step:2-9"),
+                            ("step", "3+"))
+    (gw,) = [x for x in recs if x["t"] == "gwindow"]
+    assert gw["end"] == -1 and [x["corr"] for x in api] == [2, 3]
+    assert all(a["start"] >= gw["start"] for a in api)
+    # a window that never opens: none
+    api, recs = launches_in(tmp_path / "never", ("--gpu-activity-range", "step:5-6"), played)
+    (gw,) = [x for x in recs if x["t"] == "gwindow"]
+    assert gw["start"] == -1 and api == []
+    assert [x["name"] for x in recs if x["t"] == "range"] == ["warm"] + ["step"] * 4
 
 
 # ---- the analyzer, on records written here ------------------------------------------------------

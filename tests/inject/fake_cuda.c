@@ -9,8 +9,9 @@
  *                         signals after about 20 ms of work (a "wake" record with --gpu-activity)
  *   fake_cuda ranges NAME[@DOMAIN] COUNT[+] ...   NVTX ranges played through the fake CUPTI
  *                         (tests/inject/fake_cupti.c, fake_cupti_nvtx): COUNT instances of each
- *                         range in turn, each pushed, held 2 ms and popped; with "+" the last one
- *                         is left open at the exit
+ *                         range in turn, each pushed, held 2 ms with a kernel launch in its middle
+ *                         (fake_cupti_launch) and popped; with "+" the last one is left open at
+ *                         the exit
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -67,8 +68,10 @@ static int ranges(int argc, char **argv)
     void (*nvtx)(const char *, const char *, const char *) =
         cupti ? (void (*)(const char *, const char *, const char *))dlsym(cupti, "fake_cupti_nvtx")
               : NULL;
-    if (!nvtx) {
-        fprintf(stderr, "fake_cuda: ranges need the fake CUPTI (fake_cupti_nvtx)\n");
+    void (*launch)(void) = cupti ? (void (*)(void))dlsym(cupti, "fake_cupti_launch") : NULL;
+    if (!nvtx || !launch) {
+        fprintf(stderr,
+                "fake_cuda: ranges need the fake CUPTI (fake_cupti_nvtx, fake_cupti_launch)\n");
         return 2;
     }
     for (int i = 0; i + 1 < argc; i += 2) {
@@ -80,7 +83,9 @@ static int ranges(int argc, char **argv)
         int n = atoi(argv[i + 1]), open_last = strchr(argv[i + 1], '+') != NULL;
         for (int k = 0; k < n; k++) {
             nvtx("push", name, at);
-            sleep_ms(2);
+            sleep_ms(1);
+            launch();
+            sleep_ms(1);
             if (!(open_last && k == n - 1))
                 nvtx("pop", name, at);
         }

@@ -1,24 +1,35 @@
 /* A CPU stand-in for CUPTI (libcupti.so.13), for the launcher's tests on machines without a
  * GPU: the real CUPTI refuses to subscribe there, and a process it refuses is now reported as
  * not watched (the gate fails). This one accepts the subscription and every callback, and has
- * no activity to give, so tests/inject/fake_cuda is watched as a CUDA program that made no
- * blocking call. Built as build/tests/fake-cupti/libcupti.so.13 with the real library's
- * symbol version; the tests put that folder on LD_LIBRARY_PATH (which comes before the
- * injection library's RUNPATH). Only what the injection library calls is here.
+ * no activity to give (but the launches' API records when asked, below), so
+ * tests/inject/fake_cuda is watched as a CUDA program that made no blocking call. Built as
+ * build/tests/fake-cupti/libcupti.so.13 with the real library's symbol version; the tests put
+ * that folder on LD_LIBRARY_PATH (which comes before the injection library's RUNPATH). Only
+ * what the injection library calls is here.
  * With FAKE_CUPTI_LOG=PATH it appends to PATH a line for each activity the library asks for
  * (tests/cli/test_activity_knobs.py): "enable KIND", "rt-api CBID ON", "drv-api CBID ON",
  * "buffer BYTES" (the size of the buffer the library hands over when asked once),
  * "flush-period MS", "attribute ATTR VALUE", and "disable KIND" for each kind switched off; the
  * answers stay the same, unless FAKE_CUPTI_ACCEPT=1, with which every activity asked for is
- * granted (none comes: there is no GPU).
+ * granted (of it only the launches' API records below come: there is no GPU).
  * fake_cupti_nvtx (exported, for tests/inject/fake_cuda's "ranges") plays an NVTX call through
- * the subscriber's callback as CUPTI would, logged as "push NAME[@DOMAIN]" or "pop". */
+ * the subscriber's callback as CUPTI would, logged as "push NAME[@DOMAIN]" or "pop".
+ * fake_cupti_launch (exported, fake_cuda's "ranges": one in each instance) is a kernel launch:
+ * with FAKE_CUPTI_API_RECORDS=1, and cudaLaunchKernel's API records asked for and granted, it
+ * is a runtime API record (cudaLaunchKernel_v7000, a correlation id, start and end on
+ * cuptiGetTimestamp's clock), kept until cuptiActivityFlushAll hands the records to the
+ * library's buffer-completed callback in a buffer it asked for (cuptiActivityGetNextRecord
+ * walks it); else nothing. */
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define FAKE __attribute__((visibility("default")))
 
@@ -85,8 +96,7 @@ FAKE CUptiResult cuptiGetContextId(CUcontext context, uint32_t *id)
 }
 
 /* The calls that only answer, whatever their arguments (this file is built with
- * -Wno-unused-parameter). No GPU: no activity; the injection library asks for it only under
- * --gpu-activity. */
+ * -Wno-unused-parameter). */
 #define ANSWER(result, name, ...)                                                                  \
     FAKE CUptiResult name(__VA_ARGS__)                                                             \
     {                                                                                              \
@@ -94,20 +104,89 @@ FAKE CUptiResult cuptiGetContextId(CUcontext context, uint32_t *id)
     }
 /* clang-format off */
 ANSWER(CUPTI_SUCCESS, cuptiSetThreadIdType, CUpti_ActivityThreadIdType type)
-ANSWER(CUPTI_SUCCESS, cuptiActivityFlushAll, uint32_t flag)
-ANSWER(CUPTI_ERROR_MAX_LIMIT_REACHED, cuptiActivityGetNextRecord, uint8_t *buffer,
-       size_t valid_size, CUpti_Activity **record)
 ANSWER(CUPTI_SUCCESS, cuptiEnableCallback, uint32_t enable, CUpti_SubscriberHandle subscriber,
        CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 ANSWER(CUPTI_SUCCESS, cuptiEnableDomain, uint32_t enable, CUpti_SubscriberHandle subscriber,
        CUpti_CallbackDomain domain)
 /* clang-format on */
 
+/* ---- the launches' API records (FAKE_CUPTI_API_RECORDS=1) ---- */
+
+static CUpti_BuffersCallbackRequestFunc requested;
+static CUpti_BuffersCallbackCompleteFunc completed;
+static int launch_api_on, runtime_on; /* cudaLaunchKernel's records; the runtime kind's */
+static CUpti_ActivityAPI pending[1024];
+static size_t npending, lost;
+static uint32_t next_corr = 1;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+FAKE void fake_cupti_launch(void)
+{
+    const char *on = getenv("FAKE_CUPTI_API_RECORDS");
+    if (!on || on[0] != '1')
+        return;
+    pthread_mutex_lock(&pending_lock);
+    if (launch_api_on || runtime_on) {
+        CUpti_ActivityAPI a = {.kind = CUPTI_ACTIVITY_KIND_RUNTIME,
+                               .cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                               .processId = (uint32_t)getpid(),
+                               .threadId = (uint32_t)syscall(SYS_gettid),
+                               .correlationId = next_corr++};
+        cuptiGetTimestamp(&a.start);
+        cuptiGetTimestamp(&a.end);
+        if (npending < sizeof pending / sizeof pending[0])
+            pending[npending++] = a;
+        else
+            lost++;
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* The records kept, in buffers the library asks for, each handed to its callback. */
+FAKE CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    for (;;) {
+        uint8_t *buf = NULL;
+        size_t size = 0, max = 0, valid = 0;
+        pthread_mutex_lock(&pending_lock);
+        if (npending && requested && completed)
+            requested(&buf, &size, &max);
+        size_t n = buf ? size / sizeof pending[0] : 0;
+        n = n < npending ? n : npending;
+        if (n) {
+            valid = n * sizeof pending[0];
+            memcpy(buf, pending, valid);
+            memmove(pending, pending + n, (npending - n) * sizeof pending[0]);
+            npending -= n;
+        }
+        pthread_mutex_unlock(&pending_lock);
+        if (!n) {
+            free(buf);
+            return CUPTI_SUCCESS;
+        }
+        completed(NULL, 0, buf, size, valid);
+    }
+}
+
+/* The buffer holds API records only, one after the other. */
+FAKE CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid_size,
+                                            CUpti_Activity **record)
+{
+    uint8_t *next = *record ? (uint8_t *)*record + sizeof(CUpti_ActivityAPI) : buffer;
+    if ((size_t)(next - buffer) + sizeof(CUpti_ActivityAPI) > valid_size)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *record = (CUpti_Activity *)(void *)next;
+    return CUPTI_SUCCESS;
+}
+
 FAKE CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream_id,
                                                    size_t *dropped)
 {
     (void)context, (void)stream_id;
-    *dropped = 0;
+    pthread_mutex_lock(&pending_lock);
+    *dropped = lost;
+    lost = 0;
+    pthread_mutex_unlock(&pending_lock);
     return CUPTI_SUCCESS;
 }
 
@@ -135,19 +214,27 @@ static const char *kind_name(CUpti_ActivityKind kind)
 FAKE CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
     say("enable %s", kind_name(kind));
-    return answer();
+    CUptiResult r = answer();
+    if (kind == CUPTI_ACTIVITY_KIND_RUNTIME && r == CUPTI_SUCCESS)
+        __atomic_store_n(&runtime_on, 1, __ATOMIC_RELAXED);
+    return r;
 }
 
 FAKE CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
     say("disable %s", kind_name(kind));
+    if (kind == CUPTI_ACTIVITY_KIND_RUNTIME)
+        __atomic_store_n(&runtime_on, 0, __ATOMIC_RELAXED);
     return CUPTI_SUCCESS;
 }
 
 FAKE CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
 {
     say("rt-api %u %u", (unsigned)cbid, (unsigned)enable);
-    return answer();
+    CUptiResult r = answer();
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 && r == CUPTI_SUCCESS)
+        __atomic_store_n(&launch_api_on, enable != 0, __ATOMIC_RELAXED);
+    return r;
 }
 
 FAKE CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
@@ -168,10 +255,15 @@ FAKE CUptiResult cuptiActivityFlushPeriod(uint32_t time)
     return CUPTI_SUCCESS;
 }
 
-/* Asks for one buffer, to log its size, and gives it back. */
+/* Kept for the launches' records; with FAKE_CUPTI_LOG, asks for one buffer, to log its size,
+ * and gives it back. */
 FAKE CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
                                                 CUpti_BuffersCallbackCompleteFunc complete)
 {
+    pthread_mutex_lock(&pending_lock);
+    requested = request;
+    completed = complete;
+    pthread_mutex_unlock(&pending_lock);
     uint8_t *buf = NULL;
     size_t size = 0, max = 0;
     if (getenv("FAKE_CUPTI_LOG") && request) {
