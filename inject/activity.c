@@ -19,8 +19,8 @@ static int trace_mode;
 static size_t buffer_bytes; /* the plan's, set before CUPTI asks for a buffer */
 static int buffers_zeroed;
 static uint64_t dropped;
-/* The GPU window's bounds on CUPTI's clock (sba_activity_window): a launch's API record outside
- * them is dropped; none yet: from UINT64_MAX. Without a window: 0 to UINT64_MAX. */
+/* The GPU window's bounds on CUPTI's clock (sba_activity_window_bounds): a launch's API record
+ * outside them is dropped. Without a window: 0 to UINT64_MAX. */
 static uint64_t window_from, window_to = UINT64_MAX;
 
 /* ---- the plan: the level's kinds, and the developer knobs ---- */
@@ -372,10 +372,11 @@ static void apply(void)
             (want ? cuptiActivityEnable : cuptiActivityDisable)(enabled[i].kind);
         enabled[i].on = want;
     }
-    /* the launches follow the switch only, not the window: once switched off by function,
-     * CUPTI 13 (H200) recorded no launch again when switched on (the kind itself, switched
-     * at the window's bounds, lost calls' callbacks instead); outside the window their
-     * records are dropped as they come (write_record) */
+    /* the launches follow the switch only, not the window: switched off by function at the
+     * start and on again by function when the window opened, CUPTI 13 (H200) recorded no
+     * launch at all (the kind itself, switched at the window's bounds, lost calls' callbacks
+     * instead); outside the window their records are dropped as they come (write_api). Whether
+     * the switch's own turns (sba_activity_pause) meet the same is not checked yet. */
     if (launches_on && all != launches_now)
         sba_launches_enable(all, launch_rt, launch_drv);
     launches_now = launches_on && all;
@@ -463,18 +464,14 @@ void sba_activity_pause(int paused)
     pthread_mutex_unlock(&switch_lock);
 }
 
+void sba_activity_window_bounds(uint64_t from, uint64_t to)
+{
+    __atomic_store_n(&window_to, to, __ATOMIC_RELEASE);
+    __atomic_store_n(&window_from, from, __ATOMIC_RELEASE);
+}
+
 void sba_activity_window(int open)
 {
-    uint64_t now = 0;
-    cuptiGetTimestamp(&now);
-    if (open) {
-        __atomic_store_n(&window_to, UINT64_MAX, __ATOMIC_RELEASE);
-        __atomic_store_n(&window_from, now, __ATOMIC_RELEASE);
-    } else if (__atomic_load_n(&window_from, __ATOMIC_ACQUIRE) && window_to == UINT64_MAX) {
-        __atomic_store_n(&window_to, now, __ATOMIC_RELEASE); /* closed */
-    } else {
-        __atomic_store_n(&window_from, UINT64_MAX, __ATOMIC_RELEASE); /* shut before it opens */
-    }
     pthread_mutex_lock(&switch_lock);
     window_shut = !open;
     apply();

@@ -63,6 +63,10 @@ void sba_activity_pause(int paused);
  * recorded only while it is open (and the recording is not paused). Shut before
  * sba_activity_start, the kinds it enables go off at once, to come on when it opens. */
 void sba_activity_window(int open);
+/* The window's bounds on CUPTI's clock (window.c): a launch's API record that starts outside
+ * [from, to] is dropped (the launches are recorded over the whole run, activity.c says why);
+ * not opened yet: UINT64_MAX, UINT64_MAX; open: its start, UINT64_MAX. */
+void sba_activity_window_bounds(uint64_t from, uint64_t to);
 /* Delivers every buffer CUPTI holds (completed records only unless forced). */
 void sba_activity_flush(int forced);
 /* Records CUPTI dropped (full buffers) so far. */

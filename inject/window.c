@@ -38,6 +38,7 @@ int sba_window_init(int gpu)
         return 0;
     }
     windowed = 1;
+    sba_activity_window_bounds(UINT64_MAX, UINT64_MAX);
     sba_activity_window(0);
     return 1;
 }
@@ -91,6 +92,7 @@ static void open_window(void)
     if (!opened) {
         cuptiGetTimestamp(&opened_at); /* before: every launch it records comes after */
         opened_by = (long)syscall(SYS_gettid);
+        sba_activity_window_bounds(opened_at, UINT64_MAX);
         sba_activity_window(1);
         opened = 1;
         int len = record(fatal_line, sizeof fatal_line, (long long)opened_at, -1);
@@ -124,6 +126,7 @@ void sba_window_leave(void)
     if (opened && !closed) {
         sba_activity_window(0);
         cuptiGetTimestamp(&closed_at); /* after: every launch it recorded came before */
+        sba_activity_window_bounds(opened_at, closed_at);
         __atomic_store_n(&closed, 1, __ATOMIC_RELAXED);
         write_record((long long)opened_at, (long long)closed_at);
     }
