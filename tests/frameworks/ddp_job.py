@@ -10,8 +10,8 @@ run without RANK in the environment it launches --ranks copies of itself on this
 
 Backend: gloo, every rank on cuda:0 (NCCL refuses two ranks on one GPU); nccl takes one rank
 a GPU (one rank on a one-GPU machine: all_gather_object then gathers on the GPU).
---wrap: the model in DDP (the default), FullyShardedDataParallel (fsdp) or fully_shard (fsdp2);
-FSDP takes nccl (gloo has no reduce-scatter); the DDP fixes do not apply to it.
+--wrap: the model in DDP (the default), FullyShardedDataParallel (fsdp) or fully_shard (fsdp2),
+audited here on nccl only; no-broadcast-buffers is DDP's and is refused with FSDP.
 
   no-broadcast-buffers  DDP(..., broadcast_buffers=False): no broadcast of BatchNorm's
                         buffers before each forward (each rank keeps its own statistics)
@@ -114,7 +114,8 @@ def train(a, fixes, torch):
         timer.step_done(step)
     dist.barrier()
     dist.destroy_process_group()
-    return fw_common.emit("ddp_job", fixes, a, timer, ranks=world, backend=a.backend, rank=rank)
+    return fw_common.emit("ddp_job", fixes, a, timer, ranks=world, backend=a.backend, rank=rank,
+                          wrap=a.wrap)
 
 
 def main():
@@ -122,13 +123,13 @@ def main():
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
     ap.add_argument("--wrap", choices=("ddp", "fsdp", "fsdp2"), default="ddp",
-                    help="the model's wrapper (FSDP: nccl only; gloo has no reduce-scatter)")
+                    help="the model's wrapper")
     a = ap.parse_args()
     fixes = fw_common.fixes_of(ap, a, FIXES)
     if a.ranks < 1:
         ap.error("--ranks must be at least 1")
-    if a.wrap != "ddp" and a.backend != "nccl":
-        ap.error(f"--wrap {a.wrap} needs --backend nccl (gloo has no reduce-scatter)")
+    if a.wrap != "ddp" and "no-broadcast-buffers" in fixes:
+        ap.error(f"--fix no-broadcast-buffers is DDP's option: not with --wrap {a.wrap}")
     torch = fw_common.need("torch")
     fw_common.cuda_or_exit(torch)
     if "RANK" not in os.environ:

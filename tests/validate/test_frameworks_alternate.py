@@ -216,8 +216,9 @@ def test_the_programs_take_the_checks_command_lines(claim, program, tmp_path):
     ("lightning_fit", ["--alternate", "prog-bar-off", "--fix", "prog-bar-off", "--steps", "16"],
      "leave it out"),
     ("hf_generate", ["--alternate", "no-mask"], "unrecognized arguments"),
-    ("ddp_job", ["--wrap", "fsdp"], "needs --backend nccl"),
-    ("ddp_job", ["--wrap", "fsdp2", "--backend", "gloo"], "needs --backend nccl"),
+    ("ddp_job", ["--wrap", "fsdp", "--fix", "no-broadcast-buffers"], "DDP's option"),
+    ("ddp_job", ["--wrap", "fsdp2", "--fix", "gather-tensor,no-broadcast-buffers"], "DDP's option"),
+    ("ddp_job", ["--wrap", "zero"], "invalid choice"),
 ])
 def test_the_programs_refuse_an_alternation_that_does_not_fit(name, argv, message, program):
     r = program(["py", fc.SUITE / f"{name}.py", *argv])
