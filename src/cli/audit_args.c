@@ -78,8 +78,9 @@ static const sb_optdef audit_optdefs[] = {
      "--gpu-activity for a window only: from the start of the\n"
      "Nth instance of the NVTX range NAME to the end of the\n"
      "Mth (default: the first only; @DOM: in that domain, @: the\n"
-     "default one); elsewhere the default mode's cost. The\n"
-     "predicted savings are scaled from the window to the run"},
+     "default one); elsewhere the default mode's cost and\n"
+     "CUPTI's record of each launch. The predicted savings\n"
+     "are scaled from the window to the run"},
     {"gpu-activity-steps", 0, NULL, SB_OPT_TEXT, "N[-M]", 0, 0, NULL, AT(gpu_steps), NULL, NULL,
      "the same window over steps N to M: instances of the\n"
      "step's range (--range NAME, else --baseline's range)"},
