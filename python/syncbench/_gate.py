@@ -99,10 +99,7 @@ def judge(mode, syncs, steps, count, allow_entries, bases, what):
     failed_steps, worst, unnamed_all = [], {}, 0
     for index, tag, blocking, _ in parts:
         sites, calls = counted(index, named.get(tag, []), blocking, mode, entries)
-        if mode.per == "run" or index >= mode.skip_first:
-            v.steps += 1
-        v.calls += calls
-        v.blocked_us += sum(s.blocked_us for s in sites)
+        _tally(v, index, sites, calls, mode)
         bad, unnamed = _allow.judge(sites, calls, count, allow_entries + entries)
         if not bad and not unnamed:
             continue
@@ -165,6 +162,15 @@ def _step_message(mode, v, failed_steps, worst, unnamed, entries, bases, allowed
     return "\n".join(lines)
 
 
+def _tally(into, index, sites, calls, mode):
+    """A step's calls and blocked time into `into` (a verdict or a _baseline.Observed), and the
+    step itself unless it is a warm-up step left out."""
+    if mode.per == "run" or index >= mode.skip_first:
+        into.steps += 1
+    into.calls += calls
+    into.blocked_us += sum(s.blocked_us for s in sites)
+
+
 def observe(obs, mode, syncs, steps, allow_entries, old_entries):
     """A block's calls into obs (a _baseline.Observed), for --syncbench-update-baseline: per
     counted step, the calls at each site the marker's own allow does not take; a site keeps the
@@ -173,10 +179,7 @@ def observe(obs, mode, syncs, steps, allow_entries, old_entries):
     named = _named(parts)
     for index, tag, blocking, _ in parts:
         sites, calls = counted(index, named.get(tag, []), blocking, mode, old_entries)
-        if mode.per == "run" or index >= mode.skip_first:
-            obs.steps += 1
-        obs.calls += calls
-        obs.blocked_us += sum(s.blocked_us for s in sites)
+        _tally(obs, index, sites, calls, mode)
         rest, _ = _allow.judge(sites, 0, 0, allow_entries)
         mine = {}
         for s, n in rest:
