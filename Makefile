@@ -7,8 +7,9 @@
 #   make fixes      the same for configs/fixes.ini (the price list of sync-free code)
 #   make perf-check run configs/ci.ini and compare it with results/baselines/<gpu>.csv
 #   make plot       figures (results/plots/*.png) of PLOT_CSV, or of a fresh default.ini run
-#   make test       build, then run every test this machine can run (GPU tests skip without a GPU):
-#                   correctness only, no timing; the test files side by side, TEST_JOBS at once
+#   make test       build (every core, this GPU's architecture), then run every test this machine
+#                   can run (GPU tests skip without a GPU): correctness only, no timing; the test
+#                   files side by side, TEST_JOBS (the cores) at once
 #   make validate   build, then measure the accuracy and cost figures on this machine's GPU and
 #                   print one table of each against its target; exit 1 on a miss
 #                   (VALIDATE_ARGS="--full", "--only replay", "--only floor", "--list":
@@ -247,8 +248,12 @@ TEST_ENV = SYNCBENCH=$(abspath $(BIN)) NVTX_RECORD_LIB=$(abspath $(NVTX_LIB)) \
 # job's whole output in $(BUILD)/test-logs/). Correctness only: no test compares a measured time
 # with a threshold or with another (that is make validate), so running side by side makes them
 # slower, never wrong. TEST_JOBS=1 runs one at a time.
-TEST_JOBS ?= 8
-test: deps $(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) $(UNIT_BIN) $(NVTX_LIB) test-programs
+# TEST_JOBS defaults to the machine's cores; what the tests need is built on every core, for
+# this machine's GPU only (gpu_build: all architectures without one).
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 8)
+test: deps
+	+@$(call gpu_build,$(BIN) $(AUDIT_LIB) $(WAITS_LIB) $(FLOOR_BIN) $(UNIT_BIN) $(NVTX_LIB) \
+	  test-programs)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 	$(TEST_ENV) $(PYTHON) tests/gpu/run_files.py -j $(TEST_JOBS) --logs $(BUILD)/test-logs \
 	  tests/cli/. tests/gpu tests/validate

@@ -22,25 +22,26 @@ import sys
 import tempfile
 import time
 
-# Seconds a job took, side by side with 16 at a time on the H200 (2026-11-29; a split file's
-# figure is its parts' sum, shared out evenly): the order jobs start in, the longest first. The
-# CLI jobs come first too: started last, beside nothing but each other, they had held make test
-# past 5 minutes (its five parts took 51 to over 160 s); "cli" is chosen, not measured, to put
-# its parts (160 s each) among the first. A file not listed counts 30 s.
+# Seconds a job took, side by side with 16 at a time on the H200 (2026-11-29, second timing; a
+# split file's figure is its parts' sum, shared out evenly): the order jobs start in, the longest
+# first. The CLI jobs come first too: started last, beside nothing but each other, they had held
+# make test past 5 minutes; "cli" is chosen, not measured, to put its parts (160 s each) among
+# the first. A file not listed counts 30 s. Each job's log ends with its ten slowest tests.
 EXPECTED = {
-    "cli": 800, "test_replay.py": 613, "test_sanitizer.py": 340, "test_suite.py": 202,
-    "test_gemm.py": 165, "test_audit_window.py": 150, "test_audit_threads.py": 119,
-    "test_audit_fixes.py": 105, "test_python_syncs.py": 104, "test_audit_python.py": 96,
-    "test_baseline_generate.py": 91, "test_baseline_plugin.py": 80, "test_baseline_train.py": 78,
-    "test_fixes_b.py": 73, "test_audit.py": 65, "test_fixes_a.py": 64, "test_faults.py": 34,
-    "test_ci_annotations.py": 31, "test_audit_libsites.py": 30, "test_scenarios.py": 29,
-    "test_baseline_threads.py": 24, "test_audit_ranks.py": 22, "test_audit_jax.py": 19,
-    "test_multi_gpu.py": 14, "test_no_cublas.py": 13, "test_kill.py": 10,
+    "cli": 800, "test_replay.py": 773, "test_sanitizer.py": 292, "test_audit_window.py": 294,
+    "test_suite.py": 210, "test_audit_threads.py": 158, "test_gemm.py": 145,
+    "test_audit_python.py": 102, "test_audit_fixes.py": 98, "test_baseline_generate.py": 96,
+    "test_python_syncs.py": 94, "test_baseline_plugin.py": 84, "test_baseline_train.py": 81,
+    "test_fixes_b.py": 39, "test_fixes_a.py": 35, "test_audit_libsites.py": 33,
+    "test_ci_annotations.py": 32, "test_audit.py": 52, "test_faults.py": 27,
+    "test_baseline_threads.py": 24, "test_audit_ranks.py": 21, "test_audit_jax.py": 19,
+    "test_scenarios.py": 10, "test_multi_gpu.py": 8, "test_kill.py": 8, "test_no_cublas.py": 7,
 }
 # Files cut into several jobs (each a -k expression; together they select every test).
 SPLIT = {
     "test_sanitizer.py": ["memcheck or small_size", "racecheck", "synccheck"],
     "test_replay.py": ["truth", "fix", "ddp_job", "not truth and not fix and not ddp_job"],
+    "test_audit_window.py": ["scaled", "torch", "not scaled and not torch"],
 }
 # tests/cli/. alone took over 4 minutes on the H100 beside the GPU jobs (one process, 860 tests):
 # it runs as several jobs, the files that run make in one of them (they share build/), the
@@ -64,7 +65,7 @@ class Job:
         self.counts, self.summary, self.rc, self.seconds = {}, "", None, 0.0
 
     def argv(self, python, basetemp):
-        cmd = [python, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider",
+        cmd = [python, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider", "--durations=10",
                f"--basetemp={basetemp}"] + (self.files or [self.path.rstrip("/.") or "."])
         return cmd + (["-k", self.expr] if self.expr else [])
 
