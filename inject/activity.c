@@ -342,6 +342,7 @@ static struct {
 static int nenabled, launches_on, launch_rt, launch_drv, launches_now;
 static pthread_mutex_t switch_lock = PTHREAD_MUTEX_INITIALIZER;
 static int paused_now, window_shut; /* the recording switched off; outside the GPU window */
+static int context_seen;            /* CUDA has made a context (sba_activity_context_made) */
 
 static int enable(CUpti_ActivityKind kind, const char *what)
 {
@@ -372,14 +373,16 @@ static void apply(void)
             (want ? cuptiActivityEnable : cuptiActivityDisable)(enabled[i].kind);
         enabled[i].on = want;
     }
-    /* the launches follow the switch only, not the window: switched off by function at the
-     * start and on again by function when the window opened, CUPTI 13 (H200) recorded no
-     * launch at all (the kind itself, switched at the window's bounds, lost calls' callbacks
-     * instead); outside the window their records are dropped as they come (write_api). Whether
-     * the switch's own turns (sba_activity_pause) meet the same is not checked yet. */
-    if (launches_on && all != launches_now)
-        sba_launches_enable(all, launch_rt, launch_drv);
-    launches_now = launches_on && all;
+    /* the launches, by function: outside the window too, until CUDA has made a context. Off
+     * before the first context and on again when the window opened, CUPTI 13 (H200) recorded
+     * no launch at all (and the kind itself, switched at the window's bounds, lost calls'
+     * callbacks); switched after it, as the calibration's turns do, it records every launch of
+     * the turns on and none of the turns off. What comes outside the window's bounds is
+     * dropped as it comes (write_api). */
+    int launches = launches_on && all && (!window_shut || !context_seen);
+    if (launches != launches_now)
+        sba_launches_enable(launches, launch_rt, launch_drv);
+    launches_now = launches;
 }
 
 /* The launch calls the replay needs, in the domains the plan keeps: API activity records of
@@ -460,6 +463,20 @@ void sba_activity_pause(int paused)
 {
     pthread_mutex_lock(&switch_lock);
     paused_now = paused;
+    apply();
+    pthread_mutex_unlock(&switch_lock);
+}
+
+void sba_activity_context_made(void)
+{
+    pthread_mutex_lock(&switch_lock);
+    context_seen = 1; /* nothing switched inside CUDA's context creation: at the next apply() */
+    pthread_mutex_unlock(&switch_lock);
+}
+
+void sba_activity_settle(void)
+{
+    pthread_mutex_lock(&switch_lock);
     apply();
     pthread_mutex_unlock(&switch_lock);
 }

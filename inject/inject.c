@@ -58,6 +58,8 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
         /* the context's records must be out before it goes */
         if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
             sba_activity_flush(1);
+        else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+            sba_activity_context_made();
         break;
     default:
         break;
@@ -337,6 +339,8 @@ API int InitializeInjection(void)
             warn_cupti("cannot record NVTX ranges", r);
         cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+        cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     }
     if (gpu > 0)
         sba_activity_start(&plan);

@@ -104,6 +104,8 @@ static void open_window(void)
 int sba_window_enter(void)
 {
     long n = __atomic_add_fetch(&entered, 1, __ATOMIC_RELAXED);
+    if (n < win.first)
+        sba_activity_settle(); /* the launches off, once CUDA has a context */
     if (n == win.first)
         open_window();
     return n == win.last;

@@ -217,6 +217,7 @@ def test_activity_cost_script_pairs_every_variant(tmp_path):
 # transformers when STUB_NO_HF is set.
 FAKE_PYTHON = r'''#!/usr/bin/env bash
 prog=$(basename "$1")
+echo "$*" >> "${STUB_ARGS_LOG:-/dev/null}"
 if [ "$prog" = hf_generate.py ] && [ -n "${STUB_NO_HF:-}" ]; then
     echo "hf_generate.py: needs transformers (stub)" >&2
     exit 2
@@ -266,6 +267,31 @@ def test_audit_cost_real_runs_every_mode_as_a_process_of_its_own(tmp_path):
     assert "generate: not run here: hf_generate.py: needs transformers (stub)" in r.stdout
     runs = [json.loads(x) for x in (tmp_path / "out2" / "real.jsonl").read_text().splitlines()]
     assert sum(x["program"] == "generate" for x in runs) == 1
+
+
+def test_audit_cost_real_host_bound_loop_and_chosen_modes(tmp_path):
+    """train-host is torch_train.py at its host-bound size; --modes runs those (plain always)."""
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    out, argl = tmp_path / "out", tmp_path / "args"
+    env = dict(os.environ, SYNCBENCH=BIN, TORCH_PYTHON=str(fake), STUB_ARGS_LOG=str(argl))
+    r = run([sys.executable, ROOT / "tests" / "gpu" / "audit_cost_real.py", "--out", out,
+             "--rounds", "3", "--only", "train-host", "--modes", "audit"], env)
+    assert r.returncode == 0, r.stderr
+    runs = [json.loads(x) for x in (out / "real.jsonl").read_text().splitlines()]
+    assert [(x["program"], x["mode"]) for x in runs] == [
+        ("train-host", m) for m in ("audit", "plain", "plain", "audit", "audit", "plain")]
+    assert all("torch_train.py --variant sync --size host" in x
+               for x in argl.read_text().splitlines())
+    rows = {x["mode"]: x for x in cost_stats.rates_rows(
+        [(x["program"], x["mode"], x["round"], x["rate"]) for x in runs])}
+    assert rows["audit"]["slowdown"][0] == pytest.approx(0.1)
+    for bad, what in ((["--modes", "audit,fast"], "--modes: no mode fast"),
+                      (["--only", "train-gpu"], "--only: no program train-gpu")):
+        r = run([sys.executable, ROOT / "tests" / "gpu" / "audit_cost_real.py", "--out", out,
+                 *bad], env)
+        assert r.returncode == 2 and what in r.stderr, r.stderr
 
 
 # A stand-in for audit_window in window_cost.sh: its median step, 10 us plain, 10.2 under the

@@ -12,6 +12,11 @@ program and costs it nothing, but 3 to 5 s a run.
 
     audit_cost_real.py --out DIR [--rounds 5] [--budget-s 220] [--steps 100]
                        [--generations 1] [--new-tokens 128] [--allow 4] [--only train,generate]
+                       [--modes plain,audit,gpu,no_syncs]
+
+train-host is the training loop at its host-bound size (torch_train.py --size host: a small MLP,
+about 0.9 ms a step on an H200), for the default mode's cost where the host's time is the step's
+(issue 49).
 
 A round is started only while it fits the budget (seconds from the start; the previous round's
 time as its estimate), and no run starts a minute past it; each run is limited to --run-timeout
@@ -39,13 +44,14 @@ B = os.environ.get("SYNCBENCH", os.path.join(ROOT, "build", "syncbench"))
 PY = os.environ.get("TORCH_PYTHON", "python3")
 AUDIT = os.path.join(ROOT, "tests", "audit")
 MODES = ("plain", "audit", "gpu", "no_syncs")
-UNITS = {"train": "steps/s", "generate": "tokens/s"}
+UNITS = {"train": "steps/s", "train-host": "steps/s", "generate": "tokens/s"}
 
 
 def program(name, a):
     """The program's command line (its syncing variant: the loop as users write it)."""
-    if name == "train":
-        return [PY, os.path.join(AUDIT, "torch_train.py"), "--variant", "sync", "--size", "gpu",
+    if name in ("train", "train-host"):
+        size = "gpu" if name == "train" else "host"
+        return [PY, os.path.join(AUDIT, "torch_train.py"), "--variant", "sync", "--size", size,
                 "--steps", str(a.steps)]
     return [PY, os.path.join(AUDIT, "hf_generate.py"), "--variant", "sync", "--generations",
             str(a.generations), "--new-tokens", str(a.new_tokens)]
@@ -120,11 +126,17 @@ def parse():
     ap.add_argument("--allow", type=int, default=4,
                     help="no_syncs(allow=ALLOW) around each step (the loops' own sync: 1)")
     ap.add_argument("--only", default="train,generate")
+    ap.add_argument("--modes", default=",".join(MODES), help="the modes run (plain always)")
     a = ap.parse_args()
     a.programs = [p for p in a.only.split(",") if p]
     bad = [p for p in a.programs if p not in UNITS]
     if bad:
-        ap.error(f"--only: no program {bad[0]} (train, generate)")
+        ap.error(f"--only: no program {bad[0]} (train, train-host, generate)")
+    asked = [m for m in a.modes.split(",") if m]
+    bad = [m for m in asked if m not in MODES]
+    if bad:
+        ap.error(f"--modes: no mode {bad[0]} ({', '.join(MODES)})")
+    a.modes = tuple(m for m in MODES if m == "plain" or m in asked)
     return a
 
 
@@ -147,7 +159,7 @@ def main():
             for prog in a.programs:
                 if prog in dropped:
                     continue
-                for mode in rotated(MODES, r):
+                for mode in rotated(a.modes, r):
                     if time.monotonic() - start > a.budget_s + 60:  # a round ran far over
                         break
                     argv, extra = command(prog, mode, a)

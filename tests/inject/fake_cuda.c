@@ -69,11 +69,13 @@ static int ranges(int argc, char **argv)
         cupti ? (void (*)(const char *, const char *, const char *))dlsym(cupti, "fake_cupti_nvtx")
               : NULL;
     void (*launch)(void) = cupti ? (void (*)(void))dlsym(cupti, "fake_cupti_launch") : NULL;
-    if (!nvtx || !launch) {
-        fprintf(stderr,
-                "fake_cuda: ranges need the fake CUPTI (fake_cupti_nvtx, fake_cupti_launch)\n");
+    void (*context)(void) = cupti ? (void (*)(void))dlsym(cupti, "fake_cupti_context") : NULL;
+    if (!nvtx || !launch || !context) {
+        fprintf(stderr, "fake_cuda: ranges need the fake CUPTI (fake_cupti_nvtx, "
+                        "fake_cupti_launch, fake_cupti_context)\n");
         return 2;
     }
+    context(); /* a CUDA program's first context comes before its first launch */
     for (int i = 0; i + 1 < argc; i += 2) {
         char name[256];
         snprintf(name, sizeof name, "%s", argv[i]);

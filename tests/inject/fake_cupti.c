@@ -19,7 +19,8 @@
  * is a runtime API record (cudaLaunchKernel_v7000, a correlation id, start and end on
  * cuptiGetTimestamp's clock), kept until cuptiActivityFlushAll hands the records to the
  * library's buffer-completed callback in a buffer it asked for (cuptiActivityGetNextRecord
- * walks it); else nothing. */
+ * walks it); else nothing. fake_cupti_context (exported, fake_cuda's "ranges" first) plays the
+ * creation of CUDA's first context. */
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
 #include <pthread.h>
@@ -126,12 +127,13 @@ FAKE void fake_cupti_launch(void)
     if (!on || on[0] != '1')
         return;
     pthread_mutex_lock(&pending_lock);
+    uint32_t corr = next_corr++; /* every call has one, recorded or not, as in CUPTI */
     if (launch_api_on || runtime_on) {
         CUpti_ActivityAPI a = {.kind = CUPTI_ACTIVITY_KIND_RUNTIME,
                                .cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
                                .processId = (uint32_t)getpid(),
                                .threadId = (uint32_t)syscall(SYS_gettid),
-                               .correlationId = next_corr++};
+                               .correlationId = corr};
         cuptiGetTimestamp(&a.start);
         cuptiGetTimestamp(&a.end);
         if (npending < sizeof pending / sizeof pending[0])
@@ -309,4 +311,16 @@ FAKE void fake_cupti_nvtx(const char *op, const char *name, const char *domain)
         subscribed(subscribed_data, CUPTI_CB_DOMAIN_NVTX,
                    domain ? CUPTI_CBID_NVTX_nvtxDomainRangePop : CUPTI_CBID_NVTX_nvtxRangePop, &d);
     }
+}
+
+/* CUDA's first context, as CUPTI tells its subscriber (the resource domain's CONTEXT_CREATED),
+ * logged as "context": fake_cuda's "ranges" makes one before its first range, as a CUDA
+ * program does before its first launch. */
+FAKE void fake_cupti_context(void)
+{
+    if (!subscribed)
+        return;
+    say("context");
+    CUpti_ResourceData d = {NULL, {NULL}, NULL};
+    subscribed(subscribed_data, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &d);
 }
