@@ -30,6 +30,11 @@ def item_rows(report):
     return rows
 
 
+def sync_line():
+    return next(i for i, text in enumerate(open(TRAIN).read().splitlines(), 1)
+                if "# SYNC-LINE" in text)
+
+
 def the_process(report):
     (p,) = [x for x in report["processes"] if x.get("predicted")]
     return p
@@ -46,9 +51,12 @@ def test_a_training_loops_item_line_is_predicted_across_threads(tmp_path):
     report = json.loads(j.read_text())
     p = the_process(report)
     assert p["predicted"]["model"]["hand_offs"] >= 2 * STEPS, p["predicted"]["model"]
-    site = [s for s in p["predicted"]["sites"] if "torch_train.py:" in s["site"] and
-            s["calls"] == STEPS]
-    assert site and site[0]["threads_unmodelled"] == 0, p["predicted"]["sites"]
+    # the .item() line's site: a call a step, and under make test's load at times one more
+    # (another thread's blocking call tied to the waiting line by the 5 ms windows: 51 once)
+    site = [s for s in p["predicted"]["sites"]
+            if s["site"].startswith(f"tests/audit/torch_train.py:{sync_line()} ")]
+    assert site and STEPS <= site[0]["calls"] <= STEPS + 3, p["predicted"]["sites"]
+    assert site[0]["threads_unmodelled"] == 0, site
     assert site[0]["save_per_call_us_typical"] >= LEAST_PER_CALL_US, site
     assert all(x["site_save_us"] is not None for x in item_rows(report))
     gate = [x for x in r.stderr.splitlines() if x.startswith("audit gate:")]

@@ -4,11 +4,10 @@ them before and after) and tests/audit/torch_item.py (train_step ranges, .item()
 kernels, copies, launches and synchronizations recorded are exactly those of the window's steps
 (counted, and each kernel's launch inside the window's bounds), the calls are every step's, the
 streams made before the window are known; the reports say the figures are the window's, scaled
-to the run; and the scaled prediction stands near the full recording's, both when the window
-is cut out of that very recording and against a second, full audit. Near, not close: beside make
-test's other GPU jobs the steps' GPU times differ by 2x between stretches of one run (the H200:
-a cut of steps 11-40 predicted 0.49 of the whole), so the accuracy figure is window_cost.sh's
-(make validate), on a quiet GPU. Counts, structure and ratios, no absolute time. Skipped
+to the run; and the prediction scaled from a window of every step, cut out of a full recording,
+stands near that recording's. Not closer: beside make test's other GPU jobs the steps' GPU times
+differ by 2x between stretches of one run and by 4x between runs, so how close a window's
+figure comes is window_cost.sh's measurement, on a quiet GPU (docs/audit.md). Counts, structure and ratios, no absolute time. Skipped
 without a GPU (the torch test also without torch's CUDA)."""
 import csv
 import json
@@ -171,20 +170,31 @@ def test_the_scaled_prediction_stands_near_the_full_recordings(tmp_path):
     assert full.proc()["gpu_window"] is None and full.proc()["predicted"]["scaled_from"] is None
     whole = site_saving(full.report)
     assert "window_calls" not in whole and whole["save_us"] > 0
-    # the same recording cut to steps 11-40 (30 syncs: the typical figure's 20 windows)
-    cut_window(full.keep, tmp_path / "cut", 11, 40)
-    j = tmp_path / "cut.json"
-    r = run("audit", "--from", tmp_path / "cut", "--json", j, timeout=300)
-    assert r.returncode == 0, r.stderr
-    cut = site_saving(json.loads(j.read_text()))
-    assert (cut["calls"], cut["window_calls"]) == (STEPS + 2, 30)
-    assert 1 / 3 < cut["save_us"] / whole["save_us"] < 3, (cut, whole)
-    # a second, windowed audit: another process, another host speed; a loose bound
+    # the same recording cut to steps 11-40 (30 syncs: the typical figure's 20 windows): the
+    # window's calls, scaled to the run's
+    cut = cut_prediction(full.keep, tmp_path / "cut", 11, 40)
+    assert (cut["calls"], cut["window_calls"]) == (STEPS + 2, 30) and cut["save_us"] > 0
+    # cut to every step: 60 of the 62 syncs, scaled by 62/60, so near the whole whatever the
+    # load (beside make test's GPU jobs one run's stretches differ by 2x: the H200's cut of
+    # steps 11-40 predicted 0.49 of the whole)
+    every = cut_prediction(full.keep, tmp_path / "every", 1, STEPS)
+    assert every["window_calls"] == STEPS
+    assert 1 / 2 < every["save_us"] / whole["save_us"] < 2, (every, whole)
+    # a second, windowed audit: another process, whose GPU times make test's load moves by 4x
+    # (0.23 of the full recording's once); how close it comes is window_cost.sh's figure
     win = window_audit(tmp_path, "win", "--gpu-activity-range", "step:11-40")
     assert len(win.of("kernel")) == 30 * KERNELS
     live = site_saving(win.report)
-    assert live["window_calls"] == 30
-    assert 1 / 3 < live["save_us"] / whole["save_us"] < 3, (live, whole)
+    assert live["window_calls"] == 30 and live["save_us"] > 0
+
+
+def cut_prediction(keep, dst, first, last):
+    """The sync site's prediction from a full recording cut to steps first..last."""
+    cut_window(keep, dst, first, last)
+    j = dst.parent / f"{dst.name}.json"
+    r = run("audit", "--from", dst, "--json", j, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return site_saving(json.loads(j.read_text()))
 
 
 def test_a_torch_loops_window(tmp_path):
