@@ -212,7 +212,8 @@ def test_activity_cost_script_pairs_every_variant(tmp_path):
 
 
 # A stand-in for the torch interpreter in audit_cost_real.py: step_us 1000 plain, 1100 under the
-# default audit, 1500 under --gpu-activity without its calibration, 1200 with --no-syncs (the
+# default audit (1050 without the hand-offs, 1020 without the stacks), 1500 under --gpu-activity
+# without its calibration, 1200 with --no-syncs (the
 # package found on PYTHONPATH); the generation loop exits 2 as hf_generate.py does without
 # transformers when STUB_NO_HF is set.
 FAKE_PYTHON = r'''#!/usr/bin/env bash
@@ -225,7 +226,9 @@ fi
 us=1000 per=null
 case ${SYNCBENCH_AUDIT_GPU:-} in
     3) us=9999; [ "${SYNCBENCH_ACTIVITY_CALIBRATE:-}" = 0 ] && us=1500 ;;
-    0) us=1100 ;;
+    0) us=1100
+       [ "${SYNCBENCH_ACTIVITY_OFF:-}" = waits ] && us=1050
+       [ "${SYNCBENCH_AUDIT_DEPTH:-}" = 0 ] && [ "${SYNCBENCH_AUDIT_PYTHON:-}" = 0 ] && us=1020 ;;
 esac
 case " $* " in
     *" --no-syncs "*)
@@ -287,6 +290,18 @@ def test_audit_cost_real_host_bound_loop_and_chosen_modes(tmp_path):
     rows = {x["mode"]: x for x in cost_stats.rates_rows(
         [(x["program"], x["mode"], x["round"], x["rate"]) for x in runs])}
     assert rows["audit"]["slowdown"][0] == pytest.approx(0.1)
+    assert rows["audit"]["interval"] == pytest.approx((0.1, 0.1))
+    assert "+10.0 % [+10.0 %, +10.0 %]" in (out / "real.txt").read_text()
+    # where the default mode's cost goes: the variants without the hand-offs, without stacks
+    r = run([sys.executable, ROOT / "tests" / "gpu" / "audit_cost_real.py", "--out",
+             tmp_path / "parts", "--rounds", "2", "--only", "train-host", "--modes",
+             "audit-nostacks,audit,audit-nowaits"], env)
+    assert r.returncode == 0, r.stderr
+    runs = [json.loads(x) for x in (tmp_path / "parts" / "real.jsonl").read_text().splitlines()]
+    rows = {x["mode"]: x["slowdown"][0] for x in cost_stats.rates_rows(
+        [(x["program"], x["mode"], x["round"], x["rate"]) for x in runs])}
+    assert rows.pop("plain") is None
+    assert rows == pytest.approx({"audit": 0.1, "audit-nowaits": 0.05, "audit-nostacks": 0.02})
     for bad, what in ((["--modes", "audit,fast"], "--modes: no mode fast"),
                       (["--only", "train-gpu"], "--only: no program train-gpu")):
         r = run([sys.executable, ROOT / "tests" / "gpu" / "audit_cost_real.py", "--out", out,

@@ -14,6 +14,9 @@ program and costs it nothing, but 3 to 5 s a run.
                        [--generations 1] [--new-tokens 128] [--allow 4] [--only train,generate]
                        [--modes plain,audit,gpu,no_syncs]
 
+--modes may add audit-nowaits (the default mode without the waits library's hand-offs,
+SYNCBENCH_ACTIVITY_OFF=waits) and audit-nostacks (--depth 0 --no-python): where the default
+mode's cost goes.
 train-host is the training loop at its host-bound size (torch_train.py --size host: a small MLP,
 about 0.9 ms a step on an H200), for the default mode's cost where the host's time is the step's
 (issue 49).
@@ -43,7 +46,8 @@ import cost_stats  # noqa: E402  (beside this file)
 B = os.environ.get("SYNCBENCH", os.path.join(ROOT, "build", "syncbench"))
 PY = os.environ.get("TORCH_PYTHON", "python3")
 AUDIT = os.path.join(ROOT, "tests", "audit")
-MODES = ("plain", "audit", "gpu", "no_syncs")
+MODES = ("plain", "audit", "gpu", "no_syncs", "audit-nowaits", "audit-nostacks")
+DEFAULT_MODES = MODES[:4]
 UNITS = {"train": "steps/s", "train-host": "steps/s", "generate": "tokens/s"}
 
 
@@ -62,6 +66,12 @@ def command(prog, mode, a):
     cmd = program(prog, a)
     if mode == "audit":
         return [B, "audit", "-q", "--"] + cmd, {}
+    # where the default mode's cost goes: without the hand-offs (the waits library), without
+    # the stacks (native and Python); what stays is the CUPTI callbacks' and the records'
+    if mode == "audit-nowaits":
+        return [B, "audit", "-q", "--"] + cmd, {"SYNCBENCH_ACTIVITY_OFF": "waits"}
+    if mode == "audit-nostacks":
+        return [B, "audit", "-q", "--depth", "0", "--no-python", "--"] + cmd, {}
     if mode == "gpu":
         return [B, "audit", "-q", "--gpu-activity", "--"] + cmd, {
             "SYNCBENCH_ACTIVITY_CALIBRATE": "0"}
@@ -126,7 +136,8 @@ def parse():
     ap.add_argument("--allow", type=int, default=4,
                     help="no_syncs(allow=ALLOW) around each step (the loops' own sync: 1)")
     ap.add_argument("--only", default="train,generate")
-    ap.add_argument("--modes", default=",".join(MODES), help="the modes run (plain always)")
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                    help="the modes run (plain always): " + ", ".join(MODES[1:]))
     a = ap.parse_args()
     a.programs = [p for p in a.only.split(",") if p]
     bad = [p for p in a.programs if p not in UNITS]

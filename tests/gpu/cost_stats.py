@@ -153,7 +153,8 @@ def rates_rows(results, plain="plain"):
         n, med, lo, hi = spread(rounds.values())
         rows.append({"program": prog, "mode": mode, "runs": n,
                      "failed": len(rounds) - n, "rate": med, "min": lo, "max": hi,
-                     "slowdown": spread(slow)[1:] if mode != plain else (None,) * 3})
+                     "slowdown": spread(slow)[1:] if mode != plain else (None,) * 3,
+                     "interval": interval(slow)[1:] if len(slow) > 1 else (None, None)})
     return rows
 
 
@@ -167,17 +168,18 @@ def slow(x):
 
 def rates_table(rows, units):
     """The text table of rates_rows; units: {program: "steps/s"}."""
-    out = ["%-9s %-9s %4s %-31s %s" % ("program", "mode", "runs", "rate median [min, max]",
-                                       "slowdown vs plain, median [min, max]")]
+    out = ["%-9s %-9s %4s %-31s %-37s %s" % (
+        "program", "mode", "runs", "rate median [min, max]",
+        "slowdown vs plain, median [min, max]", "its 95 % interval")]
     for r in rows:
-        s = r["slowdown"]
+        s, ci = r["slowdown"], r.get("interval", (None, None))
         failed = " (%d failed)" % r["failed"] if r["failed"] else ""
-        out.append("%-9s %-9s %4d %-31s %s%s" % (
+        out.append("%-9s %-9s %4d %-31s %-37s %s%s" % (
             r["program"], r["mode"], r["runs"],
             "%s [%s, %s] %s" % (rate(r["rate"]), rate(r["min"]), rate(r["max"]),
                                 units.get(r["program"], "/s")),
             "" if s[0] is None else "%s [%s, %s]" % (slow(s[0]), slow(s[1]), slow(s[2])),
-            failed))
+            "" if ci[0] is None else "[%s, %s]" % (slow(ci[0]), slow(ci[1])), failed))
     return "\n".join(out)
 
 

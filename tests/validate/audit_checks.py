@@ -189,3 +189,70 @@ def python_stack_cost():
     per, (lo, hi) = x["per_sync_python_us"], x["ci95"]
     return (f"{per:.1f} us [{lo:.1f}, {hi:.1f}] ({x['plain']:.1f} us plain, "
             f"{x['nopython']:.1f} --no-python, {x['python']:.1f} with stacks)", per <= 5.0)
+
+
+# ---- a window of GPU activity; the default mode on a host-bound PyTorch loop (issue 49) ----
+
+WINDOW_ROUNDS, HOST_ROUNDS = 8, 8
+
+
+@shared
+def window_cost():
+    """window_cost.sh's summary (tests/gpu/cost_stats.py window_summary): the launch-bound
+    loop of tests/audit/audit_window plain, audited, fully recorded and recorded in a window."""
+    import cost_stats
+    d = workdir("window")
+    r = subprocess.run(["bash", str(ROOT / "tests" / "gpu" / "window_cost.sh"), str(d),
+                        str(WINDOW_ROUNDS)], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "SYNCBENCH": str(BIN),
+                            "WINDOW_COST_PROGRAM": str(PROGRAMS / "audit_window")},
+                       timeout=900)
+    rounds = d / "window_cost.rounds"
+    if not rounds.exists():
+        raise RuntimeError(f"window_cost.sh: exit {r.returncode}, no rounds: "
+                           f"{(r.stderr or r.stdout).strip()[-300:]}")
+    return cost_stats.window_summary(cost_stats.read_window_rounds(
+        rounds.read_text().splitlines()))
+
+
+@check("--gpu-activity-range's cost outside its window: the launch-bound loop's overhead "
+       "minus the default mode's, paired rounds", "<= 3 points (median)", GROUP)
+def window_outside_cost():
+    d, lo, hi, n = window_cost()["window_vs_default"]
+    if d is None:
+        raise RuntimeError("window_cost.sh: no round with both the window and the default mode")
+    return f"{100 * d:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}] ({n} rounds)", d <= 0.03
+
+
+@check("--gpu-activity-range's prediction per sync, scaled from the window, over the full "
+       "recording's", "within 10 % (median)", GROUP)
+def window_prediction():
+    p, lo, hi, n = window_cost()["prediction"]
+    if p is None:
+        raise RuntimeError("window_cost.sh: no round with both predictions")
+    return f"{100 * p:+.1f} % [{100 * lo:+.1f} %, {100 * hi:+.1f} %] ({n} rounds)", abs(p) <= 0.10
+
+
+@check("audit's cost, default mode, on a host-bound PyTorch loop (torch_train.py --size host, "
+       ".item() each step), alternating processes", "<= 3 % (issue 49, open: reported)", GROUP,
+       held=False)
+def host_bound_default_cost():
+    import cost_stats
+    py = need_torch()
+    d = workdir("host_bound")
+    r = subprocess.run([py, str(ROOT / "tests" / "gpu" / "audit_cost_real.py"), "--out", str(d),
+                        "--only", "train-host", "--modes", "audit", "--rounds", str(HOST_ROUNDS),
+                        "--steps", "2000", "--budget-s", "300"], capture_output=True, text=True,
+                       env={**os.environ, "SYNCBENCH": str(BIN), "TORCH_PYTHON": py},
+                       timeout=900)
+    runs = [json.loads(x) for x in (d / "real.jsonl").read_text().splitlines()] \
+        if (d / "real.jsonl").exists() else []
+    rows = {x["mode"]: x for x in cost_stats.rates_rows(
+        [(x["program"], x["mode"], x["round"], x["rate"]) for x in runs])}
+    if "audit" not in rows or rows["audit"]["slowdown"][0] is None:
+        raise RuntimeError(f"audit_cost_real.py: exit {r.returncode}, no pair: "
+                           f"{(r.stderr or r.stdout).strip()[-300:]}")
+    a = rows["audit"]
+    (m, _, _), (lo, hi) = a["slowdown"], a["interval"]
+    ci = "" if lo is None else f", 95 % interval [{100 * lo:+.1f} %, {100 * hi:+.1f} %]"
+    return f"{100 * m:+.1f} % (median of {a['runs']} rounds{ci})", m <= 0.03
