@@ -342,7 +342,7 @@ static struct {
 static int nenabled, launches_on, launch_rt, launch_drv, launches_now;
 static pthread_mutex_t switch_lock = PTHREAD_MUTEX_INITIALIZER;
 static int paused_now, window_shut; /* the recording switched off; outside the GPU window */
-static int context_seen;            /* CUDA has made a context (sba_activity_context_made) */
+static int context_seen; /* CUDA has made a context (sba_activity_context_made; atomic) */
 
 static int enable(CUpti_ActivityKind kind, const char *what)
 {
@@ -379,7 +379,8 @@ static void apply(void)
      * callbacks); switched after it, as the calibration's turns do, it records every launch of
      * the turns on and none of the turns off. What comes outside the window's bounds is
      * dropped as it comes (write_api). */
-    int launches = launches_on && all && (!window_shut || !context_seen);
+    int launches =
+        launches_on && all && (!window_shut || !__atomic_load_n(&context_seen, __ATOMIC_ACQUIRE));
     if (launches != launches_now)
         sba_launches_enable(launches, launch_rt, launch_drv);
     launches_now = launches;
@@ -469,9 +470,9 @@ void sba_activity_pause(int paused)
 
 void sba_activity_context_made(void)
 {
-    pthread_mutex_lock(&switch_lock);
-    context_seen = 1; /* nothing switched inside CUDA's context creation: at the next apply() */
-    pthread_mutex_unlock(&switch_lock);
+    /* inside CUDA's context creation: no lock that a thread calling CUPTI holds (apply), and
+     * nothing switched here; the next apply() switches */
+    __atomic_store_n(&context_seen, 1, __ATOMIC_RELEASE);
 }
 
 void sba_activity_settle(void)

@@ -9,7 +9,8 @@ One warm-up step (the step and the element read compiled, then block_until_ready
 (default 20) of a jitted step (a 128x128 matmul, a tanh, a blend), each reading one element to
 the host with float(x[0, 0]) (the line marked SYNC-LINE); after the loop, M more steps (default
 5), each followed by jax.device_get(x), which reads the whole array (GET-LINE): several reads,
-so that one missed under a busy machine's load (docs/audit.md, "Under load") leaves others. XLA's preallocation of most of the GPU's memory is turned off
+so that one missed under a busy machine's load (docs/audit.md, "Under load") leaves others.
+XLA's preallocation of most of the GPU's memory is turned off
 (XLA_PYTHON_CLIENT_PREALLOCATE=false, unless set). Last line on stdout, one JSON object:
 {"steps":N,"platform":"gpu","total":X,"checksum":Y}. Exit 2 on bad usage, 3 when JAX has no
 GPU."""

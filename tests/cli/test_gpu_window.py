@@ -5,9 +5,9 @@
 - the injection library switches the GPU's activity on at the first instance's beginning and off
   at the last's end, and writes the "gwindow" record: tests/inject/fake_cuda plays NVTX ranges
   through tests/inject/fake_cupti.c, which logs what is switched (FAKE_CUPTI_LOG) and grants it
-  (FAKE_CUPTI_ACCEPT=1); the launches' API records are kept over the whole run and written for
-  the launches inside the window only (one launch in each instance, an API record with
-  FAKE_CUPTI_API_RECORDS=1);
+  (FAKE_CUPTI_ACCEPT=1); the launches' API records stay on until CUDA has a context (the fake
+  plays its creation), then follow the window, and are written for the launches inside the
+  window only (one launch in each instance, an API record with FAKE_CUPTI_API_RECORDS=1);
 - the analyzer, on record folders written here: the GPU's figures come from the window and are
   scaled to the run by its calls (a window of identical steps predicts what the whole run's
   recording does), bubbles and waits are judged inside it only, and every report says so."""
@@ -103,9 +103,9 @@ def fake_audit(tmp_path, opts, ranges, extra_env=None):
 
 
 def switched(log):
-    """The log from the first push on, as ("push NAME" | "pop" | "on" | "off" | "launches on" |
-    "launches off"): "on"/"off" where every gated kind was enabled/disabled together, "launches
-    on"/"off" where every launch function's API records were."""
+    """The log from the first push on, as ("push NAME" | "pop" | "context" | "on" | "off" |
+    "launches on" | "launches off"): "on"/"off" where every gated kind was enabled/disabled
+    together, "launches on"/"off" where every launch function's API records were."""
     out, i = [], next(k for k, x in enumerate(log) if x.startswith("push"))
     while i < len(log):
         x = log[i]
@@ -117,7 +117,7 @@ def switched(log):
                 i += len(GATED)
                 break
         else:
-            if x.startswith(("push", "pop")):
+            if x.startswith(("push", "pop")) or x == "context":
                 out.append(x)
             elif x.startswith(("rt-api", "drv-api")):
                 on = x.split()[-1]
@@ -158,6 +158,21 @@ def test_the_window_switches_the_activity_at_its_instances(fake_built, tmp_path)
     assert steps[2]["end"] <= gw["end"] <= steps[3]["start"]
     assert gw["tid"] == steps[1]["tid"]
     assert "GPU activity recorded in a window only: step:2-3" in r.stderr
+
+
+def test_the_launches_stay_on_until_cuda_has_a_context(fake_built, tmp_path):
+    """Switched off before CUDA's first context, CUPTI 13 recorded no launch once they were on
+    again (the H200): instances before the context leave the launches on; the first after it
+    turns them off, before the window opens."""
+    _, _, log = fake_audit(tmp_path, ("--gpu-activity-range", "step:4-5"),
+                           ("step", "2", "context", "1", "step", "4"))
+    assert switched(log) == ["push step", "pop", "push step", "pop", "context", "push step",
+                             "launches off", "pop", "push step", "on", "launches on", "pop",
+                             "push step", "pop", "off", "launches off", "push step", "pop"]
+    # no context at all (the resource callback never came): the launches are never switched
+    _, _, log = fake_audit(tmp_path / "none", ("--gpu-activity-range", "step:2-2"),
+                           ("step", "3", "context", "0"))
+    assert not [x for x in switched(log) if x.startswith("launches")], log
 
 
 def test_without_a_window_nothing_is_switched(fake_built, tmp_path):

@@ -18,7 +18,7 @@ program and costs it nothing, but 3 to 5 s a run.
 SYNCBENCH_ACTIVITY_OFF=waits) and audit-nostacks (--depth 0 --no-python): where the default
 mode's cost goes.
 train-host is the training loop at its host-bound size (torch_train.py --size host: a small MLP,
-about 0.9 ms a step on an H200), for the default mode's cost where the host's time is the step's
+about 1.2 ms a step on an H200), for the default mode's cost where the host's time is the step's
 (issue 49).
 
 A round is started only while it fits the budget (seconds from the start; the previous round's

@@ -141,7 +141,8 @@ def rates_rows(results, plain="plain"):
     """results: [(program, mode, round, rate or None)], rate in steps or tokens a second. One
     dict a (program, mode), in first-seen order: runs, the rate's median, min and max, and the
     slowdown: the median, min and max over the rounds of plain's rate / the mode's rate - 1 (a
-    round counts where both ran)."""
+    round counts where both ran), and "interval", that median's 95 % bootstrap interval (None,
+    None under two rounds)."""
     by = collections.OrderedDict()
     for prog, mode, rnd, rate in results:
         by.setdefault((prog, mode), {})[rnd] = rate

@@ -7,8 +7,10 @@ streams made before the window are known; the reports say the figures are the wi
 to the run; and the prediction scaled from a window of every step, cut out of a full recording,
 stands near that recording's. Not closer: beside make test's other GPU jobs the steps' GPU times
 differ by 2x between stretches of one run and by 4x between runs, so how close a window's
-figure comes is window_cost.sh's measurement, on a quiet GPU (docs/audit.md). Counts, structure and ratios, no absolute time. Skipped
-without a GPU (the torch test also without torch's CUDA)."""
+figure comes is window_cost.sh's measurement, on a quiet GPU (docs/audit.md). Counts,
+structure and ratios, no absolute time; the scaling itself is held exactly on the CPU
+(tests/cli/test_gpu_window.py). Skipped without a GPU (the torch test also without torch's
+CUDA)."""
 import csv
 import json
 import os

@@ -11,7 +11,8 @@
  *                         (tests/inject/fake_cupti.c, fake_cupti_nvtx): COUNT instances of each
  *                         range in turn, each pushed, held 2 ms with a kernel launch in its middle
  *                         (fake_cupti_launch) and popped; with "+" the last one is left open at
- *                         the exit
+ *                         the exit. CUDA's first context (fake_cupti_context) is made first, or
+ *                         where the pair "context 1" stands ("context 0": none)
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -75,8 +76,17 @@ static int ranges(int argc, char **argv)
                         "fake_cupti_launch, fake_cupti_context)\n");
         return 2;
     }
-    context(); /* a CUDA program's first context comes before its first launch */
+    int later = 0; /* "context" among the ranges: the context is made there, not first */
+    for (int i = 0; i + 1 < argc; i += 2)
+        later |= !strcmp(argv[i], "context");
+    if (!later)
+        context(); /* a CUDA program's first context comes before its first launch */
     for (int i = 0; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "context")) {
+            if (atoi(argv[i + 1]) > 0) /* "context 0": none at all */
+                context();
+            continue;
+        }
         char name[256];
         snprintf(name, sizeof name, "%s", argv[i]);
         char *at = strchr(name, '@');

@@ -105,11 +105,22 @@ FAKE CUptiResult cuptiGetContextId(CUcontext context, uint32_t *id)
     }
 /* clang-format off */
 ANSWER(CUPTI_SUCCESS, cuptiSetThreadIdType, CUpti_ActivityThreadIdType type)
-ANSWER(CUPTI_SUCCESS, cuptiEnableCallback, uint32_t enable, CUpti_SubscriberHandle subscriber,
-       CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 ANSWER(CUPTI_SUCCESS, cuptiEnableDomain, uint32_t enable, CUpti_SubscriberHandle subscriber,
        CUpti_CallbackDomain domain)
 /* clang-format on */
+
+/* Every callback is accepted; of the resource domain's, whether the context's creation was
+ * asked for (fake_cupti_context delivers it only then). */
+static int context_created_on;
+
+FAKE CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                     CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    (void)subscriber;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+        context_created_on = enable != 0;
+    return CUPTI_SUCCESS;
+}
 
 /* ---- the launches' API records (FAKE_CUPTI_API_RECORDS=1) ---- */
 
@@ -313,12 +324,12 @@ FAKE void fake_cupti_nvtx(const char *op, const char *name, const char *domain)
     }
 }
 
-/* CUDA's first context, as CUPTI tells its subscriber (the resource domain's CONTEXT_CREATED),
- * logged as "context": fake_cuda's "ranges" makes one before its first range, as a CUDA
- * program does before its first launch. */
+/* CUDA's first context, as CUPTI tells its subscriber (the resource domain's CONTEXT_CREATED,
+ * when it asked for it), logged as "context": fake_cuda's "ranges" makes one before its first
+ * range, as a CUDA program does before its first launch, or where its arguments say. */
 FAKE void fake_cupti_context(void)
 {
-    if (!subscribed)
+    if (!subscribed || !context_created_on)
         return;
     say("context");
     CUpti_ResourceData d = {NULL, {NULL}, NULL};

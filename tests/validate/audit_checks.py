@@ -6,7 +6,10 @@ ranks, and what recording costs: the launch-bound loop under each mode
 Targets: the default mode's overhead is held (docs/audit.md: "within a few percent"; missed only
 when its 95 % interval lies above 5 %: single pairs swing by tens of percent on a VM); the
 targets of issue 36 (--gpu-activity <= 15 %, a Python stack <= 5 us a sync) are reported, not
-held, until that issue is done."""
+held, until that issue is done. A window of GPU activity (tests/gpu/window_cost.sh) is held the
+same way: its cost outside it over the default mode's (<= 3 points) missed when the interval
+lies above, its prediction over the full recording's (within 10 %) when the interval lies
+outside; the default mode on a host-bound PyTorch loop (<= 3 %, issue 49) is reported."""
 import csv
 import json
 import os
@@ -216,21 +219,23 @@ def window_cost():
 
 
 @check("--gpu-activity-range's cost outside its window: the launch-bound loop's overhead "
-       "minus the default mode's, paired rounds", "<= 3 points (median)", GROUP)
+       "minus the default mode's, paired rounds",
+       "<= 3 points (missed when the 95 % interval lies above)", GROUP)
 def window_outside_cost():
     d, lo, hi, n = window_cost()["window_vs_default"]
     if d is None:
         raise RuntimeError("window_cost.sh: no round with both the window and the default mode")
-    return f"{100 * d:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}] ({n} rounds)", d <= 0.03
+    return f"{100 * d:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}] ({n} rounds)", lo <= 0.03
 
 
 @check("--gpu-activity-range's prediction per sync, scaled from the window, over the full "
-       "recording's", "within 10 % (median)", GROUP)
+       "recording's", "within 10 % (missed when the 95 % interval lies outside)", GROUP)
 def window_prediction():
     p, lo, hi, n = window_cost()["prediction"]
     if p is None:
         raise RuntimeError("window_cost.sh: no round with both predictions")
-    return f"{100 * p:+.1f} % [{100 * lo:+.1f} %, {100 * hi:+.1f} %] ({n} rounds)", abs(p) <= 0.10
+    return (f"{100 * p:+.1f} % [{100 * lo:+.1f} %, {100 * hi:+.1f} %] ({n} rounds)",
+            lo <= 0.10 and hi >= -0.10)
 
 
 @check("audit's cost, default mode, on a host-bound PyTorch loop (torch_train.py --size host, "
@@ -254,5 +259,7 @@ def host_bound_default_cost():
                            f"{(r.stderr or r.stdout).strip()[-300:]}")
     a = rows["audit"]
     (m, _, _), (lo, hi) = a["slowdown"], a["interval"]
+    paired = sum(1 for x in runs if x["mode"] == "audit" and x["rate"] and any(
+        y["mode"] == "plain" and y["round"] == x["round"] and y["rate"] for y in runs))
     ci = "" if lo is None else f", 95 % interval [{100 * lo:+.1f} %, {100 * hi:+.1f} %]"
-    return f"{100 * m:+.1f} % (median of {a['runs']} rounds{ci})", m <= 0.03
+    return f"{100 * m:+.1f} % (median of {paired} paired rounds{ci})", m <= 0.03
