@@ -475,13 +475,6 @@ void sba_activity_context_made(void)
     __atomic_store_n(&context_seen, 1, __ATOMIC_RELEASE);
 }
 
-void sba_activity_settle(void)
-{
-    pthread_mutex_lock(&switch_lock);
-    apply();
-    pthread_mutex_unlock(&switch_lock);
-}
-
 void sba_activity_window_bounds(uint64_t from, uint64_t to)
 {
     __atomic_store_n(&window_to, to, __ATOMIC_RELEASE);

@@ -62,14 +62,12 @@ void sba_activity_pause(int paused);
 /* The window of GPU activity (window.c) opened (1) or shut (0): every kind but the streams is
  * recorded only while it is open (and the recording is not paused). Shut before
  * sba_activity_start, the kinds it enables go off at once, to come on when it opens; the
- * launches' API records go off only once CUDA has a context (sba_activity_context_made). */
+ * launches' API records go off only once CUDA has a context (sba_activity_context_made): shut
+ * again at each instance before the window, to switch them then. */
 void sba_activity_window(int open);
 /* CUDA made a context (inject.c's resource callback; takes no lock): from the next switch on,
  * the launches go off by function outside the GPU window. */
 void sba_activity_context_made(void);
-/* Each kind as the switch and the window want it now (window.c, at each instance of the range
- * before the window: the launches' first turn off once a context exists). */
-void sba_activity_settle(void);
 /* The window's bounds on CUPTI's clock (window.c): a launch's API record that starts outside
  * [from, to] is dropped (the launches are recorded until a context exists, activity.c says why);
  * not opened yet: UINT64_MAX, UINT64_MAX; open: its start, UINT64_MAX. */

@@ -105,7 +105,7 @@ int sba_window_enter(void)
 {
     long n = __atomic_add_fetch(&entered, 1, __ATOMIC_RELAXED);
     if (n < win.first)
-        sba_activity_settle(); /* the launches off, once CUDA has a context */
+        sba_activity_window(0); /* still shut: the launches go off once CUDA has a context */
     if (n == win.first)
         open_window();
     return n == win.last;

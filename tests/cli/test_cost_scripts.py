@@ -290,7 +290,7 @@ def test_audit_cost_real_host_bound_loop_and_chosen_modes(tmp_path):
     rows = {x["mode"]: x for x in cost_stats.rates_rows(
         [(x["program"], x["mode"], x["round"], x["rate"]) for x in runs])}
     assert rows["audit"]["slowdown"][0] == pytest.approx(0.1)
-    assert rows["audit"]["interval"] == pytest.approx((0.1, 0.1))
+    assert rows["audit"]["interval"] == pytest.approx((0.1, 0.1)) and rows["audit"]["pairs"] == 3
     assert "+10.0 % [+10.0 %, +10.0 %]" in (out / "real.txt").read_text()
     # where the default mode's cost goes: the variants without the hand-offs, without stacks
     r = run([sys.executable, ROOT / "tests" / "gpu" / "audit_cost_real.py", "--out",

@@ -141,7 +141,7 @@ def rates_rows(results, plain="plain"):
     """results: [(program, mode, round, rate or None)], rate in steps or tokens a second. One
     dict a (program, mode), in first-seen order: runs, the rate's median, min and max, and the
     slowdown: the median, min and max over the rounds of plain's rate / the mode's rate - 1 (a
-    round counts where both ran), and "interval", that median's 95 % bootstrap interval (None,
+    round counts where both ran; "pairs" such rounds), and "interval", that median's 95 % bootstrap interval (None,
     None under two rounds)."""
     by = collections.OrderedDict()
     for prog, mode, rnd, rate in results:
@@ -155,6 +155,7 @@ def rates_rows(results, plain="plain"):
         rows.append({"program": prog, "mode": mode, "runs": n,
                      "failed": len(rounds) - n, "rate": med, "min": lo, "max": hi,
                      "slowdown": spread(slow)[1:] if mode != plain else (None,) * 3,
+                     "pairs": len(slow),
                      "interval": interval(slow)[1:] if len(slow) > 1 else (None, None)})
     return rows
 

@@ -259,7 +259,5 @@ def host_bound_default_cost():
                            f"{(r.stderr or r.stdout).strip()[-300:]}")
     a = rows["audit"]
     (m, _, _), (lo, hi) = a["slowdown"], a["interval"]
-    paired = sum(1 for x in runs if x["mode"] == "audit" and x["rate"] and any(
-        y["mode"] == "plain" and y["round"] == x["round"] and y["rate"] for y in runs))
     ci = "" if lo is None else f", 95 % interval [{100 * lo:+.1f} %, {100 * hi:+.1f} %]"
-    return f"{100 * m:+.1f} % (median of {paired} paired rounds{ci})", m <= 0.03
+    return f"{100 * m:+.1f} % (median of {a['pairs']} paired rounds{ci})", m <= 0.03
