@@ -355,7 +355,7 @@ $(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
 # and the stacks stood in for).
 INJECT_UNIT := test_blocks test_watch
 $(INJECT_UNIT:%=$(BUILD)/tests/%) $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): inject/blocks.c
-$(BUILD)/tests/test_watch $(BUILD)/tests-asan/test_watch: inject/watch.c
+$(BUILD)/tests/test_watch $(BUILD)/tests-asan/test_watch: inject/watch.c inject/stackreuse.c
 
 $(INJECT_UNIT:%=$(BUILD)/tests/%): $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)

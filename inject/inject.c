@@ -56,9 +56,10 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
         break;
     case CUPTI_CB_DOMAIN_RESOURCE:
         /* the context's records must be out before it goes */
-        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+            sba_watch_context_gone();
             sba_activity_flush(1);
-        else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+        } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
             sba_activity_context_made();
         break;
     default:
@@ -229,6 +230,9 @@ int sba_subscribe(char *why, size_t n)
         CUptiResult r = cuptiSubscribe(&subscriber, on_callback, NULL);
         if (r == CUPTI_SUCCESS) {
             sba_watch_init();
+            /* a context's going: its records flushed, its id forgotten (watch.c) */
+            cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
             if (sba_watch_enable(subscriber, 1) == 0) {
                 snprintf(reason, sizeof reason, "no API callback could be enabled");
                 rc = -1;
@@ -337,8 +341,6 @@ API int InitializeInjection(void)
         CUptiResult r = cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
         if (r != CUPTI_SUCCESS)
             warn_cupti("cannot record NVTX ranges", r);
-        cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
         cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     }

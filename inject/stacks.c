@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "out.h"
+#include "stackreuse.h"
 
 /* Frames inside this library and CUPTI are dropped before the stack is kept (the analyzer
  * drops the CUDA libraries' frames when it picks a call site). */
@@ -66,6 +67,7 @@ void sba_stacks_init(int d)
     if (dladdr((void *)sba_stacks_init, &self))
         self_base = self.dli_fbase;
     dl_iterate_phdr(find_skipped, NULL);
+    sba_stackreuse_init();
     depth = d < 0 ? 0 : d > SBA_MAX_FRAMES ? SBA_MAX_FRAMES : d;
     if (depth) {
         void *warm[4];

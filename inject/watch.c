@@ -15,6 +15,7 @@
 #include "out.h"
 #include "pyframes.h"
 #include "ranges.h"
+#include "stackreuse.h"
 #include "stacks.h"
 
 /* Exact base names (CUPTI's names less their _vNNNN / _ptds / _ptsz / _v2 suffixes). The
@@ -237,6 +238,44 @@ static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
     }
 }
 
+/* A context's id, asked of CUPTI once per thread until a context goes (its address may come
+ * back as another context): about 2 µs a call otherwise, on a host-bound loop's every copy. */
+static unsigned _Atomic contexts_gone;
+void sba_watch_context_gone(void)
+{
+    contexts_gone++;
+}
+
+static uint32_t context_id(CUcontext c)
+{
+    static _Thread_local CUcontext last;
+    static _Thread_local uint32_t last_id;
+    static _Thread_local unsigned last_gone;
+    unsigned gone = contexts_gone;
+    if (!c)
+        return 0;
+    if (c == last && gone == last_gone)
+        return last_id;
+    uint32_t id = 0;
+    if (cuptiGetContextId(c, &id) != CUPTI_SUCCESS)
+        return 0;
+    last = c, last_id = id, last_gone = gone;
+    return id;
+}
+
+/* The calling thread's native stack id: reused for a Python stack whose walks agreed
+ * (stackreuse.c), else walked. */
+static long native_stack(long py)
+{
+    long id = sba_stackreuse_lookup(py);
+    if (id != -2)
+        return id;
+    npcs = sba_stack_capture(pcs);
+    id = sba_stack_id(pcs, npcs);
+    sba_stackreuse_seen(py, id);
+    return id;
+}
+
 void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                         const CUpti_CallbackData *d)
 {
@@ -275,9 +314,7 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         sba_blocks_add(cls, NULL, 0, -1, -1);
         return;
     }
-    uint32_t ctx = 0;
-    if (d->context)
-        cuptiGetContextId(d->context, &ctx);
+    uint32_t ctx = context_id(d->context);
     static _Thread_local char ranges[48 << 10]; /* 64 ranges of 512 bytes, escaped */
     char copy[64] = "";
     sba_ranges_json(ranges, sizeof ranges);
@@ -288,9 +325,8 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     /* A site for every call that may block: not for an async copy into pinned memory
      * (.item()'s copy), which does not */
     int sited = !async_pinned;
-    npcs = sited ? sba_stack_capture(pcs) : 0;
-    long stack = sited ? sba_stack_id(pcs, npcs) : -1;
     long py = sited ? sba_py_stack_here() : -1;
+    long stack = sited ? native_stack(py) : -1;
     char pyfield[32] = "";
     if (py >= 0)
         snprintf(pyfield, sizeof pyfield, ",\"py\":%ld", py);

@@ -14,6 +14,8 @@ int sba_watched(const char *name);
 int sba_watch_enable(CUpti_SubscriberHandle sub, int on);
 /* Finds the driver's cuPointerGetAttribute (the host memory of a copy). */
 void sba_watch_init(void);
+/* A context is going: each thread's remembered context id is asked of CUPTI again. */
+void sba_watch_context_gone(void);
 void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                         const CUpti_CallbackData *d);
 

@@ -33,6 +33,10 @@ static const sb_env_var vars[SB_ENV_COUNT] = {
                         "0: Python stacks by CPython's writer at every call, not read raw "
                         "(default: read raw)",
                         "audit.md"},
+    [SB_ENV_STACK_REUSE] = {"SYNCBENCH_STACK_REUSE", SB_ENV_FOR_DEV, NUMBER(0, 1, 1),
+                            "1: a Python stack's native stack reused once three walks agree, "
+                            "walked again every 64th call; 0: walked at every call",
+                            "audit.md"},
     [SB_ENV_PY_OFFSETS_NEWEST] = {"SYNCBENCH_PY_OFFSETS_NEWEST", SB_ENV_FOR_TEST,
                                   NUMBER(13, 99, 99),
                                   "the newest CPython minor version whose debug offsets are taken "

@@ -18,6 +18,7 @@
 #include "inject/out.h"
 #include "inject/pyframes.h"
 #include "inject/ranges.h"
+#include "inject/stackreuse.h"
 #include "inject/stacks.h"
 #include "inject/watch.h"
 #include "model/model.h"
@@ -27,7 +28,11 @@
 static struct {
     int recording;                                    /* a record file is open */
     int lines, ranges, stacks, stack_ids, py, py_ids; /* calls made */
-    char file[1 << 16];                               /* the lines written to the record file */
+    long py_stack;      /* the Python stack id given (0: 7; -1: no Python stack) */
+    long stack_walked;  /* the native stack id a walk gives (0: 3) */
+    CUcontext context;  /* the calls' context */
+    int context_asks;   /* cuptiGetContextId's calls */
+    char file[1 << 16]; /* the lines written to the record file */
     size_t file_len;
 } fake;
 
@@ -40,8 +45,8 @@ CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
 
 CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t *contextId)
 {
-    (void)context;
-    *contextId = 1;
+    fake.context_asks++;
+    *contextId = (uint32_t)(uintptr_t)context;
     return CUPTI_SUCCESS;
 }
 
@@ -107,7 +112,7 @@ long sba_stack_id(void *const *pcs, int n)
 {
     (void)pcs;
     fake.stack_ids++;
-    return n > 0 ? 3 : -1;
+    return n > 0 ? (fake.stack_walked ? fake.stack_walked : 3) : -1;
 }
 
 char *sba_stack_line(long id)
@@ -121,7 +126,7 @@ long sba_py_stack_here(void)
 {
     fake.py++;
     fake.py_ids++;
-    return 7;
+    return fake.py_stack ? fake.py_stack : 7;
 }
 
 char *sba_py_stack_line(long id)
@@ -140,7 +145,8 @@ static void call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const char *na
     CUpti_CallbackData d = {.functionName = name,
                             .functionParams = params,
                             .functionReturnValue = &ok,
-                            .correlationId = corr};
+                            .correlationId = corr,
+                            .context = fake.context};
     d.callbackSite = CUPTI_API_ENTER;
     sba_watch_callback(dom, cbid, &d);
     d.callbackSite = CUPTI_API_EXIT;
@@ -431,6 +437,108 @@ static void another_threads_block_keeps_nothing_of_this_one(void **state)
     assert_int_equal(c[SB_AUDIT_SYNC_STREAM], SBA_BLOCK_KEEP + 1);
 }
 
+/* A context's id is asked of CUPTI once per thread, again once a context has gone (its
+ * address may come back as another context's). */
+static void a_context_id_is_asked_once_until_a_context_goes(void **state)
+{
+    (void)state;
+    reset(1);
+    fake.context = (CUcontext)(uintptr_t)0x10;
+    for (int i = 0; i < 5; i++)
+        sync_call((uint32_t)i);
+    assert_int_equal(fake.context_asks, 1);
+    sba_watch_context_gone();
+    sync_call(6);
+    assert_int_equal(fake.context_asks, 2);
+    fake.context = (CUcontext)(uintptr_t)0x20;
+    sync_call(7);
+    assert_int_equal(fake.context_asks, 3);
+    fake.file[fake.file_len] = 0;
+    assert_int_equal(count_of(fake.file, "\"ctx\":16,"), 6);
+    assert_int_equal(count_of(fake.file, "\"ctx\":32,"), 1);
+}
+
+/* ---- a Python stack's native stack, reused (stackreuse.c); these run last: they turn reuse on */
+
+/* n stream syncs under Python stack py: the walks they made; the last line's stack id in *id. */
+static int walks_of_syncs(long py, int n, long *id)
+{
+    fake.py_stack = py;
+    int before = fake.stacks;
+    fake.file_len = 0;
+    for (int i = 0; i < n; i++)
+        sync_call((uint32_t)i);
+    fake.file[fake.file_len] = 0;
+    char *s = NULL, *p = fake.file;
+    while ((p = strstr(p, "\"stack\":")))
+        s = p++;
+    *id = s ? strtol(s + 8, NULL, 10) : -9;
+    return fake.stacks - before;
+}
+
+static void reuse_on(const char *value)
+{
+    if (value)
+        setenv("SYNCBENCH_STACK_REUSE", value, 1);
+    else
+        unsetenv("SYNCBENCH_STACK_REUSE");
+    sba_stackreuse_init();
+}
+
+/* Three walks that agree, then one walk in 64 calls: 67 calls walk 4 times, and every line
+ * names the walked stack. */
+static void a_python_stacks_native_stack_is_reused_once_walks_agree(void **state)
+{
+    (void)state;
+    reset(1);
+    reuse_on(NULL);
+    long id;
+    assert_int_equal(walks_of_syncs(11, 3, &id), 3);
+    assert_int_equal(walks_of_syncs(11, 63, &id), 0);
+    assert_int_equal(count_of(fake.file, "\"stack\":3,"), 63);
+    assert_int_equal(walks_of_syncs(11, 1, &id), 1); /* the 64th since the last walk */
+    assert_int_equal(count_of(fake.file, "\"stack\":3,"), 1);
+}
+
+/* A check that finds another stack: the Python stack's calls take several paths, and every
+ * later call walks and records its own. */
+static void a_check_that_differs_walks_every_call_after(void **state)
+{
+    (void)state;
+    reset(1);
+    reuse_on(NULL);
+    long id;
+    assert_int_equal(walks_of_syncs(12, 66, &id), 3);
+    fake.stack_walked = 5;
+    assert_int_equal(walks_of_syncs(12, 1, &id), 1);
+    assert_int_equal(id, 5);
+    assert_int_equal(walks_of_syncs(12, 10, &id), 10);
+    fake.stack_walked = 3;
+    assert_int_equal(walks_of_syncs(12, 5, &id), 5);
+    assert_int_equal(id, 3);
+}
+
+/* Walks that disagree before the third are never reused; no Python stack, or
+ * SYNCBENCH_STACK_REUSE=0: every call walks. */
+static void without_agreement_python_or_reuse_every_call_walks(void **state)
+{
+    (void)state;
+    reset(1);
+    reuse_on(NULL);
+    long id;
+    for (int i = 0; i < 10; i++) {
+        fake.stack_walked = 3 + i % 2;
+        assert_int_equal(walks_of_syncs(13, 1, &id), 1);
+        assert_int_equal(id, 3 + i % 2);
+    }
+    fake.stack_walked = 0;
+    assert_int_equal(walks_of_syncs(-1, 20, &id), 20);
+    reuse_on("0");
+    assert_int_equal(walks_of_syncs(14, 20, &id), 20);
+    reuse_on(NULL);
+    assert_int_equal(walks_of_syncs(15, 20, &id), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +549,10 @@ int main(void)
         cmocka_unit_test(a_call_inside_a_call_is_counted_once),
         cmocka_unit_test(a_full_block_counts_without_stacks),
         cmocka_unit_test(another_threads_block_keeps_nothing_of_this_one),
+        cmocka_unit_test(a_context_id_is_asked_once_until_a_context_goes),
+        cmocka_unit_test(a_python_stacks_native_stack_is_reused_once_walks_agree),
+        cmocka_unit_test(a_check_that_differs_walks_every_call_after),
+        cmocka_unit_test(without_agreement_python_or_reuse_every_call_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
