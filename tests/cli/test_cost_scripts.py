@@ -101,6 +101,27 @@ def test_census_finds_the_api_record_of_each_kernel_and_copy(tmp_path):
     assert cost_stats.census_text("e", cost_stats.census(str(empty))) == "e: no records"
 
 
+def test_callback_time_counts_the_loops_calls_by_their_warm_mean(tmp_path):
+    d = tmp_path / "recs"
+    steps = 4
+    recs = [{"t": "proc", "pid": 1}]
+    recs += [{"t": "call", "api": "cudaMalloc", "oh": 9_000_000}]  # set-up: once, left out
+    # the sync: a cold first half (stacks walked and named), a warm second half
+    recs += [{"t": "call", "api": "cudaStreamSynchronize", "oh": x}
+             for x in (25000, 25000, 1000, 3000)]
+    recs += [{"t": "call", "api": "cudaMemcpyAsync", "oh": 5000}] * 8  # two a step
+    recs += [{"t": "stack", "id": 1}, ["a list"]]
+    write_records(d, recs)
+    with open(d / "proc-1.jsonl", "a") as f:
+        f.write('{"t": "call", "api": "cut short\n')
+    c = cost_stats.callback_time(str(d), steps)
+    assert c["calls"] == {"cudaStreamSynchronize": (1.0, 2.0), "cudaMemcpyAsync": (2.0, 5.0)}
+    assert c["us_per_step"] == pytest.approx(12.0)
+    r = subprocess.run([sys.executable, str(ROOT / "tests" / "gpu" / "cost_stats.py"),
+                        "callbacks", str(d), str(steps)], capture_output=True, text=True)
+    assert r.returncode == 0 and "own time in the callbacks: 12.00 us a step" in r.stdout
+
+
 def test_step_blocks_sum_what_each_block_saw(monkeypatch):
     assert step_blocks.StepBlocks(None).fields() == {"no_syncs": None, "syncs_per_block": None}
     seen = []

@@ -8,6 +8,7 @@ numbers.
     cost_stats.py runs RUNS_DIR ROUNDS_FILE   the pairs file from a runs folder, and the table
     cost_stats.py census DIR [DIR...]     what each kept record folder holds, per kernel
     cost_stats.py window ROUNDS_FILE      the table of window_cost.sh's pairs and predictions
+    cost_stats.py callbacks DIR STEPS    the library's own time a step in a kept record folder
 
 A pairs file has a header line, then one line a pair: `ROUND VARIANT PLAIN_US AUDITED_US`
 (wall us per iteration; NA for a run that failed). Each pair's ratio is audited / plain; a
@@ -233,6 +234,32 @@ def census(folder):
             "proc": proc}
 
 
+def callback_time(folder, steps):
+    """The library's own time around the calls a step makes (each call record's "oh", the ns it
+    spent in its callback), from a kept record folder of a run of `steps` steps:
+    {"us_per_step": float, "calls": {api: (calls a step, mean us)}}. Only the calls made at
+    least once every two steps count (the loop's, not its set-up), each by the mean over its
+    second half (warm: its stacks named, the reused ones walked again now and then)."""
+    by_api = collections.defaultdict(list)
+    for name in sorted(os.listdir(folder)):
+        if not name.startswith("proc-"):
+            continue
+        with open(os.path.join(folder, name), errors="replace") as f:
+            for line in f:
+                try:
+                    o = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(o, dict) and o.get("t") == "call":
+                    by_api[o.get("api")].append(o.get("oh", 0))
+    calls = {}
+    for api, ohs in by_api.items():
+        if len(ohs) * 2 >= steps:
+            warm = ohs[len(ohs) // 2:]
+            calls[api] = (len(ohs) / steps, statistics.mean(warm) / 1000)
+    return {"us_per_step": sum(n * us for n, us in calls.values()), "calls": calls}
+
+
 def fmt(x):
     return "%.2f" % x if isinstance(x, (int, float)) else "-"
 
@@ -364,6 +391,12 @@ def main(argv):
                 with open(d + ".json") as f:
                     report = json.load(f)
             print(census_text(os.path.basename(d.rstrip("/")), census(d), report))
+        return 0
+    if len(argv) == 3 and argv[0] == "callbacks":
+        c = callback_time(argv[1], int(argv[2]))
+        for api, (n, us_each) in sorted(c["calls"].items()):
+            print(f"{api}: {n:.2f} a step, {us_each:.2f} us each")
+        print(f"own time in the callbacks: {c['us_per_step']:.2f} us a step")
         return 0
     print(__doc__.split("\n\n")[1], file=sys.stderr)
     return 2
