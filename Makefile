@@ -351,11 +351,14 @@ $(BUILD)/tests-asan/test_%: tests/unit/test_%.c $(BUILD)/libsyncbench-asan.a
 
 # Parts of the injection library are tested on their own, each built into its test, which stands
 # in for what the part calls: the blocks (the in-process API's counting; the stack tables stood
-# in for) and the API callback over the blocks (watch.c; CUPTI, the record file, the NVTX ranges
-# and the stacks stood in for).
-INJECT_UNIT := test_blocks test_watch
+# in for), the API callback over the blocks (watch.c; CUPTI, the record file, the NVTX ranges
+# and the stacks stood in for) and the stacks' reuse over the real stack table (stackreuse.c,
+# stacks.c; the record file stood in for).
+INJECT_UNIT := test_blocks test_watch test_stackreuse
 $(INJECT_UNIT:%=$(BUILD)/tests/%) $(INJECT_UNIT:%=$(BUILD)/tests-asan/%): inject/blocks.c
 $(BUILD)/tests/test_watch $(BUILD)/tests-asan/test_watch: inject/watch.c inject/stackreuse.c
+$(BUILD)/tests/test_stackreuse $(BUILD)/tests-asan/test_stackreuse: inject/stacks.c \
+  inject/stackreuse.c
 
 $(INJECT_UNIT:%=$(BUILD)/tests/%): $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsyncbench.a
 	@mkdir -p $(dir $@)

@@ -416,6 +416,8 @@ void sba_activity_warn(const sba_activity_plan *p)
                        sba_json_escape(esc, sizeof esc, p->warn[i]));
 }
 
+static int started; /* the buffers' callbacks registered: there are records to flush */
+
 int sba_activity_start(const sba_activity_plan *p)
 {
     trace_mode = p->trace;
@@ -431,6 +433,7 @@ int sba_activity_start(const sba_activity_plan *p)
     }
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    __atomic_store_n(&started, r == CUPTI_SUCCESS, __ATOMIC_RELEASE);
     if (r != CUPTI_SUCCESS) {
         const char *msg = "?";
         cuptiGetResultString(r, &msg);
@@ -491,6 +494,8 @@ void sba_activity_window(int open)
 
 void sba_activity_flush(int forced)
 {
+    if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+        return; /* an in-process attach, or a mode without GPU activity: nothing to flush */
     cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 

@@ -230,9 +230,11 @@ int sba_subscribe(char *why, size_t n)
         CUptiResult r = cuptiSubscribe(&subscriber, on_callback, NULL);
         if (r == CUPTI_SUCCESS) {
             sba_watch_init();
-            /* a context's going: its records flushed, its id forgotten (watch.c) */
-            cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                                CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+            /* a context's going: its records flushed, its id forgotten (watch.c keeps the ids
+             * only when it is told) */
+            if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) == CUPTI_SUCCESS)
+                sba_watch_track_contexts();
             if (sba_watch_enable(subscriber, 1) == 0) {
                 snprintf(reason, sizeof reason, "no API callback could be enabled");
                 rc = -1;

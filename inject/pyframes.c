@@ -18,7 +18,7 @@
 #include "base/envvars.h"
 #include "base/utf8.h"
 
-#define TABLE_SIZE 8192 /* distinct Python stacks; more are written without an id */
+#define TABLE_SIZE SBA_PY_MAX_STACKS
 
 typedef int (*int_fn)(void);
 typedef void *(*tstate_fn)(void);

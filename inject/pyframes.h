@@ -13,6 +13,9 @@
 
 #include <stddef.h>
 
+/* Distinct Python stacks with an id (ids are below it); more are written without one. */
+#define SBA_PY_MAX_STACKS 8192
+
 /* Looks CPython's functions up in the process (the interpreter executable or a loaded
  * libpython). Call once, at injection. */
 void sba_py_init(void);

@@ -1,66 +1,74 @@
 #include "stackreuse.h"
 
 #include <pthread.h>
+#include <string.h>
 
+#include "pyframes.h"
 #include "base/envvars.h"
 
-/* Python stack ids are below pyframes.c's table size. */
-#define MAX_PY_STACKS 8192
-/* Walks that must agree before a stack is reused, and how often a reused one is walked again:
- * once a check finds another stack, the Python stack's native stacks vary and every call
- * walks. */
+/* Walks that must agree before a stack is reused, and how often a reused one is walked again.
+ * A check that finds another stack starts the count again (a path that changed once: a lazy
+ * first-call set-up); the second such check means the Python stack's calls take several paths,
+ * and every call under it walks from then on. */
 #define ALIKE_TO_REUSE 3
 #define CHECK_EVERY 64
+#define CHECKS_TO_VARY 2
 
 typedef struct {
-    int id;     /* the native stack id last walked, -1 none */
-    int alike;  /* walks in a row that gave id */
-    int since;  /* reused calls since the last walk */
-    int varies; /* a check found another stack: never reused again */
+    unsigned api; /* the API whose stack it keeps (the first seen under the Python stack); 0 none */
+    int id;       /* the native stack id last walked, -1 none */
+    int alike;    /* walks in a row that gave id */
+    int since;    /* reused calls since the last walk */
+    int differed; /* checks of a reused stack that found another */
 } reuse_entry;
 
-static reuse_entry entries[MAX_PY_STACKS];
+static reuse_entry entries[SBA_PY_MAX_STACKS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int reuse_on;
 
 void sba_stackreuse_init(void)
 {
+    pthread_mutex_lock(&lock);
     reuse_on = sb_env_long(SB_ENV_STACK_REUSE, NULL) != 0;
+    memset(entries, 0, sizeof entries);
+    pthread_mutex_unlock(&lock);
 }
 
-static int reusable(long py)
+/* py's entry for api, NULL when api's stacks under py are not reused (lock held). */
+static reuse_entry *entry(long py, unsigned api)
 {
-    return reuse_on && py >= 0 && py < MAX_PY_STACKS;
+    if (!reuse_on || py < 0 || py >= SBA_PY_MAX_STACKS || !api)
+        return NULL;
+    reuse_entry *e = &entries[py];
+    if (!e->api)
+        e->api = api;
+    return e->api == api && e->differed < CHECKS_TO_VARY ? e : NULL;
 }
 
-long sba_stackreuse_lookup(long py)
+long sba_stackreuse_lookup(long py, unsigned api)
 {
-    if (!reusable(py))
-        return -2;
     long id = -2;
     pthread_mutex_lock(&lock);
-    reuse_entry *e = &entries[py];
-    if (!e->varies && e->alike >= ALIKE_TO_REUSE && ++e->since < CHECK_EVERY)
+    reuse_entry *e = entry(py, api);
+    if (e && e->alike >= ALIKE_TO_REUSE && ++e->since < CHECK_EVERY)
         id = e->id;
     pthread_mutex_unlock(&lock);
     return id;
 }
 
-void sba_stackreuse_seen(long py, long id)
+void sba_stackreuse_seen(long py, unsigned api, long id)
 {
-    if (!reusable(py))
-        return;
     pthread_mutex_lock(&lock);
-    reuse_entry *e = &entries[py];
-    if (e->alike && e->id == id) {
+    reuse_entry *e = entry(py, api);
+    if (e && e->alike && e->id == id) {
         e->alike++;
-    } else {
-        /* a reused stack that a check contradicts: the calls under py take several paths */
+    } else if (e) {
         if (e->alike >= ALIKE_TO_REUSE)
-            e->varies = 1;
+            e->differed++;
         e->id = (int)id;
         e->alike = 1;
     }
-    e->since = 0;
+    if (e)
+        e->since = 0;
     pthread_mutex_unlock(&lock);
 }

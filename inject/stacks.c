@@ -123,6 +123,10 @@ void sba_stacks_keep_lines(void)
     pthread_mutex_lock(&lock);
     keep_lines = 1;
     pthread_mutex_unlock(&lock);
+    /* a stack first walked before now has its line kept by its next walk (sba_stack_id): every
+     * Python stack's native stack is walked again until three walks agree, at least two of them
+     * from now on */
+    sba_stackreuse_init();
 }
 
 /* Stack id's record; write: into the record file too (the first time), else only kept. */

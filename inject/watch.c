@@ -98,8 +98,6 @@ int sba_watch_enable(CUpti_SubscriberHandle sub, int on)
  * call is the same call, recorded once (the outermost). */
 static _Thread_local int nesting;
 static _Thread_local uint64_t t_start;
-static _Thread_local void *pcs[SBA_MAX_FRAMES];
-static _Thread_local int npcs;
 
 /* The first fields of cudaMemcpy's and cudaMemcpyAsync's parameter blocks (as in CUPTI's
  * generated_cuda_runtime_api_meta.h, which cannot be included twice). */
@@ -239,8 +237,15 @@ static const char *runtime_copy_kind(CUpti_CallbackId cbid, const void *params)
 }
 
 /* A context's id, asked of CUPTI once per thread until a context goes (its address may come
- * back as another context): about 2 µs a call otherwise, on a host-bound loop's every copy. */
+ * back as another context): about 2 µs a call otherwise, on a host-bound loop's every copy.
+ * Kept only once the context's going is told (sba_watch_track_contexts). */
 static unsigned _Atomic contexts_gone;
+static int _Atomic contexts_tracked;
+void sba_watch_track_contexts(void)
+{
+    contexts_tracked = 1;
+}
+
 void sba_watch_context_gone(void)
 {
     contexts_gone++;
@@ -251,28 +256,30 @@ static uint32_t context_id(CUcontext c)
     static _Thread_local CUcontext last;
     static _Thread_local uint32_t last_id;
     static _Thread_local unsigned last_gone;
-    unsigned gone = contexts_gone;
+    unsigned gone = contexts_gone; /* before the query: a going during it is not missed */
     if (!c)
         return 0;
-    if (c == last && gone == last_gone)
+    if (c == last && gone == last_gone && contexts_tracked)
         return last_id;
     uint32_t id = 0;
     if (cuptiGetContextId(c, &id) != CUPTI_SUCCESS)
         return 0;
-    last = c, last_id = id, last_gone = gone;
+    if (contexts_tracked)
+        last = c, last_id = id, last_gone = gone;
     return id;
 }
 
-/* The calling thread's native stack id: reused for a Python stack whose walks agreed
- * (stackreuse.c), else walked. */
-static long native_stack(long py)
+/* The calling thread's native stack id in a call of (domain, cbid): reused for a Python stack
+ * whose walks of that call agreed (stackreuse.c), else walked. */
+static long native_stack(long py, CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    long id = sba_stackreuse_lookup(py);
+    unsigned api = (unsigned)domain << 16 | ((unsigned)cbid & 0xffff);
+    long id = sba_stackreuse_lookup(py, api);
     if (id != -2)
         return id;
-    npcs = sba_stack_capture(pcs);
-    id = sba_stack_id(pcs, npcs);
-    sba_stackreuse_seen(py, id);
+    void *pcs[SBA_MAX_FRAMES];
+    id = sba_stack_id(pcs, sba_stack_capture(pcs));
+    sba_stackreuse_seen(py, api, id);
     return id;
 }
 
@@ -326,7 +333,7 @@ void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
      * (.item()'s copy), which does not */
     int sited = !async_pinned;
     long py = sited ? sba_py_stack_here() : -1;
-    long stack = sited ? native_stack(py) : -1;
+    long stack = sited ? native_stack(py, domain, cbid) : -1;
     char pyfield[32] = "";
     if (py >= 0)
         snprintf(pyfield, sizeof pyfield, ",\"py\":%ld", py);

@@ -14,6 +14,9 @@ int sba_watched(const char *name);
 int sba_watch_enable(CUpti_SubscriberHandle sub, int on);
 /* Finds the driver's cuPointerGetAttribute (the host memory of a copy). */
 void sba_watch_init(void);
+/* The context's going will be told (sba_watch_context_gone): each thread may keep the id of
+ * the context it last asked CUPTI for. */
+void sba_watch_track_contexts(void);
 /* A context is going: each thread's remembered context id is asked of CUPTI again. */
 void sba_watch_context_gone(void);
 void sba_watch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

@@ -444,6 +444,12 @@ static void a_context_id_is_asked_once_until_a_context_goes(void **state)
     (void)state;
     reset(1);
     fake.context = (CUcontext)(uintptr_t)0x10;
+    for (int i = 0; i < 3; i++) /* the going not told (inject.c could not enable it) */
+        sync_call((uint32_t)i);
+    assert_int_equal(fake.context_asks, 3);
+    reset(1);
+    fake.context = (CUcontext)(uintptr_t)0x10;
+    sba_watch_track_contexts();
     for (int i = 0; i < 5; i++)
         sync_call((uint32_t)i);
     assert_int_equal(fake.context_asks, 1);
@@ -500,9 +506,9 @@ static void a_python_stacks_native_stack_is_reused_once_walks_agree(void **state
     assert_int_equal(count_of(fake.file, "\"stack\":3,"), 1);
 }
 
-/* A check that finds another stack: the Python stack's calls take several paths, and every
- * later call walks and records its own. */
-static void a_check_that_differs_walks_every_call_after(void **state)
+/* One check that differs starts the count again (a path that changed once); a second one
+ * means several paths: every call walks from then on. */
+static void a_second_check_that_differs_walks_every_call_after(void **state)
 {
     (void)state;
     reset(1);
@@ -510,12 +516,49 @@ static void a_check_that_differs_walks_every_call_after(void **state)
     long id;
     assert_int_equal(walks_of_syncs(12, 66, &id), 3);
     fake.stack_walked = 5;
-    assert_int_equal(walks_of_syncs(12, 1, &id), 1);
+    assert_int_equal(walks_of_syncs(12, 1, &id), 1); /* the check: another stack */
     assert_int_equal(id, 5);
-    assert_int_equal(walks_of_syncs(12, 10, &id), 10);
+    assert_int_equal(walks_of_syncs(12, 2, &id), 2); /* counted again: 5 twice more */
+    assert_int_equal(walks_of_syncs(12, 63, &id), 0);
+    assert_int_equal(id, 5);
     fake.stack_walked = 3;
-    assert_int_equal(walks_of_syncs(12, 5, &id), 5);
+    assert_int_equal(walks_of_syncs(12, 1, &id), 1); /* the second check that differs */
+    assert_int_equal(walks_of_syncs(12, 10, &id), 10);
     assert_int_equal(id, 3);
+}
+
+/* A stack is reused for the API whose walks agreed: another API under the same Python stack
+ * (a caching allocator's free under a .item() line) is walked at every call, and the first's
+ * stays reused. */
+static void another_api_under_the_python_stack_walks(void **state)
+{
+    (void)state;
+    reset(1);
+    reuse_on(NULL);
+    long id;
+    assert_int_equal(walks_of_syncs(16, 3, &id), 3);
+    cudaFree_v3020_params free_params = {NULL};
+    int before = fake.stacks;
+    fake.stack_walked = 6;
+    for (int i = 0; i < 5; i++)
+        call(RT, CBID(cudaFree_v3020), "cudaFree_v3020", &free_params, 100);
+    assert_int_equal(fake.stacks - before, 5);
+    fake.stack_walked = 0;
+    assert_int_equal(walks_of_syncs(16, 10, &id), 0);
+    assert_int_equal(id, 3);
+}
+
+/* Initialized again (the in-process API keeps the stacks' lines from now on), reuse forgets
+ * what it saw: three walks again. */
+static void reuse_forgets_when_initialized_again(void **state)
+{
+    (void)state;
+    reset(1);
+    reuse_on(NULL);
+    long id;
+    assert_int_equal(walks_of_syncs(17, 10, &id), 3);
+    reuse_on(NULL);
+    assert_int_equal(walks_of_syncs(17, 10, &id), 3);
 }
 
 /* Walks that disagree before the third are never reused; no Python stack, or
@@ -551,7 +594,9 @@ int main(void)
         cmocka_unit_test(another_threads_block_keeps_nothing_of_this_one),
         cmocka_unit_test(a_context_id_is_asked_once_until_a_context_goes),
         cmocka_unit_test(a_python_stacks_native_stack_is_reused_once_walks_agree),
-        cmocka_unit_test(a_check_that_differs_walks_every_call_after),
+        cmocka_unit_test(a_second_check_that_differs_walks_every_call_after),
+        cmocka_unit_test(another_api_under_the_python_stack_walks),
+        cmocka_unit_test(reuse_forgets_when_initialized_again),
         cmocka_unit_test(without_agreement_python_or_reuse_every_call_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

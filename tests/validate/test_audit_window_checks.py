@@ -57,24 +57,23 @@ def test_the_checks_are_registered_with_their_targets():
 
 @pytest.fixture
 def host_bound(monkeypatch):
-    def use(plain_rate, callbacks):
+    def use(plain_step_us, callbacks):
         registry._memo.clear()
-        monkeypatch.setattr(audit_checks, "host_bound_rows",
-                            lambda: {"plain": {"rate": plain_rate}})
-        monkeypatch.setattr(audit_checks, "host_bound_callbacks", lambda: callbacks)
+        monkeypatch.setattr(audit_checks, "host_bound_callbacks",
+                            lambda: {**callbacks, "plain_step_us": plain_step_us})
     yield use
     registry._memo.clear()
 
 
 def test_the_callbacks_own_time_a_step_against_the_plain_step(host_bound):
     # as measured on the H200: the stack reused (1.7 + 5.2 us), then walked at every sync
-    host_bound(940.9, {"us_per_step": 6.9, "calls": {"cudaStreamSynchronize": (1.0, 1.7),
-                                                     "cudaMemcpyAsync": (1.0, 5.2)}})
+    host_bound(1062.8, {"us_per_step": 6.9, "calls": {"cudaStreamSynchronize": (1.0, 1.7),
+                                                      "cudaMemcpyAsync": (1.0, 5.2)}})
     text, ok = audit_checks.host_bound_callback_time()
     assert ok and text.startswith("6.9 us of a 1063 us step: 0.65 % (cudaMemcpyAsync 1.0x 5.2 us")
-    host_bound(940.9, {"us_per_step": 32.2, "calls": {"cudaStreamSynchronize": (1.0, 26.0)}})
+    host_bound(1062.8, {"us_per_step": 32.2, "calls": {"cudaStreamSynchronize": (1.0, 26.0)}})
     assert not audit_checks.host_bound_callback_time()[1]
-    host_bound(940.9, {"us_per_step": 0.0, "calls": {}})
+    host_bound(1062.8, {"us_per_step": 0.0, "calls": {}})
     with pytest.raises(RuntimeError, match="nothing to compare"):
         audit_checks.host_bound_callback_time()
     host_bound(None, {"us_per_step": 6.9, "calls": {"cudaMemcpyAsync": (1.0, 5.2)}})
