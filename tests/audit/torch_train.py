@@ -6,6 +6,7 @@ engine's own thread, so the loop's kernels are launched by two host threads.
 
     torch_train.py [--variant sync|fixed|alternate] [--size gpu|host] [--steps N] [--compile]
                    [--count-threads] [--blocks B] [--first sync|fixed] [--no-syncs ALLOW]
+                   [--recording-turns B]
 
   sync     `losses.append(loss.item())` each step (the line marked `# SYNC-LINE`): a sync a step
   fixed    the losses kept on the GPU and read once after the loop: the fix
@@ -17,6 +18,9 @@ engine's own thread, so the loop's kernels are launched by two host threads.
   count-threads  a hook on the first layer's weight gradient counts the host threads that ran a
            backward pass; off by default: a Python hook on the engine's thread takes the GIL
            each step, which a user's loop does not
+  recording-turns  under `syncbench audit` only (exit 2 otherwise): the syncing variant in B
+           blocks of N steps, the audit's recording on and off in turns (recording_turns.py:
+           what the default mode costs the loop, within one process)
   no-syncs  each step (its readback included), warm-up too, inside
            `with syncbench.no_syncs(allow=ALLOW):` (step_blocks.py; what the blocks cost:
            tests/gpu/audit_cost_real.py)
@@ -26,7 +30,8 @@ us per step (after the warm-up, the final torch.cuda.synchronize() included), "s
 "threads": the host threads that ran a backward pass (null without --count-threads),
 "last_loss": ..., "no_syncs": ALLOW or null, "syncs_per_block": the blocking calls a block
 made (null without --no-syncs)}; with
-alternate, alternate.py's line (blocks, sync_us, fixed_us, saving_us) with size and compile.
+alternate, alternate.py's line (blocks, sync_us, fixed_us, saving_us) with size and compile; with
+--recording-turns, recording_turns.py's line (blocks, on_us, off_us, cost_us, cost_pct).
 Exit 2 when torch has no CUDA device."""
 import argparse
 import json
@@ -36,6 +41,7 @@ import time
 
 import alternate  # beside this file
 import mlp  # beside this file
+import recording_turns  # beside this file
 import step_blocks  # beside this file
 
 
@@ -83,8 +89,15 @@ def main():
     ap.add_argument("--count-threads", action="store_true")
     alternate.add_arguments(ap)
     step_blocks.add_argument(ap)
+    ap.add_argument("--recording-turns", type=int, metavar="B", default=None,
+                    help="under syncbench audit: B blocks, the recording on and off in turns")
     args = ap.parse_args()
     alternate.check_blocks(ap, args.blocks)
+    if args.recording_turns is not None:
+        if args.recording_turns < 2 or args.variant != "sync":
+            ap.error("--recording-turns takes B >= 2, with --variant sync")
+        if recording_turns.not_audited():
+            ap.error(f"--recording-turns: {recording_turns.not_audited()}")
     blocks = step_blocks.StepBlocks(args.no_syncs)
     import torch
     if not torch.cuda.is_available():
@@ -98,7 +111,16 @@ def main():
             step()
     torch.cuda.synchronize()
     head = {"size": args.size, "compile": args.compile}
-    if args.variant == "alternate":
+    if args.recording_turns is not None:
+        recording, why = recording_turns.switch()  # CUDA is up: the library is loaded
+        if not recording:
+            print(f"torch_train.py: --recording-turns: {why}", file=sys.stderr)
+            return 1
+        turns = recording_turns.run(args.recording_turns,
+                                    lambda: timed(torch, step, args.steps, True, blocks.block)[0],
+                                    recording)
+        out = {**recording_turns.summary(args.steps, turns), **head}
+    elif args.variant == "alternate":
         blocks = alternate.run(args.first, args.blocks,
                                lambda sync: timed(torch, step, args.steps, sync, blocks.block)[0])
         out = {**alternate.summary(args.first, args.steps, blocks), **head}

@@ -101,6 +101,17 @@ def test_census_finds_the_api_record_of_each_kernel_and_copy(tmp_path):
     assert cost_stats.census_text("e", cost_stats.census(str(empty))) == "e: no records"
 
 
+def test_turns_summary_pools_every_pair_of_blocks():
+    run_a = {"blocks": [{"recording": "on", "step_us": 110}, {"recording": "off", "step_us": 100},
+                        {"recording": "off", "step_us": 200}, {"recording": "on", "step_us": 204},
+                        {"recording": "on", "step_us": 1}]}  # a last block without its pair
+    run_b = {"blocks": [{"recording": "on", "step_us": 103}, {"recording": "off", "step_us": 100}]}
+    n, med, lo, hi = cost_stats.turns_summary([run_a, None, run_b])
+    assert n == 3 and med == pytest.approx(0.03)
+    assert lo == pytest.approx(0.02) and hi == pytest.approx(0.10)
+    assert cost_stats.turns_summary([{"blocks": []}, None]) == (0, None, None, None)
+
+
 def test_callback_time_counts_the_loops_calls_by_their_warm_mean(tmp_path):
     d = tmp_path / "recs"
     steps = 4
@@ -252,6 +263,9 @@ case ${SYNCBENCH_AUDIT_GPU:-} in
        [ "${SYNCBENCH_AUDIT_DEPTH:-}" = 0 ] && [ "${SYNCBENCH_AUDIT_PYTHON:-}" = 0 ] && us=1020 ;;
 esac
 case " $* " in
+    *" --recording-turns 4 "*)
+        echo '{"variant": "recording-turns", "on_us": 1030, "off_us": 1000, "blocks": [{"recording": "on", "step_us": 1030}, {"recording": "off", "step_us": 1000}, {"recording": "on", "step_us": 1030}, {"recording": "off", "step_us": 1000}]}'
+        exit 0 ;;
     *" --no-syncs "*)
         us=9999 per=1.0
         [ -f "${PYTHONPATH%%:*}/syncbench/__init__.py" ] && us=1200 ;;
@@ -323,8 +337,22 @@ def test_audit_cost_real_host_bound_loop_and_chosen_modes(tmp_path):
         [(x["program"], x["mode"], x["round"], x["rate"]) for x in runs])}
     assert rows.pop("plain") is None
     assert rows == pytest.approx({"audit": 0.1, "audit-nowaits": 0.05, "audit-nostacks": 0.02})
+    # the recording on and off within each process: the pairs of blocks pooled
+    r = run([sys.executable, ROOT / "tests" / "gpu" / "audit_cost_real.py", "--out",
+             tmp_path / "turns", "--rounds", "2", "--only", "train-host", "--modes",
+             "audit-turns", "--turn-blocks", "4"], env)
+    assert r.returncode == 0, r.stderr
+    assert ("train-host: the recording on over off within a process, 4 pairs of blocks: +3.0 % "
+            "(95 % interval [+3.0 %, +3.0 %])") in r.stdout
+    runs = [json.loads(x) for x in (tmp_path / "turns" / "real.jsonl").read_text().splitlines()]
+    assert {x["mode"]: x["rate"] for x in runs} == pytest.approx(
+        {"plain": 1e6 / 1000, "audit-turns": 1e6 / 1030})
+    assert any("--recording-turns 4" in x and "torch_train.py" in x
+               for x in argl.read_text().splitlines())
     for bad, what in ((["--modes", "audit,fast"], "--modes: no mode fast"),
-                      (["--only", "train-gpu"], "--only: no program train-gpu")):
+                      (["--only", "train-gpu"], "--only: no program train-gpu"),
+                      (["--modes", "audit-turns"], "the training loops only"),
+                      (["--only", "train", "--turn-blocks", "1"], "at least 2")):
         r = run([sys.executable, ROOT / "tests" / "gpu" / "audit_cost_real.py", "--out", out,
                  *bad], env)
         assert r.returncode == 2 and what in r.stderr, r.stderr

@@ -16,7 +16,10 @@ program and costs it nothing, but 3 to 5 s a run.
 
 --modes may add audit-nowaits (the default mode without the waits library's hand-offs,
 SYNCBENCH_ACTIVITY_OFF=waits) and audit-nostacks (--depth 0 --no-python): where the default
-mode's cost goes.
+mode's cost goes; and audit-turns (the training loops only): the default mode with the recording
+on and off in --turn-blocks blocks of the steps within each process (torch_train.py
+--recording-turns), whose pairs of blocks, pooled over the runs, give the recording's cost
+without the drift between processes (its rate is the recorded blocks').
 train-host is the training loop at its host-bound size (torch_train.py --size host: a small MLP,
 about 1.2 ms a step on an H200), for the default mode's cost where the host's time is the step's
 (issue 49).
@@ -46,7 +49,7 @@ import cost_stats  # noqa: E402  (beside this file)
 B = os.environ.get("SYNCBENCH", os.path.join(ROOT, "build", "syncbench"))
 PY = os.environ.get("TORCH_PYTHON", "python3")
 AUDIT = os.path.join(ROOT, "tests", "audit")
-MODES = ("plain", "audit", "gpu", "no_syncs", "audit-nowaits", "audit-nostacks")
+MODES = ("plain", "audit", "gpu", "no_syncs", "audit-nowaits", "audit-nostacks", "audit-turns")
 DEFAULT_MODES = MODES[:4]
 UNITS = {"train": "steps/s", "train-host": "steps/s", "generate": "tokens/s"}
 
@@ -70,6 +73,8 @@ def command(prog, mode, a):
     # the stacks (native and Python); what stays is the CUPTI callbacks' and the records'
     if mode == "audit-nowaits":
         return [B, "audit", "-q", "--"] + cmd, {"SYNCBENCH_ACTIVITY_OFF": "waits"}
+    if mode == "audit-turns":
+        return [B, "audit", "-q", "--"] + cmd + ["--recording-turns", str(a.turn_blocks)], {}
     if mode == "audit-nostacks":
         return [B, "audit", "-q", "--depth", "0", "--no-python", "--"] + cmd, {}
     if mode == "gpu":
@@ -135,6 +140,8 @@ def parse():
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--allow", type=int, default=4,
                     help="no_syncs(allow=ALLOW) around each step (the loops' own sync: 1)")
+    ap.add_argument("--turn-blocks", type=int, default=8,
+                    help="audit-turns: blocks a process, the recording on and off in turns (8)")
     ap.add_argument("--only", default="train,generate")
     ap.add_argument("--modes", default=",".join(DEFAULT_MODES),
                     help="the modes run (plain always): " + ", ".join(MODES[1:]))
@@ -148,6 +155,10 @@ def parse():
     if bad:
         ap.error(f"--modes: no mode {bad[0]} ({', '.join(MODES)})")
     a.modes = tuple(m for m in MODES if m == "plain" or m in asked)
+    if "audit-turns" in a.modes and "generate" in a.programs:
+        ap.error("--modes audit-turns: the training loops only (--only train,train-host)")
+    if a.turn_blocks < 2:
+        ap.error("--turn-blocks must be at least 2 (an on block and an off one)")
     return a
 
 
@@ -176,7 +187,7 @@ def main():
                     argv, extra = command(prog, mode, a)
                     rc, out, err, secs = run_once(argv, {**env, **extra}, a.run_timeout)
                     o = last_json(out) if rc == 0 else None
-                    step_us = o.get("step_us") if o else None
+                    step_us = o.get("step_us", o.get("on_us")) if o else None
                     rate = 1e6 / step_us if step_us else None
                     results.append((prog, mode, r, rate))
                     runs.append({"program": prog, "mode": mode, "round": r, "rate": rate,
@@ -206,6 +217,12 @@ def main():
         if seen:
             text += (f"\n{prog}: each no_syncs block made %s blocking call(s) (median)"
                      % cost_stats.fmt(cost_stats.spread(seen)[1]))
+        turns = cost_stats.turns_summary(o["out"] for o in runs if o["program"] == prog
+                                         and o["mode"] == "audit-turns" and o["out"])
+        if turns[0]:
+            text += (f"\n{prog}: the recording on over off within a process, {turns[0]} pairs of "
+                     f"blocks: {cost_stats.pct(1 + turns[1])} (95 % interval "
+                     f"[{cost_stats.pct(1 + turns[2])}, {cost_stats.pct(1 + turns[3])}])")
     text += f"\n({time.monotonic() - start:.0f} s; no_syncs(allow={a.allow}) around each step)"
     with open(os.path.join(a.out, "real.txt"), "w") as f:
         f.write(text + "\n")

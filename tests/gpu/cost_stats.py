@@ -234,6 +234,22 @@ def census(folder):
             "proc": proc}
 
 
+def turns_summary(outs):
+    """What the recording costs within one process, over runs of recording turns
+    (tests/audit/recording_turns.py's JSON objects): every pair of blocks' on / off - 1, pooled:
+    (pairs, median, 95 % interval low, high); (0, None, None, None) without a pair."""
+    ratios = []
+    for o in outs:
+        b = (o or {}).get("blocks") or []
+        for x, y in zip(b[0::2], b[1::2]):
+            on, off = (x, y) if x.get("recording") == "on" else (y, x)
+            if on.get("recording") == "on" and off.get("recording") == "off" and off["step_us"]:
+                ratios.append(on["step_us"] / off["step_us"] - 1)
+    if not ratios:
+        return 0, None, None, None
+    return (len(ratios), *interval(ratios))
+
+
 def callback_time(folder, steps):
     """The library's own time around the calls a step makes (each call record's "oh", the ns it
     spent in its callback), from a kept record folder of a run of `steps` steps:

@@ -246,12 +246,14 @@ HOST_STEPS = 2000
 @shared
 def host_bound_rows():
     """audit_cost_real.py's rows (cost_stats.rates_rows) for the host-bound torch loop, plain and
-    under the default mode in alternating processes: {mode: row}."""
+    under the default mode in alternating processes, {mode: row}, and under "turns" the
+    recording on over off within each audited process (cost_stats.turns_summary)."""
     import cost_stats
     py = need_torch()
     d = workdir("host_bound")
     r = subprocess.run([py, str(ROOT / "tests" / "gpu" / "audit_cost_real.py"), "--out", str(d),
-                        "--only", "train-host", "--modes", "audit", "--rounds", str(HOST_ROUNDS),
+                        "--only", "train-host", "--modes", "audit,audit-turns", "--rounds",
+                        str(HOST_ROUNDS),
                         "--steps", str(HOST_STEPS), "--budget-s", "300"], capture_output=True,
                        text=True, env={**os.environ, "SYNCBENCH": str(BIN), "TORCH_PYTHON": py},
                        timeout=900)
@@ -262,6 +264,7 @@ def host_bound_rows():
     if "audit" not in rows or rows["audit"]["slowdown"][0] is None:
         raise RuntimeError(f"audit_cost_real.py: exit {r.returncode}, no pair: "
                            f"{(r.stderr or r.stdout).strip()[-300:]}")
+    rows["turns"] = cost_stats.turns_summary(x["out"] for x in runs if x["mode"] == "audit-turns")
     return rows
 
 
@@ -273,6 +276,17 @@ def host_bound_default_cost():
     (m, _, _), (lo, hi) = a["slowdown"], a["interval"]
     ci = "" if lo is None else f", 95 % interval [{100 * lo:+.1f} %, {100 * hi:+.1f} %]"
     return f"{100 * m:+.1f} % (median of {a['pairs']} paired rounds{ci})", m <= 0.03
+
+
+@check("audit's cost, default mode, on the host-bound PyTorch loop within one process: the "
+       "recording on over off in alternating blocks (callbacks and records; CUPTI loaded and the "
+       "waits library's hooks stay)", "<= 3 % (issue 49, open: reported)", GROUP, held=False)
+def host_bound_turns_cost():
+    n, m, lo, hi = host_bound_rows()["turns"]
+    if not n:
+        raise RuntimeError("audit_cost_real.py: no pair of recorded and unrecorded blocks")
+    return (f"{100 * m:+.1f} % (median of {n} pairs of blocks, 95 % interval "
+            f"[{100 * lo:+.1f} %, {100 * hi:+.1f} %])", hi <= 0.03)
 
 
 @shared

@@ -84,3 +84,19 @@ def test_the_callbacks_own_time_a_step_against_the_plain_step(host_bound):
 def test_the_callback_check_is_held():
     by = {c.func.__name__: c for c in registry.CHECKS}
     assert by["host_bound_callback_time"].held
+
+
+def test_the_in_process_cost_is_shown_by_its_interval(monkeypatch):
+    registry._memo.clear()
+    monkeypatch.setattr(audit_checks, "host_bound_rows",
+                        lambda: {"turns": (16, 0.012, -0.004, 0.025)})
+    text, ok = audit_checks.host_bound_turns_cost()
+    assert ok and text == "+1.2 % (median of 16 pairs of blocks, 95 % interval [-0.4 %, +2.5 %])"
+    monkeypatch.setattr(audit_checks, "host_bound_rows",
+                        lambda: {"turns": (16, 0.012, -0.004, 0.041)})  # not shown under 3 %
+    assert not audit_checks.host_bound_turns_cost()[1]
+    monkeypatch.setattr(audit_checks, "host_bound_rows", lambda: {"turns": (0, None, None, None)})
+    with pytest.raises(RuntimeError, match="no pair"):
+        audit_checks.host_bound_turns_cost()
+    registry._memo.clear()
+    assert not {c.func.__name__: c for c in registry.CHECKS}["host_bound_turns_cost"].held
