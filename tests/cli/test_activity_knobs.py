@@ -47,6 +47,11 @@ def audited(tmp_path, *opts, knobs=None, calibrate="0"):
     return r, recs[0], recs, lines
 
 
+def activity(lines):
+    """The log's lines of the activity API (not the resource domain's callbacks)."""
+    return [x for x in lines if not x.startswith("resource ")]
+
+
 def asked(lines, kind):
     return any(x.startswith(ASKED[kind]) for x in lines)
 
@@ -61,6 +66,18 @@ def test_gpu_activity_asks_for_every_kind_by_default(tmp_path):
     assert "zeroed" not in proc and not [x for x in lines if x.startswith("attribute")]
     assert "recording incomplete" not in r.stderr
     assert json.loads((tmp_path / "r.json").read_text())["processes"][0]["activity_off"] is None
+
+
+def test_a_contexts_going_is_asked_for_and_flushes_only_recorded_activity(tmp_path):
+    """The context's going is asked for in every mode (the calls' context ids are kept until
+    then); only a process that records GPU activity flushes it (at the exit here)."""
+    (tmp_path / "default").mkdir()
+    (tmp_path / "gpu").mkdir()
+    _, _, _, lines = audited(tmp_path / "default")
+    assert "resource context-destroy 1" in lines, lines
+    assert "flush-all" not in lines, lines
+    _, _, _, lines = audited(tmp_path / "gpu", "--gpu-activity")
+    assert "resource context-destroy 1" in lines and "flush-all" in lines, lines
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -126,7 +143,7 @@ def test_the_default_mode_records_the_hand_offs_and_no_activity(tmp_path):
     assert proc["kinds"] == ["waits"] and "off" not in proc and "buffer_mb" not in proc
     # the buffers' knobs do not apply; a bad kind is said as in every mode
     assert [x["msg"][:30] for x in recs if x["t"] == "warn"] == ['SYNCBENCH_ACTIVITY_OFF="bogus"']
-    assert lines == []  # nothing asked of CUPTI's activity API
+    assert activity(lines) == []  # nothing asked of CUPTI's activity API
     assert proc["waits"] == 1
 
 
@@ -134,7 +151,7 @@ def test_the_default_mode_can_turn_the_hand_offs_off(tmp_path):
     r, proc, _, lines = audited(tmp_path, knobs={"OFF": "waits,kernels"})
     # only the mode's kinds are turned off: kernels are not the default mode's
     assert proc["kinds"] == [] and proc["off"] == ["waits"] and proc["waits"] == 0
-    assert "recording incomplete: waits not recorded" in r.stderr and lines == []
+    assert "recording incomplete: waits not recorded" in r.stderr and activity(lines) == []
 
 
 def test_the_calibration_is_skipped_only_when_told(tmp_path):

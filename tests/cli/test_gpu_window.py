@@ -119,6 +119,8 @@ def switched(log):
         else:
             if x.startswith(("push", "pop")) or x == "context":
                 out.append(x)
+            elif x == "flush-all":  # the exit's: not a switch
+                pass
             elif x.startswith(("rt-api", "drv-api")):
                 on = x.split()[-1]
                 while i + 1 < len(log) and log[i + 1].startswith(("rt-api", "drv-api")):

@@ -9,7 +9,9 @@
  * With FAKE_CUPTI_LOG=PATH it appends to PATH a line for each activity the library asks for
  * (tests/cli/test_activity_knobs.py): "enable KIND", "rt-api CBID ON", "drv-api CBID ON",
  * "buffer BYTES" (the size of the buffer the library hands over when asked once),
- * "flush-period MS", "attribute ATTR VALUE", and "disable KIND" for each kind switched off; the
+ * "flush-period MS", "attribute ATTR VALUE", "disable KIND" for each kind switched off,
+ * "resource context-created|context-destroy|other ON" for the resource domain's callbacks and
+ * "flush-all" for each flush asked for; the
  * answers stay the same, unless FAKE_CUPTI_ACCEPT=1, with which every activity asked for is
  * granted (of it only the launches' API records below come: there is no GPU).
  * fake_cupti_nvtx (exported, for tests/inject/fake_cuda's "ranges") plays an NVTX call through
@@ -119,6 +121,12 @@ FAKE CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle sub
     (void)subscriber;
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
         context_created_on = enable != 0;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+        say("resource %s %u",
+            cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED            ? "context-created"
+            : cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING ? "context-destroy"
+                                                                   : "other",
+            enable);
     return CUPTI_SUCCESS;
 }
 
@@ -158,6 +166,7 @@ FAKE void fake_cupti_launch(void)
 /* The records kept, in buffers the library asks for, each handed to its callback. */
 FAKE CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+    say("flush-all");
     for (;;) {
         uint8_t *buf = NULL;
         size_t size = 0, max = 0, valid = 0;
