@@ -28,9 +28,10 @@ def test_blocks_with_the_recording_off_record_nothing(tmp_path):
             if x.strip()]
     syncs = sum(1 for x in recs if x["t"] == "call" and
                 x["api"].startswith("cudaStreamSynchronize"))
-    # the untimed block and the on blocks: a .item() a step; none of the off blocks'
+    # the untimed block and the on blocks: a .item() a step; none of the off blocks' (which
+    # would add STEPS * BLOCKS // 2); torch's set-up makes a few more (6 on the H200)
     recorded = STEPS * (1 + BLOCKS // 2)
-    assert recorded <= syncs <= recorded + 3, syncs
+    assert recorded <= syncs <= recorded + STEPS // 2, syncs
     pauses = [x for x in recs if x["t"] == "pause"]
     assert len(pauses) == 1 + BLOCKS // 2, pauses  # the first turn, then each off block
     assert all(p["end"] > p["start"] for p in pauses)
