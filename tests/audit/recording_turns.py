@@ -59,14 +59,21 @@ def run(blocks, time_block, recording):
     return out
 
 
-def summary(steps, blocks):
-    """The JSON object (the module's docstring); ValueError without a pair."""
-    costs = []
+def pairs(blocks):
+    """(on, off) of each pair of consecutive blocks (2k, 2k + 1), whichever came first; a last
+    block without its pair is left out. ValueError where a pair does not alternate."""
+    out = []
     for a, b in zip(blocks[0::2], blocks[1::2]):
         on, off = (a, b) if a["recording"] == "on" else (b, a)
         if (on["recording"], off["recording"]) != STATES:
             raise ValueError(f"blocks do not alternate: {a['recording']}, {b['recording']}")
-        costs.append(on["step_us"] - off["step_us"])
+        out.append((on, off))
+    return out
+
+
+def summary(steps, blocks):
+    """The JSON object (the module's docstring); ValueError without a pair."""
+    costs = [on["step_us"] - off["step_us"] for on, off in pairs(blocks)]
     if not costs:
         raise ValueError(f"{len(blocks)} blocks: no pair of an on and an off one")
     off_us = median(b["step_us"] for b in blocks if b["recording"] == "off")

@@ -23,6 +23,10 @@ import random
 import statistics
 import sys
 
+# tests/audit/'s modules read the blocks its programs print (recording_turns.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "audit"))
+
 FULL = "gpu"
 
 
@@ -186,6 +190,21 @@ def rates_table(rows, units):
     return "\n".join(out)
 
 
+def folder_records(folder):
+    """Each record of a kept record folder's proc-*.jsonl files, in file order: a dict, or None
+    for a line that is not a JSON object."""
+    for name in sorted(os.listdir(folder)):
+        if not name.startswith("proc-"):
+            continue
+        with open(os.path.join(folder, name), errors="replace") as f:
+            for line in f:
+                try:
+                    o = json.loads(line)
+                except ValueError:
+                    o = None
+                yield o if isinstance(o, dict) else None
+
+
 def census(folder):
     """What a kept record folder holds: {"records": {type: n}, "api": {"rt NAME": n, ...},
     "kernels": n, "kernel_launch": {"rt": n, "drv": n, "none": n}, "copy_launch": {"corr rt"...},
@@ -195,26 +214,20 @@ def census(folder):
     recs = collections.Counter()
     apis, api_dom, ops = collections.Counter(), {}, []
     proc = {}
-    for name in sorted(os.listdir(folder)):
-        if not name.startswith("proc-"):
+    for o in folder_records(folder):
+        if o is None:
+            recs["malformed"] += 1
             continue
-        with open(os.path.join(folder, name), errors="replace") as f:
-            for line in f:
-                try:
-                    o = json.loads(line)
-                except ValueError:
-                    recs["malformed"] += 1
-                    continue
-                t = o.get("t", "?")
-                recs[t] += 1
-                if t == "proc" and not proc:
-                    proc = {k: o.get(k) for k in ("kinds", "off", "buffer_mb", "flush_ms")}
-                elif t == "api":
-                    apis[f"{o.get('dom')} {o.get('api')}"] += 1
-                    doms = api_dom.setdefault(o.get("corr"), set())
-                    doms.add(o.get("dom"))
-                elif t in ("kernel", "copy", "memset"):
-                    ops.append((t, o.get("corr"), o.get("rcorr", 0)))
+        t = o.get("t", "?")
+        recs[t] += 1
+        if t == "proc" and not proc:
+            proc = {k: o.get(k) for k in ("kinds", "off", "buffer_mb", "flush_ms")}
+        elif t == "api":
+            apis[f"{o.get('dom')} {o.get('api')}"] += 1
+            doms = api_dom.setdefault(o.get("corr"), set())
+            doms.add(o.get("dom"))
+        elif t in ("kernel", "copy", "memset"):
+            ops.append((t, o.get("corr"), o.get("rcorr", 0)))
     kernel_launch = collections.Counter()
     copy_launch = collections.Counter()
     def doms(corr):  # "rt", "drv", or "drv+rt" when records of both domains share the id
@@ -238,13 +251,14 @@ def turns_summary(outs):
     """What the recording costs within one process, over runs of recording turns
     (tests/audit/recording_turns.py's JSON objects): every pair of blocks' on / off - 1, pooled:
     (pairs, median, 95 % interval low, high); (0, None, None, None) without a pair."""
+    import recording_turns  # tests/audit/, which the program's blocks come from
     ratios = []
     for o in outs:
-        b = (o or {}).get("blocks") or []
-        for x, y in zip(b[0::2], b[1::2]):
-            on, off = (x, y) if x.get("recording") == "on" else (y, x)
-            if on.get("recording") == "on" and off.get("recording") == "off" and off["step_us"]:
-                ratios.append(on["step_us"] / off["step_us"] - 1)
+        try:
+            both = recording_turns.pairs((o or {}).get("blocks") or [])
+        except ValueError:  # not the program's alternating blocks: nothing to pair
+            continue
+        ratios += [on["step_us"] / off["step_us"] - 1 for on, off in both if off["step_us"]]
     if not ratios:
         return 0, None, None, None
     return (len(ratios), *interval(ratios))
@@ -257,17 +271,9 @@ def callback_time(folder, steps):
     least once every two steps count (the loop's, not its set-up), each by the mean over its
     second half (warm: its stacks named, the reused ones walked again now and then)."""
     by_api = collections.defaultdict(list)
-    for name in sorted(os.listdir(folder)):
-        if not name.startswith("proc-"):
-            continue
-        with open(os.path.join(folder, name), errors="replace") as f:
-            for line in f:
-                try:
-                    o = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(o, dict) and o.get("t") == "call":
-                    by_api[o.get("api")].append(o.get("oh", 0))
+    for o in folder_records(folder):
+        if o and o.get("t") == "call":
+            by_api[o.get("api")].append(o.get("oh", 0))
     calls = {}
     for api, ohs in by_api.items():
         if len(ohs) * 2 >= steps:
