@@ -1,6 +1,6 @@
 """What the default audit mode costs a loop, measured within one process (issue 49): under
-`syncbench audit`, after the program's warm-up, B timed blocks of the same steps alternate the
-audit's recording on and off (the injection library's syncbench_calibration_recording: off, no
+`syncbench audit`, after the program's warm-up, B timed blocks of the same steps turn the
+audit's recording on and off, pair by pair in both orders (on-off, off-on) (the injection library's syncbench_calibration_recording: off, no
 API callback is enabled and nothing is recorded; the stretch becomes a "pause" record). The
 host's speed moves between processes by 10 % on a cloud VM, more than the cost looked for, but
 holds steady within one. What stays on while the recording is off is not in the figure: CUPTI
@@ -42,8 +42,15 @@ def switch():
     return fn, None
 
 
+def state_of(k):
+    """Block K's recording: pairs of blocks (2k, 2k + 1) in turn on-off and off-on (on, off,
+    off, on, on, off, ...), so that a drift within the process weighs on both sides alike."""
+    first, second = STATES if (k // 2) % 2 == 0 else STATES[::-1]
+    return first if k % 2 == 0 else second
+
+
 def run(blocks, time_block, recording):
-    """[{recording, step_us}] of BLOCKS blocks, on first, then alternating; time_block() times one
+    """[{recording, step_us}] of BLOCKS blocks in state_of's order; time_block() times one
     block and returns its us per step, recording(1 or 0) turns the recording on or off. One
     untimed block goes first, after the first turn off and on (what a turn leaves cold)."""
     recording(0)
@@ -51,7 +58,7 @@ def run(blocks, time_block, recording):
     time_block()
     out = []
     for k in range(blocks):
-        state = STATES[k % 2]
+        state = state_of(k)
         if recording(1 if state == "on" else 0) != 0:
             raise RuntimeError("the audit's recording switch refused: no record file")
         out.append({"recording": state, "step_us": time_block()})

@@ -16,7 +16,7 @@ import recording_turns  # noqa: E402
 LIB = ROOT / "build" / "libsyncbench_audit.so"
 
 
-def test_blocks_alternate_on_first_after_an_untimed_one():
+def test_pairs_turn_both_ways_after_an_untimed_block_so_a_drift_cancels():
     state, turns, timed = [1], [], []
 
     def recording(on):
@@ -24,19 +24,22 @@ def test_blocks_alternate_on_first_after_an_untimed_one():
         turns.append(on)
         return 0
 
-    def time_block():  # a block costs 10 us a step more with the recording on
+    def time_block():  # 10 us a step more with the recording on; 1 us more each block (a drift)
         timed.append(state[0])
         return 100.0 + 10 * state[0] + len(timed)
 
     blocks = recording_turns.run(4, time_block, recording)
-    assert [b["recording"] for b in blocks] == ["on", "off", "on", "off"]
-    assert timed == [1, 1, 0, 1, 0]  # the untimed block first, recording on
-    assert turns == [0, 1, 1, 0, 1, 0, 1]  # a turn off and on first, back on at the end
+    assert [b["recording"] for b in blocks] == ["on", "off", "off", "on"]
+    assert timed == [1, 1, 0, 0, 1]  # the untimed block first, recording on
+    assert turns == [0, 1, 1, 0, 0, 1, 1]  # a turn off and on first, back on at the end
     s = recording_turns.summary(50, blocks)
-    assert s["cost_us"] == pytest.approx(9.0)  # on - off of each pair: 112-103, 114-105
-    assert s["on_us"] == pytest.approx(113.0) and s["off_us"] == pytest.approx(104.0)
-    assert s["cost_pct"] == pytest.approx(100 * 9.0 / 104.0)
+    # on - off of each pair: 112 - 103 and 115 - 104; on always first would give 9 (the drift)
+    assert s["cost_us"] == pytest.approx(10.0)
+    assert s["on_us"] == pytest.approx(113.5) and s["off_us"] == pytest.approx(103.5)
+    assert s["cost_pct"] == pytest.approx(100 * 10.0 / 103.5)
     assert s["variant"] == "recording-turns" and s["steps"] == 50
+    assert [recording_turns.state_of(k) for k in range(6)] == [
+        "on", "off", "off", "on", "on", "off"]
 
 
 def test_a_refused_turn_or_blocks_without_a_pair_are_errors():
