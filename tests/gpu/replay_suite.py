@@ -34,7 +34,10 @@ feeder cannot keep up) and threads_unmodelled. A job of several ranks is replaye
 played together (docs/replay.md): its figure is its slowest rank's, the process whose site says
 job_figure (the rank saving least where none does: an older syncbench); a job whose ranks could
 not be played together is flagged (ranks_unmodelled, ranks_model says why). Each of a job's
-blocks counts its slower rank's time. The verdict: verdict() below.
+blocks counts its slower rank's time. The verdict: verdict() below. Each audit's own step (the
+program's, recorded) over the plain syncing step, in % (audit_slowdown_pct, the table's last
+column): what recording cost that run, which an audit's figure rises with where the saving is
+host-paced work after the sync.
 
 Writes OUT/suite.json (every figure, every block of every round) and OUT/suite.md (one
 Markdown table), after each entry; the table goes to stdout last, progress to stderr. A
@@ -387,10 +390,28 @@ def audit_once(entry, python, out, k, line, bin_path=None, blocks=None):
             "--json", report_path, "--keep", keep, "--", *command(entry, python, "sync", blocks)]
     # the audit calibrates first (3 to 5 s) and recording slows the program
     r = execute(entry, argv, f"{entry.name} audit {k}", timeout=2 * entry.timeout)
-    _, steps = step_figures(entry, r.stdout)
+    step, steps = step_figures(entry, r.stdout)
     procs = line_figures(json.loads(report_path.read_text()), entry, line, steps)
-    return {"audit": k, "steps": steps, "processes": procs, "figure": figure_process(procs),
+    return {"audit": k, "steps": steps, "step_us": step, "processes": procs,
+            "figure": figure_process(procs),
             "notes": audit_notes(r.stderr), "json": str(report_path), "records": str(keep)}
+
+
+def recording_slowdowns(row):
+    """Each audit's own step (the program's, recorded) over the plain syncing step (the rounds'
+    median), in %: what recording cost that run. Where the line's saving is host-paced work after
+    the sync (the rest of a forward launched op by op), the replay prices that work as recorded,
+    so an audit's figure rises with its slowdown. None for an audit without a step (older rows)."""
+    plain = median(x["sync_us"] for x in row["rounds"])
+    return [None if a.get("step_us") is None or not plain else 100 * (a["step_us"] / plain - 1)
+            for a in row["audits"]]
+
+
+def audits_text(row):
+    """Each audit's figure with its slowdown: "324 (+0.4 %); 301 (-0.1 %)"."""
+    slow = row.get("audit_slowdown_pct") or [None] * len(row["audits"])
+    return "; ".join(fmt(a["figure"]["per_step"], 0) +
+                     ("" if d is None else f" ({d:+.1f} %)") for a, d in zip(row["audits"], slow))
 
 
 def median_of(xs):
@@ -491,6 +512,7 @@ def run_entry(entry, python, out, rounds=None, audits=1, bin_path=None, blocks=N
         log(f"{entry.name}: ERROR: {e}")
         return {**row, "verdict": "ERROR", "error": str(e)}
     pred = row["predicted"] = prediction(row["audits"])
+    row["audit_slowdown_pct"] = recording_slowdowns(row)
     row["error_pct"] = error_pct(pred["per_step"], row["measured"])
     row["verdict"] = verdict(row["measured"], row["spread"], pred["per_step"], flag_of(pred),
                              pred["per_step_producer_bound"])
@@ -518,20 +540,21 @@ def cell(text):
 def table(rows):
     """The Markdown table of ROWS."""
     lines = ["| program | the line | measured µs/unit [min, max] of the rounds | predicted "
-             "µs/unit (typical; readbacks kept) | error % | verdict |",
-             "| --- | --- | ---: | ---: | ---: | --- |"]
+             "µs/unit (typical; readbacks kept) | error % | verdict | each audit (its step over "
+             "the plain syncing step) |",
+             "| --- | --- | ---: | ---: | ---: | --- | --- |"]
     for r in rows:
         where = f"`{r['code']}` ({r['script']}:{r['line']})" if "line" in r else r["script"]
         if r["verdict"] == "ERROR":
             lines.append(f"| {r['name']} | {cell(where)} | - | - | - | "
-                         f"ERROR: {cell(r['error'])} |")
+                         f"ERROR: {cell(r['error'])} | - |")
             continue
         lo, hi = r["spread"]
         p = r["predicted"]
         lines.append(f"| {r['name']} | {cell(where)} | {fmt(r['measured'])} [{fmt(lo)}, "
                      f"{fmt(hi)}] µs/{r['unit']} | {predicted_text(p)}; "
                      f"{fmt(p['per_step_kept'])} | {fmt(r['error_pct'], 1)} | "
-                     f"{cell(r['verdict'])} |")
+                     f"{cell(r['verdict'])} | {audits_text(r)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -577,6 +600,7 @@ def reanalyze(rows, records, out, bin_path=None):
                            "notes": audit_notes(r.stderr), "json": str(report)})
         pred = prediction(audits)
         again.append({**row, "audits": audits, "predicted": pred,
+                      "audit_slowdown_pct": recording_slowdowns({**row, "audits": audits}),
                       "error_pct": error_pct(pred["per_step"], row["measured"]),
                       "verdict": verdict(row["measured"], row["spread"], pred["per_step"],
                                          flag_of(pred), pred["per_step_producer_bound"])})

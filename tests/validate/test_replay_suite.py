@@ -539,6 +539,15 @@ def test_an_entry_alternates_and_predicts_per_step(tmp_path, stand_ins):
     assert row["verdict"] == "within" and row["error_pct"] == pytest.approx(0.0)
     assert row["alternate"][-6:] == ["--steps", "100", "--blocks", "4", "--first", "sync"]
     assert (tmp_path / "out" / "records" / "fake-1.json").exists()
+    # the audited run's own step (110, no drift) over the plain syncing step (rounds: 111, 112,
+    # 111), in the JSON and the table's last column
+    assert row["audits"][0]["step_us"] == 110.0
+    assert row["audit_slowdown_pct"] == [pytest.approx(100 * (110 / 111 - 1))]
+    assert rs.table([row]).splitlines()[2].endswith("| within | 9 (-0.9 %) |")
+    # an older row's audit without a step: its figure alone
+    old = {**row, "audits": [{k: v for k, v in row["audits"][0].items() if k != "step_us"}]}
+    assert rs.recording_slowdowns(old) == [None] and rs.audits_text(
+        {**old, "audit_slowdown_pct": None}) == "9"
 
 
 def test_a_range_when_a_feeder_held_the_line_back(tmp_path, stand_ins):
@@ -594,7 +603,7 @@ def test_flags_and_failures_become_rows(tmp_path, stand_ins):
     assert rows[1]["verdict"] == "not modelled (threads not modelled: 1)"
     assert json.loads((tmp_path / "suite.json").read_text())[1]["name"] == "flagged"
     md = (tmp_path / "suite.md").read_text().splitlines()
-    assert len(md) == 4 and all(x.count(" | ") == 5 for x in md)
+    assert len(md) == 4 and all(x.count(" | ") == 6 for x in md)
     assert "ERROR: failing" in md[2] and "boom" in md[2]
     assert md[3].startswith("| flagged | `return (110.0 if variant == \"sync\" else 100.0) + ")
     assert "10.00 [10.00, 10.00] µs/step | 9.00; 7.00 | -10.0 | not modelled" in md[3]
