@@ -1,14 +1,17 @@
 """What the default audit mode costs a loop, measured within one process (issue 49): under
 `syncbench audit`, after the program's warm-up, B timed blocks of the same steps turn the
-audit's recording on and off, pair by pair in both orders (on-off, off-on) (the injection library's syncbench_calibration_recording: off, no
-API callback is enabled and nothing is recorded; the stretch becomes a "pause" record). The
+audit's recording on and off, pair by pair in both orders (on-off, off-on; a steady drift
+cancels over each four blocks), through the injection library's
+syncbench_calibration_recording (off: no API callback is enabled and nothing is recorded; the
+stretch becomes a "pause" record). The
 host's speed moves between processes by 10 % on a cloud VM, more than the cost looked for, but
 holds steady within one. What stays on while the recording is off is not in the figure: CUPTI
 loaded and subscribed, and the waits library's hooks (docs/audit.md).
 
     {"variant": "recording-turns", "steps": per block, "blocks": [{"recording": "on" or "off",
-     "step_us": ...}, ...], "on_us", "off_us": the blocks' medians, "cost_us": the median over
-     the pairs of blocks (2k, 2k + 1) of on - off, "cost_pct": cost_us over off_us, in %}
+     "step_us": ...}, ...], "on_us", "off_us": the paired blocks' medians, "cost_us": the
+     median over the pairs of blocks (2j, 2j + 1) of on - off, "cost_pct": cost_us over off_us,
+     in %}; an odd B's last block has no pair and counts in none of them
 
 No torch here: the CPU tests read the summary without a GPU."""
 import ctypes
@@ -43,7 +46,7 @@ def switch():
 
 
 def state_of(k):
-    """Block K's recording: pairs of blocks (2k, 2k + 1) in turn on-off and off-on (on, off,
+    """Block K's recording: pairs of blocks (2j, 2j + 1) in turn on-off and off-on (on, off,
     off, on, on, off, ...), so that a drift within the process weighs on both sides alike."""
     first, second = STATES if (k // 2) % 2 == 0 else STATES[::-1]
     return first if k % 2 == 0 else second
@@ -80,11 +83,12 @@ def pairs(blocks):
 
 def summary(steps, blocks):
     """The JSON object (the module's docstring); ValueError without a pair."""
-    costs = [on["step_us"] - off["step_us"] for on, off in pairs(blocks)]
-    if not costs:
+    both = pairs(blocks)
+    if not both:
         raise ValueError(f"{len(blocks)} blocks: no pair of an on and an off one")
-    off_us = median(b["step_us"] for b in blocks if b["recording"] == "off")
+    costs = [on["step_us"] - off["step_us"] for on, off in both]
+    off_us = median(off["step_us"] for _, off in both)
     return {"variant": "recording-turns", "steps": steps, "blocks": blocks,
-            "on_us": median(b["step_us"] for b in blocks if b["recording"] == "on"),
+            "on_us": median(on["step_us"] for on, _ in both),
             "off_us": off_us, "cost_us": median(costs),
             "cost_pct": 100 * median(costs) / off_us if off_us else None}

@@ -90,7 +90,8 @@ def main():
     alternate.add_arguments(ap)
     step_blocks.add_argument(ap)
     ap.add_argument("--recording-turns", type=int, metavar="B", default=None,
-                    help="under syncbench audit: B blocks, the recording on and off in turns")
+                    help="under syncbench audit: B blocks, the recording on and off in turns "
+                         "(pairs in both orders: a multiple of 4 cancels a drift)")
     args = ap.parse_args()
     alternate.check_blocks(ap, args.blocks)
     if args.recording_turns is not None:

@@ -42,6 +42,15 @@ def test_pairs_turn_both_ways_after_an_untimed_block_so_a_drift_cancels():
         "on", "off", "off", "on", "on", "off"]
 
 
+def test_an_odd_last_block_counts_in_nothing():
+    blocks = [{"recording": "on", "step_us": 110.0}, {"recording": "off", "step_us": 100.0},
+              {"recording": "off", "step_us": 101.0}, {"recording": "on", "step_us": 113.0},
+              {"recording": "on", "step_us": 500.0}]  # unpaired: would move on_us to 113
+    s = recording_turns.summary(10, blocks)
+    assert s["on_us"] == pytest.approx(111.5) and s["off_us"] == pytest.approx(100.5)
+    assert s["cost_us"] == pytest.approx(11.0)  # 10 and 12
+
+
 def test_a_refused_turn_or_blocks_without_a_pair_are_errors():
     with pytest.raises(RuntimeError, match="refused"):
         recording_turns.run(2, lambda: 1.0, lambda on: -1)

@@ -48,6 +48,22 @@ def test_turns_and_late_operations(tmp_path):
     text = run(tmp_path).stdout
     assert "pid 1: 2 operations; the GPU turned to it from another process 1 times, a " \
            "median 137.0 us after" in text
+    f = json.loads(run(tmp_path, "--json", "--steps", 2).stdout)["1"]
+    assert f["turns_per_step"] == 0.5 and f["turn_us_per_step"] == 68.5
+    assert "; 0.5 turns a step, 68 us" in run(tmp_path, "--steps", 2).stdout
+
+
+def test_an_operation_is_ready_after_its_streams_previous_one(tmp_path):
+    # process 1's second kernel was launched at 2.1 us, behind its stream's first (to 300 us):
+    # it could start at 300 us, so 350 is not late; on another stream, nothing ahead, it would be
+    # 347.9 us late, with no work of process 2 in its wait (which ran before it was launched)
+    for stream, late in ((7, 0), (8, 1)):
+        write(tmp_path, 1, [api(1, 1000), kernel(1, 1100, 300_000), api(2, 2100),
+                            kernel(2, 350_000, 351_000, stream=stream)])
+        write(tmp_path, 2, [api(1, 500), kernel(1, 600, 1000)])
+        f = json.loads(run(tmp_path, "--json").stdout)["1"]
+        assert f["late"] == late and f["late_behind_other"] == 0
+        assert f["switch_us_median"] is None
 
 
 def test_refusals(tmp_path):
@@ -57,5 +73,6 @@ def test_refusals(tmp_path):
     write(tmp_path, 2, [api(1, 1000)])  # no GPU activity
     r = run(tmp_path)
     assert r.returncode == 2 and "1 process(es) with GPU activity" in r.stderr
-    r = run(tmp_path, "--late-us", 0)
-    assert r.returncode == 2 and "--late-us" in r.stderr
+    for bad in (("--late-us", 0), ("--steps", 0)):
+        r = run(tmp_path, *bad)
+        assert r.returncode == 2 and "must be above 0" in r.stderr

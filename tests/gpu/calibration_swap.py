@@ -14,6 +14,7 @@ input (no suite file, no records folder of an audit, no row with two audits); SY
 binary (default build/syncbench)."""
 import argparse
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -24,20 +25,31 @@ import replay_suite as rs  # beside this file
 
 def cell(bin_path, records, calibration, work, entry, line, steps):
     """The line's figure a step from RECORDS analyzed with the CALIBRATION folder's
-    calibration.json (a copy of the records under WORK), or None where the analysis failed."""
+    calibration.json: WORK holds links to the records' files and that calibration, and goes
+    once read. None, with why on stderr, where the analysis failed."""
     shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(records, work)
+    work.mkdir(parents=True)
+    for f in records.iterdir():
+        if f.name != "calibration.json":
+            (work / f.name).symlink_to(f.resolve())
     shutil.copy(calibration / "calibration.json", work / "calibration.json")
     report = work.with_suffix(".json")
     r = subprocess.run([str(bin_path), "audit", "-q", "--top", "20", "--from", str(work),
                         "--json", str(report)], capture_output=True, text=True)
-    if r.returncode not in (0, 1):
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        if r.returncode not in (0, 1):
+            raise rs.ProgramFailed(f"audit --from: exit {r.returncode}: {rs.tail(r.stderr)}")
+        procs = rs.line_figures(json.loads(report.read_text()), entry, line, steps)
+    except (rs.ProgramFailed, OSError, ValueError) as e:
+        print(f"calibration_swap.py: {records.name} with {calibration.name}'s calibration: {e}",
+              file=sys.stderr)
         return None
-    procs = rs.line_figures(json.loads(report.read_text()), entry, line, steps)
     return rs.figure_process(procs)["per_step"]
 
 
 def swap_row(row, entry, records, out, bin_path):
+    """One suite row's K x K figures (the module's docstring)."""
     names = [f"{row['name']}-{a['audit']}" for a in row["audits"]]
     cells = [[cell(bin_path, records / name, records / cal, out / f"{name}+{cal}", entry,
                    row["line"], a["steps"]) for cal in names]
@@ -47,6 +59,7 @@ def swap_row(row, entry, records, out, bin_path):
 
 
 def text(swap):
+    """One row's table: a line per audit's records, a column per audit's calibration."""
     head = f"== {swap['name']}: measured {rs.fmt(swap['measured'])} us a step; a line: one " \
            "audit's records, a column: one audit's calibration"
     width = max(len(n) for n in swap["audits"])
@@ -67,11 +80,20 @@ def main(argv=None):
     suite, records = pathlib.Path(a.suite), pathlib.Path(a.records)
     if not suite.is_file():
         ap.error(f"no suite file {suite}")
+    if not os.access(rs.BIN, os.X_OK):
+        ap.error(f"no syncbench to run at {rs.BIN} (SYNCBENCH)")
+    try:
+        only = {e.name for e in rs.select(a.only)} if a.only else None
+    except ValueError as e:  # a name that is no entry
+        ap.error(str(e))
+    try:
+        suite_rows = json.loads(suite.read_text())
+    except ValueError as e:
+        ap.error(f"{suite} is not a suite's JSON: {e}")
     entries = {e.name: e for e in rs.ENTRIES}
-    only = set(a.only.split(",")) if a.only else None
-    rows = [r for r in json.loads(suite.read_text())
-            if r.get("verdict") != "ERROR" and r["name"] in entries and len(r["audits"]) > 1
-            and (only is None or r["name"] in only)]
+    rows = [r for r in suite_rows if isinstance(r, dict)
+            and r.get("verdict") != "ERROR" and r.get("name") in entries
+            and len(r.get("audits") or []) > 1 and (only is None or r["name"] in only)]
     if not rows:
         ap.error(f"no row of {suite} has two audits or more" + (f" among {a.only}" if only else ""))
     missing = [f"{r['name']}-{x['audit']}" for r in rows for x in r["audits"]

@@ -35,8 +35,11 @@ played together (docs/replay.md): its figure is its slowest rank's, the process 
 job_figure (the rank saving least where none does: an older syncbench); a job whose ranks could
 not be played together is flagged (ranks_unmodelled, ranks_model says why). Each of a job's
 blocks counts its slower rank's time. The verdict: verdict() below. Each audit's own step (the
-program's, recorded) over the plain syncing step, in % (audit_slowdown_pct, the table's last
-column): what recording cost that run, which an audit's figure rises with where the saving is
+program's, recorded; a job's: its slower rank's loop over the steps) over the plain syncing step
+(the rounds' median; a job's: each block's slower rank), in % (audit_slowdown_pct, the table's
+last column): what recording cost that run, with the host's drift between processes in it (10
+to 20 % on a VM), so telling only where well above that drift or on a GPU-bound entry, whose
+step the host's speed moves little. An audit's figure rises with it where the saving is
 host-paced work after the sync.
 
 Writes OUT/suite.json (every figure, every block of every round) and OUT/suite.md (one
@@ -378,8 +381,9 @@ def figure_process(procs):
 
 def audit_once(entry, python, out, k, line, bin_path=None, blocks=None):
     """Audit K (from 1) of the syncing variant alone, BLOCKS blocks' steps in one loop:
-    {processes: [figures], figure: the process whose figures are the prediction
-    (figure_process), notes, json, records}."""
+    {audit: K, steps, step_us: the audited run's own step (step_figures), processes: [figures],
+    figure: the process whose figures are the prediction (figure_process), notes, json,
+    records}."""
     name = f"{entry.name}-{k}"
     records = out / "records"
     keep, report_path = records / name, records / f"{name}.json"
@@ -399,9 +403,10 @@ def audit_once(entry, python, out, k, line, bin_path=None, blocks=None):
 
 def recording_slowdowns(row):
     """Each audit's own step (the program's, recorded) over the plain syncing step (the rounds'
-    median), in %: what recording cost that run. Where the line's saving is host-paced work after
-    the sync (the rest of a forward launched op by op), the replay prices that work as recorded,
-    so an audit's figure rises with its slowdown. None for an audit without a step (older rows)."""
+    median), in %: what recording cost that run, the drift between processes in it. Where the
+    line's saving is host-paced work after the sync (the rest of a forward launched op by op),
+    the replay prices that work as recorded, so an audit's figure rises with its slowdown. None
+    for an audit without a step (older rows)."""
     plain = median(x["sync_us"] for x in row["rounds"])
     return [None if a.get("step_us") is None or not plain else 100 * (a["step_us"] / plain - 1)
             for a in row["audits"]]
@@ -410,6 +415,8 @@ def recording_slowdowns(row):
 def audits_text(row):
     """Each audit's figure with its slowdown: "324 (+0.4 %); 301 (-0.1 %)"."""
     slow = row.get("audit_slowdown_pct") or [None] * len(row["audits"])
+    if len(slow) != len(row["audits"]):
+        raise ValueError(f"{len(slow)} slowdowns for {len(row['audits'])} audits")
     return "; ".join(fmt(a["figure"]["per_step"], 0) +
                      ("" if d is None else f" ({d:+.1f} %)") for a, d in zip(row["audits"], slow))
 
@@ -540,8 +547,8 @@ def cell(text):
 def table(rows):
     """The Markdown table of ROWS."""
     lines = ["| program | the line | measured µs/unit [min, max] of the rounds | predicted "
-             "µs/unit (typical; readbacks kept) | error % | verdict | each audit (its step over "
-             "the plain syncing step) |",
+             "µs/unit (typical; readbacks kept) | error % | verdict | each audit's figure "
+             "(its step over the plain syncing step) |",
              "| --- | --- | ---: | ---: | ---: | --- | --- |"]
     for r in rows:
         where = f"`{r['code']}` ({r['script']}:{r['line']})" if "line" in r else r["script"]

@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """What processes sharing one GPU cost each other (issue 49: a 2-rank gloo job on one GPU), from
-the kept records of an audit with --gpu-activity (`syncbench audit --gpu-activity --keep DIR`):
-for each process, how often the GPU turned to it from another process's work and how long
-after that work it started; its GPU operations that started more than --late-us after they could have
-(after their launch call returned and after the previous operation of their stream ended), how
-many of those waited while another process's operations ran, and how long after the last of
-those they started (the GPU's switch from the other process's context to this one's). The
-replay keeps such a wait where it was recorded (docs/replay.md: ranks sharing one GPU).
+the kept records of an audit with --gpu-activity (`syncbench audit --gpu-activity --keep DIR`).
+For each process: how often the GPU turned to it from another process's work, and how long
+after that work its own started (the GPU's switch between the processes' contexts); and its
+operations that started over --late-us after they could have (their launch call returned, the
+previous operation of their stream ended), how many of those waited while another process's
+operations ran, and how long after the last of those they started. The replay keeps such a
+wait where it was recorded (docs/replay.md: ranks sharing one GPU).
 
-    shared_gpu.py DIR [--late-us 100]
+    shared_gpu.py DIR [--late-us 100] [--steps N] [--json]
 
-Prints a line a process and writes nothing; --json prints the figures as one JSON object
-({pid: {"ops", "turns_in", "turn_gap_us_median", "late", "late_behind_other",
-"switch_us_median", "late_us_per_op"}}). Exit 2
-on bad input (no folder, fewer than two processes with GPU activity). No GPU."""
+Prints a line a process (with --steps N, the turns and their time a step too) and writes
+nothing; --json prints the figures as one JSON object ({pid: {"ops", "turns_in",
+"turn_gap_us_median", "late", "late_behind_other", "switch_us_median", "late_us_per_op"}},
+with --steps "turns_per_step" and "turn_us_per_step" too). Exit 2 on bad input (no folder,
+fewer than two processes with GPU activity, a threshold or steps not above 0). No GPU."""
 import argparse
 import bisect
 import json
@@ -84,13 +85,14 @@ def main(argv=None):
     ap.add_argument("folder", help="a kept record folder (audit --gpu-activity --keep)")
     ap.add_argument("--late-us", type=float, default=100.0,
                     help="an operation is late past this many us (100)")
+    ap.add_argument("--steps", type=int, help="the audited run's steps: figures a step too")
     ap.add_argument("--json", action="store_true", help="the figures as one JSON object")
     a = ap.parse_args(argv)
     folder = pathlib.Path(a.folder)
     if not folder.is_dir():
         ap.error(f"no folder {folder}")
-    if a.late_us <= 0:
-        ap.error("--late-us must be above 0")
+    if a.late_us <= 0 or (a.steps is not None and a.steps <= 0):
+        ap.error("--late-us and --steps must be above 0")
     procs = {p.stem.split("-", 1)[1]: process_ops(p) for p in sorted(folder.glob("proc-*.jsonl"))}
     procs = {pid: ops for pid, ops in procs.items() if ops}
     if len(procs) < 2:
@@ -99,6 +101,10 @@ def main(argv=None):
     for pid, mine in procs.items():
         others = sorted(o for q, ops in procs.items() if q != pid for o in ops)
         out[pid] = figures(mine, others, a.late_us * 1e3)
+        if a.steps and out[pid]["turn_gap_us_median"] is not None:
+            out[pid]["turns_per_step"] = out[pid]["turns_in"] / a.steps
+            out[pid]["turn_us_per_step"] = (out[pid]["turns_per_step"] *
+                                            out[pid]["turn_gap_us_median"])
     if a.json:
         print(json.dumps(out))
         return 0
@@ -108,7 +114,9 @@ def main(argv=None):
         print(f"pid {pid}: {f['ops']} operations; the GPU turned to it from another process "
               f"{f['turns_in']} times, a median {gap} us after that one's work; {f['late']} "
               f"started over {a.late_us:g} us late, {f['late_behind_other']} of them while "
-              f"another process's ran, a median {sw} us after that work ended")
+              f"another process's ran, a median {sw} us after that work ended" +
+              (f"; {f['turns_per_step']:.1f} turns a step, {f['turn_us_per_step']:.0f} us"
+               if "turns_per_step" in f else ""))
     return 0
 
 

@@ -19,6 +19,9 @@ STAND_IN = """\
 import json, pathlib, sys
 a = sys.argv[1:]
 d = pathlib.Path(a[a.index("--from") + 1])
+if (d / "fail.txt").exists():
+    print("the records are broken", file=sys.stderr)
+    sys.exit(3)
 figure = float((d / "own.txt").read_text()) + \\
     json.loads((d / "calibration.json").read_text())["launch_plain_ns"] / 1000
 site = {"site": "tests/audit/torch_train.py:%s in timed" % (d / "line.txt").read_text(),
@@ -58,18 +61,43 @@ def test_each_cell_pairs_records_with_a_calibration(suite, tmp_path, capsys):
     assert swaps[0]["cells"] == [[301.0, 305.0], [201.0, 205.0]]
     assert swaps[0]["audits"] == ["train-gpu-1", "train-gpu-2"]
     assert "train-gpu-2          201          205" in capsys.readouterr().out
+    # the links and the calibration's copy go once read; the records keep their own
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "swap.json", "train-gpu-1+train-gpu-1.json", "train-gpu-1+train-gpu-2.json",
+        "train-gpu-2+train-gpu-1.json", "train-gpu-2+train-gpu-2.json"]
+    assert json.loads((records / "train-gpu-1" / "calibration.json").read_text()) == {
+        "launch_plain_ns": 1000}
+
+
+def test_a_failed_analysis_is_an_empty_cell_with_why(suite, tmp_path, capsys):
+    path, records = suite
+    (records / "train-gpu-2" / "fail.txt").write_text("")
+    assert cs.main([str(path), "--records", str(records), "--out", str(tmp_path / "out")]) == 0
+    swaps = json.loads((tmp_path / "out" / "swap.json").read_text())
+    assert swaps[0]["cells"] == [[301.0, 305.0], [None, None]]
+    err = capsys.readouterr().err
+    assert "train-gpu-2 with train-gpu-1's calibration: audit --from: exit 3" in err
+    assert "the records are broken" in err
 
 
 @pytest.mark.parametrize("args, why", [
     (["nope.json"], "no suite file"),
     (["SUITE", "--only", "eval"], "has two audits or more among eval"),
+    (["SUITE", "--only", "nope"], "no entry nope"),
     (["SUITE", "--records", "EMPTY"], "no kept records with a calibration.json"),
+    (["BROKEN"], "is not a suite's JSON"),
+    (["SUITE", "NO-BINARY"], "no syncbench to run at"),
 ])
-def test_bad_input_is_refused_before_any_analysis(suite, tmp_path, capsys, args, why):
+def test_bad_input_is_refused_before_any_analysis(suite, tmp_path, capsys, monkeypatch, args,
+                                                  why):
     path, records = suite
     (tmp_path / "empty").mkdir()
-    args = [str(path) if x == "SUITE" else str(tmp_path / "empty") if x == "EMPTY" else x
-            for x in args]
+    (tmp_path / "broken.json").write_text("[{")
+    if "NO-BINARY" in args:
+        monkeypatch.setattr(cs.rs, "BIN", str(tmp_path / "no-syncbench"))
+        args.remove("NO-BINARY")
+    args = [str(path) if x == "SUITE" else str(tmp_path / "empty") if x == "EMPTY"
+            else str(tmp_path / "broken.json") if x == "BROKEN" else x for x in args]
     if "--records" not in args:
         args += ["--records", str(records)]
     with pytest.raises(SystemExit) as e:

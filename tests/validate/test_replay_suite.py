@@ -574,6 +574,8 @@ def test_a_job_of_an_older_syncbench_takes_the_rank_saving_least(tmp_path, stand
     assert sorted(x["rank"] for x in audit["processes"]) == [0, 1]
     assert row["predicted"]["per_step"] == 2.0 and row["predicted"]["rank"] == 0
     assert row["verdict"] == "miss >2x"  # 2 of a measured 10 us
+    # the audited job's step is its slower rank's loop (rank 0: 113), as the plain blocks' are
+    assert audit["step_us"] == 113.0 and row["audit_slowdown_pct"] == [0.0]
 
 
 def test_a_job_played_together_takes_its_slowest_ranks_figure(tmp_path, stand_ins):
@@ -591,6 +593,35 @@ def test_a_job_played_together_takes_its_slowest_ranks_figure(tmp_path, stand_in
                        bin_path=s["syncbench"])
     assert row["verdict"] == ("not modelled (ranks not modelled: the ranks' collectives "
                               "differ in number)")
+
+
+# `syncbench audit ... --from DIR --json REPORT`: the train-gpu line's site, 5 us a call
+FROM = """\
+import json, os, sys
+a = sys.argv[1:]
+site = {"site": "tests/audit/torch_train.py:%s in timed" % os.environ["FAKE_LINE"],
+        "calls": 10, "save_per_call_us_typical": 5.0}
+json.dump({"processes": [{"pid": 1, "rank": -1, "predicted": {"sites": [site]}}]},
+          open(a[a.index("--json") + 1], "w"))
+"""
+
+
+def test_reanalyze_keeps_each_audits_step_and_its_slowdown(tmp_path, monkeypatch):
+    line = rs.marked_line(rs.script_path(next(e for e in rs.ENTRIES if e.name == "train-gpu")))[0]
+    monkeypatch.setenv("FAKE_LINE", str(line))
+    stand_in = tmp_path / "syncbench"
+    stand_in.write_text(f"#!{sys.executable}\n{FROM}")
+    stand_in.chmod(0o755)
+    row = {"name": "train-gpu", "line": line, "code": "x", "script": "torch_train.py",
+           "unit": "step", "measured": 5.0, "spread": [4.0, 6.0],
+           "verdict": "within", "rounds": [{"sync_us": 998.0}, {"sync_us": 1002.0}],
+           # audit 2: an older row's, without its step
+           "audits": [{"audit": 1, "steps": 10, "step_us": 1010.0}, {"audit": 2, "steps": 10}]}
+    (again,) = rs.reanalyze([row], tmp_path / "records", tmp_path / "out", bin_path=stand_in)
+    assert [a.get("step_us") for a in again["audits"]] == [1010.0, None]
+    assert again["audit_slowdown_pct"] == [pytest.approx(1.0), None]  # 1010 over 1000
+    assert again["predicted"]["per_step"] == 5.0
+    assert rs.table([again]).splitlines()[2].endswith("| 5 (+1.0 %); 5 |")
 
 
 def test_flags_and_failures_become_rows(tmp_path, stand_ins):
