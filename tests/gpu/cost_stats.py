@@ -190,19 +190,23 @@ def rates_table(rows, units):
     return "\n".join(out)
 
 
+def file_records(path):
+    """Each record of one kept proc-*.jsonl file, in order: a dict, or None for a line that is
+    not a JSON object."""
+    with open(path, errors="replace") as f:
+        for line in f:
+            try:
+                o = json.loads(line)
+            except ValueError:
+                o = None
+            yield o if isinstance(o, dict) else None
+
+
 def folder_records(folder):
-    """Each record of a kept record folder's proc-*.jsonl files, in file order: a dict, or None
-    for a line that is not a JSON object."""
+    """Each record of a kept record folder's proc-*.jsonl files, in file order (file_records)."""
     for name in sorted(os.listdir(folder)):
-        if not name.startswith("proc-"):
-            continue
-        with open(os.path.join(folder, name), errors="replace") as f:
-            for line in f:
-                try:
-                    o = json.loads(line)
-                except ValueError:
-                    o = None
-                yield o if isinstance(o, dict) else None
+        if name.startswith("proc-"):
+            yield from file_records(os.path.join(folder, name))
 
 
 def census(folder):

@@ -14,6 +14,8 @@ import json
 import pathlib
 import sys
 
+import cost_stats  # beside this file
+
 SKIP_FIRST, SKIP_LAST = 30, 5
 
 
@@ -22,17 +24,12 @@ def line_calls(path, file, line):
     of their Python stack: the file by its name), of the API it called there most (a `.item()`
     into pageable memory is a copy and a sync: one a step)."""
     stacks, ends = set(), {}
-    with open(path, errors="replace") as f:
-        for text in f:
-            try:
-                r = json.loads(text)
-            except ValueError:
-                continue
-            if r.get("t") == "pystack" and any(pathlib.Path(fr[0]).name == file and fr[2] == line
-                                               for fr in r.get("frames") or []):
-                stacks.add(r["id"])
-            elif r.get("t") == "call" and r.get("py") in stacks:
-                ends.setdefault(r.get("api"), []).append(r["end"])
+    for r in filter(None, cost_stats.file_records(path)):
+        if r.get("t") == "pystack" and any(pathlib.Path(fr[0]).name == file and fr[2] == line
+                                           for fr in r.get("frames") or []):
+            stacks.add(r["id"])
+        elif r.get("t") == "call" and r.get("py") in stacks:
+            ends.setdefault(r.get("api"), []).append(r["end"])
     return sorted(max(ends.values(), key=len)) if ends else []
 
 

@@ -22,6 +22,8 @@ import pathlib
 import statistics
 import sys
 
+import cost_stats  # beside this file
+
 OPS = ("kernel", "copy", "memset")
 
 
@@ -29,16 +31,11 @@ def process_ops(path):
     """[(start, end, ready)] of one process's GPU operations in start order, ready: when it could
     have started (its launch call's end, its stream's previous operation's end), ns."""
     calls, ops = {}, []
-    with open(path, errors="replace") as f:
-        for line in f:
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if r.get("t") in ("api", "call") and "corr" in r:
-                calls[r["corr"]] = r["end"]
-            elif r.get("t") in OPS:
-                ops.append(r)
+    for r in filter(None, cost_stats.file_records(path)):
+        if r.get("t") in ("api", "call") and "corr" in r:
+            calls[r["corr"]] = r["end"]
+        elif r.get("t") in OPS:
+            ops.append(r)
     ops.sort(key=lambda o: o["start"])
     stream_end, out = {}, []
     for o in ops:
